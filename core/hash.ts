@@ -1,0 +1,35 @@
+import { createHash } from 'node:crypto';
+import { createReadStream } from 'node:fs';
+
+/** JSON with object keys sorted at every depth, so equal values always give equal text (and hashes). */
+export function stableStringify(value: unknown): string {
+  return JSON.stringify(sortKeys(value));
+}
+
+function sortKeys(value: unknown): unknown {
+  if (Array.isArray(value)) return value.map(sortKeys);
+  if (value && typeof value === 'object' && (value as object).constructor === Object) {
+    const out: Record<string, unknown> = {};
+    for (const key of Object.keys(value as object).sort()) {
+      const v = (value as Record<string, unknown>)[key];
+      if (v !== undefined) out[key] = sortKeys(v);
+    }
+    return out;
+  }
+  return value;
+}
+
+export function sha256(text: string | Buffer): string {
+  return createHash('sha256').update(text).digest('hex');
+}
+
+/** Short content hash of any JSON value, e.g. for ids: `hashOf(x, 16)`. */
+export function hashOf(value: unknown, length = 64): string {
+  return sha256(stableStringify(value)).slice(0, length);
+}
+
+export async function hashFile(path: string): Promise<string> {
+  const hash = createHash('sha256');
+  for await (const chunk of createReadStream(path)) hash.update(chunk as Buffer);
+  return hash.digest('hex');
+}

@@ -1,0 +1,36 @@
+import { Rng } from '../rng.ts';
+import { formatZodError } from '../records.ts';
+import type { PromptFile } from '../prompt.ts';
+import { emptyUsage, type GenerateOptions, type GenerateResult, type LlmGateway, type UsageReport } from './types.ts';
+
+/**
+ * No network: each prompt's own seeded template renderer answers. Its output is template text,
+ * meant for running pipelines end to end, not for training.
+ */
+export class OfflineGateway implements LlmGateway {
+  readonly backend = 'offline' as const;
+  readonly model = 'offline-template';
+  private report: UsageReport = { total: emptyUsage(), byStage: {}, byModel: {} };
+
+  constructor(private readonly seed: number) {}
+
+  async generate<V extends Record<string, unknown>, O>(prompt: PromptFile<V, O>, vars: V, options: GenerateOptions): Promise<GenerateResult<O>> {
+    const rng = Rng.derive(this.seed, prompt.id, options.key);
+    const parsed = prompt.schema.safeParse(prompt.offline(vars, rng));
+    this.count(options.stage);
+    if (!parsed.success) {
+      return { ok: false, reason: 'offline_schema_error', detail: `${prompt.id}: offline renderer broke its own schema: ${formatZodError(parsed.error)}` };
+    }
+    return { ok: true, value: parsed.data, model: this.model, cached: false };
+  }
+
+  private count(stage: string): void {
+    for (const usage of [this.report.total, (this.report.byStage[stage] ??= emptyUsage()), (this.report.byModel[this.model] ??= emptyUsage())]) usage.requests++;
+  }
+
+  usage(): UsageReport {
+    return structuredClone(this.report);
+  }
+
+  async close(): Promise<void> {}
+}

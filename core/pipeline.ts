@@ -1,0 +1,28 @@
+import type { z } from 'zod';
+import type { Sample, ToolSpec } from './records.ts';
+import type { Stage } from './stage.ts';
+
+/** Writes one native format of a version's samples; returns the paths it wrote. */
+export type Exporter = (samples: Sample[], tools: ToolSpec[], outDir: string) => Promise<string[]>;
+
+/**
+ * A benchmark recipe: an ordered list of named stages, its config schema (every field defaulted)
+ * and the native formats it exports. The first stage loads sources (a batch stage with no input);
+ * the last one emits Samples.
+ */
+export interface PipelineDefinition<C = any> {
+  name: string;
+  benchmark: string;
+  description: string;
+  configSchema: z.ZodType<C>;
+  /** Files the run reads, hashed into the fingerprint (paths relative to the project folder). */
+  sourceFiles: (config: C) => string[];
+  stages: (config: C) => Stage[];
+  exports: Record<string, Exporter>;
+  /** The dataset's tool library; default: every distinct tool the samples offer. */
+  toolLibrary?: (samples: Sample[]) => ToolSpec[];
+}
+
+export function definePipeline<C>(definition: PipelineDefinition<C>): PipelineDefinition<C> {
+  return definition;
+}

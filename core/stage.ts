@@ -1,0 +1,72 @@
+import type { z } from 'zod';
+import type { Rng } from './rng.ts';
+import type { LlmGateway } from './llm/types.ts';
+import type { Rejection } from './records.ts';
+
+/** What a stage says about one record it could not use. */
+export interface RejectReason {
+  reason: string;
+  detail?: string;
+  recordId?: string;
+  duplicateOf?: string;
+}
+
+export interface StageContext {
+  /** The run seed; use `rng(...)` for randomness so results do not depend on scheduling. */
+  seed: number;
+  rng: (...keys: (string | number)[]) => Rng;
+  llm: LlmGateway;
+  /** The resolved pipeline config. */
+  config: unknown;
+  /** Where the run keeps its files (stage journals, summaries). */
+  runDir: string;
+  /** Folder that relative source paths in the config are resolved against. */
+  baseDir: string;
+  log: (message: string) => void;
+  /** Figures a stage wants in the manifest's `stats` (merged by key). */
+  report: (key: string, value: unknown) => void;
+}
+
+interface StageBase<I, O> {
+  name: string;
+  /** Bump when the stage's logic changes: it is part of the dataset fingerprint. */
+  version: number;
+  input: z.ZodType<I>;
+  output: z.ZodType<O>;
+  /** Prompt ids → hashes this stage uses (fingerprint and lineage). */
+  prompts?: Record<string, string>;
+}
+
+/**
+ * One record in, zero or more out, or a rejection. Runs concurrently; each finished record is
+ * journalled at once, so a killed run resumes without recomputing it.
+ */
+export interface MapStage<I, O> extends StageBase<I, O> {
+  kind: 'map';
+  /** A stage that may emit several records per input declares it; otherwise it must emit exactly one. */
+  fanOut?: boolean;
+  /** Stable key of an input record (seeds its rng and names it in logs). Default: its content hash. */
+  keyOf?: (record: I) => string;
+  concurrency?: number;
+  run: (record: I, ctx: StageContext & { key: string }) => Promise<O | O[] | RejectReason & { reject: true }>;
+}
+
+/** Works on the whole set at once (loading, clustering, splitting, de-duplicating). */
+export interface BatchStage<I, O> extends StageBase<I, O> {
+  kind: 'batch';
+  /** `fan-out` or `fan-in` when out + rejected may differ from in (e.g. a loader, or tools from samples). */
+  cardinality?: 'one-to-one' | 'fan-out' | 'fan-in' | 'any';
+  run: (records: I[], ctx: StageContext) => Promise<{ out: O[]; rejects?: (RejectReason & { record: unknown })[] }>;
+}
+
+export type Stage<I = any, O = any> = MapStage<I, O> | BatchStage<I, O>;
+
+export function reject(reason: string, detail?: string, extra: Omit<RejectReason, 'reason' | 'detail'> = {}): RejectReason & { reject: true } {
+  return { reject: true, reason, detail, ...extra };
+}
+
+export function isReject(value: unknown): value is RejectReason & { reject: true } {
+  return !!value && typeof value === 'object' && (value as { reject?: unknown }).reject === true;
+}
+
+export type { Rejection };
