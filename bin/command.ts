@@ -1,7 +1,7 @@
 import type { ParseArgsConfig } from 'node:util';
 
 export type Options = NonNullable<ParseArgsConfig['options']>;
-export type Values = Record<string, string | boolean | string[] | undefined>;
+export type Values = Record<string, string | boolean | (string | boolean)[] | undefined>;
 
 export interface Io {
   /** Human text or the one JSON document. */

@@ -1,4 +1,4 @@
-import type { z } from 'zod';
+import { z } from 'zod';
 import type { Rng } from './rng.ts';
 import type { LlmGateway } from './llm/types.ts';
 import type { Rejection } from './records.ts';
@@ -20,8 +20,11 @@ export interface StageContext {
   config: unknown;
   /** Where the run keeps its files (stage journals, summaries). */
   runDir: string;
-  /** Folder that relative source paths in the config are resolved against. */
-  baseDir: string;
+  /**
+   * Resolves a path from the config: absolute as is; relative against the current folder, falling
+   * back to the toolkiln project folder (where the shipped defaults such as `../shared/data/…` live).
+   */
+  resolvePath: (path: string) => string;
   log: (message: string) => void;
   /** Figures a stage wants in the manifest's `stats` (merged by key). */
   report: (key: string, value: unknown) => void;
@@ -70,3 +73,18 @@ export function isReject(value: unknown): value is RejectReason & { reject: true
 }
 
 export type { Rejection };
+
+const zUnknown = z.unknown();
+
+/** A loading stage: no input, emits the records it reads (the first stage of a pipeline). */
+export function sourceStage<O>(spec: { name: string; version: number; output: z.ZodType<O>; load: (ctx: StageContext) => Promise<O[]> | O[] }): BatchStage<unknown, O> {
+  return {
+    kind: 'batch',
+    name: spec.name,
+    version: spec.version,
+    cardinality: 'fan-out',
+    input: zUnknown,
+    output: spec.output,
+    run: async (_records, ctx) => ({ out: await spec.load(ctx) }),
+  };
+}

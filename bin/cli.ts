@@ -1,0 +1,64 @@
+import { parseArgs } from 'node:util';
+import { resolve } from 'node:path';
+import { UserError, messageOf } from '../core/errors.ts';
+import type { Command, Io } from './command.ts';
+import { commonOptions } from './flags.ts';
+import { datasetsDiffCommand, datasetsListCommand, datasetsShowCommand } from './commands/datasets.ts';
+import { exportCommand } from './commands/export.ts';
+import { runCommand } from './commands/run.ts';
+
+export const commands: Command[] = [runCommand, datasetsListCommand, datasetsShowCommand, datasetsDiffCommand, exportCommand];
+
+function helpText(): string {
+  return ['toolkiln: regenerate tool-use benchmark datasets', '', ...commands.map((c) => `  ${c.usage}\n      ${c.summary}`), '', 'Every command takes --json (one JSON document on stdout).'].join('\n');
+}
+
+/** The longest command path the arguments start with. */
+function findCommand(argv: string[]): Command | undefined {
+  const words = argv.filter((a) => !a.startsWith('-'));
+  return commands
+    .filter((c) => c.path.every((w, i) => words[i] === w))
+    .sort((a, b) => b.path.length - a.path.length)[0];
+}
+
+export async function main(argv: string[], io: Partial<Io> = {}): Promise<number> {
+  const fullIo: Io = {
+    out: io.out ?? ((text) => process.stdout.write(text + '\n')),
+    err: io.err ?? ((text) => process.stderr.write(text + '\n')),
+    json: false,
+    env: io.env ?? process.env,
+    cwd: io.cwd ?? process.cwd(),
+    home: io.home ?? resolve(io.cwd ?? process.cwd(), (io.env ?? process.env).TOOLKILN_HOME || '.'),
+  };
+  if (!argv.length || argv[0] === '--help' || argv[0] === '-h' || argv[0] === 'help') {
+    fullIo.out(helpText());
+    return argv.length ? 0 : 2;
+  }
+  const command = findCommand(argv);
+  if (!command) {
+    fullIo.err(`toolkiln: unknown command "${argv.filter((a) => !a.startsWith('-')).slice(0, 2).join(' ')}" (see toolkiln --help)`);
+    return 2;
+  }
+  try {
+    let parsed;
+    try {
+      parsed = parseArgs({ args: argv, options: { ...commonOptions, ...command.options }, allowPositionals: true, strict: true });
+    } catch (error) {
+      throw new UserError(`${messageOf(error).replace(/\. To specify a positional argument.*$/s, '')} (usage: ${command.usage})`);
+    }
+    const positionals = parsed.positionals.slice(command.path.length);
+    fullIo.json = parsed.values.json === true;
+    if (parsed.values.help) {
+      fullIo.out(`${command.usage}\n  ${command.summary}`);
+      return 0;
+    }
+    return await command.run(positionals, parsed.values, fullIo);
+  } catch (error) {
+    const code = error instanceof UserError ? error.exitCode : 1;
+    const line = messageOf(error).split('\n')[0];
+    if (fullIo.json) fullIo.out(JSON.stringify({ error: messageOf(error) }));
+    fullIo.err(`toolkiln: ${error instanceof UserError ? messageOf(error) : line}`);
+    if (!(error instanceof UserError) && fullIo.env.TOOLKILN_DEBUG) fullIo.err(String((error as Error).stack));
+    return code;
+  }
+}

@@ -1,0 +1,81 @@
+import { DatasetStore } from '../../core/store.ts';
+import { formatTable } from '../../core/runner.ts';
+import type { Command } from '../command.ts';
+import { needPositionals } from '../flags.ts';
+
+export const datasetsListCommand: Command = {
+  path: ['datasets', 'list'],
+  usage: 'toolkiln datasets list [--json]',
+  summary: 'list datasets and their versions',
+  options: {},
+  async run(positionals, _values, io) {
+    needPositionals(positionals, 0, this.usage);
+    const store = new DatasetStore(io.home);
+    const rows = store.names().map((name) => {
+      const latest = store.resolve(name);
+      const manifest = store.manifest(latest);
+      return { name, versions: store.versions(name), latest: latest.version, pipeline: manifest.pipeline, samples: manifest.counts.samples, createdAt: manifest.createdAt };
+    });
+    if (io.json) io.out(JSON.stringify({ datasets: rows }));
+    else if (!rows.length) io.out(`no datasets yet in ${store.root} (toolkiln run <pipeline> publishes one)`);
+    else io.out(formatTable(['name', 'versions', 'latest', 'pipeline', 'samples', 'created'], rows.map((r) => [r.name, r.versions.join(' '), r.latest, r.pipeline, String(r.samples), r.createdAt])));
+    return 0;
+  },
+};
+
+export const datasetsShowCommand: Command = {
+  path: ['datasets', 'show'],
+  usage: 'toolkiln datasets show <name>[@v] [--json]',
+  summary: "print a version's manifest summary",
+  options: {},
+  async run(positionals, _values, io) {
+    needPositionals(positionals, 1, this.usage);
+    const store = new DatasetStore(io.home);
+    const ref = store.resolve(positionals[0]);
+    const manifest = store.manifest(ref);
+    if (io.json) {
+      io.out(JSON.stringify({ ...manifest, path: ref.dir }));
+      return 0;
+    }
+    const c = manifest.counts;
+    io.out(
+      [
+        `${manifest.name}@${manifest.version}  (${ref.dir})`,
+        `pipeline     ${manifest.pipeline}`,
+        `parent       ${manifest.parent ?? '-'}`,
+        `fingerprint  ${manifest.fingerprint}`,
+        `created      ${manifest.createdAt}`,
+        `models       ${manifest.models.join(', ')}`,
+        `samples      ${c.samples}  (${Object.entries(c.bySplit).map(([s, n]) => `${s} ${n}`).join(', ')})`,
+        `categories   ${Object.entries(c.byCategory).map(([s, n]) => `${s} ${n}`).join(', ')}`,
+        `tools        ${c.tools}`,
+        `rejects      ${c.rejects}`,
+        `tokens       ${manifest.usage.total.promptTokens} in / ${manifest.usage.total.completionTokens} out, ${manifest.usage.total.requests} requests${manifest.usage.total.costUsd != null ? `, $${manifest.usage.total.costUsd.toFixed(4)}` : ''}`,
+      ].join('\n'),
+    );
+    return 0;
+  },
+};
+
+export const datasetsDiffCommand: Command = {
+  path: ['datasets', 'diff'],
+  usage: 'toolkiln datasets diff <name>@a <name>@b [--json]',
+  summary: 'sample ids added, removed and changed between two versions',
+  options: { ids: { type: 'boolean' } },
+  async run(positionals, values, io) {
+    needPositionals(positionals, 2, this.usage);
+    const store = new DatasetStore(io.home);
+    const diff = store.diff(store.resolve(positionals[0]), store.resolve(positionals[1]));
+    if (io.json) {
+      io.out(JSON.stringify({ ...diff, counts: { added: diff.added.length, removed: diff.removed.length, changed: diff.changed.length, unchanged: diff.unchanged } }));
+      return 0;
+    }
+    io.out(`${diff.a} → ${diff.b}: ${diff.added.length} added, ${diff.removed.length} removed, ${diff.changed.length} changed, ${diff.unchanged} unchanged`);
+    const show = values.ids === true ? Infinity : 20;
+    for (const [label, ids] of [['+', diff.added], ['-', diff.removed], ['~', diff.changed]] as const) {
+      for (const id of ids.slice(0, show)) io.out(`${label} ${id}`);
+      if (ids.length > show) io.out(`${label} … ${ids.length - show} more (--ids lists all)`);
+    }
+    return 0;
+  },
+};

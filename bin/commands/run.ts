@@ -1,0 +1,89 @@
+import { fileURLToPath } from 'node:url';
+import { formatStageTable } from '../../core/runner.ts';
+import { readConfigFile, runPipeline } from '../../core/run.ts';
+import { getPipeline } from '../../pipelines/index.ts';
+import type { Command } from '../command.ts';
+import { intFlag, needPositionals, stringFlag } from '../flags.ts';
+import { gatewayFromFlags } from '../gateway.ts';
+import { DEFAULT_SEED } from '../../core/run.ts';
+
+export const PROJECT_DIR = fileURLToPath(new URL('../..', import.meta.url));
+
+export const runCommand: Command = {
+  path: ['run'],
+  usage: 'toolkiln run <pipeline> [--config f] [--llm offline|openai|replay] [--model m] [--limit n] [--seed n] [--concurrency n] [--rpm n] [--tpm n] [--name dataset] [--resume runId] [--force] [--no-cache] [--dry-run] [--json]',
+  summary: 'run a recipe end to end and publish the next dataset version',
+  options: {
+    config: { type: 'string' },
+    llm: { type: 'string' },
+    model: { type: 'string' },
+    limit: { type: 'string' },
+    seed: { type: 'string' },
+    concurrency: { type: 'string' },
+    rpm: { type: 'string' },
+    tpm: { type: 'string' },
+    name: { type: 'string' },
+    resume: { type: 'string' },
+    force: { type: 'boolean' },
+    'no-cache': { type: 'boolean' },
+    'dry-run': { type: 'boolean' },
+    quiet: { type: 'boolean' },
+  },
+  async run(positionals, values, io) {
+    needPositionals(positionals, 1, this.usage);
+    const pipeline = getPipeline(positionals[0]);
+    const configFile = stringFlag(values, 'config');
+    const seed = intFlag(values, 'seed', { min: 0, max: 2 ** 32 - 1 }) ?? DEFAULT_SEED;
+    const limit = intFlag(values, 'limit', { min: 1 });
+    const concurrency = intFlag(values, 'concurrency', { min: 1, max: 4096 });
+    const llm = await gatewayFromFlags(values, io.env, io.home, seed);
+    try {
+      const result = await runPipeline({
+        pipeline,
+        configOverrides: configFile ? readConfigFile(configFile) : undefined,
+        configFile,
+        name: stringFlag(values, 'name'),
+        seed,
+        limit,
+        llm,
+        home: io.home,
+        projectDir: PROJECT_DIR,
+        cwd: io.cwd,
+        resume: stringFlag(values, 'resume'),
+        force: values.force === true,
+        dryRun: values['dry-run'] === true,
+        concurrency,
+        log: io.err,
+        progress: { quiet: values.quiet === true },
+      });
+      if (io.json) {
+        io.out(
+          JSON.stringify({
+            status: result.status,
+            runId: result.runId,
+            fingerprint: result.fingerprint,
+            dataset: result.ref ? `${result.ref.name}@${result.ref.version}` : null,
+            path: result.ref?.dir ?? null,
+            stages: result.stats,
+            counts: result.manifest?.counts ?? null,
+            usage: llm.usage(),
+          }),
+        );
+      } else {
+        io.out(formatStageTable(result.stats));
+        const where = result.ref ? `${result.ref.name}@${result.ref.version} (${result.ref.dir})` : '';
+        if (result.status === 'published') {
+          const c = result.manifest!.counts;
+          io.out(`\npublished ${where}: ${c.samples} samples (${Object.entries(c.bySplit).map(([s, n]) => `${s} ${n}`).join(', ')}), ${c.tools} tools, ${c.rejects} rejects`);
+        } else if (result.status === 'existing') {
+          io.out(`\nunchanged: ${where} has the same fingerprint; nothing published (--force to publish anyway)`);
+        } else {
+          io.out(`\ndry run ${result.runId}: nothing published`);
+        }
+      }
+      return 0;
+    } finally {
+      await llm.close();
+    }
+  },
+};

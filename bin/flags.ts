@@ -1,0 +1,49 @@
+import { UserError } from '../core/errors.ts';
+import type { Options, Values } from './command.ts';
+
+/** Flags every command accepts. */
+export const commonOptions: Options = {
+  json: { type: 'boolean' },
+  help: { type: 'boolean', short: 'h' },
+};
+
+export function intFlag(values: Values, name: string, range: { min?: number; max?: number } = {}): number | undefined {
+  const raw = values[name];
+  if (raw === undefined) return undefined;
+  const value = Number(raw);
+  if (typeof raw !== 'string' || !/^-?\d+$/.test(raw.trim()) || !Number.isSafeInteger(value)) {
+    throw new UserError(`--${name} takes a whole number, not "${String(raw)}"`);
+  }
+  if (range.min !== undefined && value < range.min) throw new UserError(`--${name} must be at least ${range.min} (got ${value})`);
+  if (range.max !== undefined && value > range.max) throw new UserError(`--${name} must be at most ${range.max} (got ${value})`);
+  return value;
+}
+
+export function numberFlag(values: Values, name: string, range: { min?: number; max?: number } = {}): number | undefined {
+  const raw = values[name];
+  if (raw === undefined) return undefined;
+  const value = Number(raw);
+  if (typeof raw !== 'string' || raw.trim() === '' || !Number.isFinite(value)) throw new UserError(`--${name} takes a number, not "${String(raw)}"`);
+  if (range.min !== undefined && value < range.min) throw new UserError(`--${name} must be at least ${range.min} (got ${value})`);
+  if (range.max !== undefined && value > range.max) throw new UserError(`--${name} must be at most ${range.max} (got ${value})`);
+  return value;
+}
+
+export function stringFlag(values: Values, name: string): string | undefined {
+  const raw = values[name];
+  if (raw === undefined) return undefined;
+  if (typeof raw !== 'string' || raw === '') throw new UserError(`--${name} needs a value`);
+  return raw;
+}
+
+export function choiceFlag<T extends string>(values: Values, name: string, choices: readonly T[]): T | undefined {
+  const raw = stringFlag(values, name);
+  if (raw === undefined) return undefined;
+  if (!choices.includes(raw as T)) throw new UserError(`--${name} must be one of ${choices.join(', ')} (got "${raw}")`);
+  return raw as T;
+}
+
+export function needPositionals(positionals: string[], count: number, usage: string): void {
+  if (positionals.length < count) throw new UserError(`missing argument: usage: ${usage}`);
+  if (positionals.length > count) throw new UserError(`unexpected argument "${positionals[count]}": usage: ${usage}`);
+}

@@ -1,0 +1,267 @@
+import { existsSync, mkdirSync, readFileSync } from 'node:fs';
+import { join, resolve } from 'node:path';
+import PQueue from 'p-queue';
+import { z } from 'zod';
+import { countBy } from './collections.ts';
+import { UserError, messageOf } from './errors.ts';
+import { hashOf } from './hash.ts';
+import { Journal, readJsonl, toJsonl, writeFileAtomic } from './jsonl.ts';
+import type { LlmGateway } from './llm/types.ts';
+import type { PipelineDefinition } from './pipeline.ts';
+import { Progress, type ProgressOptions } from './progress.ts';
+import { Rejection, Sample, StageStats, formatZodError } from './records.ts';
+import { Rng } from './rng.ts';
+import { isReject, type BatchStage, type MapStage, type RejectReason, type Stage, type StageContext } from './stage.ts';
+
+export interface RunStagesOptions {
+  pipeline: PipelineDefinition;
+  /** The resolved, validated pipeline config. */
+  config: unknown;
+  seed: number;
+  llm: LlmGateway;
+  /** The run's folder: stage journals and outputs live here; the same folder resumes the run. */
+  runDir: string;
+  /** Process only the first n records the loading stage emits. */
+  limit?: number;
+  /** Records in flight at once in per-record stages (a stage may ask for fewer). */
+  concurrency?: number;
+  resolvePath: (path: string) => string;
+  log?: (message: string) => void;
+  progress?: ProgressOptions;
+}
+
+export interface RunStagesResult {
+  samples: Sample[];
+  rejects: Rejection[];
+  stats: StageStats[];
+  /** Figures stages reported for the manifest, by key. */
+  reports: Record<string, unknown>;
+}
+
+interface JournalEntry {
+  i: number;
+  out?: unknown[];
+  reject?: RejectReason;
+}
+
+/** Folder name of stage `index`, e.g. `02-decode-slots`. */
+function stageFolder(runDir: string, index: number, stage: Stage): string {
+  return join(runDir, 'stages', `${String(index + 1).padStart(2, '0')}-${stage.name}`);
+}
+
+/**
+ * Runs a pipeline's stages in order. Each stage's records are journalled as they are produced and
+ * its final outputs written when it completes; calling this again on the same `runDir` resumes:
+ * completed stages are read back, a stage cut off mid-way continues with the records it had not
+ * finished, and nothing journalled is recomputed.
+ */
+export async function runStages(options: RunStagesOptions): Promise<RunStagesResult> {
+  const log = options.log ?? (() => {});
+  const stages = options.pipeline.stages(options.config);
+  const reports: Record<string, unknown> = {};
+  const stats: StageStats[] = [];
+  const rejects: Rejection[] = [];
+  let records: unknown[] = [];
+
+  for (let index = 0; index < stages.length; index++) {
+    const stage = stages[index];
+    const folder = stageFolder(options.runDir, index, stage);
+    const statsPath = join(folder, 'stats.json');
+    const ctx: StageContext = {
+      seed: options.seed,
+      rng: (...keys) => Rng.derive(options.seed, stage.name, ...keys),
+      llm: options.llm,
+      config: options.config,
+      runDir: options.runDir,
+      resolvePath: options.resolvePath,
+      log: (message) => log(`[${stage.name}] ${message}`),
+      report: (key, value) => {
+        reports[key] = value;
+      },
+    };
+
+    if (existsSync(statsPath)) {
+      // Completed before the run was interrupted: read back, do not recompute.
+      const done = JSON.parse(readFileSync(statsPath, 'utf8')) as { stats: StageStats; reports: Record<string, unknown> };
+      records = readJsonl(join(folder, 'out.jsonl'));
+      rejects.push(...readJsonl<Rejection>(join(folder, 'rejects.jsonl')));
+      Object.assign(reports, done.reports);
+      stats.push(done.stats);
+      log(`${stage.name}: already complete (${done.stats.out} out), reused`);
+      continue;
+    }
+
+    const started = Date.now();
+    const inputs = index === 0 ? [] : records;
+    const stageReports: Record<string, unknown> = {};
+    const stageCtx: StageContext = { ...ctx, report: (key, value) => ((stageReports[key] = value), (reports[key] = value)) };
+    const { out, rejected } =
+      stage.kind === 'map'
+        ? await runMapStage(stage, inputs, stageCtx, folder, options)
+        : await runBatchStage(stage, inputs, stageCtx, options);
+
+    const outputs = index === 0 && options.limit !== undefined ? out.slice(0, options.limit) : out;
+    const stageRejects = rejected.map((r) => Rejection.parse({ stage: stage.name, ...r }));
+    const stageStats: StageStats = {
+      stage: stage.name,
+      version: stage.version,
+      in: inputs.length,
+      out: outputs.length,
+      rejected: stageRejects.length,
+      fanned: outputs.length + stageRejects.length - inputs.length,
+      rejectsByReason: countBy(stageRejects.map((r) => r.reason)),
+      seconds: Math.round((Date.now() - started) / 10) / 100,
+    };
+    writeFileAtomic(join(folder, 'out.jsonl'), toJsonl(outputs));
+    writeFileAtomic(join(folder, 'rejects.jsonl'), toJsonl(stageRejects));
+    // Written last: its presence means the stage is complete.
+    writeFileAtomic(statsPath, JSON.stringify({ stats: stageStats, reports: stageReports }, null, 2));
+    stats.push(stageStats);
+    rejects.push(...stageRejects);
+    records = outputs;
+  }
+
+  const samples = records.map((record, i) => {
+    const parsed = Sample.safeParse(record);
+    if (!parsed.success) throw new Error(`pipeline ${options.pipeline.name}: its last stage emitted record ${i} that is not a Sample: ${formatZodError(parsed.error)}`);
+    return parsed.data;
+  });
+  return { samples, rejects, stats, reports };
+}
+
+function keyOf<I>(stage: MapStage<I, unknown>, record: I): string {
+  if (stage.keyOf) return stage.keyOf(record);
+  const id = (record as { id?: unknown })?.id;
+  return typeof id === 'string' ? id : hashOf(record, 16);
+}
+
+function validateOutputs(stage: Stage, outputs: unknown[], where: string): unknown[] {
+  return outputs.map((output) => {
+    const parsed = (stage.output as z.ZodType).safeParse(output);
+    if (!parsed.success) {
+      throw new Error(`stage ${stage.name} emitted a record that fails its own output schema (${where}): ${formatZodError(parsed.error)}`);
+    }
+    return parsed.data;
+  });
+}
+
+function validateInput(stage: Stage, record: unknown, index: number): unknown {
+  const parsed = (stage.input as z.ZodType).safeParse(record);
+  if (!parsed.success) {
+    throw new Error(`stage ${stage.name}: input record ${index} does not match its input schema (the stage before it emits another shape): ${formatZodError(parsed.error)}`);
+  }
+  return parsed.data;
+}
+
+async function runMapStage(
+  stage: MapStage<unknown, unknown>,
+  inputs: unknown[],
+  ctx: StageContext,
+  folder: string,
+  options: RunStagesOptions,
+): Promise<{ out: unknown[]; rejected: (RejectReason & { record: unknown })[] }> {
+  const { journal, entries } = Journal.open<JournalEntry>(join(folder, 'journal.jsonl'));
+  const results = new Map<number, JournalEntry>(entries.map((entry) => [entry.i, entry]));
+  if (results.size) ctx.log(`resuming: ${results.size} of ${inputs.length} records already done`);
+  const progress = new Progress(stage.name, inputs.length, options.progress);
+  progress.tick(results.size);
+  const queue = new PQueue({ concurrency: Math.max(1, Math.min(stage.concurrency ?? Infinity, options.concurrency ?? 16)) });
+  let failure: UserError | undefined;
+
+  for (let i = 0; i < inputs.length; i++) {
+    if (results.has(i)) continue;
+    queue.add(async () => {
+      if (failure) return;
+      let key = `#${i}`;
+      try {
+        const record = validateInput(stage, inputs[i], i);
+        key = keyOf(stage, record);
+        const result = await stage.run(record, { ...ctx, key, rng: (...keys) => ctx.rng(key, ...keys) });
+        let entry: JournalEntry;
+        if (isReject(result)) {
+          const { reject: _flag, ...reason } = result;
+          entry = { i, reject: reason };
+        } else {
+          const outputs = Array.isArray(result) && stage.fanOut ? result : [result];
+          entry = outputs.length
+            ? { i, out: validateOutputs(stage, outputs, `record ${key}`) }
+            : { i, reject: { reason: 'no_output', detail: `${stage.name} emitted nothing for this record` } };
+          if (outputs.length > 1 && !stage.fanOut) throw new Error(`stage ${stage.name} emitted ${outputs.length} records for one input without declaring fanOut`);
+        }
+        journal.append(entry);
+        results.set(i, entry);
+        progress.tick();
+      } catch (error) {
+        failure ??= new UserError(
+          `stage ${stage.name} failed on record ${key}: ${messageOf(error)} (finished records are kept; fix the cause and resume with --resume)`,
+          error instanceof UserError ? error.exitCode : 1,
+        );
+        queue.clear();
+      }
+    });
+  }
+  await queue.onIdle();
+  journal.close();
+  if (failure) throw failure;
+  progress.finish();
+
+  const out: unknown[] = [];
+  const rejected: (RejectReason & { record: unknown })[] = [];
+  for (let i = 0; i < inputs.length; i++) {
+    const entry = results.get(i)!;
+    if (entry.reject) rejected.push({ ...entry.reject, recordId: entry.reject.recordId ?? keyOf(stage, inputs[i]), record: inputs[i] });
+    else out.push(...(entry.out ?? []));
+  }
+  return { out, rejected };
+}
+
+async function runBatchStage(
+  stage: BatchStage<unknown, unknown>,
+  inputs: unknown[],
+  ctx: StageContext,
+  options: RunStagesOptions,
+): Promise<{ out: unknown[]; rejected: (RejectReason & { record: unknown })[] }> {
+  const progress = new Progress(stage.name, inputs.length, options.progress);
+  const valid = inputs.map((record, i) => validateInput(stage, record, i));
+  const result = await stage.run(valid, ctx);
+  const out = validateOutputs(stage, result.out, 'batch');
+  const rejected = (result.rejects ?? []).map((r) => {
+    const { reject: _flag, ...rest } = r as typeof r & { reject?: boolean };
+    return rest;
+  });
+  const cardinality = stage.cardinality ?? 'one-to-one';
+  const delta = out.length + rejected.length - inputs.length;
+  if ((cardinality === 'one-to-one' && delta !== 0) || (cardinality === 'fan-out' && delta < 0) || (cardinality === 'fan-in' && delta > 0)) {
+    throw new Error(`stage ${stage.name} (${cardinality}) took ${inputs.length} records and gave ${out.length} out + ${rejected.length} rejected: records would be lost or invented`);
+  }
+  progress.tick(inputs.length);
+  progress.finish();
+  return { out, rejected };
+}
+
+/** The stage table printed at the end of a run: in = out + rejected (− fanned) per stage. */
+export function formatStageTable(stats: StageStats[]): string {
+  const rows = stats.map((s) => [
+    s.stage,
+    `v${s.version}`,
+    String(s.in),
+    String(s.out),
+    String(s.rejected),
+    s.fanned === 0 ? '' : (s.fanned > 0 ? '+' : '') + String(s.fanned),
+    Object.entries(s.rejectsByReason).map(([reason, n]) => `${reason} ${n}`).join(', '),
+    s.seconds.toFixed(2),
+  ]);
+  return formatTable(['stage', 'ver', 'in', 'out', 'rejected', 'fanned', 'rejects by reason', 's'], rows);
+}
+
+/** A plain aligned text table. */
+export function formatTable(header: string[], rows: string[][]): string {
+  const widths = header.map((h, c) => Math.max(h.length, ...rows.map((r) => (r[c] ?? '').length)));
+  const line = (cells: string[]) => cells.map((cell, c) => (cell ?? '').padEnd(widths[c])).join('  ').trimEnd();
+  return [line(header), widths.map((w) => '-'.repeat(w)).join('  '), ...rows.map(line)].join('\n');
+}
+
+export function ensureDir(path: string): string {
+  mkdirSync(path, { recursive: true });
+  return resolve(path);
+}

@@ -1,0 +1,19 @@
+import { UserError } from '../core/errors.ts';
+import type { PipelineDefinition } from '../core/pipeline.ts';
+import { mtuPipeline } from './mtu.ts';
+
+/** Every recipe `toolkiln run <pipeline>` knows. */
+export const pipelines: Record<string, PipelineDefinition> = {
+  mtu: mtuPipeline,
+};
+
+export function getPipeline(name: string): PipelineDefinition {
+  const pipeline = pipelines[name];
+  if (!pipeline) throw new UserError(`unknown pipeline "${name}": choose one of ${Object.keys(pipelines).join(', ')}`);
+  return pipeline;
+}
+
+/** The pipeline that published a dataset knows its native export formats. */
+export function exportFormats(pipelineName: string): PipelineDefinition['exports'] {
+  return getPipeline(pipelineName).exports;
+}

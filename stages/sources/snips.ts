@@ -1,0 +1,73 @@
+import { readdirSync, readFileSync } from 'node:fs';
+import { basename, join } from 'node:path';
+import { z } from 'zod';
+import { UserError } from '../../core/errors.ts';
+import { sourceStage } from '../../core/stage.ts';
+import { AnnotatedUtterance, type SlotSpan } from './utterance.ts';
+
+const SnipsSegment = z.object({ text: z.string(), entity: z.string().min(1).optional() });
+const SnipsFile = z.record(z.string(), z.array(z.object({ data: z.array(SnipsSegment).min(1) })));
+
+/** SNIPS file prefix → the split it becomes. */
+const SPLIT_OF_PREFIX: Record<string, string> = { train: 'train', validate: 'test' };
+
+export interface SnipsOptions {
+  /** Folder holding `train_<Intent>.json` / `validate_<Intent>.json`. */
+  dir: string;
+  /** File prefixes to read (`train`, `validate`). */
+  splits: string[];
+}
+
+/** Parses one SNIPS segment file into utterances; a malformed file names the file and utterance. */
+export function parseSnipsFile(path: string, split: string): AnnotatedUtterance[] {
+  let json: unknown;
+  try {
+    json = JSON.parse(readFileSync(path, 'utf8'));
+  } catch (error) {
+    throw new UserError(`${path}: not readable SNIPS JSON (${(error as Error).message})`);
+  }
+  const parsed = SnipsFile.safeParse(json);
+  if (!parsed.success) {
+    const issue = parsed.error.issues[0];
+    throw new UserError(`${path}: not SNIPS segment JSON at ${issue.path.join('.')}: ${issue.message} (expected {"<Intent>": [{"data": [{"text", "entity"?}]}]})`);
+  }
+  const out: AnnotatedUtterance[] = [];
+  for (const [intent, utterances] of Object.entries(parsed.data)) {
+    utterances.forEach((utterance, index) => {
+      let text = '';
+      const slots: SlotSpan[] = [];
+      for (const segment of utterance.data) {
+        if (segment.entity) slots.push({ name: segment.entity, value: segment.text.trim(), start: text.length + leading(segment.text), end: text.length + segment.text.trimEnd().length });
+        text += segment.text;
+      }
+      if (!text.trim()) throw new UserError(`${path}: ${intent}[${index}] has no text`);
+      out.push({ source: 'snips', id: `${basename(path)}#${index}`, file: basename(path), split, text, intents: [intent], slots });
+    });
+  }
+  return out;
+}
+
+function leading(text: string): number {
+  return text.length - text.trimStart().length;
+}
+
+/** Loads the SNIPS custom-intent benchmark (7 intents, train and validate files). */
+export function loadSnips(options: SnipsOptions, resolvePath: (p: string) => string): AnnotatedUtterance[] {
+  const dir = resolvePath(options.dir);
+  let files: string[];
+  try {
+    files = readdirSync(dir).filter((f) => /^(train|validate)_.+\.json$/.test(f)).sort();
+  } catch {
+    throw new UserError(`SNIPS folder not readable: ${dir} (set sources.snips.dir in the config)`);
+  }
+  const wanted = files.filter((f) => options.splits.includes(f.split('_')[0]));
+  if (!wanted.length) throw new UserError(`${dir}: no SNIPS files for splits ${options.splits.join(', ')} (expected train_<Intent>.json / validate_<Intent>.json)`);
+  return wanted.flatMap((file) => {
+    const prefix = file.split('_')[0];
+    return parseSnipsFile(join(dir, file), SPLIT_OF_PREFIX[prefix] ?? prefix);
+  });
+}
+
+export function loadSnipsStage(options: SnipsOptions) {
+  return sourceStage({ name: 'load-snips', version: 1, output: AnnotatedUtterance, load: (ctx) => loadSnips(options, ctx.resolvePath) });
+}
