@@ -69,15 +69,33 @@ export type ToolSpec = z.infer<typeof ToolSpec>;
 // ---------------------------------------------------------------- calls
 
 /** A reference to an earlier call's result: `{ "$ref": "<callId>.<returnField>" }`. */
-export const Ref = z.object({ $ref: z.string().regex(/^[^.\s]+\.[^\s]+$/, 'a $ref reads "<callId>.<returnField>"') }).strict();
+const REF_PATTERN = /^[^.\s]+\.[^\s]+$/;
+export const Ref = z.object({ $ref: z.string().regex(REF_PATTERN, 'a $ref reads "<callId>.<returnField>"') }).strict();
 export type Ref = z.infer<typeof Ref>;
 
 export type ArgValue = Json | Ref | ArgValue[];
 /** A literal JSON value, a reference, or a list that holds references among literals. */
-export const ArgValue: z.ZodType<ArgValue> = z.lazy(() => z.union([Ref, z.array(ArgValue), JsonValue]));
+export const ArgValue: z.ZodType<ArgValue> = z.lazy(() =>
+  z.union([Ref, z.array(ArgValue), JsonValue]).superRefine((value, ctx) => {
+    // An object that tries to be a reference but is malformed must not pass as a literal.
+    const bad = malformedRef(value);
+    if (bad) ctx.addIssue({ code: 'custom', message: `malformed reference ${JSON.stringify(bad)}: write {"$ref": "<callId>.<returnField>"}` });
+  }),
+);
+
+function malformedRef(value: unknown): unknown {
+  if (Array.isArray(value)) return value.map(malformedRef).find((v) => v !== undefined);
+  if (value && typeof value === 'object') {
+    if ('$ref' in value) return isRef(value) ? undefined : value;
+    return Object.values(value).map(malformedRef).find((v) => v !== undefined);
+  }
+  return undefined;
+}
 
 export function isRef(value: unknown): value is Ref {
-  return !!value && typeof value === 'object' && !Array.isArray(value) && Object.keys(value).length === 1 && typeof (value as Ref).$ref === 'string';
+  return (
+    !!value && typeof value === 'object' && !Array.isArray(value) && Object.keys(value).length === 1 && typeof (value as Ref).$ref === 'string' && REF_PATTERN.test((value as Ref).$ref)
+  );
 }
 
 /** Splits `"call_1.temperature"` into its call id and field. */

@@ -1,6 +1,6 @@
 import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { join, resolve } from 'node:path';
-import { UserError } from './errors.ts';
+import { UserError, messageOf } from './errors.ts';
 import { hashFile, hashOf } from './hash.ts';
 import { writeFileAtomic } from './jsonl.ts';
 import type { LlmGateway } from './llm/types.ts';
@@ -63,12 +63,19 @@ export function resolveConfig(pipeline: PipelineDefinition, overrides: unknown, 
   return parsed.data;
 }
 
-export function readConfigFile(path: string): unknown {
-  if (!existsSync(path)) throw new UserError(`config file not found: ${path}`);
+/** Reads a JSON config file; `shown` is how the user wrote its path (for messages). */
+export function readConfigFile(path: string, shown = path): unknown {
+  if (!existsSync(path)) throw new UserError(`config file not found: ${shown}`);
+  let text: string;
   try {
-    return JSON.parse(readFileSync(path, 'utf8'));
+    text = readFileSync(path, 'utf8');
   } catch (error) {
-    throw new UserError(`${path}: not valid JSON (${(error as Error).message})`);
+    throw new UserError(`config file not readable: ${shown} (${(error as NodeJS.ErrnoException).code ?? messageOf(error)})`);
+  }
+  try {
+    return JSON.parse(text);
+  } catch (error) {
+    throw new UserError(`${shown}: not valid JSON (${messageOf(error)})`);
   }
 }
 

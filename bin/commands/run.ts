@@ -1,3 +1,4 @@
+import { resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { formatStageTable } from '../../core/runner.ts';
 import { readConfigFile, runPipeline } from '../../core/run.ts';
@@ -40,7 +41,7 @@ export const runCommand: Command = {
     try {
       const result = await runPipeline({
         pipeline,
-        configOverrides: configFile ? readConfigFile(configFile) : undefined,
+        configOverrides: configFile ? readConfigFile(resolve(io.cwd, configFile), configFile) : undefined,
         configFile,
         name: stringFlag(values, 'name'),
         seed,

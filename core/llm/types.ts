@@ -15,9 +15,40 @@ export interface GenerateOptions {
   maxTokens?: number;
 }
 
+/**
+ * Why a generation failed, as a short code (the reject reason a stage records):
+ * `schema_invalid` (answer failed the zod schema after every repair), `invalid_json` (no JSON could be
+ * read from it after every repair), `truncated` (cut off by the token limit even after raising it),
+ * `empty_answer`, `refused` (the model refused), `content_filter`, `rate_limited` (429 after every
+ * retry), `http_error` (an HTTP error that retrying did not cure), `bad_response` (the endpoint sent
+ * something that is not a chat completion), `timeout`, `connection_error`, `replay_miss` (the replay
+ * backend has no cached answer), `offline_schema_error`.
+ */
+export type FailureReason =
+  | 'schema_invalid'
+  | 'invalid_json'
+  | 'truncated'
+  | 'empty_answer'
+  | 'refused'
+  | 'content_filter'
+  | 'rate_limited'
+  | 'http_error'
+  | 'bad_response'
+  | 'timeout'
+  | 'connection_error'
+  | 'replay_miss'
+  | 'offline_schema_error';
+
 export type GenerateResult<O> =
   | { ok: true; value: O; model: string; cached: boolean }
   | { ok: false; reason: string; detail: string };
+
+export interface EmbedOptions {
+  /** The stage asking (usage per stage). */
+  stage: string;
+  /** Embedding model; default: the gateway's embedding model (`TOOLKILN_EMBEDDING_MODEL`, else `text-embedding-3-small`). */
+  model?: string;
+}
 
 export interface UsageReport {
   total: Usage;
@@ -29,8 +60,18 @@ export interface UsageReport {
 export interface LlmGateway {
   readonly backend: Backend;
   readonly model: string;
-  /** Ask for a structured answer. A failure after all retries and repairs is a result, not a throw. */
+  /**
+   * True when nothing is sent: answers are offline template renderings and `usage()` holds the
+   * estimate of what a real run would send (requests not answered by the cache, tokens, dollars).
+   */
+  readonly dryRun?: boolean;
+  /**
+   * Ask for a structured answer. A failure after all retries and repairs is a result, not a throw;
+   * only a misconfiguration that would fail every request (rejected key, unknown model) throws a UserError.
+   */
   generate<V extends Record<string, unknown>, O>(prompt: PromptFile<V, O>, vars: V, options: GenerateOptions): Promise<GenerateResult<O>>;
+  /** One vector per text, in order. Throws a UserError when the backend cannot embed. */
+  embed(texts: string[], options: EmbedOptions): Promise<number[][]>;
   usage(): UsageReport;
   close(): Promise<void>;
 }

@@ -1,0 +1,54 @@
+import { existsSync, readFileSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import { z } from 'zod';
+import { UserError } from '../errors.ts';
+import { formatZodError } from '../records.ts';
+
+/** Dollars per 1,000,000 tokens. */
+export const ModelPrice = z.object({ input: z.number().nonnegative(), output: z.number().nonnegative() });
+export type ModelPrice = z.infer<typeof ModelPrice>;
+
+export const PriceTableFile = z.object({ _about: z.string().optional(), models: z.record(z.string(), ModelPrice) });
+export type PriceTable = Record<string, ModelPrice>;
+
+/** The price table shipped with toolkiln (users edit a copy; see `loadPriceTable`). */
+export const DEFAULT_PRICE_TABLE_PATH = fileURLToPath(new URL('./prices.json', import.meta.url));
+
+export function readPriceTable(path: string): PriceTable {
+  if (!existsSync(path)) throw new UserError(`price table not found: ${path}`);
+  let json: unknown;
+  try {
+    json = JSON.parse(readFileSync(path, 'utf8'));
+  } catch (error) {
+    throw new UserError(`${path}: price table is not valid JSON (${(error as Error).message})`);
+  }
+  const parsed = PriceTableFile.safeParse(json);
+  if (!parsed.success) {
+    throw new UserError(`${path}: invalid price table: ${formatZodError(parsed.error)}; expected {"models": {"<model>": {"input": <$ per 1M tokens>, "output": <$ per 1M tokens>}}}`);
+  }
+  return parsed.data.models;
+}
+
+/**
+ * The shipped table, overlaid by `<home>/.toolkiln/prices.json` when present, overlaid by an explicit
+ * table (a file path or an object).
+ */
+export function loadPriceTable(options: { explicit?: string | PriceTable; userFile?: string }): PriceTable {
+  const table: PriceTable = { ...readPriceTable(DEFAULT_PRICE_TABLE_PATH) };
+  if (options.userFile && existsSync(options.userFile)) Object.assign(table, readPriceTable(options.userFile));
+  if (typeof options.explicit === 'string') Object.assign(table, readPriceTable(options.explicit));
+  else if (options.explicit) Object.assign(table, options.explicit);
+  return table;
+}
+
+/** Exact name first, then the name without a date or version suffix (`-2024-08-06`, `-0613`). */
+export function priceOf(table: PriceTable, model: string): ModelPrice | null {
+  if (Object.hasOwn(table, model)) return table[model];
+  const base = model.replace(/-(\d{4}-\d{2}-\d{2}|\d{4})$/, '');
+  return base !== model && Object.hasOwn(table, base) ? table[base] : null;
+}
+
+export function costOf(price: ModelPrice | null, promptTokens: number, completionTokens: number): number | null {
+  if (!price) return null;
+  return (promptTokens * price.input + completionTokens * price.output) / 1_000_000;
+}

@@ -1,0 +1,83 @@
+import { spawnSync } from 'node:child_process';
+import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { main } from '../bin/cli.ts';
+
+const bin = new URL('../bin/toolkiln.js', import.meta.url).pathname;
+let home: string;
+
+async function cli(...argv: string[]) {
+  const out: string[] = [];
+  const err: string[] = [];
+  const code = await main(argv, { out: (t) => out.push(t), err: (t) => err.push(t), home, cwd: home, env: {} });
+  return { code, out: out.join('\n'), err: err.join('\n') };
+}
+
+beforeAll(async () => {
+  home = mkdtempSync(join(tmpdir(), 'tk-cli-'));
+  const published = await cli('run', 'mtu', '--limit', '30', '--quiet', '--name', 'small');
+  expect(published.code).toBe(0);
+});
+
+describe('cli', () => {
+  it('runs, lists, shows, diffs and exports with --json documents on stdout', async () => {
+    const again = await cli('run', 'mtu', '--limit', '30', '--name', 'small', '--force', '--json', '--quiet');
+    expect(again.code).toBe(0);
+    const doc = JSON.parse(again.out);
+    expect(doc).toMatchObject({ status: 'published', dataset: 'small@v2', counts: { samples: 30 } });
+
+    const list = JSON.parse((await cli('datasets', 'list', '--json')).out);
+    expect(list.datasets).toEqual([expect.objectContaining({ name: 'small', versions: ['v1', 'v2'], latest: 'v2', samples: 30 })]);
+    expect(JSON.parse((await cli('datasets', 'show', 'small@v1', '--json')).out)).toMatchObject({ name: 'small', version: 'v1', pipeline: 'mtu' });
+    expect(JSON.parse((await cli('datasets', 'diff', 'small@v1', 'small@v2', '--json')).out).counts).toEqual({ added: 0, removed: 0, changed: 0, unchanged: 30 });
+
+    const exported = await cli('export', 'small@v1', '--format', 'openai-chat', '--out', 'chat', '--json');
+    expect(exported.code).toBe(0);
+    expect(JSON.parse(exported.out).files.length).toBeGreaterThan(0);
+    const text = await cli('datasets', 'show', 'small');
+    expect(text.out).toContain('small@v2');
+  });
+
+  const badInputs: [string, string[], RegExp][] = [
+    ['unknown pipeline', ['run', 'nope'], /unknown pipeline "nope": choose one of mtu/],
+    ['unknown flag', ['run', 'mtu', '--bogus'], /Unknown option '--bogus'.*usage: toolkiln run/],
+    ['bad number', ['run', 'mtu', '--limit', 'ten'], /--limit takes a whole number, not "ten"/],
+    ['number out of range', ['run', 'mtu', '--limit', '0'], /--limit must be at least 1/],
+    ['bad choice', ['run', 'mtu', '--llm', 'gpt'], /--llm must be one of offline, openai, replay/],
+    ['missing config file', ['run', 'mtu', '--config', 'missing.json'], /config file not found: missing.json/],
+    ['unreadable config file', ['run', 'mtu', '--config', 'broken.json'], /broken.json: not valid JSON/],
+    ['config that is a folder', ['run', 'mtu', '--config', '.'], /config file not readable: \. \(EISDIR\)/],
+    ['config of the wrong shape', ['run', 'mtu', '--config', 'wrong.json'], /wrong.json: invalid mtu config: sources/],
+    ['version not found', ['datasets', 'show', 'small@v9'], /small@v9 not found: small has v1, v2/],
+    ['dataset not found', ['datasets', 'show', 'other'], /no dataset named "other"/],
+    ['name with a slash', ['run', 'mtu', '--name', 'a/b'], /invalid dataset name "a\/b"/],
+    ['name with a backslash', ['datasets', 'show', 'a\\b@v1'], /invalid dataset name "a\\b"/],
+    ['name with ..', ['export', '..@v1', '--format', 'canonical'], /invalid dataset name "\.\."/],
+    ['unknown export format', ['export', 'small@v1', '--format', 'xml'], /cannot be exported as "xml": choose one of/],
+    ['missing argument', ['datasets', 'diff', 'small@v1'], /missing argument: usage: toolkiln datasets diff/],
+    ['unknown command', ['frobnicate'], /unknown command "frobnicate"/],
+    ['resume of an unknown run', ['run', 'mtu', '--resume', 'mtu-000'], /no run "mtu-000" to resume/],
+  ];
+
+  it.each(badInputs)('%s: one clear line and exit 2', async (_label, argv, message) => {
+    writeFileSync(join(home, 'broken.json'), '{ "sources": ');
+    writeFileSync(join(home, 'wrong.json'), JSON.stringify({ sources: { snips: { dir: 3 } } }));
+    const result = await cli(...argv);
+    expect(result.code).toBe(2);
+    expect(result.err).toMatch(message);
+    expect(result.err.split('\n')).toHaveLength(1);
+    expect(result.err).not.toMatch(/\n\s+at /); // no stack
+  });
+
+  it('the installed binary exits non-zero with the reason on stderr and a JSON error with --json', () => {
+    mkdirSync(join(home, 'bin-home'), { recursive: true });
+    const plain = spawnSync(process.execPath, [bin, 'datasets', 'show', 'nothing@v1'], { cwd: join(home, 'bin-home'), encoding: 'utf8', env: { ...process.env, TOOLKILN_HOME: '' } });
+    expect(plain.status).toBe(2);
+    expect(plain.stderr.trim()).toBe(`toolkiln: no dataset named "nothing" in ${join(home, 'bin-home', 'datasets')} (see: toolkiln datasets list)`);
+    const json = spawnSync(process.execPath, [bin, 'run', 'nope', '--json'], { encoding: 'utf8' });
+    expect(json.status).toBe(2);
+    expect(JSON.parse(json.stdout)).toEqual({ error: expect.stringContaining('unknown pipeline') });
+  });
+});

@@ -1,0 +1,108 @@
+import { spawn } from 'node:child_process';
+import { existsSync, mkdtempSync, readdirSync, readFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { describe, expect, it } from 'vitest';
+import { OfflineGateway } from '../core/llm/offline.ts';
+import { runPipeline } from '../core/run.ts';
+import { DatasetStore } from '../core/store.ts';
+import { slowPipeline } from './fixtures/core/slow-pipeline.ts';
+
+const script = new URL('./fixtures/core/run-slow.ts', import.meta.url).pathname;
+
+function startRun(home: string, resume?: string) {
+  const child = spawn(process.execPath, ['--import', 'tsx', script, home, ...(resume ? [resume] : [])], { stdio: ['ignore', 'pipe', 'pipe'] });
+  let stdout = '';
+  let stderr = '';
+  child.stdout.on('data', (d) => (stdout += d));
+  child.stderr.on('data', (d) => (stderr += d));
+  const done = new Promise<{ code: number | null; signal: NodeJS.Signals | null; stdout: string; stderr: string }>((resolve) =>
+    child.on('exit', (code, signal) => resolve({ code, signal, stdout, stderr })),
+  );
+  return { child, done };
+}
+
+function runDirOf(home: string): string {
+  const runs = join(home, '.toolkiln', 'runs');
+  const [runId] = readdirSync(runs);
+  return join(runs, runId);
+}
+
+function journalLines(home: string): string[] {
+  const runs = join(home, '.toolkiln', 'runs');
+  if (!existsSync(runs) || !readdirSync(runs).length) return [];
+  const path = join(runDirOf(home), 'stages', '02-score-slowly', 'journal.jsonl');
+  return existsSync(path) ? readFileSync(path, 'utf8').split('\n').filter(Boolean) : [];
+}
+
+function dataFiles(dir: string): Record<string, string> {
+  const files: Record<string, string> = {};
+  for (const name of ['tools.jsonl', 'rejects.jsonl', ...readdirSync(join(dir, 'data')).map((f) => `data/${f}`)]) files[name] = readFileSync(join(dir, name), 'utf8');
+  return files;
+}
+
+describe('runner', () => {
+  it('resumes a run SIGKILLed mid-stage to the same bytes as an uninterrupted run, recomputing nothing journalled', async () => {
+    const home = mkdtempSync(join(tmpdir(), 'tk-resume-'));
+    const first = startRun(home);
+    const deadline = Date.now() + 30_000;
+    while (journalLines(home).length < 15 && Date.now() < deadline) await sleep(20);
+    first.child.kill('SIGKILL');
+    const killed = await first.done;
+    expect(killed.signal).toBe('SIGKILL');
+
+    const runDir = runDirOf(home);
+    const journalled = journalLines(home).map((line) => JSON.parse(line).i as number);
+    expect(journalled.length).toBeGreaterThanOrEqual(15);
+    expect(journalled.length).toBeLessThan(60); // really cut off mid-stage
+    expect(new DatasetStore(home).versions('slow')).toEqual([]);
+
+    const second = startRun(home, runDir.split('/').pop());
+    const resumed = await second.done;
+    expect(resumed.stderr).toBe('');
+    expect(resumed.code).toBe(0);
+    expect(JSON.parse(resumed.stdout).version).toBe('v1');
+
+    // Nothing journalled before the kill ran again after it.
+    const calls = readFileSync(join(runDir, 'calls.log'), 'utf8').split('\n').filter(Boolean);
+    const afterResume = new Set(calls.slice(calls.indexOf('--resume') + 1));
+    for (const i of journalled) expect(afterResume.has(`item-${i}`)).toBe(false);
+    // Every record was journalled exactly once.
+    const finalIndexes = journalLines(home).map((line) => JSON.parse(line).i as number);
+    expect(finalIndexes.length).toBe(60);
+    expect(new Set(finalIndexes).size).toBe(60);
+
+    const cleanHome = mkdtempSync(join(tmpdir(), 'tk-clean-'));
+    const clean = await runPipeline({ pipeline: slowPipeline, llm: new OfflineGateway(42), home: cleanHome, projectDir: process.cwd(), progress: { quiet: true } });
+    expect(clean.status).toBe('published');
+    const store = new DatasetStore(home);
+    const cleanStore = new DatasetStore(cleanHome);
+    expect(dataFiles(store.resolve('slow@v1').dir)).toEqual(dataFiles(cleanStore.resolve('slow@v1').dir));
+    expect(store.manifest(store.resolve('slow@v1')).fingerprint).toBe(clean.fingerprint);
+  });
+
+  it('accounts every input: in = out + rejected − fanned, per stage', async () => {
+    const home = mkdtempSync(join(tmpdir(), 'tk-acct-'));
+    const result = await runPipeline({ pipeline: slowPipeline, configOverrides: { items: 40, delayMs: 0 }, llm: new OfflineGateway(42), home, projectDir: process.cwd(), progress: { quiet: true } });
+    const byStage = Object.fromEntries(result.stats.map((s) => [s.stage, s]));
+    expect(byStage['make-items']).toMatchObject({ in: 0, out: 40, rejected: 0, fanned: 40 });
+    // n % 7 == 3 rejected (6 of 40); n % 5 == 0 doubled unless rejected (7 of 40: 10 is rejected)
+    expect(byStage['score-slowly']).toMatchObject({ in: 40, out: 34 + 7, rejected: 6, fanned: 7, rejectsByReason: { divisible_rest_3: 6 } });
+    for (const s of result.stats) expect(s.in).toBe(s.out + s.rejected - s.fanned);
+    const rejects = new DatasetStore(home).rejects(result.ref!);
+    expect(rejects).toHaveLength(6);
+    expect(rejects[0]).toMatchObject({ stage: 'score-slowly', reason: 'divisible_rest_3', recordId: 'item-3', record: { id: 'item-3', n: 3 } });
+  });
+
+  it('gives the same dataset for the same seed whatever the concurrency, and another for another seed', async () => {
+    const run = async (seed: number, concurrency: number) => {
+      const home = mkdtempSync(join(tmpdir(), 'tk-seed-'));
+      const r = await runPipeline({ pipeline: slowPipeline, configOverrides: { items: 30, delayMs: 1 }, seed, concurrency, llm: new OfflineGateway(seed), home, projectDir: process.cwd(), progress: { quiet: true } });
+      return dataFiles(r.ref!.dir);
+    };
+    const a = await run(7, 1);
+    expect(await run(7, 8)).toEqual(a);
+    expect(await run(8, 1)).not.toEqual(a);
+  });
+});
