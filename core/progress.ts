@@ -31,7 +31,9 @@ export class Progress {
     }
   }
 
-  finish(): void {
+  /** Draws the final line; `done` sets the count when the work was not ticked record by record. */
+  finish(done?: number): void {
+    if (done !== undefined) this.done = done;
     this.draw(true);
   }
 

@@ -234,8 +234,7 @@ async function runBatchStage(
   if ((cardinality === 'one-to-one' && delta !== 0) || (cardinality === 'fan-out' && delta < 0) || (cardinality === 'fan-in' && delta > 0)) {
     throw new Error(`stage ${stage.name} (${cardinality}) took ${inputs.length} records and gave ${out.length} out + ${rejected.length} rejected: records would be lost or invented`);
   }
-  progress.tick(inputs.length);
-  progress.finish();
+  progress.finish(inputs.length);
   return { out, rejected };
 }
 
