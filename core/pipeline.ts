@@ -1,5 +1,5 @@
 import type { z } from 'zod';
-import type { Sample, ToolSpec } from './records.ts';
+import type { Check, Sample, ToolSpec } from './records.ts';
 import type { Stage } from './stage.ts';
 
 /** Writes one native format of a version's samples; returns the paths it wrote. */
@@ -21,6 +21,13 @@ export interface PipelineDefinition<C = any> {
   exports: Record<string, Exporter>;
   /** The dataset's tool library; default: every distinct tool the samples offer. */
   toolLibrary?: (samples: Sample[]) => ToolSpec[];
+  /**
+   * The recipe's checks, run again on a sample a reviewer edited (`toolkiln review import`); `tools`
+   * is the version's tool library. A failing hard check (`soft` not true) refuses the edit; soft
+   * results are stored in `meta.checks`. Default: review/'s generic check (calls name tools the
+   * sample offers, arguments valid against each tool's parameters schema).
+   */
+  recheck?: (sample: Sample, tools: ToolSpec[]) => Check[];
 }
 
 export function definePipeline<C>(definition: PipelineDefinition<C>): PipelineDefinition<C> {
