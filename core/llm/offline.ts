@@ -1,7 +1,8 @@
+import { UserError } from '../errors.ts';
 import { Rng } from '../rng.ts';
 import { formatZodError } from '../records.ts';
 import type { PromptFile } from '../prompt.ts';
-import { emptyUsage, type GenerateOptions, type GenerateResult, type LlmGateway, type UsageReport } from './types.ts';
+import { emptyUsage, type EmbedOptions, type GenerateOptions, type GenerateResult, type LlmGateway, type UsageReport } from './types.ts';
 
 /**
  * No network: each prompt's own seeded template renderer answers. Its output is template text,
@@ -10,6 +11,7 @@ import { emptyUsage, type GenerateOptions, type GenerateResult, type LlmGateway,
 export class OfflineGateway implements LlmGateway {
   readonly backend = 'offline' as const;
   readonly model = 'offline-template';
+  readonly dryRun = false;
   private report: UsageReport = { total: emptyUsage(), byStage: {}, byModel: {} };
 
   constructor(private readonly seed: number) {}
@@ -22,6 +24,12 @@ export class OfflineGateway implements LlmGateway {
       return { ok: false, reason: 'offline_schema_error', detail: `${prompt.id}: offline renderer broke its own schema: ${formatZodError(parsed.error)}` };
     }
     return { ok: true, value: parsed.data, model: this.model, cached: false };
+  }
+
+  async embed(_texts: string[], options: EmbedOptions): Promise<number[][]> {
+    throw new UserError(
+      `stage ${options.stage} asked for ${options.model ?? 'model'} embeddings, but the offline backend has no embedding model: use the lexical embedder (the default), or an endpoint (--llm openai with OPENAI_BASE_URL / OPENAI_API_KEY)`,
+    );
   }
 
   private count(stage: string): void {

@@ -20,7 +20,8 @@ export interface GenerateOptions {
  * `schema_invalid` (answer failed the zod schema after every repair), `invalid_json` (no JSON could be
  * read from it after every repair), `truncated` (cut off by the token limit even after raising it),
  * `empty_answer`, `refused` (the model refused), `content_filter`, `rate_limited` (429 after every
- * retry), `http_error` (an HTTP error that retrying did not cure), `bad_response` (the endpoint sent
+ * retry), `http_error` (an HTTP error that retrying did not cure), `prompt_too_long` (over the
+ * model's context), `bad_response` (the endpoint sent
  * something that is not a chat completion), `timeout`, `connection_error`, `replay_miss` (the replay
  * backend has no cached answer), `offline_schema_error`.
  */
@@ -33,6 +34,7 @@ export type FailureReason =
   | 'content_filter'
   | 'rate_limited'
   | 'http_error'
+  | 'prompt_too_long'
   | 'bad_response'
   | 'timeout'
   | 'connection_error'
