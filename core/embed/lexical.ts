@@ -3,14 +3,18 @@ import type { Embedder } from './types.ts';
 
 /**
  * The default embedder: no model, no network. A text (a tool name such as `searchMovieByTitle`,
- * a description, a query) becomes
- *   - word tokens: split on case changes, underscores and punctuation, lower-cased, stop words
- *     dropped, common API verbs and nouns folded to one form (search/find/lookup/get → find,
- *     reserve → book, purchase → buy, …), then lightly stemmed (movies → movi, movie → movi);
- *   - character n-grams of those tokens (so `geolocation` and `location` share features);
- * each group TF-IDF weighted (sublinear tf, smoothed idf fitted on the texts of the call) and
- * L2-normalised, then joined with `wordWeight` : 1 − `wordWeight`, and hashed (signed feature
- * hashing) into `dim` numbers. Cosine of two vectors = weighted mean of word and n-gram cosines.
+ * a description, a query) is split on case changes, underscores and punctuation, lower-cased, stop
+ * words dropped, common API verbs and nouns folded to one form (search/find/lookup/get → find,
+ * reserve → book, purchase → buy, …) and lightly stemmed (movies, movie → movi). Three views:
+ *   - actions: the folded verbs, and the first word of an identifier (`optimizeRoute` → optimize);
+ *   - words: the other tokens;
+ *   - chars: character n-grams of the other tokens (so `geolocation` and `location` share features);
+ * each TF-IDF weighted (sublinear tf, smoothed idf fitted on the texts of one call: embed together
+ * what you compare), L2-normalised and scaled by √share, then hashed (signed feature hashing) into
+ * `dim` numbers. So cosine = weighted mean of the three views' cosines: `create_product` and
+ * `delete_product` differ in the action view, `delete_product` and `delete_user` in the others,
+ * and both pairs stay apart while `search_movie` and `find_movie` coincide. A view a text has
+ * nothing for holds one placeholder feature, so two texts both lacking it agree on that view.
  */
 
 export interface LexicalOptions {
@@ -18,37 +22,40 @@ export interface LexicalOptions {
   dim?: number;
   /** Character n-gram sizes (default [3, 4]). */
   ngrams?: number[];
-  /** Share of the word-token cosine in the total (default 0.5). */
-  wordWeight?: number;
+  /** Shares of the three views in the cosine (defaults 0.35 / 0.35 / 0.3; normalised to sum to 1). */
+  views?: { actions?: number; words?: number; chars?: number };
   /** Extra synonym groups: the first word of each group is the form the others fold to. */
   synonyms?: string[][];
 }
 
 /** Verb and noun groups of API names; the first word is the folded form. */
 export const DEFAULT_SYNONYMS: readonly (readonly string[])[] = [
-  ['find', 'search', 'lookup', 'look', 'query', 'get', 'retrieve', 'fetch', 'locate', 'seek', 'obtain', 'check', 'show', 'view', 'display', 'read', 'browse', 'discover'],
+  ['find', 'search', 'lookup', 'look', 'query', 'get', 'retrieve', 'fetch', 'locate', 'seek', 'obtain', 'check', 'view', 'display', 'read', 'browse', 'discover'],
   ['book', 'reserve', 'reservation', 'booking', 'schedule'],
   ['buy', 'purchase', 'order', 'acquire', 'shop'],
   ['create', 'add', 'make', 'new', 'generate', 'insert', 'register'],
   ['delete', 'remove', 'cancel', 'erase', 'drop', 'clear', 'unregister'],
   ['update', 'modify', 'edit', 'change', 'set', 'alter', 'adjust', 'configure'],
   ['send', 'share', 'post', 'transmit', 'forward', 'deliver', 'notify'],
-  ['play', 'stream', 'start', 'launch'],
-  ['stop', 'pause', 'halt', 'end'],
-  ['calculate', 'compute', 'estimate', 'measure', 'count'],
+  ['play', 'stream'],
+  ['stop', 'pause', 'halt'],
+  ['calculate', 'compute', 'estimate', 'measure'],
   ['analyze', 'analyse', 'analysis', 'assess', 'evaluate', 'inspect', 'examine'],
   ['recommend', 'suggest', 'recommendation', 'suggestion', 'advise'],
-  ['list', 'enumerate', 'all'],
+  ['list', 'enumerate'],
   ['info', 'information', 'detail', 'details', 'data'],
   ['convert', 'transform', 'translate'],
   ['movie', 'film', 'cinema'],
   ['flight', 'flights', 'airfare', 'plane'],
   ['hotel', 'accommodation', 'lodging'],
   ['restaurant', 'dining', 'eatery'],
-  ['car', 'vehicle', 'auto'],
-  ['location', 'place', 'position'],
-  ['price', 'cost', 'fare', 'rate'],
+  ['car', 'vehicle'],
+  ['location', 'position'],
+  ['price', 'cost', 'fare'],
 ];
+
+/** Folded forms that are actions (the rest of the groups are nouns). */
+const ACTIONS = new Set(['find', 'book', 'buy', 'create', 'delete', 'update', 'send', 'play', 'stop', 'calculate', 'analyze', 'recommend', 'list', 'convert']);
 
 const STOP_WORDS = new Set(['a', 'an', 'the', 'of', 'for', 'to', 'by', 'in', 'on', 'at', 'with', 'and', 'or', 'from', 'my', 'me', 'i', 'your', 'is', 'be', 'it', 'this', 'that', 'as', 'into', 'about']);
 
@@ -89,12 +96,24 @@ export class LexicalAnalyzer {
 
   /** Folded, stemmed word tokens of a text, stop words dropped. */
   tokens(text: string): string[] {
-    const out: string[] = [];
-    for (const word of splitWords(text)) {
-      if (STOP_WORDS.has(word)) continue;
-      out.push(stem(this.fold.get(word) ?? this.fold.get(stem(word)) ?? word));
-    }
-    return out;
+    return this.weightedTokens(text).map((t) => t.token);
+  }
+
+  /**
+   * Tokens, with `action` set on the action words. An identifier (no spaces: `reserveBook`) names
+   * one action, its first word, or the first word that folds to a verb when it starts with a noun
+   * (`flightBooking`). In a sentence every word that folds to a verb is an action.
+   */
+  weightedTokens(text: string): { token: string; action: boolean }[] {
+    const identifier = !/\s/.test(text.trim());
+    const words = splitWords(text).filter((word) => !STOP_WORDS.has(word));
+    const folded = words.map((word) => this.fold.get(word) ?? this.fold.get(stem(word)));
+    let actionAt = -1;
+    if (identifier && words.length) actionAt = folded[0] !== undefined && !ACTIONS.has(folded[0]) ? folded.findIndex((f) => f !== undefined && ACTIONS.has(f)) : 0;
+    return words.map((word, i) => ({
+      token: stem(folded[i] ?? word),
+      action: identifier ? i === actionAt : folded[i] !== undefined && ACTIONS.has(folded[i]!),
+    }));
   }
 }
 
@@ -108,11 +127,15 @@ function fnv1a(text: string): number {
   return hash >>> 0;
 }
 
+const VIEWS = ['actions', 'words', 'chars'] as const;
+const DEFAULT_SHARES = { actions: 0.35, words: 0.35, chars: 0.3 };
+const EMPTY = '\u2205';
+
 type Counts = Map<string, number>;
 
 function count(features: string[]): Counts {
   const counts: Counts = new Map();
-  for (const f of features) counts.set(f, (counts.get(f) ?? 0) + 1);
+  for (const f of features.length ? features : [EMPTY]) counts.set(f, (counts.get(f) ?? 0) + 1);
   return counts;
 }
 
@@ -121,11 +144,8 @@ function charGrams(tokens: string[], sizes: number[]): string[] {
   for (const token of tokens) {
     const padded = `<${token}>`;
     for (const n of sizes) {
-      if (padded.length <= n) {
-        out.push(padded);
-        continue;
-      }
-      for (let i = 0; i + n <= padded.length; i++) out.push(padded.slice(i, i + n));
+      if (padded.length <= n) out.push(padded);
+      else for (let i = 0; i + n <= padded.length; i++) out.push(padded.slice(i, i + n));
     }
   }
   return out;
@@ -134,41 +154,42 @@ function charGrams(tokens: string[], sizes: number[]): string[] {
 export function lexicalEmbedder(options: LexicalOptions = {}): Embedder {
   const dim = options.dim ?? 2048;
   const ngrams = options.ngrams ?? [3, 4];
-  const wordWeight = options.wordWeight ?? 0.5;
+  const given = { ...DEFAULT_SHARES, ...options.views };
   if (!Number.isInteger(dim) || dim < 16) throw new UserError(`lexical embedder: dim must be an integer of at least 16 (got ${dim})`);
-  if (!(wordWeight >= 0 && wordWeight <= 1)) throw new UserError(`lexical embedder: wordWeight must be between 0 and 1 (got ${wordWeight})`);
   if (!ngrams.every((n) => Number.isInteger(n) && n >= 2 && n <= 8)) throw new UserError(`lexical embedder: n-gram sizes must be integers from 2 to 8 (got ${ngrams.join(', ')})`);
+  if (!VIEWS.every((v) => given[v] >= 0) || VIEWS.every((v) => given[v] === 0)) throw new UserError(`lexical embedder: view shares must be non-negative and not all zero (got ${JSON.stringify(given)})`);
+  const total = VIEWS.reduce((sum, v) => sum + given[v], 0);
+  const shares = VIEWS.map((v) => given[v] / total);
   const analyzer = new LexicalAnalyzer([...(options.synonyms ?? []), ...DEFAULT_SYNONYMS]);
   const synonymsTag = options.synonyms?.length ? `:syn${fnv1a(JSON.stringify(options.synonyms)).toString(16)}` : '';
 
   return {
-    id: `lexical:v1:${dim}:${ngrams.join('-')}:${wordWeight}${synonymsTag}`,
+    id: `lexical:v1:${dim}:${ngrams.join('-')}:${shares.map((s) => s.toFixed(3)).join('-')}${synonymsTag}`,
     dim,
     async embed(texts: string[]): Promise<Float32Array[]> {
-      const groups = texts.map((text) => {
-        const tokens = analyzer.tokens(text);
-        return [count(tokens), count(charGrams(tokens, ngrams))];
+      const viewsOf = texts.map((text) => {
+        const tokens = analyzer.weightedTokens(text);
+        const others = tokens.filter((t) => !t.action).map((t) => t.token);
+        return [count(tokens.filter((t) => t.action).map((t) => t.token)), count(others), count(charGrams(others, ngrams))];
       });
-      const weights = [wordWeight, 1 - wordWeight];
       const vectors = texts.map(() => new Float32Array(dim));
-      for (let g = 0; g < 2; g++) {
-        if (weights[g] === 0) continue;
+      VIEWS.forEach((_, v) => {
+        if (shares[v] === 0) return;
         const df = new Map<string, number>();
-        for (const counts of groups) for (const f of counts[g].keys()) df.set(f, (df.get(f) ?? 0) + 1);
-        groups.forEach((counts, i) => {
+        for (const views of viewsOf) for (const f of views[v].keys()) df.set(f, (df.get(f) ?? 0) + 1);
+        viewsOf.forEach((views, i) => {
           const weighted: [number, number][] = [];
           let norm = 0;
-          for (const [feature, tf] of counts[g]) {
+          for (const [feature, tf] of views[v]) {
             const w = (1 + Math.log(tf)) * (Math.log((1 + texts.length) / (1 + df.get(feature)!)) + 1);
-            weighted.push([fnv1a(`${g}:${feature}`), w]);
+            weighted.push([fnv1a(`${v}:${feature}`), w]);
             norm += w * w;
           }
-          if (norm === 0) return;
-          const scale = Math.sqrt(weights[g]) / Math.sqrt(norm);
+          const scale = Math.sqrt(shares[v]) / Math.sqrt(norm);
           // Signed hashing: colliding features cancel in expectation instead of adding up.
           for (const [hash, w] of weighted) vectors[i][hash % dim] += (hash & 0x80000000 ? -1 : 1) * w * scale;
         });
-      }
+      });
       return vectors;
     },
   };

@@ -1,0 +1,259 @@
+import { UserError } from '../errors.ts';
+import type { Vector } from '../embed/types.ts';
+
+export type Metric = 'cosine' | 'euclidean';
+
+/** Something that gives the distances from one item to all others, row by row. */
+export interface Distances {
+  readonly n: number;
+  /** Fills out[j] (j from `from` to n − 1) with the distance from item i to item j. */
+  row(i: number, out: Float64Array, from?: number): void;
+}
+
+/** Below this share of non-zero entries, vectors are stored sparse and compared through an inverted index. */
+const SPARSE_DENSITY = 0.2;
+
+/**
+ * Vectors ready for distance computations: dense (row-major Float64Array) or sparse (CSR with an
+ * inverted index, for hashed lexical vectors where a row of distances costs only the postings of
+ * its features). Euclidean on dense vectors is computed exactly as ml-distance-euclidean does it.
+ */
+export class VectorSpace implements Distances {
+  private scratch?: Float64Array;
+  private postings?: { start: Int32Array; rows: Int32Array; values: Float64Array };
+
+  private constructor(
+    readonly n: number,
+    readonly dim: number,
+    readonly metric: Metric,
+    private readonly dense: Float64Array | undefined,
+    private readonly csr: { start: Int32Array; cols: Int32Array; values: Float64Array } | undefined,
+    private readonly norms: Float64Array,
+  ) {}
+
+  /** Checks the vectors (count, one length, finite numbers) and prepares them. `source` names them in errors. */
+  static from(vectors: readonly Vector[], metric: Metric, source = 'vectors'): VectorSpace {
+    if (vectors.length === 0) throw new UserError(`${source}: nothing to cluster (no vectors)`);
+    const dim = vectors[0].length;
+    if (dim === 0) throw new UserError(`${source}: vector 0 is empty`);
+    let nonZero = 0;
+    vectors.forEach((vector, row) => {
+      if (vector.length !== dim) throw new UserError(`${source}: vector ${row} has ${vector.length} numbers, vector 0 has ${dim}; all vectors must have one length`);
+      for (let k = 0; k < dim; k++) {
+        const x = vector[k];
+        if (!Number.isFinite(x)) throw new UserError(`${source}: vector ${row} holds ${x} at position ${k}; vectors must be finite numbers (NaN or Infinity usually means a failed embedding)`);
+        if (x !== 0) nonZero++;
+      }
+    });
+    const n = vectors.length;
+    const norms = new Float64Array(n);
+    if (nonZero < SPARSE_DENSITY * n * dim) {
+      const start = new Int32Array(n + 1);
+      const cols = new Int32Array(nonZero);
+      const values = new Float64Array(nonZero);
+      let p = 0;
+      vectors.forEach((vector, row) => {
+        let norm = 0;
+        for (let k = 0; k < dim; k++) {
+          if (vector[k] === 0) continue;
+          cols[p] = k;
+          values[p++] = vector[k];
+          norm += vector[k] * vector[k];
+        }
+        start[row + 1] = p;
+        norms[row] = Math.sqrt(norm);
+      });
+      return new VectorSpace(n, dim, metric, undefined, { start, cols, values }, norms);
+    }
+    const dense = new Float64Array(n * dim);
+    vectors.forEach((vector, row) => {
+      let norm = 0;
+      for (let k = 0; k < dim; k++) {
+        dense[row * dim + k] = vector[k];
+        norm += vector[k] * vector[k];
+      }
+      norms[row] = Math.sqrt(norm);
+    });
+    return new VectorSpace(n, dim, metric, dense, undefined, norms);
+  }
+
+  get isSparse(): boolean {
+    return this.csr !== undefined;
+  }
+
+  /** The items at `indices`, as a space of their own (for blocks). */
+  subset(indices: ArrayLike<number>): VectorSpace {
+    return VectorSpace.from(Array.from(indices, (i) => this.vector(i)), this.metric);
+  }
+
+  /** Item i as a dense vector. */
+  vector(i: number): Float64Array {
+    if (this.dense) return this.dense.subarray(i * this.dim, (i + 1) * this.dim);
+    const out = new Float64Array(this.dim);
+    const { start, cols, values } = this.csr!;
+    for (let p = start[i]; p < start[i + 1]; p++) out[cols[p]] = values[p];
+    return out;
+  }
+
+  /** Item i · w for a dense vector w of length dim. */
+  dot(i: number, w: ArrayLike<number>): number {
+    let sum = 0;
+    if (this.dense) {
+      const base = i * this.dim;
+      for (let k = 0; k < this.dim; k++) sum += this.dense[base + k] * w[k];
+      return sum;
+    }
+    const { start, cols, values } = this.csr!;
+    for (let p = start[i]; p < start[i + 1]; p++) sum += values[p] * w[cols[p]];
+    return sum;
+  }
+
+  /** X·W for W of dim × m (row-major): n × m. */
+  multiply(w: Float64Array, m: number): Float64Array {
+    const out = new Float64Array(this.n * m);
+    for (let i = 0; i < this.n; i++) this.forEachEntry(i, (k, x) => {
+      for (let c = 0; c < m; c++) out[i * m + c] += x * w[k * m + c];
+    });
+    return out;
+  }
+
+  /** Xᵀ·Y for Y of n × m (row-major): dim × m. */
+  multiplyTransposed(y: Float64Array, m: number): Float64Array {
+    const out = new Float64Array(this.dim * m);
+    for (let i = 0; i < this.n; i++) this.forEachEntry(i, (k, x) => {
+      for (let c = 0; c < m; c++) out[k * m + c] += x * y[i * m + c];
+    });
+    return out;
+  }
+
+  /** Column means (the centroid of all items). */
+  mean(): Float64Array {
+    const out = new Float64Array(this.dim);
+    for (let i = 0; i < this.n; i++) this.forEachEntry(i, (k, x) => (out[k] += x / this.n));
+    return out;
+  }
+
+  private forEachEntry(i: number, visit: (k: number, x: number) => void): void {
+    if (this.dense) {
+      const base = i * this.dim;
+      for (let k = 0; k < this.dim; k++) if (this.dense[base + k] !== 0) visit(k, this.dense[base + k]);
+      return;
+    }
+    const { start, cols, values } = this.csr!;
+    for (let p = start[i]; p < start[i + 1]; p++) visit(cols[p], values[p]);
+  }
+
+  private fromDot(dot: number, i: number, j: number): number {
+    if (i === j) return 0;
+    if (this.metric === 'cosine') {
+      const denominator = this.norms[i] * this.norms[j];
+      if (denominator === 0) return 1; // a zero vector is unrelated to everything
+      const d = 1 - dot / denominator;
+      return d < 0 ? 0 : d > 2 ? 2 : d;
+    }
+    const squared = this.norms[i] * this.norms[i] + this.norms[j] * this.norms[j] - 2 * dot;
+    return squared > 0 ? Math.sqrt(squared) : 0;
+  }
+
+  pair(i: number, j: number): number {
+    if (this.dense) {
+      const d = this.dim;
+      const a = i * d;
+      const b = j * d;
+      const x = this.dense;
+      if (this.metric === 'euclidean') {
+        let sum = 0;
+        for (let k = 0; k < d; k++) sum += (x[a + k] - x[b + k]) * (x[a + k] - x[b + k]);
+        return Math.sqrt(sum);
+      }
+      let dot = 0;
+      for (let k = 0; k < d; k++) dot += x[a + k] * x[b + k];
+      return this.fromDot(dot, i, j);
+    }
+    const { start, cols, values } = this.csr!;
+    let p = start[i];
+    let q = start[j];
+    let dot = 0;
+    while (p < start[i + 1] && q < start[j + 1]) {
+      if (cols[p] === cols[q]) dot += values[p++] * values[q++];
+      else if (cols[p] < cols[q]) p++;
+      else q++;
+    }
+    return this.fromDot(dot, i, j);
+  }
+
+  row(i: number, out: Float64Array, from = 0): void {
+    if (this.dense) {
+      for (let j = from; j < this.n; j++) out[j] = this.pair(i, j);
+      return;
+    }
+    const postings = (this.postings ??= this.invert());
+    const acc = (this.scratch ??= new Float64Array(this.n));
+    acc.fill(0, from);
+    const { start, cols, values } = this.csr!;
+    for (let p = start[i]; p < start[i + 1]; p++) {
+      const v = values[p];
+      const f = cols[p];
+      for (let q = postings.start[f]; q < postings.start[f + 1]; q++) {
+        const j = postings.rows[q];
+        if (j >= from) acc[j] += v * postings.values[q];
+      }
+    }
+    for (let j = from; j < this.n; j++) out[j] = this.fromDot(acc[j], i, j);
+  }
+
+  /** Feature → (row, value) lists, rows ascending. */
+  private invert(): { start: Int32Array; rows: Int32Array; values: Float64Array } {
+    const { start, cols, values } = this.csr!;
+    const counts = new Int32Array(this.dim + 1);
+    for (let p = 0; p < cols.length; p++) counts[cols[p] + 1]++;
+    for (let f = 0; f < this.dim; f++) counts[f + 1] += counts[f];
+    const fill = counts.slice(0, this.dim);
+    const rows = new Int32Array(cols.length);
+    const vals = new Float64Array(cols.length);
+    for (let i = 0; i < this.n; i++) {
+      for (let p = start[i]; p < start[i + 1]; p++) {
+        const at = fill[cols[p]]++;
+        rows[at] = i;
+        vals[at] = values[p];
+      }
+    }
+    return { start: counts, rows, values: vals };
+  }
+}
+
+/** All pairwise distances, upper triangle stored row by row (n(n−1)/2 numbers). */
+export class CondensedMatrix implements Distances {
+  readonly data: Float64Array;
+
+  constructor(readonly n: number, data?: Float64Array) {
+    const size = (n * (n - 1)) / 2;
+    if (data && data.length !== size) throw new Error(`CondensedMatrix: ${data.length} numbers for n=${n}, expected ${size}`);
+    this.data = data ?? new Float64Array(size);
+  }
+
+  static of(distances: Distances): CondensedMatrix {
+    const n = distances.n;
+    const matrix = new CondensedMatrix(n);
+    const row = new Float64Array(n);
+    for (let i = 0; i < n - 1; i++) {
+      distances.row(i, row, i + 1);
+      matrix.data.set(row.subarray(i + 1), matrix.index(i, i + 1));
+    }
+    return matrix;
+  }
+
+  /** Position of (i, j), i < j. */
+  index(i: number, j: number): number {
+    return i * this.n - (i * (i + 1)) / 2 + (j - i - 1);
+  }
+
+  get(i: number, j: number): number {
+    if (i === j) return 0;
+    return i < j ? this.data[this.index(i, j)] : this.data[this.index(j, i)];
+  }
+
+  row(i: number, out: Float64Array, from = 0): void {
+    for (let j = from; j < this.n; j++) out[j] = this.get(i, j);
+  }
+}

@@ -1,0 +1,23 @@
+import { checkVectors, type Embedder, type EmbeddingGateway } from './types.ts';
+
+export interface OpenAIEmbedderOptions {
+  /** The stage asking (usage is accounted per stage). */
+  stage: string;
+  /** Names the embeddings model in the embedder id (lineage), e.g. `text-embedding-3-small`. */
+  model?: string;
+}
+
+/**
+ * Embeddings from an OpenAI-compatible endpoint, through the LLM gateway so that its response
+ * cache, rate limits and retries apply (the gateway batches and caches; this only checks results).
+ */
+export function openaiEmbedder(gateway: EmbeddingGateway, options: OpenAIEmbedderOptions): Embedder {
+  const id = `openai:${options.model ?? 'default'}`;
+  return {
+    id,
+    async embed(texts: string[]): Promise<Float32Array[]> {
+      if (texts.length === 0) return [];
+      return checkVectors(await gateway.embed(texts, { stage: options.stage }), texts.length, `embedder ${id}`);
+    },
+  };
+}
