@@ -20,7 +20,8 @@ export interface LimiterOptions {
 
 /** Handed to a request once admitted: report the tokens it really used so the budget is corrected. */
 export interface Ticket {
-  settle(actualTokens: number): void;
+  /** Without a count (a failed request) the estimate stands. */
+  settle(actualTokens?: number): void;
 }
 
 interface Spend {
@@ -30,6 +31,7 @@ interface Spend {
 }
 
 const MIN_FACTOR = 1 / 64;
+const RECHECK_MS = 25;
 
 /**
  * The one pool every request of a gateway goes through: a concurrency limit (p-queue), request
@@ -46,6 +48,8 @@ export class RequestLimiter {
   private readonly spends: Spend[] = [];
   private spendsHead = 0;
   private spent = 0;
+  /** Admitted requests whose real token count is not known yet. */
+  private unsettled = 0;
   private nextSlot = 0;
   private pausedUntil = 0;
   private factor = 1;
@@ -144,10 +148,14 @@ export class RequestLimiter {
       if (this.spendsHead > 4096) this.spends.splice(0, this.spendsHead), (this.spendsHead = 0);
       // A request bigger than the whole budget still goes, alone, once the window is empty.
       let over = this.spent + tokens - tpm;
+      let tokenWait = 0;
       for (let i = this.spendsHead; over > 0 && i < this.spends.length; i++) {
         over -= this.spends[i].tokens;
-        wait = Math.max(wait, this.spends[i].at + this.span - now);
+        tokenWait = Math.max(tokenWait, this.spends[i].at + this.span - now);
       }
+      // Requests in flight may turn out cheaper than estimated: look again soon rather than wait them out.
+      if (tokenWait > 0 && this.unsettled > 0) tokenWait = Math.min(tokenWait, RECHECK_MS);
+      wait = Math.max(wait, tokenWait);
     }
     return wait;
   }
@@ -164,9 +172,14 @@ export class RequestLimiter {
     const spend: Spend = { at: now, tokens, live: true };
     this.spends.push(spend);
     this.spent += tokens;
+    this.unsettled++;
+    let settled = false;
     return {
-      settle: (actual: number) => {
-        if (!spend.live) return;
+      settle: (actual?: number) => {
+        if (settled) return;
+        settled = true;
+        this.unsettled--;
+        if (!spend.live || actual === undefined) return;
         this.spent += actual - spend.tokens;
         spend.tokens = actual;
       },

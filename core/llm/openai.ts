@@ -3,7 +3,7 @@ import type { ChatCompletionCreateParamsNonStreaming } from 'openai/resources/ch
 import { UserError } from '../errors.ts';
 import type { ChatMessage } from '../prompt.ts';
 import { Rng } from '../rng.ts';
-import type { RequestLimiter } from './limiter.ts';
+import type { RequestLimiter, Ticket } from './limiter.ts';
 import { withJsonInstruction, type ResponseFormat } from './structured.ts';
 import type { FailureReason } from './types.ts';
 import { estimateMessageTokens, estimateTokens, type UsageMeter } from './usage.ts';
@@ -154,7 +154,7 @@ export class OpenAiTransport {
           this.options.log(`${request.model}: the endpoint does not accept this temperature; using its default`);
           return true;
         }
-        if (sentFormat && !/context|too long|too many tokens/.test(said)) {
+        if (sentFormat && /response_format|json_schema|json schema|structured output|grammar|guided/.test(said)) {
           dropFormat = true;
           return true;
         }
@@ -251,7 +251,7 @@ export class OpenAiTransport {
     }
   }
 
-  private async sendOnce<T>(spec: Attempt<T>, ticket: { settle(tokens: number): void }): Promise<T> {
+  private async sendOnce<T>(spec: Attempt<T>, ticket: Ticket): Promise<T> {
     const controller = new AbortController();
     const timer = setTimeout(() => controller.abort(new RequestTimeout()), this.options.requestTimeoutMs);
     const onClose = () => controller.abort(new Error('the LLM gateway was closed'));
@@ -262,6 +262,7 @@ export class OpenAiTransport {
       ticket.settle(result.promptTokens + result.completionTokens);
       return result.value;
     } catch (error) {
+      ticket.settle();
       this.options.meter.request(spec.stage, spec.model, 0, 0);
       if (controller.signal.aborted && controller.signal.reason instanceof RequestTimeout) throw controller.signal.reason;
       throw error;

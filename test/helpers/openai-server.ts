@@ -1,0 +1,241 @@
+import { createHash } from 'node:crypto';
+import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
+import type { AddressInfo, Socket } from 'node:net';
+
+/**
+ * A local, scriptable OpenAI-compatible endpoint for tests and benchmarks: POST /v1/chat/completions
+ * and POST /v1/embeddings on 127.0.0.1 (random port). Each request is answered by the next scripted
+ * reply queued for its endpoint, else by the endpoint's responder. Every request is recorded.
+ */
+
+export type Endpoint = 'chat' | 'embeddings';
+
+export interface ScriptedReply {
+  /** HTTP status (default 200). For >= 400 the body is an OpenAI error object built from `error`. */
+  status?: number;
+  headers?: Record<string, string>;
+  /** Wait this long before answering. */
+  latencyMs?: number;
+  /** Never answer (the connection stays open until the client gives up or the server closes). */
+  hang?: boolean;
+  /** Send the status line and half of the body, then nothing more. */
+  stallBody?: boolean;
+  /** Drop the connection without answering (a connection reset). */
+  reset?: boolean;
+  /** Sent verbatim as an application/json body: for malformed bodies. */
+  rawBody?: string;
+  /** Sent as the JSON body instead of the generated completion. */
+  body?: unknown;
+  /** Chat: the assistant message content (default: the chat responder's choice). */
+  content?: string | null;
+  /** Chat: default `stop`. */
+  finishReason?: string;
+  refusal?: string;
+  /** Token usage to report; null leaves `usage` out; default: a character-based count. */
+  usage?: { prompt_tokens: number; completion_tokens: number } | null;
+  /** The error object of a >= 400 reply. */
+  error?: { message: string; type?: string; code?: string | null; param?: string | null };
+  /** Embeddings: the vectors (default: deterministic vectors from the text). */
+  embeddings?: number[][];
+}
+
+export interface RecordedRequest {
+  endpoint: Endpoint | 'other';
+  method: string;
+  path: string;
+  headers: Record<string, string | string[] | undefined>;
+  /** The parsed JSON body (undefined when it was not JSON). */
+  body: any;
+  /** performance.now() when the request arrived. */
+  at: number;
+}
+
+export type Responder = (request: RecordedRequest) => ScriptedReply | Promise<ScriptedReply>;
+
+export interface OpenAiServerOptions {
+  /** Default latency of every reply (a scripted reply's latencyMs wins). */
+  latencyMs?: number;
+  chat?: Responder;
+  embeddings?: Responder;
+}
+
+export interface OpenAiTestServer {
+  /** e.g. http://127.0.0.1:41234/v1 (what OPENAI_BASE_URL would hold). */
+  readonly baseURL: string;
+  readonly requests: RecordedRequest[];
+  /** Requests seen, for one endpoint or all. */
+  count(endpoint?: Endpoint): number;
+  /** Replies for the next requests to `endpoint`, used in order before the responder. */
+  enqueue(endpoint: Endpoint, ...replies: ScriptedReply[]): void;
+  setResponder(endpoint: Endpoint, responder: Responder): void;
+  setLatency(ms: number): void;
+  /** The most requests that were open at the same time. */
+  readonly maxInFlight: number;
+  /** The most requests that arrived within any span shorter than `windowMs`. */
+  maxInWindow(windowMs: number, endpoint?: Endpoint): number;
+  /** Forgets requests, queued replies and counters. */
+  reset(): void;
+  close(): Promise<void>;
+}
+
+/** The default chat answer: `{"echo": <last user message>}`. */
+export const echoChat: Responder = (request) => {
+  const messages = (request.body?.messages ?? []) as { role: string; content: string }[];
+  const last = [...messages].reverse().find((m) => m.role === 'user');
+  return { content: JSON.stringify({ echo: last?.content ?? '' }) };
+};
+
+/** Deterministic 8-dimensional vectors from each text's hash. */
+export function fakeEmbedding(text: string): number[] {
+  const digest = createHash('sha256').update(text).digest();
+  return Array.from({ length: 8 }, (_, i) => (digest[i] - 128) / 128);
+}
+
+const defaultEmbeddings: Responder = (request) => {
+  const input = request.body?.input;
+  const texts: string[] = Array.isArray(input) ? input : [input];
+  return { embeddings: texts.map((t) => fakeEmbedding(String(t))) };
+};
+
+export async function startOpenAiServer(options: OpenAiServerOptions = {}): Promise<OpenAiTestServer> {
+  const requests: RecordedRequest[] = [];
+  const queues: Record<Endpoint, ScriptedReply[]> = { chat: [], embeddings: [] };
+  const responders: Record<Endpoint, Responder> = { chat: options.chat ?? echoChat, embeddings: options.embeddings ?? defaultEmbeddings };
+  let latencyMs = options.latencyMs ?? 0;
+  let inFlight = 0;
+  let maxInFlight = 0;
+  let sequence = 0;
+  const sockets = new Set<Socket>();
+
+  const server = createServer((req, res) => {
+    inFlight++;
+    maxInFlight = Math.max(maxInFlight, inFlight);
+    let done = false;
+    const finish = () => {
+      if (!done) (done = true), inFlight--;
+    };
+    res.on('close', finish);
+    const chunks: Buffer[] = [];
+    req.on('data', (chunk: Buffer) => chunks.push(chunk));
+    req.on('end', () => {
+      void handle(req, res, Buffer.concat(chunks).toString('utf8')).catch((error) => {
+        if (!res.headersSent) res.writeHead(500, { 'content-type': 'application/json' });
+        res.end(JSON.stringify({ error: { message: `test server: ${(error as Error).message}`, type: 'server_error' } }));
+      });
+    });
+  });
+  server.on('connection', (socket) => {
+    sockets.add(socket);
+    socket.on('close', () => sockets.delete(socket));
+  });
+  server.keepAliveTimeout = 30_000;
+
+  async function handle(req: IncomingMessage, res: ServerResponse, text: string): Promise<void> {
+    const path = (req.url ?? '/').split('?')[0];
+    const endpoint: Endpoint | 'other' = path.endsWith('/chat/completions') ? 'chat' : path.endsWith('/embeddings') ? 'embeddings' : 'other';
+    let body: unknown;
+    try {
+      body = text ? JSON.parse(text) : undefined;
+    } catch {
+      body = undefined;
+    }
+    const request: RecordedRequest = { endpoint, method: req.method ?? 'GET', path, headers: req.headers, body, at: performance.now() };
+    requests.push(request);
+    if (endpoint === 'other') return send(res, 404, {}, { error: { message: `no route ${path}`, type: 'invalid_request_error' } });
+    const reply = queues[endpoint].shift() ?? (await responders[endpoint](request));
+    const wait = reply.latencyMs ?? latencyMs;
+    if (wait > 0) await new Promise((resolve) => setTimeout(resolve, wait));
+    if (reply.hang) return; // the client's timeout (or close()) ends it
+    if (reply.reset) {
+      req.socket.destroy();
+      return;
+    }
+    const status = reply.status ?? 200;
+    if (reply.rawBody !== undefined) return send(res, status, reply.headers ?? {}, reply.rawBody);
+    let payload: unknown;
+    if (reply.body !== undefined) payload = reply.body;
+    else if (status >= 400) payload = { error: { message: 'scripted error', type: 'server_error', code: null, param: null, ...reply.error } };
+    else if (endpoint === 'chat') payload = completion(request, reply, await contentOf(request, reply));
+    else payload = embeddingsOf(request, reply);
+    if (reply.stallBody) {
+      const json = JSON.stringify(payload);
+      res.writeHead(status, { 'content-type': 'application/json', ...reply.headers });
+      res.write(json.slice(0, Math.floor(json.length / 2)));
+      return;
+    }
+    send(res, status, reply.headers ?? {}, payload);
+  }
+
+  async function contentOf(request: RecordedRequest, reply: ScriptedReply): Promise<string | null> {
+    if (reply.content !== undefined) return reply.content;
+    const fallback = await responders.chat(request);
+    return fallback.content ?? '';
+  }
+
+  function completion(request: RecordedRequest, reply: ScriptedReply, content: string | null): unknown {
+    const messages = (request.body?.messages ?? []) as { content: string }[];
+    const promptChars = messages.reduce((sum, m) => sum + String(m.content ?? '').length, 0);
+    const usage = reply.usage === null ? undefined : (reply.usage ?? { prompt_tokens: Math.ceil(promptChars / 4), completion_tokens: Math.ceil((content ?? '').length / 4) });
+    return {
+      id: `chatcmpl-test-${++sequence}`,
+      object: 'chat.completion',
+      created: 1700000000,
+      model: request.body?.model ?? 'test-model',
+      choices: [{ index: 0, message: { role: 'assistant', content, refusal: reply.refusal ?? null }, finish_reason: reply.finishReason ?? 'stop', logprobs: null }],
+      ...(usage ? { usage: { ...usage, total_tokens: usage.prompt_tokens + usage.completion_tokens } } : {}),
+    };
+  }
+
+  function embeddingsOf(request: RecordedRequest, reply: ScriptedReply): unknown {
+    const input = request.body?.input;
+    const texts: string[] = Array.isArray(input) ? input : [input];
+    const vectors = reply.embeddings ?? texts.map((t) => fakeEmbedding(String(t)));
+    const tokens = texts.reduce((sum, t) => sum + Math.ceil(String(t).length / 4), 0);
+    return {
+      object: 'list',
+      model: request.body?.model ?? 'test-embedding',
+      data: vectors.map((embedding, index) => ({ object: 'embedding', index, embedding })),
+      ...(reply.usage === null ? {} : { usage: { prompt_tokens: reply.usage?.prompt_tokens ?? tokens, total_tokens: reply.usage?.prompt_tokens ?? tokens } }),
+    };
+  }
+
+  function send(res: ServerResponse, status: number, headers: Record<string, string>, payload: unknown): void {
+    const json = typeof payload === 'string' ? payload : JSON.stringify(payload);
+    res.writeHead(status, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(json), ...headers });
+    res.end(json);
+  }
+
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as AddressInfo;
+
+  return {
+    baseURL: `http://127.0.0.1:${port}/v1`,
+    requests,
+    count: (endpoint) => (endpoint ? requests.filter((r) => r.endpoint === endpoint).length : requests.length),
+    enqueue: (endpoint, ...replies) => void queues[endpoint].push(...replies),
+    setResponder: (endpoint, responder) => void (responders[endpoint] = responder),
+    setLatency: (ms) => void (latencyMs = ms),
+    get maxInFlight() {
+      return maxInFlight;
+    },
+    maxInWindow(windowMs, endpoint) {
+      const times = requests.filter((r) => !endpoint || r.endpoint === endpoint).map((r) => r.at).sort((a, b) => a - b);
+      let best = 0;
+      for (let i = 0, j = 0; j < times.length; j++) {
+        while (times[j] - times[i] >= windowMs) i++;
+        best = Math.max(best, j - i + 1);
+      }
+      return best;
+    },
+    reset() {
+      requests.length = 0;
+      queues.chat.length = 0;
+      queues.embeddings.length = 0;
+      maxInFlight = inFlight;
+    },
+    async close() {
+      for (const socket of sockets) socket.destroy();
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+    },
+  };
+}
