@@ -1,0 +1,167 @@
+import { resolve } from 'node:path';
+import { UserError } from '../../core/errors.ts';
+import { formatTable } from '../../core/runner.ts';
+import { DatasetStore, type VersionRef } from '../../core/store.ts';
+import { pipelines } from '../../pipelines/index.ts';
+import type { AgreementReport } from '../../review/agreement.ts';
+import { exportReview, REVIEW_FORMATS } from '../../review/export.ts';
+import { importReview, reviewAgreement, type SheetFile } from '../../review/import.ts';
+import type { ImportProblem } from '../../review/sources.ts';
+import type { Command, Io } from '../command.ts';
+import { choiceFlag, intFlag, needPositionals, numberFlag, stringFlag } from '../flags.ts';
+
+/** Problems printed in human mode before "… and n more". */
+const SHOWN_PROBLEMS = 50;
+
+export const reviewExportCommand: Command = {
+  path: ['review', 'export'],
+  usage: 'toolkiln review export <name>@v --format csv|labelstudio [--annotators n --overlap f [--raters k]] [--rate f] [--seed n] [--limit n] [--out dir] [--json]',
+  summary: "select the version's review queue (written to its review/) and write sheets for annotators",
+  options: {
+    format: { type: 'string' },
+    annotators: { type: 'string' },
+    overlap: { type: 'string' },
+    raters: { type: 'string' },
+    rate: { type: 'string' },
+    seed: { type: 'string' },
+    limit: { type: 'string' },
+    out: { type: 'string' },
+  },
+  async run(positionals, values, io) {
+    needPositionals(positionals, 1, this.usage);
+    const format = choiceFlag(values, 'format', REVIEW_FORMATS);
+    if (!format) throw new UserError(`--format is required: one of ${REVIEW_FORMATS.join(', ')}`);
+    const annotators = intFlag(values, 'annotators', { min: 1, max: 100 }) ?? 1;
+    const overlap = numberFlag(values, 'overlap', { min: 0, max: 1 }) ?? 0;
+    const store = new DatasetStore(io.home);
+    const ref = store.resolve(positionals[0]);
+    const out = stringFlag(values, 'out');
+    const result = exportReview({
+      store,
+      ref,
+      format,
+      outDir: out ? resolve(io.cwd, out) : undefined,
+      annotators,
+      overlap,
+      raters: intFlag(values, 'raters', { min: 2 }) ?? 2,
+      selection: { randomRate: numberFlag(values, 'rate', { min: 0, max: 1 }), seed: intFlag(values, 'seed'), maxItems: intFlag(values, 'limit', { min: 1 }) },
+    });
+    if (io.json) {
+      io.out(JSON.stringify(result));
+      return 0;
+    }
+    const c = result.counts;
+    io.out(`${result.dataset}: ${result.items} item(s) to review (${c.failedChecks} failed checks, ${c.tagged} tagged, ${c.random} random; ${Object.entries(c.byCategory).map(([k, n]) => `${k} ${n}`).join(', ') || 'none'})`);
+    if (result.sheets.length > 1) io.out(`${result.overlapItems} item(s) given to more than one annotator`);
+    io.out(`queue: ${result.queueFile}`);
+    for (const file of result.files) io.out(`wrote ${file}${sheetNote(result.sheets.find((s) => s.file === file))}`);
+    return 0;
+  },
+};
+
+function sheetNote(sheet: { annotator: string | null; items: number } | undefined): string {
+  return sheet ? ` (${sheet.items} item(s)${sheet.annotator ? ` for ${sheet.annotator}` : ''})` : '';
+}
+
+/** The recipe that published a version (its checks re-run on edits); none for hand-made datasets. */
+function recipeOf(store: DatasetStore, ref: VersionRef) {
+  return pipelines[store.manifest(ref).pipeline];
+}
+
+function sheetFiles(paths: string[], io: Io): SheetFile[] {
+  if (!paths.length) throw new UserError('give at least one sheet: a .csv sheet or a Label Studio .json export');
+  return paths.map((p) => ({ path: resolve(io.cwd, p), shown: p }));
+}
+
+function printProblems(problems: ImportProblem[], io: Io): void {
+  for (const p of problems.slice(0, SHOWN_PROBLEMS)) {
+    const at = [p.row === null ? null : p.annotation ? `task ${p.row} annotation ${p.annotation}` : `row ${p.row}`, p.column ? `column ${p.column}` : null].filter(Boolean).join(', ');
+    io.err(`  ${p.file}${at ? ` (${at})` : ''}: ${p.message}`);
+  }
+  if (problems.length > SHOWN_PROBLEMS) io.err(`  … and ${problems.length - SHOWN_PROBLEMS} more (see the report, or --json)`);
+}
+
+function fmt(value: number | null): string {
+  return value === null ? '-' : value.toFixed(3);
+}
+
+function agreementLines(agreement: Omit<AgreementReport, 'perItem'>): string[] {
+  if (!agreement.items) return [];
+  const lines = [
+    `agreement over ${agreement.items} item(s) with 2+ annotators: all agree ${fmt(agreement.observed)}, NesTools p ${fmt(agreement.nestoolsP)}, Fleiss' κ ${fmt(agreement.fleiss)}`,
+  ];
+  if (agreement.cohen.length) lines.push(formatTable(['annotator a', 'annotator b', 'items', 'agree', "Cohen's κ"], agreement.cohen.map((p) => [p.a, p.b, String(p.items), fmt(p.observed), fmt(p.kappa)])));
+  return lines;
+}
+
+export const reviewImportCommand: Command = {
+  path: ['review', 'import'],
+  usage: 'toolkiln review import <name>@v <file…> [--skip-invalid] [--json]',
+  summary: 'validate filled sheets (CSV or Label Studio JSON export) and publish the next version with the decisions applied',
+  options: { 'skip-invalid': { type: 'boolean' } },
+  async run(positionals, values, io) {
+    if (positionals.length < 1) throw new UserError(`missing argument: usage: ${this.usage}`);
+    const store = new DatasetStore(io.home);
+    const ref = store.resolve(positionals[0]);
+    const result = importReview({ store, ref, files: sheetFiles(positionals.slice(1), io), skipInvalid: values['skip-invalid'] === true, pipeline: recipeOf(store, ref) });
+    const code = result.status === 'published' || result.status === 'existing' ? 0 : result.status === 'needs-adjudication' ? 3 : 2;
+    if (io.json) {
+      io.out(JSON.stringify(result));
+      if (code) io.err(`toolkiln: ${statusLine(result.status, result.dataset, result.problems.length)}`);
+      return code;
+    }
+    const c = result.counts;
+    if (result.problems.length) {
+      io.err(`${result.problems.length} problem(s) in ${c.invalid} row(s):`);
+      printProblems(result.problems, io);
+      if (result.problemsFile) io.err(`all problems: ${result.problemsFile}`);
+    }
+    io.out(`${c.rows} row(s) read from ${c.files} file(s): ${c.decided} decided, ${c.pending} left blank, ${c.invalid} invalid${result.status === 'invalid' ? '' : c.invalid ? ' (skipped)' : ''}`);
+    for (const line of agreementLines(result.agreement)) io.out(line);
+    if (result.status === 'published' || result.status === 'existing') {
+      io.out(`${c.items} item(s): ${c.accepted} accepted, ${c.rejected} rejected, ${c.edited} edited (${c.adjudicated} adjudicated)`);
+      io.out(result.status === 'published' ? `published ${ref.name}@${result.newVersion} (parent ${ref.version}); ${result.dataset} is unchanged` : `${ref.name}@${result.newVersion} already holds exactly these decisions: nothing new published`);
+    } else if (result.status === 'needs-adjudication') {
+      io.err(`${c.disagreements} item(s) where annotators disagree: fill the adjudication sheet ${result.adjudicationSheet}`);
+      io.err(`then import it together with the annotators' sheets (its decisions win)`);
+    }
+    io.out(`report: ${result.report}`);
+    if (code) io.err(`toolkiln: ${statusLine(result.status, result.dataset, result.problems.length)}`);
+    return code;
+  },
+};
+
+function statusLine(status: string, dataset: string, problems: number): string {
+  if (status === 'invalid') return `nothing applied to ${dataset}: ${problems} problem(s) found; fix them, or re-run with --skip-invalid to apply the valid rows`;
+  if (status === 'needs-adjudication') return `nothing applied to ${dataset}: annotators disagree; adjudicate first`;
+  return `nothing applied to ${dataset}: the sheets hold no decisions (fill the decision column: accept, reject or edit)`;
+}
+
+export const reviewAgreementCommand: Command = {
+  path: ['review', 'agreement'],
+  usage: 'toolkiln review agreement <name>@v <file…> [--out dir] [--json]',
+  summary: "annotators' agreement (per item, NesTools p, Cohen's κ, Fleiss' κ) and the adjudication sheet for their disagreements",
+  options: { out: { type: 'string' } },
+  async run(positionals, values, io) {
+    if (positionals.length < 1) throw new UserError(`missing argument: usage: ${this.usage}`);
+    const store = new DatasetStore(io.home);
+    const ref = store.resolve(positionals[0]);
+    const out = stringFlag(values, 'out');
+    const result = reviewAgreement(store, ref, sheetFiles(positionals.slice(1), io), { outDir: out ? resolve(io.cwd, out) : undefined, pipeline: recipeOf(store, ref) });
+    if (io.json) {
+      io.out(JSON.stringify(result));
+      return 0;
+    }
+    if (result.problems.length) {
+      io.err(`${result.problems.length} problem(s); rows with problems are left out of the figures:`);
+      printProblems(result.problems, io);
+    }
+    const lines = agreementLines(result.agreement);
+    io.out(lines.length ? lines.join('\n') : `${result.dataset}: no item was answered by two or more annotators`);
+    if (result.adjudicationSheet) io.out(`${result.disagreements} disagreement(s): adjudication sheet ${result.adjudicationSheet}`);
+    return 0;
+  },
+};
+
+/** Wired into bin/cli.ts's `commands`. */
+export const reviewCommands: Command[] = [reviewExportCommand, reviewImportCommand, reviewAgreementCommand];

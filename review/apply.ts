@@ -1,0 +1,81 @@
+import { hashOf } from '../core/hash.ts';
+import type { Manifest, Rejection, Sample, StageStats } from '../core/records.ts';
+import type { DatasetStore, ManifestDraft, VersionRef } from '../core/store.ts';
+import type { FinalDecision } from './adjudicate.ts';
+
+/** Bump when the way decisions are applied changes (it is part of the new version's lineage). */
+export const REVIEW_STAGE_VERSION = 1;
+export const REVIEW_REJECT_REASON = 'review_rejected';
+
+export interface PublishReviewedInput {
+  store: DatasetStore;
+  /** The reviewed version (never modified). */
+  ref: VersionRef;
+  final: FinalDecision[];
+  /** `stats.review` of the new version. */
+  stats: Record<string, unknown>;
+  /** Files for the new version's folder (relative path → text), e.g. the decisions applied. */
+  extraFiles?: Record<string, string>;
+}
+
+export interface PublishReviewedResult {
+  status: 'published' | 'existing';
+  ref: VersionRef;
+  manifest: Manifest;
+}
+
+/** What a version's samples become: accepted kept, edited replaced, rejected moved to the rejects. */
+export function applyDecisions(reviewed: string, samples: Sample[], final: FinalDecision[]): { samples: Sample[]; rejects: Rejection[] } {
+  const byId = new Map(final.map((d) => [d.sampleId, d]));
+  const kept: Sample[] = [];
+  const rejects: Rejection[] = [];
+  for (const sample of samples) {
+    const decision = byId.get(sample.id);
+    if (!decision) {
+      kept.push(sample);
+      continue;
+    }
+    const base = decision.decision === 'edit' && decision.edited ? decision.edited : sample;
+    const entry = { version: reviewed, item: decision.itemId, decision: decision.decision, adjudicated: decision.adjudicated, answers: decision.answers };
+    const lineage = decision.decision === 'edit' ? [...base.meta.lineage, { stage: 'review', version: REVIEW_STAGE_VERSION }] : base.meta.lineage;
+    const reviewedSample: Sample = { ...base, meta: { ...base.meta, lineage, review: [...(base.meta.review ?? []), entry] } };
+    if (decision.decision === 'reject') {
+      const notes = decision.answers.map((a) => a.notes).filter(Boolean);
+      rejects.push({ stage: 'review', reason: REVIEW_REJECT_REASON, ...(notes.length ? { detail: notes.join(' | ') } : {}), recordId: sample.id, record: reviewedSample });
+    } else kept.push(reviewedSample);
+  }
+  return { samples: kept, rejects };
+}
+
+/**
+ * Publishes the next version with the decisions applied; the reviewed version stays as it was.
+ * Its fingerprint derives from the parent's and the decisions, so importing the same decisions
+ * again finds that version instead of publishing a copy.
+ */
+export function publishReviewed(input: PublishReviewedInput): PublishReviewedResult {
+  const { store, ref } = input;
+  const parent = store.manifest(ref);
+  const decisions = [...input.final]
+    .sort((a, b) => (a.itemId < b.itemId ? -1 : a.itemId > b.itemId ? 1 : 0))
+    .map((d) => ({ item: d.itemId, decision: d.decision, correction: d.correction }));
+  const fingerprint = hashOf({ parent: parent.fingerprint, review: decisions });
+  const existing = store.findByFingerprint(ref.name, fingerprint);
+  if (existing) return { status: 'existing', ref: existing, manifest: store.manifest(existing) };
+
+  const before = store.samples(ref);
+  const { samples, rejects } = applyDecisions(ref.version, before, input.final);
+  const stage: StageStats = {
+    stage: 'review',
+    version: REVIEW_STAGE_VERSION,
+    in: before.length,
+    out: samples.length,
+    rejected: rejects.length,
+    fanned: 0,
+    rejectsByReason: rejects.length ? { [REVIEW_REJECT_REASON]: rejects.length } : {},
+    seconds: 0,
+  };
+  const { name: _name, version: _version, files: _files, counts: _counts, createdAt: _createdAt, toolkilnVersion: _tv, ...inherited } = parent;
+  const manifest: ManifestDraft = { ...inherited, fingerprint, parent: ref.version, stages: [...parent.stages, stage], stats: { ...parent.stats, review: input.stats } };
+  const published = store.publish({ name: ref.name, manifest, samples, tools: store.tools(ref), rejects: [...store.rejects(ref), ...rejects], extraFiles: input.extraFiles });
+  return { status: 'published', ...published };
+}

@@ -1,0 +1,80 @@
+import { readFileSync } from 'node:fs';
+import { parse } from 'csv-parse/sync';
+import { stringify } from 'csv-stringify/sync';
+import { messageOf } from '../core/errors.ts';
+
+/**
+ * Spreadsheets run a cell that starts with `=`, `+`, `-`, `@`, tab or CR as a formula (CSV/formula
+ * injection). Such a cell is written with a leading `'`; so that the escape can always be undone
+ * exactly, a cell that already starts with `'` followed by one of those (or by `'`) gets one too.
+ */
+const DANGEROUS = /^[=+\-@\t\r]/;
+const ESCAPED = /^'[=+\-@\t\r']/;
+
+export function neutraliseFormula(cell: string): string {
+  return DANGEROUS.test(cell) || ESCAPED.test(cell) ? `'${cell}` : cell;
+}
+
+export function restoreFormula(cell: string): string {
+  return ESCAPED.test(cell) ? cell.slice(1) : cell;
+}
+
+/** UTF-8 with a BOM and CRLF between records, as Excel writes and reads it; every cell neutralised. */
+export function toCsv(columns: readonly string[], rows: readonly Record<string, string>[]): string {
+  const table = [columns.slice(), ...rows.map((row) => columns.map((c) => neutraliseFormula(row[c] ?? '')))];
+  // Cells holding line breaks are quoted explicitly: csv-stringify only quotes its record delimiter.
+  return stringify(table, { bom: true, record_delimiter: 'windows', quoted_match: /[\r\n]/ });
+}
+
+export interface CsvRecord {
+  /** The row number a spreadsheet shows (the header is row 1). */
+  row: number;
+  cells: Record<string, string>;
+}
+
+export interface ParsedCsv {
+  header: string[];
+  records: CsvRecord[];
+  /** Problems with the file itself (unreadable, not CSV, ragged rows), with a row when known. */
+  problems: { row: number | null; message: string }[];
+}
+
+/**
+ * Reads a sheet however a spreadsheet saved it: with or without BOM, CRLF or LF, comma, semicolon
+ * or tab delimited (guessed from the header). Cells come back with the formula escape undone;
+ * rows with every cell empty are skipped.
+ */
+export function readCsv(path: string): ParsedCsv {
+  let text: string;
+  try {
+    text = readFileSync(path, 'utf8');
+  } catch (error) {
+    return { header: [], records: [], problems: [{ row: null, message: `cannot read the file (${(error as NodeJS.ErrnoException).code ?? messageOf(error)})` }] };
+  }
+  let table: string[][];
+  try {
+    table = parse(text, { bom: true, delimiter: guessDelimiter(text), relax_column_count: true, skip_empty_lines: false });
+  } catch (error) {
+    const line = (error as { lines?: number }).lines;
+    return { header: [], records: [], problems: [{ row: null, message: `not a readable CSV file${line ? ` (near line ${line})` : ''}: ${messageOf(error)}` }] };
+  }
+  if (!table.length) return { header: [], records: [], problems: [{ row: null, message: 'the file is empty: expected a header row and one row per item' }] };
+  const header = table[0].map((h) => h.trim());
+  const problems: ParsedCsv['problems'] = [];
+  const records: CsvRecord[] = [];
+  table.slice(1).forEach((cells, i) => {
+    const row = i + 2;
+    if (cells.every((c) => c.trim() === '')) return;
+    if (cells.length > header.length && cells.slice(header.length).some((c) => c.trim() !== '')) {
+      problems.push({ row, message: `the row has ${cells.length} cells but the header only ${header.length}: a cell is outside the columns` });
+    }
+    records.push({ row, cells: Object.fromEntries(header.map((h, k) => [h, restoreFormula(cells[k] ?? '')])) });
+  });
+  return { header, records, problems };
+}
+
+function guessDelimiter(text: string): string {
+  const firstLine = text.replace(/^\uFEFF/, '').split(/\r?\n/, 1)[0];
+  const counts = [',', ';', '\t'].map((d) => [d, firstLine.split(d).length - 1] as const);
+  return counts.reduce((best, next) => (next[1] > best[1] ? next : best))[0];
+}

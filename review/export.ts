@@ -1,0 +1,100 @@
+import { join } from 'node:path';
+import { countBy } from '../core/collections.ts';
+import { writeFileAtomic } from '../core/jsonl.ts';
+import type { DatasetStore, VersionRef } from '../core/store.ts';
+import { annotatorName, assignItems } from './assign.ts';
+import { toCsv } from './csv.ts';
+import { labelingConfig, labelStudioTask } from './labelstudio.ts';
+import { selectionFor, type ReviewSelection } from './options.ts';
+import { selectQueue, writeQueue, type QueueItem } from './queue.ts';
+import { SHEET_COLUMNS, sheetRow } from './sheet.ts';
+
+export const REVIEW_FORMATS = ['csv', 'labelstudio'] as const;
+export type ReviewFormat = (typeof REVIEW_FORMATS)[number];
+
+export interface ReviewExportOptions {
+  store: DatasetStore;
+  ref: VersionRef;
+  format: ReviewFormat;
+  /** Where sheets go; default: the version's `review/` folder (the queue always goes there). */
+  outDir?: string;
+  /** Sheets to write, one per annotator (default 1). */
+  annotators?: number;
+  /** Share of items given to several annotators (default 0). */
+  overlap?: number;
+  /** Annotators per overlapping item (default 2). */
+  raters?: number;
+  /** Overrides of the recipe's selection (`config.review`). */
+  selection?: Partial<ReviewSelection>;
+}
+
+export interface ReviewExportResult {
+  dataset: string;
+  format: ReviewFormat;
+  queueFile: string;
+  items: number;
+  /** Items per reason (an item can have several) and per category. */
+  counts: { failedChecks: number; tagged: number; random: number; byCategory: Record<string, number> };
+  /** Items given to more than one annotator. */
+  overlapItems: number;
+  sheets: { annotator: string | null; items: number; file: string }[];
+  files: string[];
+}
+
+/**
+ * Selects the version's review queue (written to its `review/queue.json`) and writes the sheets: a
+ * CSV per annotator, or Label Studio tasks per annotator plus the labeling config.
+ */
+export function exportReview(options: ReviewExportOptions): ReviewExportResult {
+  const { store, ref } = options;
+  const annotators = options.annotators ?? 1;
+  const manifest = store.manifest(ref);
+  const samples = store.samples(ref);
+  const selection = selectionFor(manifest.config, options.selection);
+  const queue = selectQueue(ref, samples, selection);
+  const assignment = assignItems(queue.items.length, { annotators, overlap: options.overlap ?? 0, raters: options.raters ?? 2, seed: selection.seed });
+  const names = annotators > 1 ? [...Array(annotators).keys()].map(annotatorName) : [];
+  queue.items.forEach((item, i) => {
+    if (names.length) item.annotators = assignment[i].map((a) => names[a]);
+  });
+  const reviewDir = store.derivedDir(ref, 'review');
+  const queueFile = writeQueue(reviewDir, queue);
+
+  const outDir = options.outDir ?? reviewDir;
+  const byId = new Map(samples.map((s) => [s.id, s]));
+  const prefix = `${ref.name}-${ref.version}`;
+  const files: string[] = [];
+  const sheets: ReviewExportResult['sheets'] = [];
+  const itemsOf = (name: string | null): QueueItem[] => (name ? queue.items.filter((item) => item.annotators!.includes(name)) : queue.items);
+
+  if (options.format === 'labelstudio') {
+    const configFile = join(outDir, `${prefix}-labelstudio-config.xml`);
+    writeFileAtomic(configFile, labelingConfig());
+    files.push(configFile);
+  }
+  for (const name of names.length ? names : [null]) {
+    const items = itemsOf(name);
+    let file: string;
+    if (options.format === 'csv') {
+      file = join(outDir, `${prefix}-${name ?? 'review'}.csv`);
+      writeFileAtomic(file, toCsv(SHEET_COLUMNS, items.map((item) => sheetRow(ref, item, byId.get(item.sampleId)!, name ?? ''))));
+    } else {
+      file = join(outDir, `${prefix}-tasks${name ? `-${name}` : ''}.json`);
+      writeFileAtomic(file, JSON.stringify(items.map((item) => labelStudioTask(ref, item, byId.get(item.sampleId)!)), null, 1) + '\n');
+    }
+    files.push(file);
+    sheets.push({ annotator: name, items: items.length, file });
+  }
+
+  const has = (kind: string) => queue.items.filter((item) => item.reasons.some((r) => r.kind === kind)).length;
+  return {
+    dataset: `${ref.name}@${ref.version}`,
+    format: options.format,
+    queueFile,
+    items: queue.items.length,
+    counts: { failedChecks: has('check'), tagged: has('tag'), random: has('random'), byCategory: countBy(queue.items.map((item) => item.category)) },
+    overlapItems: assignment.filter((a) => a.length > 1).length,
+    sheets,
+    files,
+  };
+}

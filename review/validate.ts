@@ -1,0 +1,202 @@
+import type { PipelineDefinition } from '../core/pipeline.ts';
+import type { Sample, ToolSpec } from '../core/records.ts';
+import { applyCorrection, formatCallsJson, goldCalls, parseCorrectedCalls, type GoldCalls } from './calls.ts';
+import type { QueueItem } from './queue.ts';
+import { callProblems, mergeChecks, recheckSample } from './schema-check.ts';
+import { ADJUDICATION_COLUMNS, datasetLabel, DECISIONS, QUEUE_COLUMNS, SAMPLE_COLUMNS, sampleCells, SHEET_COLUMNS, sheetRow, type DatasetLabel, type Decision } from './sheet.ts';
+import type { ImportProblem, ReviewRow, SheetKind, SheetSource } from './sources.ts';
+
+/** A valid, decided row: one annotator's (or the adjudicator's) decision on one item. */
+export interface RowDecision {
+  file: string;
+  row: number | null;
+  annotation?: number;
+  kind: SheetKind;
+  itemId: string;
+  sampleId: string;
+  annotator: string;
+  decision: Decision;
+  /** The reviewer's corrections, normalised (only what differs from the version). */
+  correction: { query?: string; calls?: GoldCalls };
+  /** For `edit`: the sample with the corrections applied and its checks re-run. */
+  edited?: Sample;
+  notes: string;
+}
+
+export interface ValidationContext {
+  ref: DatasetLabel;
+  /** Item id → sample, for every sample of the version. */
+  items: Map<string, Sample>;
+  /** Item id → queue entry, from the version's last queue (read-only priority / what_to_check). */
+  queue: Map<string, QueueItem>;
+  pipeline?: Pick<PipelineDefinition, 'recheck'>;
+  library: ToolSpec[];
+}
+
+export interface ValidationResult {
+  decisions: RowDecision[];
+  problems: ImportProblem[];
+  /** Rows read in all. */
+  rows: number;
+  /** Rows with no decision yet (left blank). */
+  pending: number;
+  /** Rows with at least one problem. */
+  invalidRows: number;
+}
+
+/** Line endings some editors add inside cells do not count as edits. */
+const normalise = (text: string) => text.replace(/\r\n?/g, '\n');
+
+/** Where an edited cell first differs from the export, with a little context on each side. */
+function difference(exported: string, now: string): string {
+  let at = 0;
+  while (at < exported.length && at < now.length && exported[at] === now[at]) at++;
+  const from = Math.max(0, at - 20);
+  const clip = (text: string) => `${from > 0 ? '…' : ''}${text.slice(from, at + 20)}${text.length > at + 20 ? '…' : ''}`;
+  return `at character ${at + 1}: exported ${JSON.stringify(clip(exported))}, now ${JSON.stringify(clip(now))}`;
+}
+
+/**
+ * Checks every row of every sheet before anything is applied, and reports every problem with its
+ * file, row and column: missing columns, a sheet from another version, unknown items, edited
+ * read-only cells, decisions other than accept / reject / edit, corrections that are not valid
+ * JSON, do not fit the tools' schemas or fail the recipe's checks, and duplicate rows.
+ */
+export function validateSheets(sources: SheetSource[], ctx: ValidationContext): ValidationResult {
+  const problems: ImportProblem[] = [];
+  const decisions: RowDecision[] = [];
+  const seenInFile = new Map<string, ReviewRow>();
+  const seenByAnnotator = new Map<string, ReviewRow>();
+  let rows = 0;
+  let pending = 0;
+  let invalidRows = 0;
+  const label = datasetLabel(ctx.ref);
+
+  for (const source of sources) {
+    problems.push(...source.problems);
+    const fileBroken = source.problems.some((p) => p.row === null);
+    const required = source.kind === 'adjudication' ? ADJUDICATION_COLUMNS : SHEET_COLUMNS;
+    const missing = required.filter((c) => !source.columns.includes(c));
+    for (const column of missing) problems.push({ file: source.file, row: 1, column, message: `missing column "${column}": a sheet needs the columns ${required.join(', ')} (export a fresh sheet if they were deleted)` });
+    rows += source.rows.length;
+    if (fileBroken || missing.length) {
+      invalidRows += source.rows.length;
+      continue;
+    }
+    const rowsWithSourceProblems = new Set(source.problems.map((p) => `${p.row}/${p.annotation ?? ''}`));
+
+    for (const row of source.rows) {
+      const found: ImportProblem[] = [];
+      const problem = (column: string | null, message: string) => found.push({ file: row.file, row: row.row, ...(row.annotation ? { annotation: row.annotation } : {}), column, message });
+      const cell = (column: string) => row.cells[column] ?? '';
+      const annotator = cell('annotator').trim() || row.defaultAnnotator;
+      const itemId = cell('item_id').trim();
+      const result = checkRow(row, ctx, label, problem);
+
+      // Duplicates: the same item twice in one file, or twice from the same annotator.
+      if (itemId) {
+        const fileKey = `${source.file}\u0000${itemId}`;
+        const earlier = seenInFile.get(fileKey);
+        if (earlier) problem('item_id', `item ${itemId} appears twice in this file (first at ${where(earlier)}); keep one row per item`);
+        else seenInFile.set(fileKey, row);
+        // One adjudication per item, whoever wrote it; one answer per item from each annotator.
+        const annotatorKey = source.kind === 'adjudication' ? `adjudication\u0000${itemId}` : `annotator\u0000${itemId}\u0000${annotator}`;
+        const other = seenByAnnotator.get(annotatorKey);
+        if (other && !earlier) problem('item_id', `${source.kind === 'adjudication' ? 'the adjudicator' : `annotator "${annotator}"`} already answered item ${itemId} in ${other.file} ${where(other)}; import each answer once`);
+        else if (!other) seenByAnnotator.set(annotatorKey, row);
+      }
+
+      if (found.length || rowsWithSourceProblems.has(`${row.row}/${row.annotation ?? ''}`)) {
+        problems.push(...found);
+        invalidRows++;
+      } else if (result === 'pending') pending++;
+      else if (result) decisions.push({ file: row.file, row: row.row, ...(row.annotation ? { annotation: row.annotation } : {}), kind: source.kind, annotator, notes: cell('notes').trim(), ...result });
+    }
+  }
+  return { decisions, problems, rows, pending, invalidRows };
+}
+
+function where(row: ReviewRow): string {
+  return row.annotation ? `task ${row.row}, annotation ${row.annotation}` : `row ${row.row}`;
+}
+
+type RowOutcome = 'pending' | Pick<RowDecision, 'itemId' | 'sampleId' | 'decision' | 'correction' | 'edited'> | null;
+
+/** One row's checks; reports through `problem` and returns its decision, 'pending', or null when invalid. */
+function checkRow(row: ReviewRow, ctx: ValidationContext, label: string, problem: (column: string | null, message: string) => void): RowOutcome {
+  const cell = (column: string) => row.cells[column] ?? '';
+  const dataset = cell('dataset').trim();
+  if (dataset !== label) {
+    problem('dataset', `this sheet is from ${dataset ? `"${dataset}"` : 'no dataset'}, not ${label}: import it into the version it was exported from`);
+    return null;
+  }
+  const itemId = cell('item_id').trim();
+  const sample = ctx.items.get(itemId);
+  if (!itemId) problem('item_id', 'item_id is empty: every row needs the item_id it was exported with');
+  else if (!sample) problem('item_id', `unknown item id "${itemId}": ${label} has no such item (was the cell edited?)`);
+  if (!sample) return null;
+
+  // Read-only cells must be exactly what the version gives.
+  const queued = ctx.queue.get(itemId);
+  const expected = queued ? sheetRow(ctx.ref, queued, sample) : sampleCells(ctx.ref, sample);
+  const readOnly = queued ? [...SAMPLE_COLUMNS, ...QUEUE_COLUMNS] : SAMPLE_COLUMNS;
+  let edited = false;
+  for (const column of readOnly) {
+    if (normalise(cell(column)).trimEnd() !== normalise(expected[column]).trimEnd()) {
+      problem(column, `read-only column "${column}" was edited ${difference(normalise(expected[column]), normalise(cell(column)))}; undo it (corrections go in corrected_query / corrected_calls)`);
+      edited = true;
+    }
+  }
+
+  const rawDecision = cell('decision').trim().toLowerCase();
+  const query = normalise(cell('corrected_query')).trim();
+  const callsText = cell('corrected_calls').trim();
+  let calls: GoldCalls | undefined;
+  let callsInvalid = false;
+  if (callsText) {
+    const parsed = parseCorrectedCalls(callsText, sample);
+    if (!parsed.ok) {
+      problem('corrected_calls', `corrected calls are ${parsed.message}`);
+      callsInvalid = true;
+    } else if (formatCallsJson(parsed.value) !== formatCallsJson(goldCalls(sample))) {
+      calls = parsed.value;
+      const issues = callProblems(calls, sample.tools);
+      for (const issue of issues) problem('corrected_calls', `corrected calls do not fit the tool schema: ${issue}`);
+      callsInvalid = issues.length > 0;
+    }
+  }
+  const firstUser = sample.dialogue.find((t) => t.role === 'user')?.content ?? '';
+  const correction = { ...(query && query !== firstUser.trim() ? { query } : {}), ...(calls ? { calls } : {}) };
+  const corrected = query !== '' || callsText !== '';
+
+  if (!rawDecision) {
+    if (corrected) problem('decision', 'corrections are filled in but the decision is empty: write "edit" (or clear the corrections)');
+    return corrected || edited ? null : 'pending';
+  }
+  if (!(DECISIONS as readonly string[]).includes(rawDecision)) {
+    problem('decision', `decision "${cell('decision').trim()}" is not one of ${DECISIONS.join(', ')}`);
+    return null;
+  }
+  const decision = rawDecision as Decision;
+  if (decision !== 'edit' && corrected && (correction.query || correction.calls || callsInvalid)) {
+    problem(correction.calls || callsInvalid ? 'corrected_calls' : 'corrected_query', `the decision is "${decision}" but corrections are filled in: write "edit" to apply them, or clear them`);
+    return null;
+  }
+  if (decision === 'edit' && !callsInvalid && !correction.query && !correction.calls) {
+    problem('decision', corrected ? 'the decision is "edit" but the corrections change nothing: edit corrected_query / corrected_calls, or accept' : 'the decision is "edit" but corrected_query and corrected_calls are empty: fill one in');
+    return null;
+  }
+  if (edited || callsInvalid) return null;
+
+  let editedSample: Sample | undefined;
+  if (decision === 'edit') {
+    const candidate = applyCorrection(sample, correction);
+    const checks = recheckSample(ctx.pipeline, candidate, ctx.library);
+    for (const check of checks.filter((c) => !c.pass && !c.soft)) {
+      problem(correction.calls ? 'corrected_calls' : 'corrected_query', `the edited sample fails the recipe's check ${check.name}${check.reason ? `: ${check.reason}` : ''}`);
+    }
+    if (checks.some((c) => !c.pass && !c.soft)) return null;
+    editedSample = { ...candidate, meta: { ...candidate.meta, checks: mergeChecks(candidate.meta.checks, checks) } };
+  }
+  return { itemId, sampleId: sample.id, decision, correction, ...(editedSample ? { edited: editedSample } : {}) };
+}
