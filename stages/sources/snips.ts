@@ -2,14 +2,10 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { basename, join } from 'node:path';
 import { z } from 'zod';
 import { UserError } from '../../core/errors.ts';
-import { sourceStage } from '../../core/stage.ts';
 import { AnnotatedUtterance, type SlotSpan } from './utterance.ts';
 
 const SnipsSegment = z.object({ text: z.string(), entity: z.string().min(1).optional() });
 const SnipsFile = z.record(z.string(), z.array(z.object({ data: z.array(SnipsSegment).min(1) })));
-
-/** SNIPS file prefix → the split it becomes. */
-const SPLIT_OF_PREFIX: Record<string, string> = { train: 'train', validate: 'test' };
 
 export interface SnipsOptions {
   /** Folder holding `train_<Intent>.json` / `validate_<Intent>.json`. */
@@ -63,11 +59,22 @@ export function loadSnips(options: SnipsOptions, resolvePath: (p: string) => str
   const wanted = files.filter((f) => options.splits.includes(f.split('_')[0]));
   if (!wanted.length) throw new UserError(`${dir}: no SNIPS files for splits ${options.splits.join(', ')} (expected train_<Intent>.json / validate_<Intent>.json)`);
   return wanted.flatMap((file) => {
-    const prefix = file.split('_')[0];
-    return parseSnipsFile(join(dir, file), SPLIT_OF_PREFIX[prefix] ?? prefix);
+    // The split keeps the source's name (`train`, `validate`); the recipe's config maps it.
+    return parseSnipsFile(join(dir, file), file.split('_')[0]);
   });
 }
 
-export function loadSnipsStage(options: SnipsOptions) {
-  return sourceStage({ name: 'load-snips', version: 1, output: AnnotatedUtterance, load: (ctx) => loadSnips(options, ctx.resolvePath) });
+/** SNIPS intent → topic (the SGD topic names, so out-of-domain hold-outs span datasets). */
+const SNIPS_TOPICS: Record<string, string> = {
+  AddToPlaylist: 'Music',
+  PlayMusic: 'Music',
+  BookRestaurant: 'Restaurants',
+  GetWeather: 'Weather',
+  RateBook: 'Books',
+  SearchCreativeWork: 'Media',
+  SearchScreeningEvent: 'Movies',
+};
+
+export function snipsTopic(intent: string): string {
+  return SNIPS_TOPICS[intent] ?? intent;
 }

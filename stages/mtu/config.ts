@@ -1,0 +1,119 @@
+import { z } from 'zod';
+
+/**
+ * The MTU recipe's config: which sources and splits a run reads and the knobs of every step.
+ * Every field has a default, so `{}` runs over all shipped sources. A config file overrides any
+ * part, e.g. `{"sources": {"atis": {"enabled": false}, "generic": [{"name": "shop", "file": "shop.jsonl"}]}}`.
+ */
+
+const DATA = '../shared/data/sources';
+
+const SourceBase = { enabled: z.boolean().default(true) };
+
+export const MtuConfig = z
+  .object({
+    sources: z
+      .object({
+        snips: z.object({ ...SourceBase, dir: z.string().default(`${DATA}/snips`), splits: z.array(z.enum(['train', 'validate'])).default(['train', 'validate']) }).strict().prefault({}),
+        atis: z.object({ ...SourceBase, dir: z.string().default(`${DATA}/atis`), splits: z.array(z.string().min(1)).default(['train', 'valid', 'test']) }).strict().prefault({}),
+        sgd: z.object({ ...SourceBase, dir: z.string().default(`${DATA}/sgd`), splits: z.array(z.string().min(1)).default(['train', 'dev', 'test']) }).strict().prefault({}),
+        multiwoz: z
+          .object({
+            ...SourceBase,
+            /** Schema and databases. */
+            dir: z.string().default(`${DATA}/multiwoz`),
+            /** Folder of SGD-format MultiWOZ 2.2 dialogues (`<split>/dialogues_NNN.json`); none shipped. */
+            dialogues: z.string().optional(),
+            splits: z.array(z.string().min(1)).default(['train', 'dev', 'test']),
+          })
+          .strict()
+          .prefault({}),
+        /** Plain dialogue files (JSONL): tools are created for them by the LLM. */
+        generic: z
+          .array(
+            z
+              .object({
+                name: z.string().regex(/^[a-z][a-z0-9_-]*$/, 'a source name is lower-case letters, digits, "-" or "_"'),
+                file: z.string().min(1),
+                domain: z.string().min(1).optional(),
+                split: z.string().min(1).default('train'),
+              })
+              .strict(),
+          )
+          .default([]),
+      })
+      .strict()
+      .prefault({}),
+    /** Intents not suited to tool calls (as their source names them, e.g. `atis_abbreviation`): their dialogues are dropped. */
+    excludeIntents: z.array(z.string()).default([]),
+    splits: z
+      .object({
+        /** `source`: the source's split decides (via `map`); `random`: `testFraction` of each source goes to test. */
+        mode: z.enum(['source', 'random']).default('source'),
+        map: z.record(z.string(), z.enum(['train', 'test'])).default({ train: 'train', dev: 'test', valid: 'test', validate: 'test', test: 'test' }),
+        testFraction: z.number().min(0).max(1).default(0.1),
+        /** Topics held out whole as the out-of-distribution (`ood`) split. */
+        oodDomains: z.array(z.string()).default(['Books', 'Events', 'Movies', 'RideSharing', 'Weather']),
+      })
+      .strict()
+      .prefault({}),
+    documentation: z
+      .object({
+        /** Share of a parameter's observed values a type or format must fit to be documented. */
+        minConformity: z.number().min(0.5).max(1).default(0.95),
+        /** A string parameter with at most this many distinct values … */
+        enumMaxValues: z.number().int().min(0).default(6),
+        /** … over at least this many observations is documented as a closed set (enum). */
+        enumMinObservations: z.number().int().min(1).default(30),
+        /** Share of a data-derived tool's calls that must fill a parameter for it to be required. */
+        requiredShare: z.number().min(0).max(1).default(1),
+      })
+      .strict()
+      .prefault({}),
+    compose: z
+      .object({
+        /** S-M samples made by joining independent single-turn requests, per single-turn sample of a split. */
+        singleTurnRate: z.number().min(0).max(1).default(0.05),
+        minTools: z.number().int().min(2).default(2),
+        maxTools: z.number().int().min(2).default(5),
+        /** Share of dialogues with a result-dependent call sequence turned into one chained S-M request. */
+        chainRate: z.number().min(0).max(1).default(0.5),
+        /** Share of multi-turn dialogues given an extra, independent request in one turn (M-M). */
+        multiTurnRate: z.number().min(0).max(1).default(0.2),
+      })
+      .strict()
+      .prefault({}),
+    quality: z
+      .object({
+        /** The paper's LLM data-quality check of every assistant turn. */
+        verify: z.boolean().default(true),
+      })
+      .strict()
+      .prefault({}),
+    hard: z
+      .object({
+        maxParameters: z.number().int().min(1).default(6),
+        maxToolsPerTurn: z.number().int().min(1).default(4),
+        /** Share of test samples that get a variant with a nonsensical tool name. */
+        nonsensicalNameRate: z.number().min(0).max(1).default(0.05),
+        /** Share of single-tool test samples that get a variant whose tool list lacks the needed tool. */
+        noSuitableToolRate: z.number().min(0).max(1).default(0.05),
+      })
+      .strict()
+      .prefault({}),
+    candidates: z
+      .object({
+        /** Most tools a sample offers (its gold tools always among them). */
+        max: z.number().int().min(1).default(8),
+        /** Tools of other services added to every list as distractors. */
+        distractors: z.number().int().min(0).default(0),
+      })
+      .strict()
+      .prefault({}),
+    /** Released MTU-Eval files, for the statistics comparison (skipped when absent). */
+    reference: z.string().default('../shared/data/reference/mtu-bench'),
+    /** The date the prompts call today (SGD's dialogues are set around 2019-03-01). */
+    today: z.string().regex(/^\d{4}-\d{2}-\d{2}$/, 'write today as YYYY-MM-DD').default('2019-03-01'),
+  })
+  .strict();
+export type MtuConfig = z.infer<typeof MtuConfig>;

@@ -1,0 +1,98 @@
+import type { Call, Json, ToolSpec, Turn } from '../../core/records.ts';
+import { reject, type RejectReason, type StageContext } from '../../core/stage.ts';
+import { mtuToolNamePrompt } from '../../prompts/mtu-tool-name.ts';
+import { mtuToolParametersPrompt } from '../../prompts/mtu-tool-parameters.ts';
+import type { SourceDialogue } from '../sources/dialogue.ts';
+import type { CreatedTurns } from './grammar-tools.ts';
+import { renderToolList } from './mtu-format.ts';
+import { toolNameOfFreeText } from './names.ts';
+import type { Situation } from './sample.ts';
+
+/**
+ * LLM-based tool creation (MTU-Bench §2.1) for dialogues without intent or slot annotations:
+ * every assistant turn is classified into one of the five situations; only a "specific API call"
+ * makes calls, whose tools (name, description, parameters) the LLM makes up. A dialogue keeps
+ * one tool set, so a later turn reuses the tools an earlier one created.
+ */
+
+/** Earlier turns as the prompts show them (`User:` / `Action:` / `Assistant:` lines). */
+export function historyText(turns: Turn[]): string {
+  if (!turns.length) return '(none)';
+  return turns
+    .map((turn) => {
+      if (turn.role === 'user') return `User: ${turn.content}`;
+      const calls = (turn.calls ?? []).map((c) => `Action: ${c.tool}\nAction Input: ${JSON.stringify(c.arguments)}`);
+      return [...calls, `Assistant: ${turn.response ?? turn.content}`].join('\n');
+    })
+    .join('\n');
+}
+
+type Ctx = StageContext & { key: string };
+
+export async function llmDialogueTurns(dialogue: SourceDialogue, ctx: Ctx, stage: string): Promise<CreatedTurns | (RejectReason & { reject: true })> {
+  const tools = new Map<string, ToolSpec>();
+  const turns: Turn[] = [];
+  const situations: Record<string, Situation> = {};
+  let callCount = 0;
+  let user: string | undefined;
+
+  for (const [t, source] of dialogue.turns.entries()) {
+    if (source.speaker === 'user') {
+      turns.push({ role: 'user', content: source.text });
+      user = source.text;
+      continue;
+    }
+    const index = turns.length;
+    if (user === undefined) {
+      // An opening by the assistant (a greeting) answers nothing.
+      situations[String(index)] = 'chit_chat';
+      turns.push({ role: 'assistant', content: source.text });
+      continue;
+    }
+    const history = historyText(turns.slice(0, -1));
+    const named = await ctx.llm.generate(
+      mtuToolNamePrompt,
+      { domains: dialogue.domains.join(', '), history, user, assistant: source.text, historyHasCalls: turns.some((x) => x.calls?.length) },
+      { stage, key: `${ctx.key}/turn-${t}/situation` },
+    );
+    if (!named.ok) return reject(named.reason, named.detail);
+    let situation = named.value.situation;
+    const calls: Call[] = [];
+    let thought: string | undefined;
+    if (situation === 'api_call' && named.value.apis.length) {
+      const earlierUserTurns = turns.slice(0, -1).filter((x) => x.role === 'user').map((x) => x.content);
+      const written = await ctx.llm.generate(
+        mtuToolParametersPrompt,
+        { apis: renderToolList([...tools.values()]), history, user, assistant: source.text, proposed: named.value.apis, earlierUserTurns },
+        { stage, key: `${ctx.key}/turn-${t}/parameters` },
+      );
+      if (!written.ok) return reject(written.reason, written.detail);
+      thought = written.value.thought;
+      for (const action of written.value.actions) {
+        const name = toolNameOfFreeText(action.action);
+        if (!name) continue;
+        const tool = tools.get(name) ?? newTool(name, action.description, dialogue);
+        for (const parameter of Object.keys(action.action_input)) tool.parameters.properties[parameter] ??= { type: 'string' };
+        tools.set(name, tool);
+        calls.push({ id: `call_${callCount++}`, tool: name, arguments: action.action_input as Record<string, Json> });
+      }
+    }
+    // A call the model could not write is a turn waiting for information.
+    if (situation === 'api_call' && !calls.length) situation = named.value.apis.length ? 'information_missing' : 'chit_chat';
+    situations[String(index)] = situation;
+    turns.push({ role: 'assistant', content: source.text, ...(thought ? { thought } : {}), ...(calls.length ? { calls } : {}) });
+  }
+  return { dialogue: turns, tools: [...tools.values()], situations };
+}
+
+function newTool(name: string, description: string, dialogue: SourceDialogue): ToolSpec {
+  return {
+    name,
+    description,
+    parameters: { type: 'object', properties: {}, required: [] },
+    returns: { type: 'object', properties: {}, required: [] },
+    domain: dialogue.domains[0],
+    plugin: dialogue.source,
+    provenance: { source: dialogue.source, id: name, createdBy: 'llm' },
+  };
+}

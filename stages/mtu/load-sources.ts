@@ -1,0 +1,36 @@
+import { sourceStage, type BatchStage } from '../../core/stage.ts';
+import { atisTopic, loadAtis } from '../sources/atis.ts';
+import { SourceDialogue, utteranceDialogue } from '../sources/dialogue.ts';
+import { parseGenericDialogues } from '../sources/generic-dialogue.ts';
+import { loadMultiwoz } from '../sources/multiwoz.ts';
+import { loadSgd } from '../sources/sgd.ts';
+import { loadSnips, snipsTopic } from '../sources/snips.ts';
+import type { MtuConfig } from './config.ts';
+
+/** Files and folders a config reads (hashed into the dataset fingerprint). */
+export function mtuSourceFiles(config: MtuConfig): string[] {
+  const { snips, atis, sgd, multiwoz, generic } = config.sources;
+  return [
+    ...(snips.enabled ? [snips.dir] : []),
+    ...(atis.enabled ? [atis.dir] : []),
+    ...(sgd.enabled ? [sgd.dir] : []),
+    ...(multiwoz.enabled ? [multiwoz.dir, ...(multiwoz.dialogues ? [multiwoz.dialogues] : [])] : []),
+    ...generic.map((g) => g.file),
+  ];
+}
+
+/** Reads every configured source into dialogues (step 1 of the paper: data collection). */
+export function loadMtuSources(config: MtuConfig, resolvePath: (p: string) => string): SourceDialogue[] {
+  const { snips, atis, sgd, multiwoz, generic } = config.sources;
+  const out: SourceDialogue[] = [];
+  if (snips.enabled) out.push(...loadSnips(snips, resolvePath).map((u) => utteranceDialogue(u, u.intents.map(snipsTopic))));
+  if (atis.enabled) out.push(...loadAtis(atis, resolvePath).map((u) => utteranceDialogue(u, [...new Set(u.intents.map(atisTopic))])));
+  if (sgd.enabled) out.push(...loadSgd(sgd, resolvePath));
+  if (multiwoz.enabled) out.push(...loadMultiwoz(multiwoz, resolvePath));
+  for (const source of generic) out.push(...parseGenericDialogues(resolvePath(source.file), source));
+  return out;
+}
+
+export function loadSourcesStage(config: MtuConfig): BatchStage<unknown, SourceDialogue> {
+  return sourceStage({ name: 'load-sources', version: 1, output: SourceDialogue, load: (ctx) => loadMtuSources(config, ctx.resolvePath) });
+}

@@ -1,0 +1,362 @@
+import { isRef, parseRef, type ArgValue, type Call, type Json, type Sample, type ToolSpec } from '../../core/records.ts';
+import { readPythonLiteral } from './python-literal.ts';
+import { assistantIndexes, categoryOf, turnCalls } from './sample.ts';
+
+/**
+ * MTU-Bench's own record shape: `{id, question, answer}`. `question` is the whole prompt — the
+ * instructions of the setting, the tool document after "The following is a list of APIs …", the
+ * history (multi-turn) and the current `User:` message; `answer` is `{Tool: {param: value}}` with
+ * `"Tool.field"` for a value taken from an earlier call's result, and `{}` when no call is due.
+ * `parseMtuRecord` reads both what this module writes and every variant of the released files.
+ */
+
+export const TOOL_LIST_MARKER = 'The following is a list of APIs and their parameters that you can use:';
+
+export interface MtuParameterDoc {
+  name: string;
+  type?: Json;
+  description?: string;
+  format?: string;
+  pattern?: string;
+  enum?: Json[];
+  default?: Json;
+}
+
+/** One entry of the tool document (the paper's Figure 9). */
+export interface MtuToolDoc {
+  name: string;
+  description: string;
+  required_parameters: MtuParameterDoc[];
+  optional_parameters: MtuParameterDoc[];
+  result_parameters: MtuParameterDoc[];
+}
+
+export interface MtuRecord {
+  id: string;
+  question: string;
+  answer: Record<string, Json>;
+}
+
+// ---------------------------------------------------------------- writing
+
+function parameterDoc(name: string, property: Record<string, unknown>): MtuParameterDoc {
+  const doc: MtuParameterDoc = { name };
+  for (const key of ['type', 'description', 'format', 'pattern', 'enum', 'default'] as const) {
+    if (property[key] !== undefined && property[key] !== '') (doc as unknown as Record<string, unknown>)[key] = property[key];
+  }
+  return doc;
+}
+
+export function toMtuDoc(tool: ToolSpec): MtuToolDoc {
+  const properties = tool.parameters.properties;
+  const required = tool.parameters.required.filter((name) => name in properties);
+  return {
+    name: tool.name,
+    description: tool.description,
+    required_parameters: required.map((name) => parameterDoc(name, properties[name])),
+    optional_parameters: Object.keys(properties)
+      .filter((name) => !required.includes(name))
+      .map((name) => parameterDoc(name, properties[name])),
+    result_parameters: Object.entries(tool.returns.properties).map(([name, property]) => parameterDoc(name, property)),
+  };
+}
+
+/** The tool document as the prompts show it: a JSON list of entries. */
+export function renderToolList(tools: ToolSpec[]): string {
+  return JSON.stringify(tools.map(toMtuDoc));
+}
+
+const WEEKDAYS = ['Sunday', 'Monday', 'Tuesday', 'Wednesday', 'Thursday', 'Friday', 'Saturday'];
+const MONTHS = ['January', 'February', 'March', 'April', 'May', 'June', 'July', 'August', 'September', 'October', 'November', 'December'];
+
+export function longDate(isoDate: string): string {
+  const d = new Date(`${isoDate}T00:00:00Z`);
+  return `${WEEKDAYS[d.getUTCDay()]}, ${MONTHS[d.getUTCMonth()]} ${d.getUTCDate()}, ${d.getUTCFullYear()}`;
+}
+
+/** The instructions of each setting: what to reason about, when (not) to call, how to write calls. */
+export function instructionsFor(category: string, today: string): string {
+  const multiTurn = category.startsWith('M');
+  const multiTool = category.endsWith('M');
+  const rules = [
+    'Give your reasoning in "Thought": what the user wants, whether an API is needed and how to call it.',
+    multiTool
+      ? 'When APIs can satisfy the request, give each call in this form, one after another:\nAction: the name of an API\nAction Input: its parameters as a JSON object'
+      : 'When an API call can satisfy the request, give the call in this form:\nAction: the name of the API to call\nAction Input: its parameters as a JSON object',
+    ...(multiTurn ? ['"Observation" in the history shows what an earlier API call returned.'] : []),
+    ...(multiTool
+      ? [
+          'A call may need a value an earlier call returns: write that value as "previous_API_name.return_parameter_name".',
+          'Several APIs may be needed; mind the order in which you call them.',
+        ]
+      : []),
+    'When the request can be met without an API, do not call one.',
+    'When a required value is missing, do not call the API; ask for it instead.',
+    ...(multiTurn ? ['When the conversation already holds the answer, do not call the API again.'] : []),
+    'Use API and parameter names exactly as listed; take every parameter value from the conversation and never make one up.',
+    'When no listed API fits the request, do not call any.',
+    `Today is ${longDate(today)}.`,
+  ];
+  const format = multiTool ? 'Thought: xxxx\nAction: xxxx\nAction Input: xxxx\nAction: xxxx\nAction Input: xxxx...' : 'Thought: xxxx\nAction: xxxx\nAction Input: xxxx';
+  return [
+    `Reply to the user${multiTurn ? ', taking the conversation so far into account' : ''}. You may call external APIs to do so. The rules for calling them and the APIs you can use follow.`,
+    ...rules.map((rule, i) => `${i + 1}. ${rule}`),
+    `If you call ${multiTool ? 'APIs' : 'an API'}, answer in this format:\n${format}`,
+    'If you do not call an API, answer in this format:\nThought: xxxx',
+  ].join('\n');
+}
+
+/** An argument as MTU writes it: a reference becomes `"Tool.field"` (the tool of the referenced call). */
+function mtuValue(value: ArgValue, toolOfCall: Map<string, string>): Json {
+  if (isRef(value)) {
+    const { callId, field } = parseRef(value);
+    return `${toolOfCall.get(callId) ?? callId}.${field}`;
+  }
+  if (Array.isArray(value)) return value.map((v) => mtuValue(v, toolOfCall));
+  return value as Json;
+}
+
+export function mtuAnswer(calls: Call[], toolOfCall: Map<string, string>): Record<string, Json> {
+  const answer: Record<string, Json> = {};
+  for (const call of calls) answer[call.tool] = Object.fromEntries(Object.entries(call.arguments).map(([k, v]) => [k, mtuValue(v, toolOfCall)]));
+  return answer;
+}
+
+function historyLines(sample: Sample, upTo: number, toolOfCall: Map<string, string>): string[] {
+  const lines: string[] = [];
+  sample.dialogue.slice(0, upTo).forEach((turn, i) => {
+    if (turn.role === 'user') {
+      lines.push(`user: ${turn.content}`);
+      return;
+    }
+    lines.push('function: ');
+    if (turn.thought) lines.push(`Thought: ${turn.thought}`);
+    for (const call of turnCalls(sample, i)) {
+      lines.push(`Action: ${call.tool}`, `Action Input: ${JSON.stringify(mtuAnswer([call], toolOfCall)[call.tool])}`);
+      const observation = turn.observations?.[call.id];
+      if (observation !== undefined) lines.push(`Observation: ${JSON.stringify(observation)}`);
+    }
+    lines.push(`assistant: ${turn.response ?? turn.content}`);
+  });
+  return lines;
+}
+
+/**
+ * The MTU-Eval records of a sample: one per user turn answered by an assistant turn (a single-turn
+ * sample gives one). `key` numbers the sample within its file (`S-S_12`, `M-S_12_3`).
+ */
+export function toMtuRecords(sample: Sample, key: number, today: string): MtuRecord[] {
+  const category = categoryOf(sample);
+  const prefix = sample.split === 'ood' ? 'OOD' : category;
+  const multiTurn = category.startsWith('M');
+  const toolOfCall = new Map(sample.dialogue.flatMap((t, i) => (t.role === 'assistant' ? turnCalls(sample, i) : [])).map((c) => [c.id, c.tool]));
+  const head = `${instructionsFor(category, today)}\n${TOOL_LIST_MARKER}\n${renderToolList(sample.tools)}`;
+  const records: MtuRecord[] = [];
+  let ordinal = 0;
+  for (const a of assistantIndexes(sample)) {
+    const u = a - 1;
+    if (sample.dialogue[u]?.role !== 'user') continue;
+    const history = multiTurn ? ['History Dialog: ', ...historyLines(sample, u, toolOfCall)] : [];
+    records.push({
+      id: multiTurn ? `${prefix}_${key}_${ordinal}` : `${prefix}_${key}`,
+      question: [head, ...history, `User: ${sample.dialogue[u].content}`].join('\n'),
+      answer: mtuAnswer(turnCalls(sample, a), toolOfCall),
+    });
+    ordinal++;
+  }
+  return records;
+}
+
+// ---------------------------------------------------------------- reading
+
+export interface ParsedHistoryTurn {
+  role: 'user' | 'assistant';
+  content: string;
+  thought?: string;
+  calls?: { tool: string; arguments: Record<string, Json> }[];
+  observations?: Json[];
+}
+
+export interface ParsedMtuRecord {
+  id: string;
+  instructions: string;
+  tools: MtuToolDoc[];
+  history: ParsedHistoryTurn[];
+  user: string;
+  /** The gold calls in order; `references` lists the `"Tool.field"` values among their arguments. */
+  calls: { tool: string; arguments: Record<string, Json>; references: { parameter: string; tool: string; field: string }[] }[];
+}
+
+function parameterList(value: Json | undefined): MtuParameterDoc[] {
+  if (value === undefined || value === null) return [];
+  if (Array.isArray(value)) {
+    return value.map((p) => {
+      if (typeof p === 'string') return { name: p };
+      if (p && typeof p === 'object' && !Array.isArray(p) && typeof p.name === 'string') return p as unknown as MtuParameterDoc;
+      throw new Error(`a parameter entry is neither a name nor {"name": …}: ${JSON.stringify(p)}`);
+    });
+  }
+  // Compact form: {name: default}.
+  if (typeof value === 'object') return Object.entries(value).map(([name, fallback]) => ({ name, default: fallback }));
+  throw new Error(`a parameter list is ${JSON.stringify(value)}`);
+}
+
+function toolDocs(value: Json): MtuToolDoc[] {
+  // One released variant wraps the list as {"apis": [...], "available_parameters": [...]}: the
+  // parameters are shared, so every API lists them as optional.
+  if (value && typeof value === 'object' && !Array.isArray(value) && Array.isArray(value.apis)) {
+    const shared = parameterList(value.available_parameters);
+    return toolDocs(value.apis).map((doc) => ({ ...doc, optional_parameters: doc.optional_parameters.length ? doc.optional_parameters : shared }));
+  }
+  const list = Array.isArray(value) ? value : [value];
+  return list.flatMap((entry) => {
+    if (!entry || typeof entry !== 'object' || Array.isArray(entry)) return []; // placeholder text such as ['api_descriptions']
+    if (typeof entry.name !== 'string') throw new Error(`a tool entry has no "name": ${JSON.stringify(entry).slice(0, 120)}`);
+    return [
+      {
+        name: entry.name,
+        description: typeof entry.description === 'string' ? entry.description : '',
+        required_parameters: parameterList(entry.required_parameters),
+        optional_parameters: parameterList(entry.optional_parameters),
+        result_parameters: parameterList(entry.result_parameters),
+      },
+    ];
+  });
+}
+
+const LINE_MARKERS: [RegExp, string][] = [
+  [/^(?:user|User):\s?/, 'user'],
+  [/^function:\s?/, 'function'],
+  [/^Thought:\s?/, 'thought'],
+  [/^Action Input\s?:\s?/, 'input'],
+  [/^Action:\s?/, 'action'],
+  [/^(?:observation|Observation):\s?(?::\s?)?/, 'observation'],
+  [/^(?:assistant|Assistant):\s?(?::\s?)?/, 'assistant'],
+];
+
+function literal(text: string): Json {
+  const trimmed = text.trim();
+  if (!trimmed) return {};
+  try {
+    return readPythonLiteral(trimmed, 0).value;
+  } catch {
+    return trimmed;
+  }
+}
+
+function callsOfAnswerDict(value: Json): { tool: string; arguments: Record<string, Json> }[] {
+  if (!value || typeof value !== 'object' || Array.isArray(value)) return [];
+  return Object.entries(value)
+    .filter(([tool]) => tool !== '')
+    .map(([tool, args]) => ({ tool, arguments: argumentsOf(args) }));
+}
+
+function argumentsOf(args: Json): Record<string, Json> {
+  // Some released answers hold the arguments as a JSON string.
+  const value = typeof args === 'string' ? literal(args) : args;
+  return value && typeof value === 'object' && !Array.isArray(value) ? value : {};
+}
+
+/** The history part of a question: `user:` / `function:` blocks, or `User:` / `Action: {…}` / `Assistant:` lines. */
+export function parseHistory(text: string): ParsedHistoryTurn[] {
+  const turns: ParsedHistoryTurn[] = [];
+  let field: { turn: ParsedHistoryTurn; key: 'content' | 'thought' } | undefined;
+  const assistant = (): ParsedHistoryTurn => {
+    const last = turns.at(-1);
+    if (last?.role === 'assistant' && !last.content) return last;
+    const turn: ParsedHistoryTurn = { role: 'assistant', content: '' };
+    turns.push(turn);
+    return turn;
+  };
+  for (const line of text.split('\n')) {
+    const marker = LINE_MARKERS.find(([pattern]) => pattern.test(line));
+    if (!marker) {
+      if (field && line.trim()) field.turn[field.key] = `${field.turn[field.key] ?? ''}\n${line}`.trim();
+      continue;
+    }
+    const rest = line.replace(marker[0], '');
+    switch (marker[1]) {
+      case 'user': {
+        const turn: ParsedHistoryTurn = { role: 'user', content: rest.trim() };
+        turns.push(turn);
+        field = { turn, key: 'content' };
+        break;
+      }
+      case 'function':
+        field = undefined;
+        assistant();
+        break;
+      case 'thought': {
+        const turn = assistant();
+        turn.thought = rest.trim();
+        field = { turn, key: 'thought' };
+        break;
+      }
+      case 'action': {
+        const turn = assistant();
+        const value = rest.trim();
+        if (value.startsWith('{')) (turn.calls ??= []).push(...callsOfAnswerDict(literal(value)));
+        else if (value) (turn.calls ??= []).push({ tool: value, arguments: {} });
+        field = undefined;
+        break;
+      }
+      case 'input': {
+        const turn = assistant();
+        const call = turn.calls?.at(-1);
+        if (call) call.arguments = argumentsOf(literal(rest));
+        field = undefined;
+        break;
+      }
+      case 'observation':
+        (assistant().observations ??= []).push(literal(rest));
+        field = undefined;
+        break;
+      case 'assistant': {
+        const turn = assistant();
+        turn.content = rest.trim();
+        field = { turn, key: 'content' };
+        break;
+      }
+    }
+  }
+  return turns;
+}
+
+/** Reads one MTU-Eval record (released or exported); throws naming what does not fit. */
+export function parseMtuRecord(record: { id: string; question: string; answer: unknown }): ParsedMtuRecord {
+  const { id, question } = record;
+  const at = question.indexOf(TOOL_LIST_MARKER);
+  if (at === -1) throw new Error(`${id}: the question has no tool list ("${TOOL_LIST_MARKER}")`);
+  const listStart = at + TOOL_LIST_MARKER.length;
+  const start = listStart + (question.slice(listStart).length - question.slice(listStart).trimStart().length);
+  let parsed: { value: Json; end: number };
+  try {
+    parsed = readPythonLiteral(question, start);
+  } catch (error) {
+    throw new Error(`${id}: the tool list is not a JSON / Python literal: ${(error as Error).message}`);
+  }
+  const tools = toolDocs(parsed.value);
+  const rest = question.slice(parsed.end);
+  const last = rest.lastIndexOf('\nUser:');
+  if (last === -1) throw new Error(`${id}: the question has no "User:" line after the tool list`);
+  const user = rest.slice(last + '\nUser:'.length).trim();
+  const history = parseHistory(rest.slice(0, last).replace(/^\s*History Dialog:\s*/, ''));
+
+  const answer = (typeof record.answer === 'string' ? literal(record.answer) : record.answer) as Json;
+  const calls = callsOfAnswerDict(answer);
+  const known = new Set([...tools.map((t) => t.name), ...calls.map((c) => c.tool)]);
+  return {
+    id,
+    instructions: question.slice(0, at).trim(),
+    tools,
+    history,
+    user,
+    calls: calls.map((call) => ({
+      ...call,
+      references: Object.entries(call.arguments).flatMap(([parameter, value]) => {
+        const match = typeof value === 'string' ? /^([A-Za-z_][\w-]*)\.(\w+)$/.exec(value) : null;
+        return match && known.has(match[1]) ? [{ parameter, tool: match[1], field: match[2] }] : [];
+      }),
+    })),
+  };
+}

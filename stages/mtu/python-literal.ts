@@ -1,0 +1,142 @@
+import type { Json } from '../../core/records.ts';
+
+/**
+ * Python literals as the released MTU-Eval prompts print them (`str(dict)`): single- or
+ * double-quoted strings, True / False / None, numbers, lists, tuples and dicts. JSON is a subset,
+ * so this reads both notations.
+ */
+export function parsePythonLiteral(text: string): Json {
+  const parser = new LiteralParser(text);
+  const value = parser.value();
+  parser.end();
+  return value;
+}
+
+/** Reads one literal at `start` and says where it ends (for literals embedded in prose). */
+export function readPythonLiteral(text: string, start: number): { value: Json; end: number } {
+  const parser = new LiteralParser(text, start);
+  const value = parser.value();
+  return { value, end: parser.pos };
+}
+
+class LiteralParser {
+  constructor(
+    private readonly text: string,
+    public pos = 0,
+  ) {}
+
+  private fail(what: string): never {
+    const near = this.text.slice(Math.max(0, this.pos - 20), this.pos + 20);
+    throw new Error(`not a Python literal: ${what} at character ${this.pos} (near ${JSON.stringify(near)})`);
+  }
+
+  private skip(): void {
+    while (this.pos < this.text.length && /\s/.test(this.text[this.pos])) this.pos++;
+  }
+
+  end(): void {
+    this.skip();
+    if (this.pos !== this.text.length) this.fail('unexpected text after the value');
+  }
+
+  value(): Json {
+    this.skip();
+    const c = this.text[this.pos];
+    if (c === '{') return this.dict();
+    if (c === '[') return this.sequence('[', ']');
+    if (c === '(') return this.sequence('(', ')');
+    if (c === "'" || c === '"') return this.string();
+    for (const [word, value] of [['True', true], ['False', false], ['None', null], ['true', true], ['false', false], ['null', null]] as const) {
+      if (this.text.startsWith(word, this.pos) && !/\w/.test(this.text[this.pos + word.length] ?? '')) {
+        this.pos += word.length;
+        return value;
+      }
+    }
+    const number = /^-?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?/.exec(this.text.slice(this.pos, this.pos + 40));
+    if (number) {
+      this.pos += number[0].length;
+      return Number(number[0]);
+    }
+    return this.fail(c === undefined ? 'unexpected end' : `unexpected ${JSON.stringify(c)}`);
+  }
+
+  private dict(): Json {
+    const out: Record<string, Json> = {};
+    this.pos++;
+    for (;;) {
+      this.skip();
+      if (this.text[this.pos] === '}') {
+        this.pos++;
+        return out;
+      }
+      const key = this.value();
+      this.skip();
+      if (this.text[this.pos] !== ':') this.fail('expected ":"');
+      this.pos++;
+      out[typeof key === 'string' ? key : JSON.stringify(key)] = this.value();
+      this.skip();
+      if (this.text[this.pos] === ',') this.pos++;
+      else if (this.text[this.pos] !== '}') this.fail('expected "," or "}"');
+    }
+  }
+
+  private sequence(open: string, close: string): Json {
+    const out: Json[] = [];
+    this.pos++;
+    for (;;) {
+      this.skip();
+      if (this.text[this.pos] === close) {
+        this.pos++;
+        return out;
+      }
+      out.push(this.value());
+      this.skip();
+      if (this.text[this.pos] === ',') this.pos++;
+      else if (this.text[this.pos] !== close) this.fail(`expected "," or "${close}" after an item of ${open}${close}`);
+    }
+  }
+
+  private string(): string {
+    const quote = this.text[this.pos++];
+    let out = '';
+    for (;;) {
+      const c = this.text[this.pos++];
+      if (c === undefined) this.fail('unterminated string');
+      if (c === quote) return out;
+      if (c !== '\\') {
+        out += c;
+        continue;
+      }
+      const e = this.text[this.pos++];
+      const simple: Record<string, string> = { n: '\n', t: '\t', r: '\r', b: '\b', f: '\f', '\\': '\\', "'": "'", '"': '"', '/': '/', '\n': '' };
+      if (e in simple) out += simple[e];
+      else if (e === 'x' || e === 'u') {
+        const length = e === 'x' ? 2 : 4;
+        const hex = this.text.slice(this.pos, this.pos + length);
+        if (!/^[0-9a-fA-F]+$/.test(hex) || hex.length !== length) this.fail(`bad \\${e} escape`);
+        out += String.fromCharCode(parseInt(hex, 16));
+        this.pos += length;
+      } else out += `\\${e}`; // Python keeps unknown escapes as written
+    }
+  }
+}
+
+/** A JSON value printed the way Python's `repr` prints the equivalent dict / list. */
+export function toPythonLiteral(value: Json): string {
+  if (value === null) return 'None';
+  if (value === true) return 'True';
+  if (value === false) return 'False';
+  if (typeof value === 'number') return String(value);
+  if (typeof value === 'string') return pythonString(value);
+  if (Array.isArray(value)) return `[${value.map(toPythonLiteral).join(', ')}]`;
+  return `{${Object.entries(value)
+    .map(([k, v]) => `${pythonString(k)}: ${toPythonLiteral(v)}`)
+    .join(', ')}}`;
+}
+
+function pythonString(text: string): string {
+  // Python prefers single quotes and switches to double quotes when the text holds a single quote only.
+  const quote = text.includes("'") && !text.includes('"') ? '"' : "'";
+  const escaped = text.replace(/\\/g, '\\\\').replace(/\n/g, '\\n').replace(/\r/g, '\\r').replace(/\t/g, '\\t');
+  return quote + (quote === "'" ? escaped.replace(/'/g, "\\'") : escaped) + quote;
+}
