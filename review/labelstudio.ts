@@ -2,7 +2,7 @@ import { readFileSync } from 'node:fs';
 import { messageOf } from '../core/errors.ts';
 import type { Sample } from '../core/records.ts';
 import type { QueueItem } from './queue.ts';
-import { DECISIONS, dialogueParagraphs, EDITABLE_COLUMNS, paragraphsText, SAMPLE_COLUMNS, QUEUE_COLUMNS, sheetRow, type DatasetLabel, type Paragraph } from './sheet.ts';
+import { DECISIONS, dialogueParagraphs, paragraphsText, SHEET_COLUMNS, sheetRow, type DatasetLabel, type Paragraph } from './sheet.ts';
 import type { ImportProblem, ReviewRow, SheetSource } from './sources.ts';
 
 /**
@@ -17,6 +17,9 @@ export type TaskData = Record<string, string> & { dialogue: Paragraph[] } & Reco
 export interface LabelStudioTask {
   data: TaskData;
 }
+
+/** The sheet's read-only columns, in sheet order: what a task's `data` holds. */
+const READ_ONLY_COLUMNS = SHEET_COLUMNS.slice(0, SHEET_COLUMNS.indexOf('decision'));
 
 /** Text controls: their `from_name` is the sheet column they fill. */
 const TEXT_CONTROLS = ['corrected_query', 'corrected_calls', 'notes'] as const;
@@ -50,9 +53,8 @@ ${DECISIONS.map((d) => `    <Choice value="${d}"/>`).join('\n')}
 
 export function labelStudioTask(ref: DatasetLabel, item: QueueItem, sample: Sample): LabelStudioTask {
   const row = sheetRow(ref, item, sample);
-  const data: Record<string, unknown> = { item_id: row.item_id };
-  for (const column of [...SAMPLE_COLUMNS, ...QUEUE_COLUMNS]) data[column] = row[column];
-  data.dialogue = dialogueParagraphs(sample);
+  const data: Record<string, unknown> = {};
+  for (const column of READ_ONLY_COLUMNS) data[column] = column === 'dialogue' ? dialogueParagraphs(sample) : row[column];
   return { data: data as TaskData };
 }
 
@@ -87,7 +89,7 @@ export function readLabelStudioExport(path: string, shown = path): SheetSource {
     return fileProblem(`not a readable Label Studio JSON export: ${messageOf(error)}`);
   }
   if (!Array.isArray(tasks)) return fileProblem('not a Label Studio JSON export: expected a list of tasks (export the project as "JSON")');
-  source.columns = ['item_id', ...SAMPLE_COLUMNS, ...QUEUE_COLUMNS, ...EDITABLE_COLUMNS];
+  source.columns = [...SHEET_COLUMNS];
 
   tasks.forEach((task: unknown, t) => {
     const row = t + 1;
@@ -101,7 +103,7 @@ export function readLabelStudioExport(path: string, shown = path): SheetSource {
     const data = taskObject.data as Record<string, unknown>;
     const base: Record<string, string> = {};
     let complete = true;
-    for (const column of ['item_id', ...SAMPLE_COLUMNS, ...QUEUE_COLUMNS]) {
+    for (const column of READ_ONLY_COLUMNS) {
       const value = column === 'dialogue' ? dialogueText(data.dialogue) : data[column];
       if (typeof value !== 'string') {
         problem(column, `task data has no "${column}" (tasks must come from toolkiln review export)`);

@@ -76,7 +76,7 @@ export function validateSheets(sources: SheetSource[], ctx: ValidationContext): 
     problems.push(...source.problems);
     const fileBroken = source.problems.some((p) => p.row === null);
     const required = source.kind === 'adjudication' ? ADJUDICATION_COLUMNS : SHEET_COLUMNS;
-    const missing = required.filter((c) => !source.columns.includes(c));
+    const missing = fileBroken ? [] : required.filter((c) => !source.columns.includes(c));
     for (const column of missing) problems.push({ file: source.file, row: 1, column, message: `missing column "${column}": a sheet needs the columns ${required.join(', ')} (export a fresh sheet if they were deleted)` });
     rows += source.rows.length;
     if (fileBroken || missing.length) {
@@ -93,10 +93,11 @@ export function validateSheets(sources: SheetSource[], ctx: ValidationContext): 
       const itemId = cell('item_id').trim();
       const result = checkRow(row, ctx, label, problem);
 
-      // Duplicates: the same item twice in one file, or twice from the same annotator.
+      // Duplicates: the same item twice in one sheet, or twice from the same annotator (a Label
+      // Studio export holds every annotator's answers, so only the second rule applies to it).
       if (itemId) {
         const fileKey = `${source.file}\u0000${itemId}`;
-        const earlier = seenInFile.get(fileKey);
+        const earlier = source.format === 'csv' ? seenInFile.get(fileKey) : undefined;
         if (earlier) problem('item_id', `item ${itemId} appears twice in this file (first at ${where(earlier)}); keep one row per item`);
         else seenInFile.set(fileKey, row);
         // One adjudication per item, whoever wrote it; one answer per item from each annotator.
