@@ -67,91 +67,105 @@ function cutInto(length: number, parts: number): { start: number; length: number
  */
 export function similarPairs(strings: readonly string[], ratio: number): { pairs: [number, number, number][]; candidates: number; comparisons: number } {
   checkRatio(ratio);
+  const n = strings.length;
   const editsFor = (length: number) => Math.floor((1 - ratio) * length + 1e-9);
   const order = Array.from(strings.keys()).sort((a, b) => strings[a].length - strings[b].length || a - b);
-  // "length:edits" → piece number → piece text → strings of that length cut into edits + 1 pieces
-  const index = new Map<string, Map<string, number[]>[]>();
-  const lastProbe = new Int32Array(strings.length).fill(-1);
-  const histograms = new Map<number, Int32Array>();
-  const seenOfLength = new Map<number, number[]>();
+  // Pieces are looked up by a polynomial hash (mod 2³²) of their text; a collision only adds a candidate.
+  const maxLength = strings.reduce((max, text) => Math.max(max, text.length), 0);
+  const powers = new Uint32Array(maxLength + 1);
+  powers[0] = 1;
+  for (let k = 1; k <= maxLength; k++) powers[k] = Math.imul(powers[k - 1], HASH_BASE) >>> 0;
+  const prefixHashes: Uint32Array[] = strings.map((text) => {
+    const h = new Uint32Array(text.length + 1);
+    for (let k = 0; k < text.length; k++) h[k + 1] = (Math.imul(h[k], HASH_BASE) + text.charCodeAt(k)) >>> 0;
+    return h;
+  });
+  const hashOf = (i: number, start: number, length: number) => (prefixHashes[i][start + length] - Math.imul(prefixHashes[i][start], powers[length])) >>> 0;
+  const histograms = new Int32Array(n * 64);
+  strings.forEach((text, i) => {
+    for (let k = 0; k < text.length; k++) histograms[i * 64 + (text.charCodeAt(k) & 63)]++;
+  });
+
+  // (length, edit budget) → piece number → piece hash → strings of that length, cut into budget + 1 pieces
+  const index = new Map<number, Map<number, number[]>[]>();
+  const indexKey = (length: number, edits: number) => length * 65536 + edits;
+  const cuts = new Map<number, { start: number; length: number }[]>();
+  const cutOf = (length: number, parts: number) => {
+    let cut = cuts.get(indexKey(length, parts));
+    if (!cut) cuts.set(indexKey(length, parts), (cut = cutInto(length, parts)));
+    return cut;
+  };
+  const ofLength = new Map<number, number[]>();
+  const lastProbe = new Int32Array(n).fill(-1);
   const pairs: [number, number, number][] = [];
   let candidates = 0;
   let comparisons = 0;
 
+  /** r: an earlier (shorter or equal) string, s: the string probing with edit budget `edits`. */
+  const verify = (r: number, s: number, edits: number) => {
+    if (lastProbe[r] === s) return;
+    lastProbe[r] = s;
+    candidates++;
+    if (bagDistance(histograms, r * 64, s * 64) > edits) return;
+    comparisons++;
+    const similarity = levenshteinRatio(strings[r], strings[s]);
+    if (similarity >= ratio) pairs.push(r < s ? [r, s, similarity] : [s, r, similarity]);
+  };
+
   for (const s of order) {
-    const text = strings[s];
-    const ls = text.length;
+    const ls = strings[s].length;
     const edits = editsFor(ls);
     // Probe: shorter (or equal) strings r with ls − lr ≤ edits, cut for this string's edit budget.
     for (let lr = Math.max(0, ls - edits); lr <= ls && edits > 0; lr++) {
       if (lr < edits + 1) {
         // Too short to cut into edits + 1 pieces (only when ratio ≤ ½): compare directly.
-        for (const r of seenOfLength.get(lr) ?? []) verify(r, s);
+        for (const r of ofLength.get(lr) ?? []) verify(r, s, edits);
         continue;
       }
-      const pieces = index.get(`${lr}:${edits}`);
+      const pieces = index.get(indexKey(lr, edits));
       if (!pieces) continue;
       const delta = ls - lr;
-      cutInto(lr, edits + 1).forEach((piece, p) => {
+      const cut = cutOf(lr, edits + 1);
+      for (let p = 0; p < cut.length; p++) {
+        const { start, length } = cut[p];
         const i = p + 1;
-        const from = Math.max(0, piece.start - (i - 1), piece.start + delta - (edits + 1 - i));
-        const to = Math.min(ls - piece.length, piece.start + (i - 1), piece.start + delta + (edits + 1 - i));
+        const from = Math.max(0, start - (i - 1), start + delta - (edits + 1 - i));
+        const to = Math.min(ls - length, start + (i - 1), start + delta + (edits + 1 - i));
+        const table = pieces[p];
         for (let at = from; at <= to; at++) {
-          for (const r of pieces[p].get(text.slice(at, at + piece.length)) ?? []) verify(r, s);
+          const list = table.get(hashOf(s, at, length));
+          if (list) for (const r of list) verify(r, s, edits);
         }
-      });
+      }
     }
-    const same = seenOfLength.get(ls);
+    const same = ofLength.get(ls);
     if (same) same.push(s);
-    else seenOfLength.set(ls, [s]);
+    else ofLength.set(ls, [s]);
     // Index: cut this string for every edit budget a longer partner (up to ls / ratio) can have.
-    for (let k = editsFor(ls); k <= editsFor(Math.floor(ls / ratio + 1e-9)); k++) {
-      if (k === 0) continue; // only an equal string could match, and equal strings were merged before
-      if (k + 1 > ls) break;
-      const key = `${ls}:${k}`;
-      let pieces = index.get(key);
-      if (!pieces) index.set(key, (pieces = Array.from({ length: k + 1 }, () => new Map<string, number[]>())));
-      cutInto(ls, k + 1).forEach((piece, p) => {
-        const part = text.slice(piece.start, piece.start + piece.length);
-        const list = pieces![p].get(part);
+    for (let k = Math.max(1, editsFor(ls)); k <= editsFor(Math.floor(ls / ratio + 1e-9)) && k + 1 <= ls; k++) {
+      let pieces = index.get(indexKey(ls, k));
+      if (!pieces) index.set(indexKey(ls, k), (pieces = Array.from({ length: k + 1 }, () => new Map<number, number[]>())));
+      const cut = cutOf(ls, k + 1);
+      for (let p = 0; p < cut.length; p++) {
+        const key = hashOf(s, cut[p].start, cut[p].length);
+        const list = pieces[p].get(key);
         if (list) list.push(s);
-        else pieces![p].set(part, [s]);
-      });
+        else pieces[p].set(key, [s]);
+      }
     }
   }
-
-  /** r: an indexed (shorter or equal) string, s: the string probing. */
-  function verify(r: number, s: number): void {
-    if (lastProbe[r] === s) return;
-    lastProbe[r] = s;
-    candidates++;
-    if (bagDistance(histogramOf(r), histogramOf(s)) > editsFor(strings[s].length)) return;
-    comparisons++;
-    const similarity = levenshteinRatio(strings[r], strings[s]);
-    if (similarity >= ratio) pairs.push(r < s ? [r, s, similarity] : [s, r, similarity]);
-  }
-
-  function histogramOf(i: number): Int32Array {
-    let histogram = histograms.get(i);
-    if (!histogram) {
-      histogram = new Int32Array(64);
-      const text = strings[i];
-      for (let k = 0; k < text.length; k++) histogram[text.charCodeAt(k) & 63]++;
-      histograms.set(i, histogram);
-    }
-    return histogram;
-  }
-
   pairs.sort((x, y) => x[0] - y[0] || x[1] - y[1]);
   return { pairs, candidates, comparisons };
 }
 
-/** A lower bound of the edit distance from character counts (bag distance, characters bucketed). */
-function bagDistance(a: Int32Array, b: Int32Array): number {
+const HASH_BASE = 0x01000193;
+
+/** A lower bound of the edit distance from character counts (bag distance; characters bucketed by code mod 64). */
+function bagDistance(histograms: Int32Array, a: number, b: number): number {
   let extra = 0;
   let missing = 0;
-  for (let k = 0; k < a.length; k++) {
-    const d = a[k] - b[k];
+  for (let k = 0; k < 64; k++) {
+    const d = histograms[a + k] - histograms[b + k];
     if (d > 0) extra += d;
     else missing -= d;
   }
