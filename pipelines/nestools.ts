@@ -1,0 +1,92 @@
+import { z } from 'zod';
+import { definePipeline } from '../core/pipeline.ts';
+import type { Check, Sample, ToolSpec } from '../core/records.ts';
+import { commonExporters } from '../stages/export/index.ts';
+import { checkNesToolsRecord } from '../stages/nestools/check-records.ts';
+import { checkGeneratedStage } from '../stages/nestools/check-generated.ts';
+import { dedupeStage } from '../stages/nestools/dedupe.ts';
+import { generateChainsStage } from '../stages/nestools/generate-chains.ts';
+import { exportNesTools, exportSealTools, toNesToolsRecord } from '../stages/nestools/import-export.ts';
+import { formatIssue } from '../stages/nestools/issues.ts';
+import { describeValues, missingValues, normaliseQueryStage } from '../stages/nestools/normalise-query.ts';
+import { refineQueryStage } from '../stages/nestools/refine-query.ts';
+import { removeConjunctionsStage } from '../stages/nestools/remove-conjunctions.ts';
+import { statisticsStage } from '../stages/nestools/statistics.ts';
+import { tagForReviewStage } from '../stages/nestools/tag-for-review.ts';
+import { loadDomainsStage } from '../stages/sources/nestools.ts';
+
+/**
+ * NesTools (Han et al.): nested call chains generated as Python code per domain (§3.1), checked
+ * by parsing (§3.3), tasks normalised and refined (§3.2), tagged for the manual review (§3.3).
+ */
+
+export const NesToolsConfig = z.object({
+  /** LLM requests, one per sampled domain (a domain may come round again past the distinct count). */
+  count: z.number().int().positive().default(200),
+  fieldsFile: z.string().default('../shared/data/sources/nestools/fields.json'),
+  /** Tool library the offline generator samples chains from. */
+  sealToolsFile: z.string().default('../shared/data/sources/seal-tools/tool.jsonl'),
+  /** The released set the statistics are compared with ('' to skip). */
+  referenceFile: z.string().default('../shared/data/reference/nestools/test_data.jsonl'),
+  /** JSONL of {"domain", "answer"} in-context examples; empty: the built-in pool. */
+  examplePoolFile: z.string().default(''),
+  examplesPerRequest: z.number().int().min(0).default(2),
+  temperature: z.number().min(0).max(2).default(0.95),
+  /** Warnings (type mismatches, unused stubs, docstring disagreements) reject a program too. */
+  strict: z.boolean().default(false),
+  requireNested: z.boolean().default(false),
+  normaliseAttempts: z.number().int().min(0).default(2),
+  refine: z.boolean().default(true),
+  /** Appendix B.3: also rewrite tasks without conjunctions (the robustness variant). */
+  removeConjunctions: z.boolean().default(false),
+  split: z.string().min(1).default('test'),
+});
+export type NesToolsConfig = z.infer<typeof NesToolsConfig>;
+
+/**
+ * Checks a reviewer's edit: the chain must still pass the NesTools record check (tools, parameters,
+ * placeholders, references), and the task should state every value (soft).
+ */
+export function recheckNesTools(sample: Sample, _tools: ToolSpec[]): Check[] {
+  let record;
+  try {
+    record = toNesToolsRecord(sample, 0);
+  } catch (error) {
+    return [{ name: 'nestools/record-check', pass: false, reason: (error as Error).message }];
+  }
+  const check = checkNesToolsRecord(record);
+  const missing = missingValues(sample);
+  return [
+    { name: 'nestools/record-check', pass: check.ok, ...(check.ok ? {} : { reason: check.errors.map(formatIssue).join('; ') }) },
+    ...check.warnings.map((w) => ({ name: `nestools/${w.code}`, pass: false, soft: true, reason: formatIssue(w) })),
+    { name: 'nestools/values-in-task', pass: !missing.length, soft: true, ...(missing.length ? { reason: `the task lacks ${describeValues(missing)}` } : {}) },
+  ];
+}
+
+export const nestoolsPipeline = definePipeline<NesToolsConfig>({
+  name: 'nestools',
+  benchmark: 'nestools',
+  description: 'NesTools: nested tool-call chains generated as Python programs, checked by AST, queries normalised and refined',
+  configSchema: NesToolsConfig,
+  sourceFiles: (config) => [config.fieldsFile, config.sealToolsFile, config.referenceFile, config.examplePoolFile].filter(Boolean),
+  stages: (config) => [
+    loadDomainsStage({ fieldsFile: config.fieldsFile, count: config.count }),
+    generateChainsStage({
+      sealToolsFile: config.sealToolsFile,
+      examplePoolFile: config.examplePoolFile || undefined,
+      examplesPerRequest: config.examplesPerRequest,
+      temperature: config.temperature,
+    }),
+    checkGeneratedStage({ strict: config.strict, requireNested: config.requireNested, split: config.split }),
+    normaliseQueryStage({ maxAttempts: config.normaliseAttempts }),
+    ...(config.refine ? [refineQueryStage()] : []),
+    ...(config.removeConjunctions ? [removeConjunctionsStage()] : []),
+    tagForReviewStage(),
+    dedupeStage(),
+    statisticsStage({ referenceFile: config.referenceFile || undefined }),
+  ],
+  exports: { ...commonExporters, nestools: exportNesTools, 'seal-tools': exportSealTools },
+  recheck: recheckNesTools,
+});
+
+export default nestoolsPipeline;

@@ -1,0 +1,52 @@
+import { z } from 'zod';
+import { definePrompt } from '../core/prompt.ts';
+import type { Rng } from '../core/rng.ts';
+import type { SampledChain } from '../stages/nestools/chain-graph.ts';
+import { taskFromChain } from '../stages/nestools/offline-text.ts';
+import { renderProgram } from '../stages/nestools/render-program.ts';
+
+/** Where the offline renderer gets a chain: a tool library with linked return fields and parameters. */
+export interface OfflineChainSource {
+  sample(field: string, rng: Rng): SampledChain;
+}
+
+export interface GenerateVars extends Record<string, unknown> {
+  domain: string;
+  /** The rotated in-context examples, formatted. */
+  examples: string;
+  /** Only the offline renderer reads this; it is not part of the prompt text. */
+  chains: OfflineChainSource;
+}
+
+/** NesTools Table 4: tool stubs and a nested call chain as Python code, for one domain. */
+export default definePrompt<GenerateVars, { answer: string }>({
+  id: 'nestools/generate',
+  template: `Write a few realistic Python functions for the domain below, and a main() that calls them as a chain.
+
+1. Each function is a stub: a signature with type annotations, a docstring, and "..." as its body. The docstring starts with one line describing the function, then the sections "required parameters:", "optional parameters:" (leave it out when there are none) and "Returns:", one line per item written as "name (type): description". Optional parameters default to None in the signature.
+2. main() holds only call statements that unpack every return value into variables numbered across the whole program, like "data0, data1 = func0(...)" and "data2, data3, data4 = func1(...)". Unpack exactly as many variables as the function's Returns section lists. Add no other Python code to main().
+3. The most important point: results of earlier calls are arguments of later ones, so data0, data1, ... feed the parameters of subsequent calls. A value passed on this way must mean the same in both functions and have the same type; the parameter names and descriptions may differ a little.
+4. Fill every required parameter with a concrete value, in order, without its name. Optional parameters may be left out; when you fill one, write "parameter_name=value".
+5. Do not use Python's built-in functions or operations in main(): no len(), list(), print(), no indexing or slicing (data0[0]), no attributes (data0.key), no arithmetic, loops or conditions.
+6. Below the calls, write the task as a comment in main(): what a user would ask for, in natural language, describing the whole calling process and mentioning every value passed to the calls.
+7. The functions should relate to the domain but need not belong to it strictly.
+
+Here are some examples.
+
+{{examples}}
+
+It's your turn to generate.
+
+Domain: {{domain}}
+Answer:`,
+  schema: z.object({ answer: z.string().min(1) }),
+  // The answer is Python in a code block, not JSON: the parser cuts the code out of it.
+  parseText: (text) => ({ answer: text }),
+  temperature: 0.95,
+  maxTokens: 2500,
+  offline: (vars, rng) => {
+    const chain = vars.chains.sample(vars.domain, rng);
+    const task = taskFromChain(chain.tools, chain.calls, rng);
+    return { answer: `Here is the program.\n\n${renderProgram({ ...chain, task }, { fenced: true, domain: vars.domain })}` };
+  },
+});

@@ -1,0 +1,66 @@
+import { Sample, sampleId } from '../../core/records.ts';
+import { reject, type MapStage } from '../../core/stage.ts';
+import generatePrompt from '../../prompts/nestools-generate.ts';
+import { checkProgram } from './check-program.ts';
+import { programToChain } from './convert.ts';
+import { GeneratedProgram } from './generate-chains.ts';
+import { chainCategory } from './import-export.ts';
+import { formatIssue } from './issues.ts';
+import { parseProgram } from './parse-program.ts';
+
+/**
+ * §3.3 automatic checks on each generated answer: parse the code, run the consistency check, and
+ * turn a passing program into a canonical Sample. A failing one is rejected with its first error
+ * code as the reason (all issues in the detail); warnings stay on the sample as soft checks.
+ */
+
+export interface CheckGeneratedOptions {
+  /** Warnings (type mismatches, unused stubs, docstring disagreements) reject too. */
+  strict: boolean;
+  /** Reject chains in which no call takes another's result. */
+  requireNested: boolean;
+  split: string;
+}
+
+export function checkGeneratedStage(options: CheckGeneratedOptions): MapStage<GeneratedProgram, Sample> {
+  const version = 1;
+  return {
+    kind: 'map',
+    name: 'check-program',
+    version,
+    input: GeneratedProgram,
+    output: Sample,
+    keyOf: (program) => `${program.index}:${program.domain}`,
+    run: async (generated) => {
+      const program = parseProgram(generated.answer);
+      const check = checkProgram(program, { strict: options.strict });
+      if (!check.ok) return reject(check.errors[0].code, check.errors.map(formatIssue).join('; '));
+      const chain = programToChain(program, check, { domain: generated.domain, provenance: { source: 'nestools-generated', id: String(generated.index) } });
+      if (options.requireNested && chainCategory(chain.calls) !== 'nested') return reject('not_nested', 'no call takes an earlier call\'s result (requireNested is set)');
+      return Sample.parse({
+        id: sampleId('nestools', { domain: generated.domain, answer: generated.answer }),
+        benchmark: 'nestools',
+        category: chainCategory(chain.calls),
+        split: options.split,
+        tools: chain.tools,
+        dialogue: [{ role: 'user', content: chain.task }],
+        expected: { calls: chain.calls },
+        meta: {
+          source: { dataset: 'nestools-generated', id: String(generated.index), domain: generated.domain },
+          field: generated.domain,
+          program: program.code,
+          examples: generated.examples,
+          lineage: [
+            { stage: 'generate-chains', version: 1, prompt: generatePrompt.id, promptHash: generatePrompt.hash, model: generated.model },
+            { stage: 'check-program', version },
+          ],
+          checks: [
+            { name: 'nestools/program-check', pass: true },
+            ...check.warnings.map((w) => ({ name: `nestools/${w.code}`, pass: false, soft: true, reason: formatIssue(w) })),
+          ],
+          tags: [],
+        },
+      });
+    },
+  };
+}

@@ -1,0 +1,196 @@
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { z } from 'zod';
+import { groupBy } from '../../core/collections.ts';
+import { UserError } from '../../core/errors.ts';
+import { toJsonl } from '../../core/jsonl.ts';
+import { Sample, formatZodError, isRef, sampleId, type Call, type Json, type ToolSpec } from '../../core/records.ts';
+import { ApiSpec, apiOfToolSpec, toolSpecOfApi } from './api-spec.ts';
+import { fromNotation, leaves, toNotation } from './notation.ts';
+import { sealToolEntry } from '../sources/seal-tools.ts';
+
+/**
+ * NesTools and Seal-Tools JSONL records ↔ canonical Samples. Importing a file and exporting it again
+ * gives the same records back (same values, same key order).
+ */
+
+// ---------------------------------------------------------------- record shapes
+
+export const NesToolsCall = z.object({
+  api_name: z.string().min(1),
+  parameters: z.record(z.string(), z.unknown()),
+  responses: z.array(z.string()),
+});
+
+export const NesToolsRecord = z
+  .object({
+    test_id: z.union([z.number(), z.string()]),
+    api: z.array(ApiSpec),
+    task: z.string(),
+    call: z.array(NesToolsCall),
+    field: z.string().optional(),
+  })
+  .passthrough();
+export type NesToolsRecord = z.infer<typeof NesToolsRecord>;
+
+export const SealToolsCall = z.object({
+  api: z.string().min(1),
+  parameters: z.record(z.string(), z.unknown()),
+  responses: z.array(z.string()),
+});
+
+export const SealToolsRecord = z.object({ id: z.string(), query: z.string(), calling: z.array(SealToolsCall) }).passthrough();
+export type SealToolsRecord = z.infer<typeof SealToolsRecord>;
+
+const NESTOOLS_KEYS = ['test_id', 'api', 'task', 'call', 'field'];
+
+// ---------------------------------------------------------------- helpers
+
+export function isNestedCall(calls: Call[]): boolean {
+  return calls.some((call) => Object.values(call.arguments).some((value) => leaves(value).some(isRef)));
+}
+
+/** `nested` when some argument takes an earlier call's result, else `non-nested`. */
+export function chainCategory(calls: Call[]): string {
+  return isNestedCall(calls) ? 'nested' : 'non-nested';
+}
+
+export function taskOf(sample: Sample): string {
+  return sample.dialogue.find((turn) => turn.role === 'user')?.content ?? '';
+}
+
+function parseRecord<T>(schema: z.ZodType<T>, raw: unknown, where: string, expected: string): T {
+  const parsed = schema.safeParse(raw);
+  if (!parsed.success) throw new UserError(`${where}: not a ${expected} record: ${formatZodError(parsed.error)}`);
+  return parsed.data;
+}
+
+export interface ImportOptions {
+  /** File name kept in meta.source (for messages and lineage). */
+  file?: string;
+  split?: string;
+  /** Line or index of the record, for messages. */
+  where?: string;
+}
+
+// ---------------------------------------------------------------- NesTools
+
+export function fromNesToolsRecord(raw: unknown, options: ImportOptions = {}): Sample {
+  const where = options.where ?? options.file ?? 'NesTools record';
+  const record = parseRecord(NesToolsRecord, raw, where, 'NesTools');
+  const at = `${where} (test_id ${record.test_id})`;
+  const provenance = { source: 'nestools', id: String(record.test_id), ...(options.file ? { file: options.file } : {}) };
+  const tools = record.api.map((api) => toolSpecOfApi(api, provenance, record.field));
+  const calls = fromNotation(record.call as never, tools, at);
+  const extra = Object.fromEntries(Object.entries(record).filter(([key]) => !NESTOOLS_KEYS.includes(key)));
+  return Sample.parse({
+    id: sampleId('nestools', raw),
+    benchmark: 'nestools',
+    category: chainCategory(calls),
+    split: options.split ?? 'test',
+    tools,
+    dialogue: [{ role: 'user', content: record.task }],
+    expected: { calls },
+    meta: {
+      source: { dataset: 'nestools', id: String(record.test_id), testId: record.test_id, ...(options.file ? { file: options.file } : {}) },
+      ...(record.field !== undefined ? { field: record.field } : {}),
+      ...(Object.keys(extra).length ? { nestoolsExtra: extra } : {}),
+      lineage: [],
+      checks: [],
+      tags: [],
+    },
+  });
+}
+
+/** A Sample in NesTools format; `testId` is used when the sample did not come from a NesTools file. */
+export function toNesToolsRecord(sample: Sample, testId: number | string): NesToolsRecord {
+  const source = sample.meta.source as { testId?: number | string } | undefined;
+  const id = source?.testId ?? testId;
+  const field = (sample.meta as { field?: string }).field ?? sample.tools.find((t) => t.domain)?.domain;
+  const extra = (sample.meta as { nestoolsExtra?: Record<string, unknown> }).nestoolsExtra ?? {};
+  const calls = sample.expected.calls ?? [];
+  return {
+    test_id: id,
+    api: sample.tools.map(apiOfToolSpec),
+    task: taskOf(sample),
+    call: toNotation(calls, sample.tools, `sample ${sample.id}`),
+    ...(field !== undefined ? { field } : {}),
+    ...extra,
+  };
+}
+
+// ---------------------------------------------------------------- Seal-Tools
+
+/** A Seal-Tools record; its tools come from the Seal-Tools library (`tool.jsonl`) by name. */
+export function fromSealToolsRecord(raw: unknown, library: Map<string, ToolSpec>, options: ImportOptions = {}): Sample {
+  const where = options.where ?? options.file ?? 'Seal-Tools record';
+  const record = parseRecord(SealToolsRecord, raw, where, 'Seal-Tools');
+  const at = `${where} (id ${record.id})`;
+  const names = [...new Set(record.calling.map((call) => call.api))];
+  const tools = names.map((name) => {
+    const tool = library.get(name);
+    if (!tool) throw new UserError(`${at}: calls ${name}, which the Seal-Tools tool library does not define`);
+    return tool;
+  });
+  const calls = fromNotation(
+    record.calling.map((call) => ({ api_name: call.api, parameters: call.parameters as Record<string, Json>, responses: call.responses })),
+    tools,
+    at,
+  );
+  const { id: _id, query: _query, calling: _calling, ...extra } = record;
+  return Sample.parse({
+    id: sampleId('seal-tools', raw),
+    benchmark: 'seal-tools',
+    category: chainCategory(calls),
+    split: options.split ?? 'test',
+    tools,
+    dialogue: [{ role: 'user', content: record.query }],
+    expected: { calls },
+    meta: {
+      source: { dataset: 'seal-tools', id: record.id, ...(options.file ? { file: options.file } : {}) },
+      ...(Object.keys(extra).length ? { sealToolsExtra: extra } : {}),
+      lineage: [],
+      checks: [],
+      tags: [],
+    },
+  });
+}
+
+export function toSealToolsRecord(sample: Sample): SealToolsRecord {
+  const extra = (sample.meta as { sealToolsExtra?: Record<string, unknown> }).sealToolsExtra ?? {};
+  const calls = toNotation(sample.expected.calls ?? [], sample.tools, `sample ${sample.id}`);
+  return {
+    id: sample.meta.source?.id ?? sample.id,
+    query: taskOf(sample),
+    calling: calls.map((call) => ({ api: call.api_name, parameters: call.parameters, responses: call.responses })),
+    ...extra,
+  };
+}
+
+// ---------------------------------------------------------------- exporters
+
+/** `export/nestools/<split>.jsonl` in the released test_data.jsonl format (test_id 1, 2, … per file). */
+export async function exportNesTools(samples: Sample[], _tools: ToolSpec[], outDir: string): Promise<string[]> {
+  mkdirSync(outDir, { recursive: true });
+  const written: string[] = [];
+  for (const [split, rows] of [...groupBy(samples, (s) => s.split)].sort(([a], [b]) => (a < b ? -1 : 1))) {
+    const path = join(outDir, `${split}.jsonl`);
+    writeFileSync(path, toJsonl(rows.map((sample, i) => toNesToolsRecord(sample, i + 1))));
+    written.push(path);
+  }
+  return written;
+}
+
+/** Seal-Tools layout: `<split>.jsonl` records plus `tool.jsonl`, the tool library they call. */
+export async function exportSealTools(samples: Sample[], tools: ToolSpec[], outDir: string): Promise<string[]> {
+  mkdirSync(outDir, { recursive: true });
+  const written: string[] = [];
+  for (const [split, rows] of [...groupBy(samples, (s) => s.split)].sort(([a], [b]) => (a < b ? -1 : 1))) {
+    const path = join(outDir, `${split}.jsonl`);
+    writeFileSync(path, toJsonl(rows.map(toSealToolsRecord)));
+    written.push(path);
+  }
+  const library = join(outDir, 'tool.jsonl');
+  writeFileSync(library, toJsonl(tools.map(sealToolEntry)));
+  return [...written, library];
+}

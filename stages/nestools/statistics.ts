@@ -1,0 +1,185 @@
+import { existsSync } from 'node:fs';
+import { Sample, type Call, type ToolSpec } from '../../core/records.ts';
+import type { BatchStage } from '../../core/stage.ts';
+import { loadNesToolsSamples } from '../sources/nestools.ts';
+import { taskOf } from './import-export.ts';
+import { valueMentions, type Presence } from './query-values.ts';
+import { chainStructure, type StructureKind } from './structure.ts';
+
+/**
+ * Figures of a NesTools-style set (§3.4, §5.2, §5.3): calls per sample, nesting depth, share of
+ * nested arguments, dependency structures, tool sizes, and how plainly tasks state their values;
+ * printed beside the same figures of the released set.
+ */
+
+export interface NesToolsStatistics {
+  samples: number;
+  nestedSamples: number;
+  toolEntries: number;
+  distinctTools: number;
+  paramsPerTool: number;
+  requiredPerTool: number;
+  returnsPerTool: number;
+  callsPerSample: number;
+  callsDistribution: Record<string, number>;
+  depth: number;
+  depthDistribution: Record<string, number>;
+  args: number;
+  nestedArgs: number;
+  structures: Record<StructureKind, number>;
+  /** Samples with a call that neither feeds nor is fed while others are nested. */
+  withIsolatedCalls: number;
+  topShapes: [string, number][];
+  values: Record<Presence, number>;
+}
+
+function bucket(value: number, cap: number): string {
+  return value >= cap ? `${cap}+` : String(value);
+}
+
+function bump(counts: Record<string, number>, key: string): void {
+  counts[key] = (counts[key] ?? 0) + 1;
+}
+
+/** What the figures are computed from: a chain's tools, calls and task (a Sample, or a checked program). */
+export interface ChainView {
+  tools: ToolSpec[];
+  calls: Call[];
+  task: string;
+}
+
+export function viewOfSample(sample: Sample): ChainView {
+  return { tools: sample.tools, calls: sample.expected.calls ?? [], task: taskOf(sample) };
+}
+
+export function computeStatistics(samples: ChainView[]): NesToolsStatistics {
+  const stats: NesToolsStatistics = {
+    samples: samples.length,
+    nestedSamples: 0,
+    toolEntries: 0,
+    distinctTools: 0,
+    paramsPerTool: 0,
+    requiredPerTool: 0,
+    returnsPerTool: 0,
+    callsPerSample: 0,
+    callsDistribution: {},
+    depth: 0,
+    depthDistribution: {},
+    args: 0,
+    nestedArgs: 0,
+    structures: { single: 0, independent: 0, chain: 0, 'fan-out': 0, 'fan-in': 0, mixed: 0 },
+    withIsolatedCalls: 0,
+    topShapes: [],
+    values: { exact: 0, normalised: 0, loose: 0, missing: 0 },
+  };
+  const names = new Set<string>();
+  const shapes: Record<string, number> = {};
+  let params = 0;
+  let required = 0;
+  let returns = 0;
+  let calls = 0;
+  let depth = 0;
+  for (const sample of samples) {
+    for (const tool of sample.tools) {
+      names.add(tool.name);
+      params += Object.keys(tool.parameters.properties).length;
+      required += tool.parameters.required.length;
+      returns += Object.keys(tool.returns.properties).length;
+    }
+    stats.toolEntries += sample.tools.length;
+    const chain = sample.calls;
+    const structure = chainStructure(chain);
+    calls += structure.calls;
+    depth += structure.depth;
+    bump(stats.callsDistribution, bucket(structure.calls, 6));
+    bump(stats.depthDistribution, bucket(structure.depth, 4));
+    stats.args += structure.args;
+    stats.nestedArgs += structure.nestedArgs;
+    if (structure.nestedArgs) stats.nestedSamples++;
+    stats.structures[structure.kind]++;
+    if (structure.isolated) stats.withIsolatedCalls++;
+    if (structure.shape) bump(shapes, structure.shape);
+    for (const mention of valueMentions(sample.task, chain)) stats.values[mention.presence]++;
+  }
+  const n = Math.max(1, samples.length);
+  const entries = Math.max(1, stats.toolEntries);
+  stats.distinctTools = names.size;
+  stats.paramsPerTool = params / entries;
+  stats.requiredPerTool = required / entries;
+  stats.returnsPerTool = returns / entries;
+  stats.callsPerSample = calls / n;
+  stats.depth = depth / n;
+  stats.topShapes = Object.entries(shapes)
+    .sort((a, b) => b[1] - a[1] || (a[0] < b[0] ? -1 : 1))
+    .slice(0, 8);
+  return stats;
+}
+
+function percent(part: number, whole: number): string {
+  return whole ? `${((100 * part) / whole).toFixed(1)}%` : '–';
+}
+
+function fixed(value: number): string {
+  return value.toFixed(2);
+}
+
+/** Rows of one figure for each set (`generated`, then any others such as `reference`). */
+export function statisticsRows(sets: NesToolsStatistics[]): [string, ...string[]][] {
+  const row = (label: string, fn: (s: NesToolsStatistics) => string): [string, ...string[]] => [label, ...sets.map(fn)];
+  const valueTotal = (s: NesToolsStatistics) => s.values.exact + s.values.normalised + s.values.loose + s.values.missing;
+  const kinds: StructureKind[] = ['chain', 'fan-out', 'fan-in', 'mixed', 'independent', 'single'];
+  const shapes = [...new Set(sets.flatMap((s) => s.topShapes.map(([shape]) => shape)))].slice(0, 8);
+  const callBuckets = [...new Set(sets.flatMap((s) => Object.keys(s.callsDistribution)))].sort();
+  const depthBuckets = [...new Set(sets.flatMap((s) => Object.keys(s.depthDistribution)))].sort();
+  return [
+    row('samples', (s) => String(s.samples)),
+    row('nested samples', (s) => `${s.nestedSamples} (${percent(s.nestedSamples, s.samples)})`),
+    row('tool entries / distinct tools', (s) => `${s.toolEntries} / ${s.distinctTools}`),
+    row('params per tool (required)', (s) => `${fixed(s.paramsPerTool)} (${fixed(s.requiredPerTool)})`),
+    row('returns per tool', (s) => fixed(s.returnsPerTool)),
+    row('calls per sample', (s) => fixed(s.callsPerSample)),
+    ...callBuckets.map((b) => row(`  samples with ${b} calls`, (s) => percent(s.callsDistribution[b] ?? 0, s.samples))),
+    row('nesting depth (mean)', (s) => fixed(s.depth)),
+    ...depthBuckets.map((b) => row(`  depth ${b}`, (s) => percent(s.depthDistribution[b] ?? 0, s.samples))),
+    row('nested arguments', (s) => `${s.nestedArgs} / ${s.args} (${percent(s.nestedArgs, s.args)})`),
+    ...kinds.map((k) => row(`structure: ${k}`, (s) => percent(s.structures[k], s.samples))),
+    row('  with an unlinked call', (s) => percent(s.withIsolatedCalls, s.samples)),
+    ...shapes.map((shape) => row(`  shape ${shape}`, (s) => percent(s.topShapes.find(([x]) => x === shape)?.[1] ?? 0, s.samples))),
+    row('values stated verbatim', (s) => percent(s.values.exact, valueTotal(s))),
+    row('values stated normalised', (s) => percent(s.values.normalised, valueTotal(s))),
+    row('values stated loosely', (s) => percent(s.values.loose, valueTotal(s))),
+    row('values not found in task', (s) => percent(s.values.missing, valueTotal(s))),
+  ];
+}
+
+/** A markdown table: one column per named set. */
+export function formatStatistics(sets: { name: string; stats: NesToolsStatistics }[]): string {
+  const header = ['figure', ...sets.map((s) => s.name)];
+  const rows = statisticsRows(sets.map((s) => s.stats));
+  const line = (cells: string[]) => `| ${cells.join(' | ')} |`;
+  return [line(header), line(header.map((_, i) => (i === 0 ? '---' : '---:'))), ...rows.map(line)].join('\n');
+}
+
+export interface StatisticsOptions {
+  /** The released set to compare with; skipped when the file is not there. */
+  referenceFile?: string;
+}
+
+/** Passes samples through; reports the figures (and the reference's) into the manifest and the log. */
+export function statisticsStage(options: StatisticsOptions): BatchStage<Sample, Sample> {
+  return {
+    kind: 'batch',
+    name: 'statistics',
+    version: 1,
+    input: Sample,
+    output: Sample,
+    run: async (samples, ctx) => {
+      const sets = [{ name: 'generated', stats: computeStatistics(samples.map(viewOfSample)) }];
+      const reference = options.referenceFile ? ctx.resolvePath(options.referenceFile) : undefined;
+      if (reference && existsSync(reference)) sets.push({ name: 'reference', stats: computeStatistics(loadNesToolsSamples(reference).map(viewOfSample)) });
+      ctx.report('nestools.statistics', Object.fromEntries(sets.map((s) => [s.name, s.stats])));
+      ctx.log(`\n${formatStatistics(sets)}`);
+      return { out: samples };
+    },
+  };
+}

@@ -1,0 +1,115 @@
+import { existsSync, readFileSync } from 'node:fs';
+import { basename } from 'node:path';
+import { z } from 'zod';
+import { UserError } from '../../core/errors.ts';
+import type { Sample } from '../../core/records.ts';
+import { Rng } from '../../core/rng.ts';
+import type { BatchStage } from '../../core/stage.ts';
+import { fromNesToolsRecord } from '../nestools/import-export.ts';
+
+/**
+ * NesTools sources: `fields.json` (the `Domain/Subdomain` list that seeds generation) and
+ * NesTools-format JSONL (`test_data.jsonl`: `{test_id, api, task, call, field}` per line).
+ */
+
+const Fields = z.array(z.string());
+
+/** The domain list, in file order (duplicates kept: the loader decides what to do with them). */
+export function loadDomainFields(path: string): string[] {
+  if (!existsSync(path)) throw new UserError(`NesTools domain list not found: ${path} (set fieldsFile in the config)`);
+  let json: unknown;
+  try {
+    json = JSON.parse(readFileSync(path, 'utf8'));
+  } catch (error) {
+    throw new UserError(`${path}: not valid JSON (${(error as Error).message}); expected a list of "Domain/Subdomain" strings`);
+  }
+  const parsed = Fields.safeParse(json);
+  if (!parsed.success) throw new UserError(`${path}: expected a JSON list of "Domain/Subdomain" strings`);
+  return parsed.data.map((field) => field.trim()).filter(Boolean);
+}
+
+/** One line of a JSONL file: its parsed value, or why it could not be parsed. */
+export type JsonlLine = { line: number; value: unknown } | { line: number; error: string };
+
+/**
+ * Reads a JSONL file line by line, keeping line numbers; a line that is not JSON becomes an error
+ * entry instead of stopping the read (a checker reports it with the others).
+ */
+export function readJsonlLines(path: string): JsonlLine[] {
+  let text: string;
+  try {
+    text = readFileSync(path, 'utf8');
+  } catch (error) {
+    throw new UserError(`cannot read ${path}: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}`);
+  }
+  const out: JsonlLine[] = [];
+  const lines = text.split('\n');
+  for (let i = 0; i < lines.length; i++) {
+    const line = lines[i].trim();
+    if (!line) continue;
+    try {
+      out.push({ line: i + 1, value: JSON.parse(line) });
+    } catch (error) {
+      out.push({ line: i + 1, error: (error as Error).message });
+    }
+  }
+  return out;
+}
+
+/** A NesTools JSONL file as Samples; a bad line is an error naming the file and line. */
+export function loadNesToolsSamples(path: string, split = 'test'): Sample[] {
+  const file = basename(path);
+  return readJsonlLines(path).map((entry) => {
+    if ('error' in entry) throw new UserError(`${path}:${entry.line}: not valid JSON (${entry.error}); fix or remove that line`);
+    return fromNesToolsRecord(entry.value, { file, split, where: `${path}:${entry.line}` });
+  });
+}
+
+// ---------------------------------------------------------------- the loader stage
+
+export const DomainRequest = z.object({
+  /** Position of the request in the run: rotates the in-context examples. */
+  index: z.number().int().min(0),
+  domain: z.string().min(1),
+});
+export type DomainRequest = z.infer<typeof DomainRequest>;
+
+export interface DomainRequestOptions {
+  fieldsFile: string;
+  /** Requests to make: one LLM request per sampled domain. More than the distinct domains cycles through them again. */
+  count: number;
+}
+
+/**
+ * Samples `count` domains (seeded) from the distinct entries of `fields.json`; beyond the distinct
+ * count, the domains come round again in a fresh order.
+ */
+export function sampleDomains(fields: string[], count: number, rng: Rng): DomainRequest[] {
+  const distinct = [...new Set(fields)];
+  const out: DomainRequest[] = [];
+  while (out.length < count && distinct.length) {
+    for (const domain of rng.shuffle(distinct)) {
+      if (out.length >= count) break;
+      out.push({ index: out.length, domain });
+    }
+  }
+  return out;
+}
+
+export function loadDomainsStage(options: DomainRequestOptions): BatchStage<unknown, DomainRequest> {
+  return {
+    kind: 'batch',
+    name: 'load-domains',
+    version: 1,
+    cardinality: 'fan-out',
+    input: z.never(),
+    output: DomainRequest,
+    run: async (_records, ctx) => {
+      const fields = loadDomainFields(ctx.resolvePath(options.fieldsFile));
+      const distinct = new Set(fields).size;
+      ctx.report('nestools.domains', { listed: fields.length, distinct, duplicates: fields.length - distinct, requested: options.count });
+      ctx.log(`${fields.length} domains listed (${distinct} distinct); ${options.count} requests`);
+      return { out: sampleDomains(fields, options.count, Rng.derive(ctx.seed, 'nestools-domains')) };
+    },
+  };
+}
