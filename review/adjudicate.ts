@@ -80,10 +80,10 @@ export function describeAnswers(answers: RowDecision[]): string {
  * The adjudication sheet: the review sheet's columns plus `annotations` (what each annotator
  * answered) before `decision`. The adjudicator fills the same columns; on import, these decisions win.
  */
-export function adjudicationSheet(ref: DatasetLabel, disagreements: Disagreement[], items: Map<string, Sample>, queue: Map<string, QueueItem>): string {
+export function adjudicationSheet(ref: DatasetLabel, disagreements: Disagreement[], items: Map<string, Sample>, queue: Map<string, QueueItem[]>): string {
   const rows: SheetRow[] = disagreements.map((d) => {
     const sample = items.get(d.itemId)!;
-    const queued = queue.get(d.itemId);
+    const queued = queue.get(d.itemId)?.[0];
     const base: SheetRow = queued ? sheetRow(ref, queued, sample) : sampleCells(ref, sample);
     return { ...base, [ANNOTATIONS_COLUMN]: describeAnswers(d.answers), annotator: 'adjudicator' };
   });

@@ -9,7 +9,7 @@ import { adjudicationSheet, resolveDecisions, type Disagreement, type FinalDecis
 import { agreementReport, type AgreementReport } from './agreement.ts';
 import { publishReviewed } from './apply.ts';
 import { toCsv } from './csv.ts';
-import { itemIndex, readQueue, type QueueItem } from './queue.ts';
+import { itemIndex, readQueueEntries } from './queue.ts';
 import { readSheetFile, type ImportProblem, type SheetSource } from './sources.ts';
 import { validateSheets, type ValidationContext, type ValidationResult } from './validate.ts';
 
@@ -70,11 +70,10 @@ interface Loaded {
 /** Reads every sheet and validates every row against the version (nothing is written). */
 export function readAndValidate(store: DatasetStore, ref: VersionRef, files: SheetFile[], pipeline?: Pick<PipelineDefinition, 'recheck'>): Loaded {
   const samples = store.samples(ref);
-  const queue = readQueue(join(ref.dir, 'review'));
   const ctx: ValidationContext = {
     ref,
     items: itemIndex(ref, samples),
-    queue: new Map<string, QueueItem>((queue?.version === ref.version ? queue.items : []).map((item) => [item.itemId, item])),
+    queue: readQueueEntries(join(ref.dir, 'review'), ref),
     pipeline,
     library: store.tools(ref),
   };

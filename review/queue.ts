@@ -1,4 +1,4 @@
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { groupBy } from '../core/collections.ts';
 import { hashOf } from '../core/hash.ts';
@@ -89,14 +89,33 @@ function formatRate(rate: number): string {
   return `${Number((rate * 100).toFixed(2))}%`;
 }
 
+/**
+ * Writes `queue.json` (the latest selection) and keeps a copy of every distinct queue under
+ * `queues/`, so sheets exported from an earlier selection still import.
+ */
 export function writeQueue(reviewDir: string, queue: ReviewQueue): string {
+  const text = JSON.stringify(queue, null, 1) + '\n';
   const path = join(reviewDir, QUEUE_FILE);
-  writeFileAtomic(path, JSON.stringify(queue, null, 1) + '\n');
+  writeFileAtomic(path, text);
+  const copy = join(reviewDir, 'queues', `queue-${hashOf(queue, 12)}.json`);
+  if (!existsSync(copy)) writeFileAtomic(copy, text);
   return path;
 }
 
-/** The queue last written for a version, if any. */
-export function readQueue(reviewDir: string): ReviewQueue | null {
-  const path = join(reviewDir, QUEUE_FILE);
-  return existsSync(path) ? (JSON.parse(readFileSync(path, 'utf8')) as ReviewQueue) : null;
+/** Item id → its entries in the version's queues, the latest queue's first. */
+export function readQueueEntries(reviewDir: string, ref: Pick<VersionRef, 'version'>): Map<string, QueueItem[]> {
+  const history = join(reviewDir, 'queues');
+  const paths = [join(reviewDir, QUEUE_FILE), ...(existsSync(history) ? readdirSync(history).filter((f) => f.endsWith('.json')).sort().map((f) => join(history, f)) : [])];
+  const entries = new Map<string, QueueItem[]>();
+  for (const path of paths) {
+    if (!existsSync(path)) continue;
+    const queue = JSON.parse(readFileSync(path, 'utf8')) as ReviewQueue;
+    if (queue.version !== ref.version) continue;
+    for (const item of queue.items) {
+      const list = entries.get(item.itemId) ?? [];
+      if (!list.some((known) => known.priority === item.priority && describeReasons(known.reasons) === describeReasons(item.reasons))) list.push(item);
+      entries.set(item.itemId, list);
+    }
+  }
+  return entries;
 }

@@ -27,8 +27,8 @@ export interface ValidationContext {
   ref: DatasetLabel;
   /** Item id → sample, for every sample of the version. */
   items: Map<string, Sample>;
-  /** Item id → queue entry, from the version's last queue (read-only priority / what_to_check). */
-  queue: Map<string, QueueItem>;
+  /** Item id → its entries in the version's queues, latest first (read-only priority / what_to_check). */
+  queue: Map<string, QueueItem[]>;
   pipeline?: Pick<PipelineDefinition, 'recheck'>;
   library: ToolSpec[];
 }
@@ -137,16 +137,18 @@ function checkRow(row: ReviewRow, ctx: ValidationContext, label: string, problem
   else if (!sample) problem('item_id', `unknown item id "${itemId}": ${label} has no such item (was the cell edited?)`);
   if (!sample) return null;
 
-  // Read-only cells must be exactly what the version gives.
-  const queued = ctx.queue.get(itemId);
-  const expected = queued ? sheetRow(ctx.ref, queued, sample) : sampleCells(ctx.ref, sample);
-  const readOnly = queued ? [...SAMPLE_COLUMNS, ...QUEUE_COLUMNS] : SAMPLE_COLUMNS;
+  // Read-only cells must be exactly what the version (and one of its queues) gives.
   let edited = false;
-  for (const column of readOnly) {
-    if (normalise(cell(column)).trimEnd() !== normalise(expected[column]).trimEnd()) {
-      problem(column, `read-only column "${column}" was edited ${difference(normalise(expected[column]), normalise(cell(column)))}; undo it (corrections go in corrected_query / corrected_calls)`);
-      edited = true;
-    }
+  const same = (column: string, expected: string) => normalise(cell(column)).trimEnd() === normalise(expected).trimEnd();
+  const readOnlyEdited = (column: string, expected: string) => {
+    problem(column, `read-only column "${column}" was edited ${difference(normalise(expected), normalise(cell(column)))}; undo it (corrections go in corrected_query / corrected_calls)`);
+    edited = true;
+  };
+  const fromSample = sampleCells(ctx.ref, sample);
+  for (const column of SAMPLE_COLUMNS) if (!same(column, fromSample[column])) readOnlyEdited(column, fromSample[column]);
+  const queued = (ctx.queue.get(itemId) ?? []).map((entry) => sheetRow(ctx.ref, entry, sample));
+  if (queued.length && !queued.some((row) => QUEUE_COLUMNS.every((c) => same(c, row[c])))) {
+    for (const column of QUEUE_COLUMNS) if (!same(column, queued[0][column])) readOnlyEdited(column, queued[0][column]);
   }
 
   const rawDecision = cell('decision').trim().toLowerCase();

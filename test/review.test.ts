@@ -78,6 +78,23 @@ describe('review queue selection', () => {
     expect(result.files).toEqual([join(ref.dir, 'review', 'demo-v1-review.csv')]);
     expect(snapshot(ref)).toEqual(before);
   });
+
+  it('keeps every queue it wrote, so a sheet from an earlier selection still imports', () => {
+    const home = tmp();
+    const { store, ref } = publishReviewDataset(home);
+    const first = exportReview({ store, ref, format: 'csv', selection: { randomRate: 1 }, outDir: join(home, 'round-1') });
+    exportReview({ store, ref, format: 'csv', selection: { randomRate: 0.5, seed: 3 } });
+    expect(readdirSync(join(ref.dir, 'review', 'queues'))).toHaveLength(2);
+    const sheet = readRawSheet(first.files[0]);
+    const decided = fill(sheet, Object.fromEntries(sheet.rows.map((r) => [r[sheet.header.indexOf('sample_id')], { decision: 'accept' }])));
+    const result = importReview({ store, ref, files: [{ path: writeSheet(join(home, 'round-1.csv'), decided) }] });
+    expect(result.problems).toEqual([]);
+    expect(result.counts.accepted).toBe(12);
+    // what_to_check must still match one of the queues
+    const tampered = fill(decided, { 'rv-00': { what_to_check: 'random sample (7% of its category)' } });
+    const refused = importReview({ store, ref, files: [{ path: writeSheet(join(home, 'tampered.csv'), tampered) }] });
+    expect(refused.problems.map((p) => [p.column, p.message])).toEqual([['what_to_check', expect.stringMatching(/^read-only column "what_to_check" was edited at character 16: exported "random sample \(100% of/)]]);
+  });
 });
 
 describe('CSV sheets', () => {
