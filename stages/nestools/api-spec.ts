@@ -44,9 +44,16 @@ function mapValues<A, B>(record: Record<string, A>, fn: (value: A) => B): Record
   return Object.fromEntries(Object.entries(record).map(([key, value]) => [key, fn(value)]));
 }
 
-/** NesTools / Seal-Tools api entry → ToolSpec. `field` (the Seal-Tools domain) becomes `domain`. */
+const API_KEYS = new Set(['api_name', 'api_description', 'parameters', 'required', 'responses', 'field']);
+
+/**
+ * NesTools / Seal-Tools api entry → ToolSpec. `field` (the Seal-Tools domain) becomes `domain`;
+ * other keys of the entry (one Seal-Tools tool has an `example`) travel in `provenance.apiExtra`.
+ */
 export function toolSpecOfApi(api: ApiSpec, provenance?: ToolSpec['provenance'], domain?: string): ToolSpec {
   const field = typeof api.field === 'string' ? api.field : undefined;
+  const extra = Object.fromEntries(Object.entries(api).filter(([key]) => !API_KEYS.has(key)));
+  if (Object.keys(extra).length) provenance = { source: 'api', ...provenance, apiExtra: extra };
   return ToolSpec.parse({
     name: api.api_name,
     description: api.api_description,
@@ -65,6 +72,7 @@ export function apiOfToolSpec(tool: ToolSpec): ApiSpec {
     parameters: mapValues(tool.parameters.properties, fieldOfProperty),
     required: [...tool.parameters.required],
     responses: mapValues(tool.returns.properties, fieldOfProperty),
+    ...((tool.provenance?.apiExtra as Record<string, unknown> | undefined) ?? {}),
   };
 }
 

@@ -125,9 +125,10 @@ export function parseDocstring(text: string): ParsedDocstring {
     const indent = line.length - line.trimStart().length;
     // A line indented deeper than the entry above continues that entry's description.
     if (field && !(last && indent > lastIndent)) {
-      if (section === 'returns') result.returns.push(field);
-      else result.params.push({ ...field, section });
-      last = field;
+      const entry = section === 'returns' ? field : { ...field, section };
+      if (section === 'returns') result.returns.push(entry);
+      else result.params.push(entry as DocField & { section: ParamSection });
+      last = entry;
       lastIndent = indent;
     } else if (last) {
       last.description = `${last.description} ${line.trim()}`.trim();

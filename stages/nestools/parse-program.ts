@@ -268,7 +268,8 @@ function readParams(list: SyntaxNode, src: Source): { params: StubParam[]; varia
   for (let i = 0; i < nodes.length; i++) {
     const node = nodes[i];
     if (node.name === '*' || node.name === '**') {
-      star = node.name;
+      // A bare `*` (followed by a comma) only makes the parameters after it keyword-only.
+      star = node.nextSibling?.name === 'VariableName' ? node.name : undefined;
       keywordOnly = true;
       continue;
     }
