@@ -68,9 +68,12 @@ function recipeOf(store: DatasetStore, ref: VersionRef) {
   return pipelines[store.manifest(ref).pipeline];
 }
 
-function sheetFiles(paths: string[], io: Io): SheetFile[] {
-  if (!paths.length) throw new UserError('give at least one sheet: a .csv sheet or a Label Studio .json export');
-  return paths.map((p) => ({ path: resolve(io.cwd, p), shown: p }));
+/** `<name>@v <file…>`: the version and the sheets (paths as written, resolved from the current folder). */
+function versionAndSheets(positionals: string[], io: Io, usage: string): { store: DatasetStore; ref: VersionRef; files: SheetFile[] } {
+  if (positionals.length < 1) throw new UserError(`missing argument: usage: ${usage}`);
+  if (positionals.length < 2) throw new UserError('give at least one sheet: a .csv sheet or a Label Studio .json export');
+  const store = new DatasetStore(io.home);
+  return { store, ref: store.resolve(positionals[0]), files: positionals.slice(1).map((p) => ({ path: resolve(io.cwd, p), shown: p })) };
 }
 
 function printProblems(problems: ImportProblem[], io: Io): void {
@@ -100,10 +103,8 @@ export const reviewImportCommand: Command = {
   summary: 'validate filled sheets (CSV or Label Studio JSON export) and publish the next version with the decisions applied',
   options: { 'skip-invalid': { type: 'boolean' } },
   async run(positionals, values, io) {
-    if (positionals.length < 1) throw new UserError(`missing argument: usage: ${this.usage}`);
-    const store = new DatasetStore(io.home);
-    const ref = store.resolve(positionals[0]);
-    const result = importReview({ store, ref, files: sheetFiles(positionals.slice(1), io), skipInvalid: values['skip-invalid'] === true, pipeline: recipeOf(store, ref) });
+    const { store, ref, files } = versionAndSheets(positionals, io, this.usage);
+    const result = importReview({ store, ref, files, skipInvalid: values['skip-invalid'] === true, pipeline: recipeOf(store, ref) });
     const code = result.status === 'published' || result.status === 'existing' ? 0 : result.status === 'needs-adjudication' ? 3 : 2;
     if (io.json) {
       io.out(JSON.stringify(result));
@@ -143,11 +144,9 @@ export const reviewAgreementCommand: Command = {
   summary: "annotators' agreement (per item, NesTools p, Cohen's κ, Fleiss' κ) and the adjudication sheet for their disagreements",
   options: { out: { type: 'string' } },
   async run(positionals, values, io) {
-    if (positionals.length < 1) throw new UserError(`missing argument: usage: ${this.usage}`);
-    const store = new DatasetStore(io.home);
-    const ref = store.resolve(positionals[0]);
+    const { store, ref, files } = versionAndSheets(positionals, io, this.usage);
     const out = stringFlag(values, 'out');
-    const result = reviewAgreement(store, ref, sheetFiles(positionals.slice(1), io), { outDir: out ? resolve(io.cwd, out) : undefined, pipeline: recipeOf(store, ref) });
+    const result = reviewAgreement(store, ref, files, { outDir: out ? resolve(io.cwd, out) : undefined, pipeline: recipeOf(store, ref) });
     if (io.json) {
       io.out(JSON.stringify(result));
       return 0;
