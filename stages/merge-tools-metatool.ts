@@ -1,0 +1,251 @@
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { parse } from 'csv-parse/sync';
+import { z } from 'zod';
+import { medoid, VectorSpace } from '../core/cluster/index.ts';
+import { createEmbedder, EmbedderConfig, type Embedder } from '../core/embed/index.ts';
+import { UserError, messageOf } from '../core/errors.ts';
+import { writeFileAtomic } from '../core/jsonl.ts';
+import { Sample, formatZodError, type Check, type ToolSpec } from '../core/records.ts';
+import type { BatchStage, StageContext } from '../core/stage.ts';
+import mergeDescriptionPrompt from '../prompts/metatool-merge-description.ts';
+import { OverlapDecisions, planOverlap, proposalsAsDecisions, readDecisionsFile, type OverlapPlan, type Target } from './toole/overlap-decisions.ts';
+import { proposeMerges, silhouetteCurve, type SilhouetteCurve } from './toole/overlap-proposals.ts';
+import { mapCalls, replaceTools } from './merge-tools-mtu.ts';
+
+/**
+ * MetaTool-style tool merging (paper §2.2.1 "Overlapped issue", Appendix A.1–A.2) on canonical
+ * samples: tool descriptions are embedded and clustered; each cluster of two or more tools is a
+ * merge proposal (written to the run folder as an editable decisions file). Decisions — merge,
+ * decompose, keep — come from a decisions file (JSON as the proposals file, or CSV); proposals no
+ * decision covers are merged or kept as `undecided` says. Merged tools get an LLM-written
+ * description unless the decision gives one. Queries are relabelled (expected.labels, expected
+ * calls and candidate tools); a decomposed tool's queries go where the decision assigns them (by
+ * sample id or query text) — or to review when it has several targets and no assignment.
+ * The silhouette coefficient of the description embedding before and after, at the same cluster
+ * counts, goes to the manifest.
+ */
+
+export const MergeToolsMetatoolConfig = z
+  .object({
+    embedder: EmbedderConfig.default({ kind: 'lexical' }),
+    linkage: z.enum(['single', 'complete', 'average']).default('average'),
+    /** Cosine distance at or below which tools are proposed for merging. */
+    threshold: z.number().min(0).max(2).default(0.3),
+    /** Decisions file (.json or .csv); absent: proposals only (and `undecided`). */
+    decisions: z.string().optional(),
+    /** What happens to proposals no decision covers. */
+    undecided: z.enum(['merge', 'keep']).default('keep'),
+    /** Ask the LLM for merged descriptions the decisions do not give (else: the members' joined). */
+    describe: z.boolean().default(true),
+    /** Cluster counts at which the silhouette is compared before and after. */
+    silhouetteClusters: z.array(z.number().int().min(2)).default([5, 10, 20, 30]),
+  })
+  .strict();
+export type MergeToolsMetatoolConfig = z.input<typeof MergeToolsMetatoolConfig>;
+
+export const DECOMPOSE_UNASSIGNED_TAG = 'review:decompose-unassigned';
+const NAME = 'merge-tools-metatool';
+const VERSION = 1;
+
+// ---------------------------------------------------------------- decisions from CSV
+
+const CsvRow = z.object({
+  decision: z.enum(['merge', 'decompose', 'keep']),
+  tool: z.string().min(1),
+  into: z.string().default(''),
+  query: z.string().default(''),
+  description: z.string().default(''),
+});
+
+/**
+ * A decisions sheet, one row per line: `decision,tool,into,query,description`.
+ *   merge,<member>,<merged name>,,<description?>    (rows with the same merged name form one merge)
+ *   decompose,<tool>,<target>,<query id or text?>,   (a row per target or per assigned query)
+ *   keep,<tool>,,,
+ */
+export function readDecisionsCsv(path: string, shown = path): OverlapDecisions {
+  let rows: Record<string, string>[];
+  try {
+    rows = parse(readFileSync(path), { columns: (header: string[]) => header.map((h) => h.trim().toLowerCase()), skip_empty_lines: true, trim: true });
+  } catch (error) {
+    throw new UserError(`${shown}: not a readable decisions CSV (${messageOf(error)}); expected columns decision,tool,into,query,description`);
+  }
+  const merges = new Map<string, { tools: string[]; into: string; description?: string }>();
+  const decompositions = new Map<string, { tool: string; into: string[]; queries: Record<string, string> }>();
+  const keep: string[] = [];
+  rows.forEach((raw, i) => {
+    const parsed = CsvRow.safeParse(raw);
+    if (!parsed.success) throw new UserError(`${shown}: row ${i + 2}: ${formatZodError(parsed.error)} (decision is merge, decompose or keep; tool is required)`);
+    const row = parsed.data;
+    if (row.decision === 'keep') keep.push(row.tool);
+    else if (row.decision === 'merge') {
+      if (!row.into) throw new UserError(`${shown}: row ${i + 2}: a merge row needs the merged tool's name in "into" (rows with the same name form one merge)`);
+      const merge = merges.get(row.into) ?? { tools: [], into: row.into };
+      merge.tools.push(row.tool);
+      if (row.description) merge.description = row.description;
+      merges.set(row.into, merge);
+    } else {
+      if (!row.into) throw new UserError(`${shown}: row ${i + 2}: a decompose row needs the tool that takes the queries in "into"`);
+      const entry = decompositions.get(row.tool) ?? { tool: row.tool, into: [], queries: {} };
+      if (!entry.into.includes(row.into)) entry.into.push(row.into);
+      if (row.query) entry.queries[row.query] = row.into;
+      decompositions.set(row.tool, entry);
+    }
+  });
+  const decisions = OverlapDecisions.safeParse({ merge: [...merges.values()], decompose: [...decompositions.values()], keep });
+  if (!decisions.success) throw new UserError(`${shown}: ${formatZodError(decisions.error)}`);
+  return decisions.data;
+}
+
+export function readDecisions(path: string, shown = path): OverlapDecisions {
+  return path.toLowerCase().endsWith('.csv') ? readDecisionsCsv(path, shown) : readDecisionsFile(path, shown);
+}
+
+// ---------------------------------------------------------------- relabelling
+
+/** A sample's query: its first user turn. */
+function queryOf(sample: Sample): string {
+  return sample.dialogue.find((turn) => turn.role === 'user')?.content ?? '';
+}
+
+interface Relabelling {
+  /** Old name → the tool it becomes (merged members). */
+  renamed: Map<string, ToolSpec>;
+  /** Decomposed tool → its targets and query assignments. */
+  decomposed: Map<string, { targets: ToolSpec[]; queries: Record<string, number> }>;
+}
+
+function relabel(sample: Sample, plan: Relabelling): Sample {
+  const decided = new Map<string, ToolSpec | null>(); // decomposed tool → its target for this sample (null: unassigned)
+  for (const [tool, { targets, queries }] of plan.decomposed) {
+    const at = queries[sample.id] ?? queries[queryOf(sample)];
+    decided.set(tool, at !== undefined ? targets[at] : targets.length === 1 ? targets[0] : null);
+  }
+  const unassigned: string[] = [];
+  const nameFor = (name: string): string => {
+    const merged = plan.renamed.get(name);
+    if (merged) return merged.name;
+    if (!decided.has(name)) return name;
+    const target = decided.get(name);
+    if (target) return target.name;
+    if (!unassigned.includes(name)) unassigned.push(name);
+    return name;
+  };
+  const labels = sample.expected.labels ? [...new Set(sample.expected.labels.map(nameFor))] : undefined;
+  let out = mapCalls(sample, (call) => ({ ...call, tool: nameFor(call.tool) }));
+  out = {
+    ...out,
+    expected: labels ? { ...out.expected, labels } : out.expected,
+    tools: replaceTools(out.tools, (tool) => {
+      const merged = plan.renamed.get(tool.name);
+      if (merged) return [merged];
+      const decomposition = plan.decomposed.get(tool.name);
+      if (!decomposition) return [tool];
+      const target = decided.get(tool.name);
+      return target ? [target] : decomposition.targets;
+    }),
+  };
+  const changed = JSON.stringify(out) !== JSON.stringify(sample);
+  if (!changed && !unassigned.length) return sample;
+  const checks: Check[] = unassigned.map((tool) => ({
+    name: NAME,
+    pass: false,
+    soft: true,
+    reason: `${tool} was decomposed into ${plan.decomposed.get(tool)!.targets.map((t) => t.name).join(', ')} and no decision says which takes this query; assign it in the decisions file`,
+  }));
+  const tags = unassigned.length && !out.meta.tags.includes(DECOMPOSE_UNASSIGNED_TAG) ? [...out.meta.tags, DECOMPOSE_UNASSIGNED_TAG] : out.meta.tags;
+  return { ...out, meta: { ...out.meta, tags, checks: [...out.meta.checks, ...checks], lineage: [...out.meta.lineage, { stage: NAME, version: VERSION, prompt: mergeDescriptionPrompt.id, promptHash: mergeDescriptionPrompt.hash }] } };
+}
+
+// ---------------------------------------------------------------- the stage
+
+function descriptionText(tool: ToolSpec): string {
+  return tool.description.trim() || tool.name;
+}
+
+async function descriptionSpace(embedder: Embedder, tools: ToolSpec[]): Promise<VectorSpace> {
+  return VectorSpace.from(await embedder.embed(tools.map(descriptionText)), 'cosine', `${NAME}: tool descriptions`);
+}
+
+/** The tool a merge makes: its name, a description (given, LLM-written or joined), the members' parameters. */
+async function mergedTool(members: ToolSpec[], space: VectorSpace, indexOf: Map<string, number>, merge: OverlapPlan['merges'][number], config: z.output<typeof MergeToolsMetatoolConfig>, ctx: StageContext): Promise<{ tool: ToolSpec; describedBy: string }> {
+  // Without a given name the member closest to the others names the merged tool.
+  const at = members.map((m) => indexOf.get(m.name)!);
+  const name = merge.into ?? members[at.indexOf(medoid(space, at))].name;
+  let description = merge.description;
+  let describedBy = 'decision';
+  if (!description && config.describe) {
+    const lines = members.map((m) => `- ${m.name}: ${m.description}`).join('\n');
+    const answer = await ctx.llm.generate(mergeDescriptionPrompt, { name, members: lines }, { stage: NAME, key: [...members.map((m) => m.name)].sort().join('+') });
+    if (answer.ok) [description, describedBy] = [answer.value.description, ctx.llm.model];
+    else ctx.log(`merged description for ${name} failed (${answer.reason}: ${answer.detail}); joining the members' descriptions`);
+  }
+  if (!description) [description, describedBy] = [members.map((m) => m.description.trim()).filter(Boolean).join(' '), 'members'];
+  const properties = Object.assign({}, ...members.map((m) => m.parameters.properties));
+  // A parameter is required only when every member requires it: a query written for any member still fits.
+  const required = members[0].parameters.required.filter((p) => members.every((m) => m.parameters.required.includes(p)));
+  return { tool: { ...members[0], name, description, parameters: { type: 'object', properties, required } }, describedBy };
+}
+
+export function mergeToolsMetatoolStage(options: MergeToolsMetatoolConfig = {}): BatchStage<Sample, Sample> {
+  const config = MergeToolsMetatoolConfig.parse(options);
+  return {
+    kind: 'batch',
+    name: NAME,
+    version: VERSION,
+    input: Sample,
+    output: Sample,
+    prompts: { [mergeDescriptionPrompt.id]: mergeDescriptionPrompt.hash },
+    run: async (samples, ctx) => {
+      const library = new Map<string, ToolSpec>();
+      for (const sample of samples) for (const tool of sample.tools) if (!library.has(tool.name)) library.set(tool.name, tool);
+      for (const sample of samples) for (const label of sample.expected.labels ?? []) if (!library.has(label)) library.set(label, { name: label, description: '', parameters: { type: 'object', properties: {}, required: [] }, returns: { type: 'object', properties: {}, required: [] } });
+      const tools = [...library.values()];
+      const names = tools.map((t) => t.name);
+      if (tools.length < 2) return { out: samples };
+      const embedder = createEmbedder(config.embedder, { gateway: ctx.llm, stage: NAME, resolvePath: ctx.resolvePath });
+      const before = await descriptionSpace(embedder, tools);
+      const indexOf = new Map(names.map((n, i) => [n, i]));
+
+      const proposals = proposeMerges(before, names, { linkage: config.linkage, threshold: config.threshold });
+      const proposalsPath = join(ctx.runDir, NAME, 'proposals.json');
+      writeFileAtomic(proposalsPath, JSON.stringify(proposalsAsDecisions(proposals), null, 2) + '\n');
+      ctx.log(`${proposals.length} merge proposals written to ${proposalsPath} (edit and pass back as "decisions")`);
+      const decisions = config.decisions ? readDecisions(ctx.resolvePath(config.decisions), config.decisions) : null;
+      const plan = planOverlap({ decisions, proposals, tools: names, undecided: config.undecided, source: config.decisions ?? 'proposals' });
+
+      const merged: { tool: ToolSpec; members: string[]; describedBy: string }[] = [];
+      for (const merge of plan.merges) {
+        const members = merge.members.map((m) => library.get(m)!);
+        merged.push({ ...(await mergedTool(members, before, indexOf, merge, config, ctx)), members: merge.members });
+      }
+      const renamed = new Map(merged.flatMap(({ tool, members }) => members.map((m) => [m, tool] as const)));
+      const targetSpec = (target: Target): ToolSpec => ('merge' in target ? merged[target.merge].tool : library.get(target.tool)!);
+      const decomposed = new Map(plan.decompositions.map((d) => [d.tool, { targets: d.into.map(targetSpec), queries: d.queries }]));
+      const out = samples.map((sample) => relabel(sample, { renamed, decomposed }));
+
+      // The library after: merged tools instead of their members, decomposed tools gone.
+      const afterTools = [...tools.filter((t) => !renamed.has(t.name) && !decomposed.has(t.name)), ...merged.map((m) => m.tool)];
+      const counts = config.silhouetteClusters;
+      const silhouette: { before: SilhouetteCurve; after: SilhouetteCurve } = {
+        before: silhouetteCurve(before, counts, config.linkage, ctx.seed),
+        after: afterTools.length ? silhouetteCurve(await descriptionSpace(embedder, afterTools), counts, config.linkage, ctx.seed) : { tools: 0, byClusters: {} },
+      };
+      ctx.report('toolMergeMetatool', {
+        embedder: embedder.id,
+        threshold: config.threshold,
+        linkage: config.linkage,
+        toolsBefore: tools.length,
+        toolsAfter: afterTools.length,
+        proposals: proposals.length,
+        merges: merged.map((m) => ({ into: m.tool.name, members: m.members, description: m.tool.description, describedBy: m.describedBy })),
+        decompositions: plan.decompositions.map((d) => ({ tool: d.tool, into: decomposed.get(d.tool)!.targets.map((t) => t.name), assignedQueries: Object.keys(d.queries).length })),
+        unknownTools: plan.unknownTools,
+        relabelled: out.filter((s, i) => s !== samples[i]).length,
+        silhouette,
+      });
+      return { out };
+    },
+  };
+}
