@@ -137,7 +137,8 @@ export function importReview(options: ReviewImportOptions): ReviewImportResult {
       annotators: countBy(validation.decisions.filter((d) => d.kind === 'annotator').map((d) => d.annotator)),
       agreement: agreementSummary,
     };
-    const { newVersion: _unknownYet, ...summary } = result;
+    // The copy kept in the new version leaves out what is not known yet or local to this machine.
+    const { newVersion: _unknownYet, report: _report, problemsFile: _problems, adjudicationSheet: _sheet, ...summary } = result;
     const report = { ...summary, status: 'published', agreement: { ...agreementSummary, perItem } };
     const published = publishReviewed({
       store,
