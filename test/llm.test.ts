@@ -337,6 +337,30 @@ describe('cache', () => {
     expect(logs.filter((l) => l.includes('skipped a torn last write'))).toHaveLength(2);
   });
 
+  it('asks again when a cached answer no longer passes the prompt, and keeps the new answer', async () => {
+    server.setResponder('chat', () => ({ content: '1. find\n2. search' }));
+    expect((await gateway().generate(listPrompt, { n: 2 }, { stage: 'verbs', key: 'k' })).ok).toBe(true);
+    // Same id, template and schema (so the same cache key), but a stricter reader of the text.
+    const stricter = definePrompt({
+      ...listPrompt,
+      parseText: (text: string) => {
+        if (!text.startsWith('VERBS')) throw new Error('expected a VERBS header');
+        return text.split('\n').slice(1);
+      },
+    });
+    server.setResponder('chat', () => ({ content: 'VERBS\nfind\nsearch' }));
+    const again = await gateway().generate(stricter, { n: 2 }, { stage: 'verbs', key: 'k' });
+    expect(again.ok && again.value).toEqual(['find', 'search']);
+    expect(server.count()).toBe(2);
+    const third = await gateway().generate(stricter, { n: 2 }, { stage: 'verbs', key: 'k' });
+    expect(third.ok && third.cached).toBe(true);
+    expect(server.count()).toBe(2);
+  });
+
+  it('replay cannot run without the cache', () => {
+    expect(() => createGateway({ backend: 'replay', noCache: true, env: {}, home })).toThrow(/cannot be combined with --no-cache/);
+  });
+
   it('replays a copied cache byte for byte, with no endpoint and no key', async () => {
     const things = ['a lamp', 'a chair', 'a door', 'a window'];
     const original = await Promise.all(things.map((t) => ask(gateway(), t)));

@@ -25,8 +25,9 @@ const NEWLINE = 10;
  * Layout: `<dir>/*.jsonl` segments, each line `<64-hex key>\t<json>\n`. Each process appends only to
  * its own new segment, one write per line, so concurrent processes never interleave and a process
  * killed mid-write leaves at most a torn last line, which loading skips. Loading indexes keys and
- * byte offsets only; values are read and parsed on demand. When two segments hold the same key the
- * oldest segment wins, so every reader picks the same answer. Copying the folder copies the cache.
+ * byte offsets only; values are read and parsed on demand. When segments hold the same key the
+ * newest segment wins (segment names sort by creation time), so every reader picks the same answer
+ * and a replaced entry stays replaced. Copying the folder copies the cache.
  */
 export class ResponseCache {
   private readonly index = new Map<string, Location>();
@@ -58,7 +59,7 @@ export class ResponseCache {
         }
         if (end - start > KEY_LENGTH + 1 && buffer[start + KEY_LENGTH] === TAB && isHexKey(buffer, start)) {
           const key = buffer.toString('latin1', start, start + KEY_LENGTH);
-          if (!this.index.has(key)) this.index.set(key, { segment: path, start: start + KEY_LENGTH + 1, length: end - start - KEY_LENGTH - 1 });
+          this.index.set(key, { segment: path, start: start + KEY_LENGTH + 1, length: end - start - KEY_LENGTH - 1 });
         } else if (end > start) {
           this.skip(path, 'a line that is not `<key>\\t<json>`');
         }
@@ -107,7 +108,12 @@ export class ResponseCache {
     }
   }
 
-  /** Stores a value under its key (a key already present keeps its first value). */
+  /** Forgets an entry for this process, so that `put` can replace it. */
+  forget(key: string): void {
+    this.index.delete(key);
+  }
+
+  /** Stores a value under its key (a key already present keeps its value; `forget` it first to replace it). */
   put(key: string, value: unknown): void {
     if (!/^[0-9a-f]{64}$/.test(key)) throw new Error(`cache key must be 64 hex characters, got "${key}"`);
     if (this.index.has(key)) return;

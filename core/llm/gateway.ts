@@ -67,6 +67,7 @@ export class CachedGateway implements LlmGateway {
         return { ok: true, value, model: this.model, cached: true };
       } catch (error) {
         this.options.log(`cache: the stored answer for ${prompt.id} (key ${key.slice(0, 12)}) no longer passes its schema (${(error as Error).message}); asking again`);
+        cache!.forget(key);
       }
     }
     if (!transport) return this.replayMiss(prompt.id, options, key);

@@ -152,7 +152,7 @@ function resolveModel(backend: Backend, options: GatewayOptions, env: Record<str
     if (models.size === 1) return [...models][0];
     throw new UserError(
       models.size === 0
-        ? `--llm replay: the cache in ${cache?.dir} holds no answers; copy the cache folder of the run to replay, or pass --cache-dir`
+        ? `--llm replay: the cache in ${cache?.dir} holds no answers; copy the .toolkiln/cache folder of the run to replay there (or set TOOLKILN_HOME to where it is)`
         : `--llm replay: the cache holds answers of several models (${[...models].sort().join(', ')}); pick one with --model`,
     );
   }

@@ -165,8 +165,9 @@ export class RequestLimiter {
     if (rpm) {
       this.starts.push(now);
       const interval = this.span / (rpm * this.factor);
-      // Pace on a fixed grid so timer lateness does not add up; after idling, start afresh.
-      this.nextSlot = (now - this.nextSlot > interval ? now : this.nextSlot) + interval;
+      // Pace on a fixed grid so that late timers are caught up with rather than lost; after idling
+      // longer than a sixtieth of the window, start afresh (the window log above bounds any burst).
+      this.nextSlot = (now - this.nextSlot > Math.max(interval, this.windowMs / 60) ? now : this.nextSlot) + interval;
     }
     if (!tpm) return { settle() {} };
     const spend: Spend = { at: now, tokens, live: true };

@@ -1,3 +1,4 @@
+import { setMaxListeners } from 'node:events';
 import OpenAI, { APIConnectionError, APIConnectionTimeoutError, APIError } from 'openai';
 import type { ChatCompletionCreateParamsNonStreaming } from 'openai/resources/chat/completions';
 import { UserError } from '../errors.ts';
@@ -110,6 +111,8 @@ export class OpenAiTransport {
       fetch: options.fetch,
     });
     this.jitter = Rng.derive(options.seed, 'llm-retry-jitter');
+    // Every request and wait in flight listens for close(): thousands at once is normal.
+    setMaxListeners(0, this.closing.signal);
   }
 
   async chat(request: ChatSend, context: { stage: string; priority: number }): Promise<ChatReply> {
