@@ -6,10 +6,12 @@ import { sha256 } from '../core/hash.ts';
 import type { Sample } from '../core/records.ts';
 import type { VersionRef } from '../core/store.ts';
 import { assignItems } from '../review/assign.ts';
+import { applyCorrection, formatCallsJson, goldCalls, parseCorrectedCalls, renderGold } from '../review/calls.ts';
 import { neutraliseFormula, readCsv, restoreFormula } from '../review/csv.ts';
 import { exportReview } from '../review/export.ts';
 import { importReview } from '../review/import.ts';
 import { selectionFor } from '../review/options.ts';
+import { callProblems } from '../review/schema-check.ts';
 import { itemIdOf, selectQueue } from '../review/queue.ts';
 import { SHEET_COLUMNS } from '../review/sheet.ts';
 import { publishReviewDataset, reviewSamples } from './fixtures/review/dataset.ts';
@@ -229,5 +231,50 @@ describe('sheets for several annotators', () => {
     const queue = JSON.parse(readFileSync(result.queueFile, 'utf8'));
     expect(queue.items.filter((i: { annotators: string[] }) => i.annotators.length === 2)).toHaveLength(6);
     expect(statSync(result.sheets[0].file).size).toBeGreaterThan(0);
+  });
+});
+
+describe('corrected calls', () => {
+  const multiTurn: Sample = {
+    ...reviewSamples()[0],
+    id: 'mt-1',
+    dialogue: [
+      { role: 'user', content: 'Weather in Paris?' },
+      { role: 'assistant', content: '', calls: [{ id: 'call_0', tool: 'get_weather', arguments: { city: 'Paris' } }] },
+      { role: 'user', content: 'Then book a table for 2 at Noma' },
+      { role: 'assistant', content: '', calls: [{ id: 'call_1', tool: 'book_table', arguments: { restaurant: 'Noma', people: 2 } }] },
+    ],
+    expected: {
+      turns: {
+        '1': [{ id: 'call_0', tool: 'get_weather', arguments: { city: 'Paris' } }],
+        '3': [{ id: 'call_1', tool: 'book_table', arguments: { restaurant: 'Noma', people: 2 } }],
+      },
+    },
+  };
+
+  it('shows and takes per-turn calls for multi-turn samples', () => {
+    expect(renderGold(multiTurn)).toBe('turn 1:\n  call_0: get_weather(city="Paris")\nturn 3:\n  call_1: book_table(restaurant="Noma", people=2)');
+    expect(JSON.parse(formatCallsJson(goldCalls(multiTurn)))).toEqual(multiTurn.expected.turns);
+    const fixed = { '1': multiTurn.expected.turns!['1'], '3': [{ id: 'call_1', tool: 'book_table', arguments: { restaurant: 'Noma', people: 3 } }] };
+    const parsed = parseCorrectedCalls(JSON.stringify(fixed), multiTurn);
+    expect(parsed).toEqual({ ok: true, value: fixed });
+    const edited = applyCorrection(multiTurn, { calls: fixed });
+    expect(edited.dialogue[3].calls).toEqual(fixed['3']);
+    expect(edited.expected.turns).toEqual(fixed);
+    expect(multiTurn.dialogue[3].calls![0].arguments.people).toBe(2); // the original is not touched
+    expect(parseCorrectedCalls('[]', multiTurn)).toMatchObject({ ok: false, message: expect.stringMatching(/^expected an object \{"<turn index>": \[calls\]\}/) });
+    expect(parseCorrectedCalls('{"2": []}', multiTurn)).toEqual({ ok: false, message: 'turn 2: dialogue turn 2 is not an assistant turn' });
+  });
+
+  it('checks references to earlier calls and repeated call ids', () => {
+    const sample = reviewSamples()[0];
+    const ref = (target: string) => [
+      { id: 'call_0', tool: 'get_weather', arguments: { city: 'Paris' } },
+      { id: 'call_1', tool: 'book_table', arguments: { restaurant: { $ref: `${target}.temperature` }, people: 2 } },
+    ];
+    expect(callProblems(ref('call_0'), sample.tools)).toEqual([]);
+    expect(callProblems(ref('call_7'), sample.tools)).toEqual(['call_1: book_table.restaurant: call_7.temperature refers to no earlier call "call_7"']);
+    expect(parseCorrectedCalls(JSON.stringify([ref('call_0')[0], ref('call_0')[0]]), sample)).toEqual({ ok: false, message: 'call id "call_0" is used twice' });
+    expect(renderGold({ ...sample, expected: { calls: ref('call_0') } })).toBe('call_0: get_weather(city="Paris")\ncall_1: book_table(restaurant=$call_0.temperature, people=2)');
   });
 });
