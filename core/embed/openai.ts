@@ -3,7 +3,7 @@ import { checkVectors, type Embedder, type EmbeddingGateway } from './types.ts';
 export interface OpenAIEmbedderOptions {
   /** The stage asking (usage is accounted per stage). */
   stage: string;
-  /** Names the embeddings model in the embedder id (lineage), e.g. `text-embedding-3-small`. */
+  /** The embeddings model, e.g. `text-embedding-3-small` (default: the gateway's embedding model). */
   model?: string;
 }
 
@@ -17,7 +17,7 @@ export function openaiEmbedder(gateway: EmbeddingGateway, options: OpenAIEmbedde
     id,
     async embed(texts: string[]): Promise<Float32Array[]> {
       if (texts.length === 0) return [];
-      return checkVectors(await gateway.embed(texts, { stage: options.stage }), texts.length, `embedder ${id}`);
+      return checkVectors(await gateway.embed(texts, { stage: options.stage, ...(options.model ? { model: options.model } : {}) }), texts.length, `embedder ${id}`);
     },
   };
 }

@@ -11,7 +11,7 @@ export interface Embedder {
 
 /** What the openai embedder needs from the LLM gateway: its cached, rate-limited embeddings call. */
 export interface EmbeddingGateway {
-  embed(texts: string[], opts: { stage: string }): Promise<number[][]>;
+  embed(texts: string[], opts: { stage: string; model?: string }): Promise<number[][]>;
 }
 
 export function hasEmbeddings(gateway: unknown): gateway is EmbeddingGateway {
