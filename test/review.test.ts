@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { sha256 } from '../core/hash.ts';
-import type { Sample } from '../core/records.ts';
+import type { Call, Sample } from '../core/records.ts';
 import type { VersionRef } from '../core/store.ts';
 import { assignItems } from '../review/assign.ts';
 import { applyCorrection, formatCallsJson, goldCalls, parseCorrectedCalls, renderGold } from '../review/calls.ts';
@@ -268,7 +268,7 @@ describe('corrected calls', () => {
 
   it('checks references to earlier calls and repeated call ids', () => {
     const sample = reviewSamples()[0];
-    const ref = (target: string) => [
+    const ref = (target: string): Call[] => [
       { id: 'call_0', tool: 'get_weather', arguments: { city: 'Paris' } },
       { id: 'call_1', tool: 'book_table', arguments: { restaurant: { $ref: `${target}.temperature` }, people: 2 } },
     ];
