@@ -1,12 +1,21 @@
-import { OfflineGateway } from '../core/llm/offline.ts';
+import { BACKENDS, createGateway } from '../core/llm/index.ts';
 import type { LlmGateway } from '../core/llm/types.ts';
-import { UserError } from '../core/errors.ts';
 import type { Values } from './command.ts';
-import { choiceFlag } from './flags.ts';
+import { choiceFlag, intFlag, stringFlag } from './flags.ts';
 
-/** The `--llm` backend and its options, from flags and the environment. */
-export async function gatewayFromFlags(values: Values, env: NodeJS.ProcessEnv, _home: string, seed: number): Promise<LlmGateway> {
-  const backend = choiceFlag(values, 'llm', ['offline', 'openai', 'replay'] as const) ?? (env.OPENAI_API_KEY || env.OPENAI_BASE_URL ? 'openai' : 'offline');
-  if (backend === 'offline') return new OfflineGateway(seed);
-  throw new UserError(`--llm ${backend} is not available in this build`);
+/** The `--llm` backend and its limits, from flags and the environment. */
+export function gatewayFromFlags(values: Values, env: NodeJS.ProcessEnv, home: string, seed: number, log: (message: string) => void): LlmGateway {
+  return createGateway({
+    backend: choiceFlag(values, 'llm', BACKENDS),
+    model: stringFlag(values, 'model'),
+    seed,
+    home,
+    env,
+    noCache: values['no-cache'] === true,
+    dryRun: values['dry-run'] === true,
+    concurrency: intFlag(values, 'concurrency', { min: 1, max: 4096 }),
+    rpm: intFlag(values, 'rpm', { min: 1 }),
+    tpm: intFlag(values, 'tpm', { min: 1 }),
+    log,
+  });
 }

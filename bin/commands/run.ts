@@ -37,7 +37,7 @@ export const runCommand: Command = {
     const seed = intFlag(values, 'seed', { min: 0, max: 2 ** 32 - 1 }) ?? DEFAULT_SEED;
     const limit = intFlag(values, 'limit', { min: 1 });
     const concurrency = intFlag(values, 'concurrency', { min: 1, max: 4096 });
-    const llm = await gatewayFromFlags(values, io.env, io.home, seed);
+    const llm = gatewayFromFlags(values, io.env, io.home, seed, io.err);
     try {
       const result = await runPipeline({
         pipeline,
