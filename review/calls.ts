@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { Call, formatZodError, isRef, parseRef, type ArgValue, type Sample } from '../core/records.ts';
+import { Call, formatZodError, isRef, parseRef, type ArgValue, type Sample, type Turn } from '../core/records.ts';
 
 /**
  * The gold calls a reviewer sees and corrects: `expected.calls` as a JSON array, or for multi-turn
@@ -80,7 +80,12 @@ export function callGroups(calls: GoldCalls): { turn: string | null; label: stri
   return Array.isArray(calls) ? [{ turn: null, label: '', calls }] : Object.entries(calls).map(([turn, list]) => ({ turn, label: `turn ${turn}: `, calls: list }));
 }
 
-/** Replaces the gold calls (and the assistant turn that carried them) and/or the first user turn. */
+/**
+ * Replaces the first user turn and/or the gold calls. A list replaces `expected.calls` and the
+ * assistant turn that carried them; per-turn calls replace the turns they name (others stay) and,
+ * when the sample also lists all its calls in `expected.calls`, that list too. Observations of
+ * calls that no longer exist are dropped.
+ */
 export function applyCorrection(sample: Sample, correction: { query?: string; calls?: GoldCalls }): Sample {
   const dialogue = sample.dialogue.map((turn) => ({ ...turn }));
   const expected = { ...sample.expected };
@@ -89,15 +94,22 @@ export function applyCorrection(sample: Sample, correction: { query?: string; ca
     if (first === -1) dialogue.unshift({ role: 'user', content: correction.query });
     else dialogue[first].content = correction.query;
   }
+  const setCalls = (turn: Turn, calls: Call[]) => {
+    if (!calls.length && !turn.calls) return;
+    turn.calls = calls;
+    if (turn.observations) turn.observations = Object.fromEntries(Object.entries(turn.observations).filter(([id]) => calls.some((c) => c.id === id)));
+  };
   const calls = correction.calls;
   if (Array.isArray(calls)) {
-    const old = sample.expected.calls;
-    const carrier = dialogue.findIndex((t) => t.role === 'assistant' && t.calls && (!old || JSON.stringify(t.calls) === JSON.stringify(old)));
-    if (carrier !== -1) dialogue[carrier].calls = calls;
+    const old = JSON.stringify(sample.expected.calls);
+    const carrier = dialogue.find((t) => t.role === 'assistant' && t.calls && (old === undefined || JSON.stringify(t.calls) === old));
+    if (carrier) setCalls(carrier, calls);
     expected.calls = calls;
   } else if (calls) {
-    for (const [turn, list] of Object.entries(calls)) if (dialogue[Number(turn)]?.calls) dialogue[Number(turn)].calls = list;
-    expected.turns = calls;
+    for (const [index, list] of Object.entries(calls)) if (dialogue[Number(index)]?.role === 'assistant') setCalls(dialogue[Number(index)], list);
+    const turns = { ...sample.expected.turns, ...calls };
+    expected.turns = turns;
+    if (sample.expected.calls) expected.calls = Object.keys(turns).sort((a, b) => Number(a) - Number(b)).flatMap((k) => turns[k]);
   }
   return { ...sample, dialogue, expected };
 }

@@ -6,7 +6,9 @@ import { describe, expect, it } from 'vitest';
 import { reviewCommands } from '../bin/commands/review.ts';
 import { commonOptions } from '../bin/flags.ts';
 import { OfflineGateway } from '../core/llm/offline.ts';
+import type { Call } from '../core/records.ts';
 import { runPipeline } from '../core/run.ts';
+import { DatasetStore } from '../core/store.ts';
 import { getPipeline } from '../pipelines/index.ts';
 import { publishReviewDataset } from './fixtures/review/dataset.ts';
 import { fill, readRawSheet, writeSheet } from './fixtures/review/sheets.ts';
@@ -109,21 +111,30 @@ describe('review of a SNIPS pipeline version', () => {
     const raw = readRawSheet(exported.files[0]);
     const col = (name: string) => raw.header.indexOf(name);
     const first = raw.rows[0];
-    const calls = JSON.parse(first[col('calls_json')]);
-    const tool = calls[0].tool;
+    // MTU samples hold their gold calls per assistant turn: {"1": [calls]}.
+    const turns: Record<string, Call[]> = JSON.parse(first[col('calls_json')]);
+    const [turn, calls] = Object.entries(turns).find(([, list]) => list.length)!;
+    const call = calls[0];
+    const corrected = (args: Record<string, string>) => JSON.stringify({ ...turns, [turn]: [{ ...call, arguments: { ...call.arguments, ...args } }, ...calls.slice(1)] });
     const edits: Record<string, Record<string, string>> = {};
     for (const row of raw.rows) edits[row[col('sample_id')]] = { decision: 'accept' };
-    edits[first[col('sample_id')]] = { decision: 'edit', corrected_calls: JSON.stringify([{ ...calls[0], arguments: { ...calls[0].arguments, not_a_slot: 'x' } }]) };
+    const editedId = first[col('sample_id')];
+    edits[editedId] = { decision: 'edit', corrected_calls: corrected({ not_a_slot: 'x' }) };
     writeSheet(join(home, 'mtu-bad.csv'), fill(raw, edits));
     const refused = JSON.parse((await review(home, 'import', 'mtu@v1', 'mtu-bad.csv', '--json')).out);
-    expect(refused.problems).toEqual([expect.objectContaining({ row: 2, column: 'corrected_calls', message: expect.stringContaining(`${tool} has no parameter "not_a_slot"`) })]);
+    expect(refused.problems).toEqual([expect.objectContaining({ row: 2, column: 'corrected_calls', message: expect.stringContaining(`${call.tool} has no parameter "not_a_slot"`) })]);
 
-    const firstArg = Object.keys(calls[0].arguments)[0];
-    edits[first[col('sample_id')]] = { decision: 'edit', corrected_calls: JSON.stringify([{ ...calls[0], arguments: { ...calls[0].arguments, [firstArg]: 'corrected value' } }]) };
+    const firstArg = Object.keys(call.arguments)[0];
+    edits[editedId] = { decision: 'edit', corrected_calls: corrected({ [firstArg]: 'corrected value' }) };
     writeSheet(join(home, 'mtu-good.csv'), fill(raw, edits));
     const done = JSON.parse((await review(home, 'import', 'mtu@v1', 'mtu-good.csv', '--json')).out);
     expect(done).toMatchObject({ status: 'published', newVersion: 'v2', counts: { accepted: 11, edited: 1 } });
     const manifest = JSON.parse(readFileSync(join(home, 'datasets', 'mtu', 'v2', 'manifest.json'), 'utf8'));
+    const store = new DatasetStore(home);
+    const edited = store.samples(store.resolve('mtu@v2')).find((s) => s.id === editedId)!;
+    expect(edited.expected.turns![turn][0].arguments[firstArg]).toBe('corrected value');
+    expect(edited.dialogue[Number(turn)].calls![0].arguments[firstArg]).toBe('corrected value');
+    expect(edited.expected.calls).toEqual(Object.values(edited.expected.turns!).flat()); // the flat list follows
     expect(manifest).toMatchObject({ parent: 'v1', pipeline: 'mtu', counts: { samples: 12 }, stats: { review: { items: { accepted: 11, edited: 1 } } } });
   });
 });
