@@ -17,7 +17,7 @@ const FENCE = '```';
 export const EXAMPLE_POOL: PoolExample[] = [
   {
     domain: 'Travel/Rail travel',
-    structure: '1→2→3',
+    structure: '1→2, 2→3',
     answer: `${FENCE}python
 def find_train_connection(origin: str, destination: str, travel_date: str, travel_class: str = None):
     """Find the earliest train connection between two stations on a given day.
@@ -197,7 +197,7 @@ ${FENCE}`,
   },
   {
     domain: 'Healthcare/Telemedicine',
-    structure: '1→2, 2→3, 1→3',
+    structure: '1→2, 1→3, 2→3',
     answer: `${FENCE}python
 def register_patient(full_name: str, birth_date: str):
     """Register a patient with the telemedicine service.
@@ -434,7 +434,7 @@ ${FENCE}`,
   },
   {
     domain: 'Environmental Science/Air quality monitoring',
-    structure: '1→2→3→4',
+    structure: '1→2, 2→3, 3→4',
     answer: `${FENCE}python
 def locate_nearest_station(latitude: float, longitude: float):
     """Find the air quality station nearest to a point.

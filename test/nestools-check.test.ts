@@ -126,3 +126,23 @@ describe('record check', () => {
     expect(failed).toEqual([]);
   });
 });
+
+describe('in-context example pool', () => {
+  it('holds programs that pass the strict check and state every value in their task', async () => {
+    const { EXAMPLE_POOL } = await import('../prompts/nestools-example-pool.ts');
+    const { programToChain } = await import('../stages/nestools/convert.ts');
+    const { valueMentions } = await import('../stages/nestools/query-values.ts');
+    const { chainStructure } = await import('../stages/nestools/structure.ts');
+    const shapes = new Set<string>();
+    for (const example of EXAMPLE_POOL) {
+      const program = parseProgram(example.answer);
+      const check = checkProgram(program, { strict: true });
+      expect(check.errors, example.domain).toEqual([]);
+      const chain = programToChain(program, check);
+      expect(valueMentions(chain.task, chain.calls).filter((m) => m.presence === 'missing' || m.presence === 'loose'), example.domain).toEqual([]);
+      expect(chainStructure(chain.calls).shape, example.domain).toBe(example.structure);
+      shapes.add(chainStructure(chain.calls).kind);
+    }
+    expect([...shapes].sort()).toEqual(['chain', 'fan-in', 'fan-out', 'mixed']);
+  });
+});

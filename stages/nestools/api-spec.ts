@@ -51,17 +51,22 @@ const API_KEYS = new Set(['api_name', 'api_description', 'parameters', 'required
  * other keys of the entry (one Seal-Tools tool has an `example`) travel in `provenance.apiExtra`.
  */
 export function toolSpecOfApi(api: ApiSpec, provenance?: ToolSpec['provenance'], domain?: string): ToolSpec {
+  return ToolSpec.parse(toolSpecDraft(api, provenance, domain));
+}
+
+/** The same, unvalidated: for importers that validate the whole Sample once. */
+export function toolSpecDraft(api: ApiSpec, provenance?: ToolSpec['provenance'], domain?: string): ToolSpec {
   const field = typeof api.field === 'string' ? api.field : undefined;
   const extra = Object.fromEntries(Object.entries(api).filter(([key]) => !API_KEYS.has(key)));
   if (Object.keys(extra).length) provenance = { source: 'api', ...provenance, apiExtra: extra };
-  return ToolSpec.parse({
+  return {
     name: api.api_name,
     description: api.api_description,
     parameters: { type: 'object', properties: mapValues(api.parameters, propertyOfField), required: api.required },
     returns: { type: 'object', properties: mapValues(api.responses, propertyOfField), required: [] },
     ...(domain ?? field ? { domain: domain ?? field } : {}),
     ...(provenance ? { provenance } : {}),
-  });
+  };
 }
 
 /** ToolSpec → the NesTools api entry (keys in the order the released files use). */

@@ -5,7 +5,7 @@ import { groupBy } from '../../core/collections.ts';
 import { UserError } from '../../core/errors.ts';
 import { toJsonl } from '../../core/jsonl.ts';
 import { Sample, formatZodError, isRef, sampleId, type Call, type Json, type ToolSpec } from '../../core/records.ts';
-import { ApiSpec, apiOfToolSpec, toolSpecOfApi } from './api-spec.ts';
+import { ApiSpec, apiOfToolSpec, toolSpecDraft } from './api-spec.ts';
 import { fromNotation, leaves, toNotation } from './notation.ts';
 import { sealToolEntry } from '../sources/seal-tools.ts';
 
@@ -80,11 +80,12 @@ export function fromNesToolsRecord(raw: unknown, options: ImportOptions = {}): S
   const record = parseRecord(NesToolsRecord, raw, where, 'NesTools');
   const at = `${where} (test_id ${record.test_id})`;
   const provenance = { source: 'nestools', id: String(record.test_id), ...(options.file ? { file: options.file } : {}) };
-  const tools = record.api.map((api) => toolSpecOfApi(api, provenance, record.field));
+  const tools = record.api.map((api) => toolSpecDraft(api, provenance, record.field));
   const calls = fromNotation(record.call as never, tools, at);
   const extra = Object.fromEntries(Object.entries(record).filter(([key]) => !NESTOOLS_KEYS.includes(key)));
   return Sample.parse({
-    id: sampleId('nestools', raw),
+    // The record's own text identifies it (cheaper to hash than its key-sorted form).
+    id: sampleId('nestools', JSON.stringify(raw)),
     benchmark: 'nestools',
     category: chainCategory(calls),
     split: options.split ?? 'test',
@@ -139,7 +140,7 @@ export function fromSealToolsRecord(raw: unknown, library: Map<string, ToolSpec>
   );
   const { id: _id, query: _query, calling: _calling, ...extra } = record;
   return Sample.parse({
-    id: sampleId('seal-tools', raw),
+    id: sampleId('seal-tools', JSON.stringify(raw)),
     benchmark: 'seal-tools',
     category: chainCategory(calls),
     split: options.split ?? 'test',

@@ -145,11 +145,14 @@ function stringPresence(value: string, text: string): Presence {
   if (` ${normText} `.includes(` ${normValue} `) || normText.replace(/ /g, '').includes(normValue.replace(/ /g, ''))) return 'normalised';
   if (datePresent(value, text)) return 'normalised';
   const asNumber = Number(value.replace(/,/g, ''));
-  if (value.trim() && Number.isFinite(asNumber) && numberPresent(asNumber, text)) return 'normalised';
+  if (value.trim() && Number.isFinite(asNumber)) return numberPresent(asNumber, text) ? 'normalised' : 'missing';
+  // A date is there in some form or not at all: sharing its year is not a loose match.
+  if (parseIsoDate(value) || /^\d{4}-\d{1,2}$/.test(value.trim())) return 'missing';
   const wanted = contentWords(value);
   if (!wanted.length) return 'normalised';
   const have = new Set(contentWords(text));
-  const hits = wanted.filter((word) => have.has(word) || [...have].some((h) => h.length > 3 && word.length > 3 && (h.startsWith(word) || word.startsWith(h))));
+  const alphabetic = (word: string) => /^\p{L}{4,}$/u.test(word);
+  const hits = wanted.filter((word) => have.has(word) || (alphabetic(word) && [...have].some((h) => alphabetic(h) && (h.startsWith(word) || word.startsWith(h)))));
   return hits.length / wanted.length >= 0.6 ? 'loose' : 'missing';
 }
 
