@@ -1,0 +1,142 @@
+import { z } from 'zod';
+import { EmbedderConfig } from '../core/embed/index.ts';
+import { definePipeline } from '../core/pipeline.ts';
+import { commonExporters } from '../stages/export/index.ts';
+import { loadMetatoolPluginsStage } from '../stages/sources/metatool-plugins.ts';
+import { detailsHandler } from '../stages/toole/details.ts';
+import { directHandler } from '../stages/toole/direct.ts';
+import { emotionalHandler } from '../stages/toole/emotional.ts';
+import { exportToolE } from '../stages/toole/export.ts';
+import { filterQueriesStage } from '../stages/toole/filters.ts';
+import { jobStage } from '../stages/toole/jobs.ts';
+import { keywordExtractionHandler, keywordQueriesHandler } from '../stages/toole/keywords.ts';
+import { multiToolHandler, planMultiToolStage } from '../stages/toole/multi-tool.ts';
+import { overlapStage, reassignHandler } from '../stages/toole/overlap.ts';
+import { planQueriesStage } from '../stages/toole/plan-queries.ts';
+import { recheckToolESample } from '../stages/toole/recheck.ts';
+import { GENERATION_METHODS } from '../stages/toole/records.ts';
+import { querySamplesStage } from '../stages/toole/samples.ts';
+import { taskSetsStage } from '../stages/toole/task-sets.ts';
+import { toolDescriptionsStage } from '../stages/toole/tool-descriptions.ts';
+
+const DATA = '../shared/data';
+const REFERENCE = `${DATA}/reference/metatool`;
+const count = (value: number) => z.number().int().min(0).default(value);
+
+/** Tool-retrieval plugins: they find other tools, which conflicts with the tasks (paper Appendix A.3). */
+const TOOL_RETRIEVAL = ['plug_finder', 'Gate2AI', 'Pluginpedia', 'aitoolhunt', 'paxiai', 'theresanaiforthat'];
+
+export const TooleConfig = z
+  .object({
+    source: z.object({ file: z.string().default(`${DATA}/sources/metatool/plugin_info.json`) }).strict().prefault({}),
+    descriptions: z
+      .object({
+        /** A user-facing description with fewer meaningful words is unusable. */
+        minWords: count(2),
+        exclude: z.array(z.object({ tool: z.string(), reason: z.string() }).strict()).default(TOOL_RETRIEVAL.map((tool) => ({ tool, reason: 'tool retrieval tool (Appendix A.3)' }))),
+      })
+      .strict()
+      .prefault({}),
+    /** Queries per tool and method; defaults of Appendix A.5. A count of 0 turns a method off. */
+    generation: z
+      .object({
+        direct: z.object({ rounds: count(2), perRound: count(10) }).strict().prefault({}),
+        emotional: z.object({ emotions: z.array(z.string().min(1)).default(['happiness', 'excitement', 'anger', 'depression']), perEmotion: count(5) }).strict().prefault({}),
+        keyword: z.object({ keywords: count(5) }).strict().prefault({}),
+        details: z.object({ enabled: z.boolean().default(true) }).strict().prefault({}),
+      })
+      .strict()
+      .prefault({}),
+    filters: z
+      .object({
+        maxWords: z.number().int().min(1).default(150),
+        maxChars: z.number().int().min(1).default(1200),
+        chatgptReplacement: z.string().default('Chatbot'),
+        calculationPattern: z.string().default(String.raw`\b(calculat\w*|arithmetic|mathemat\w*|math|equations?|formulas?)\b`),
+        calculationTools: z.array(z.string()).default([]),
+        simpleArithmetic: z.enum(['flag', 'reject']).default('flag'),
+      })
+      .strict()
+      .prefault({}),
+    overlap: z
+      .object({
+        embedder: EmbedderConfig.default({ kind: 'lexical' }),
+        linkage: z.enum(['single', 'complete', 'average']).default('average'),
+        threshold: z.number().min(0).max(2).default(0.5),
+        decisions: z.string().optional(),
+        undecided: z.enum(['merge', 'keep']).default('merge'),
+        silhouetteClusters: z.array(z.number().int().min(2)).default([10, 20, 30, 40, 50]),
+        plotClusters: z.number().int().min(1).default(30),
+      })
+      .strict()
+      .prefault({}),
+    multiTool: z.object({ topTools: count(15), perPair: count(5) }).strict().prefault({}),
+    tasks: z
+      .object({
+        embedder: EmbedderConfig.default({ kind: 'lexical' }),
+        awareness: z.object({ noToolFile: z.string().default('pipelines/data/toole-no-tool-queries.jsonl'), positives: z.number().int().min(0).optional() }).strict().prefault({}),
+        similar: z.object({ perTool: count(5), candidates: z.number().int().min(2).default(10) }).strict().prefault({}),
+        scenario: z
+          .object({
+            popularity: z.array(z.number().int().min(2)).default([5, 10, 15]),
+            groups: z
+              .array(z.union([z.string(), z.object({ name: z.string().min(1), tools: z.array(z.string()) }).strict()]))
+              .default(['Software Engineer', 'elders', 'Finance Staff', 'Housewife', 'Students', 'artists&designers'].map((name) => `${REFERENCE}/scenario/${name}.json`)),
+            perTool: count(20),
+          })
+          .strict()
+          .prefault({}),
+        reliability: z.object({ perTool: count(5), candidates: z.number().int().min(1).default(10), excludeSimilar: count(20) }).strict().prefault({}),
+        multiTool: z.object({ candidates: z.number().int().min(2).default(10), excludeSimilar: count(20) }).strict().prefault({}),
+      })
+      .strict()
+      .prefault({}),
+    statistics: z.object({ reference: z.string().nullable().default(`${REFERENCE}/all_clean_data.csv`) }).strict().prefault({}),
+  })
+  .strict();
+export type TooleConfig = z.infer<typeof TooleConfig>;
+
+/**
+ * ToolE (MetaTool, Huang et al.): user queries that need a tool, generated from tool descriptions.
+ *  1. Tool descriptions from the OpenAI plugin records (user-facing one definitive).
+ *  2. Single-tool queries: emotional, keyword, direct diverse and details generation.
+ *  3. Filters of the human validation guidelines (A.3) [+ near-duplicate removal].
+ *  4. Overlap resolution: proposals from description clusters, merge / decompose decisions,
+ *     LLM-written descriptions, LLM reassignment of decomposed tools' queries; silhouette before/after.
+ *  5. Multi-tool queries for every pair of the most popular tools, filtered the same way.
+ *  6. Canonical samples, statistics beside the released CSV, and the MetaTool task sets.
+ */
+export const toolePipeline = definePipeline<TooleConfig>({
+  name: 'toole',
+  benchmark: 'toole',
+  description: 'ToolE / MetaTool: plugin descriptions → four generation methods → filters → overlap resolution → multi-tool queries → task sets',
+  configSchema: TooleConfig,
+  sourceFiles: (config) => [
+    config.source.file,
+    config.tasks.awareness.noToolFile,
+    ...config.tasks.scenario.groups.filter((g): g is string => typeof g === 'string'),
+    ...(config.overlap.decisions ? [config.overlap.decisions] : []),
+    ...(config.statistics.reference ? [config.statistics.reference] : []),
+  ],
+  stages: (config) => [
+    loadMetatoolPluginsStage(config.source),
+    toolDescriptionsStage(config.descriptions),
+    planQueriesStage(config.generation),
+    // Emotional, keyword-extraction and direct requests, then what their answers call for.
+    jobStage({ name: 'toole-generate', version: 1, handlers: { emotional: emotionalHandler, 'keyword-extract': keywordExtractionHandler, direct: directHandler({ details: config.generation.details.enabled }) } }),
+    jobStage({ name: 'toole-generate-followups', version: 1, handlers: { keyword: keywordQueriesHandler, details: detailsHandler } }),
+    filterQueriesStage(config.filters, { name: 'toole-filter-queries', methods: GENERATION_METHODS }),
+    // TODO(dedup): the shared near-duplicate stage (stages/dedup-near.ts) goes here, per tool.
+    overlapStage(config.overlap),
+    // Only decisions decompose tools: without a decisions file there is nothing to reassign.
+    ...(config.overlap.decisions ? [jobStage({ name: 'toole-reassign', version: 1, handlers: { reassign: reassignHandler } })] : []),
+    planMultiToolStage(config.multiTool),
+    jobStage({ name: 'toole-multi-tool', version: 1, handlers: { 'multi-tool': multiToolHandler } }),
+    filterQueriesStage(config.filters, { name: 'toole-filter-multi-tool', methods: ['multi-tool'] }),
+    // TODO(dedup): the shared near-duplicate stage for multi-tool queries goes here.
+    querySamplesStage({ statistics: config.statistics }),
+    taskSetsStage(config.tasks),
+  ],
+  exports: { toole: exportToolE, ...commonExporters },
+  recheck: (sample, tools) => recheckToolESample(sample, tools, TooleConfig.parse({}).filters),
+});

@@ -1,0 +1,55 @@
+import { z } from 'zod';
+import { definePrompt } from '../core/prompt.ts';
+import { actionPhrase, detail, withTypicalFaults } from './toole-offline.ts';
+import { parseNumberedList, splitUsageTag } from './toole-numbered-list.ts';
+
+/** ToolE multi-tool generation (paper §2.2.1, Appendix D.1): queries that need two tools at once. */
+export interface MultiToolVars extends Record<string, unknown> {
+  firstName: string;
+  firstDescription: string;
+  secondName: string;
+  secondDescription: string;
+  count: number;
+}
+
+export const MultiToolQueries = z.object({
+  queries: z.array(z.object({ query: z.string().min(1), usage: z.enum(['parallel', 'causal']).nullable() })).min(1),
+});
+export type MultiToolQueries = z.infer<typeof MultiToolQueries>;
+
+export default definePrompt<MultiToolVars, MultiToolQueries>({
+  id: 'toole/multi-tool',
+  template: `You write user queries for testing an AI assistant. The assistant can call these two tools:
+
+First tool: {{firstName}}, described as "{{firstDescription}}"
+Second tool: {{secondName}}, described as "{{secondDescription}}"
+
+Write {{count}} different messages a user might send that the assistant can only answer well by using BOTH tools. Every message must need both tools. Include both kinds of use:
+- parallel: two independent requests in one message, one for each tool;
+- causal: one tool works on what the other one returns.
+Vary the style (questions, requests, instructions) and the level of detail. Never name either tool.
+
+Answer as a numbered list, each item marked with its kind:
+1. (parallel) User: <message>
+2. (causal) User: <message>
+...`,
+  schema: MultiToolQueries,
+  parseText: (text) => ({
+    queries: parseNumberedList(text).map((item) => {
+      const { usage, text: query } = splitUsageTag(item);
+      return { query, usage: usage ?? null };
+    }),
+  }),
+  temperature: 1,
+  offline: (vars, rng) => ({
+    queries: Array.from({ length: vars.count }, (_, i) => {
+      const first = actionPhrase(vars.firstDescription);
+      const second = actionPhrase(vars.secondDescription);
+      const causal = i % 2 === 1;
+      const query = causal
+        ? `First ${first} ${detail(rng)}, then use what you found to ${second}.`
+        : `Could you ${first} ${detail(rng)}? Separately, I also want to ${second}.`;
+      return { query: withTypicalFaults(query, { name: vars.secondName, nameForHuman: vars.secondName }, rng), usage: causal ? ('causal' as const) : ('parallel' as const) };
+    }),
+  }),
+});

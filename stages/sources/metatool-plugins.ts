@@ -1,0 +1,61 @@
+import { readFileSync } from 'node:fs';
+import { z } from 'zod';
+import { UserError } from '../../core/errors.ts';
+import { formatZodError } from '../../core/records.ts';
+import { sourceStage } from '../../core/stage.ts';
+
+/** One OpenAI plugin record as MetaTool's `plugin_info.json` lists it. */
+const PluginInfo = z.object({
+  name_for_model: z.string(),
+  name_for_human: z.string(),
+  description_for_model: z.string(),
+  description_for_human: z.string(),
+});
+
+/** A plugin record in toolkiln's spelling, with where it came from. */
+export const PluginRecord = z.object({
+  /** Position in the source file (0-based): names the record in messages. */
+  index: z.number().int().min(0),
+  nameForModel: z.string(),
+  nameForHuman: z.string(),
+  descriptionForModel: z.string(),
+  descriptionForHuman: z.string(),
+  file: z.string(),
+});
+export type PluginRecord = z.infer<typeof PluginRecord>;
+
+/** Reads a `plugin_info.json`-shaped file: a JSON list of `{name_for_model, name_for_human, description_for_model, description_for_human}`. */
+export function loadMetatoolPlugins(path: string, shown = path): PluginRecord[] {
+  let json: unknown;
+  try {
+    json = JSON.parse(readFileSync(path, 'utf8'));
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code;
+    throw new UserError(code ? `plugin file not readable: ${shown} (${code}); set source.file in the toole config` : `${shown}: not valid JSON (${(error as Error).message})`);
+  }
+  if (!Array.isArray(json)) throw new UserError(`${shown}: expected a JSON list of plugin records, found ${json === null ? 'null' : typeof json}`);
+  return json.map((item, index) => {
+    const parsed = PluginInfo.safeParse(item);
+    if (!parsed.success) {
+      throw new UserError(`${shown}: plugin record ${index} is malformed: ${formatZodError(parsed.error)} (each record needs name_for_model, name_for_human, description_for_model, description_for_human as strings)`);
+    }
+    const p = parsed.data;
+    return {
+      index,
+      nameForModel: p.name_for_model,
+      nameForHuman: p.name_for_human,
+      descriptionForModel: p.description_for_model,
+      descriptionForHuman: p.description_for_human,
+      file: shown,
+    };
+  });
+}
+
+export function loadMetatoolPluginsStage(options: { file: string }) {
+  return sourceStage({
+    name: 'load-metatool-plugins',
+    version: 1,
+    output: PluginRecord,
+    load: (ctx) => loadMetatoolPlugins(ctx.resolvePath(options.file), options.file),
+  });
+}

@@ -1,0 +1,92 @@
+import { Sample, sampleId, type Call, type ToolSpec } from '../../core/records.ts';
+import type { BatchStage, RejectReason } from '../../core/stage.ts';
+import { MULTI_TOOL_SPLIT, SINGLE_TOOL_SPLIT, TooleItem, type QueryItem, type TooleTool } from './records.ts';
+import { reportStatistics } from './statistics.ts';
+
+/**
+ * The ToolE dataset as canonical samples: one per query, the user turn and the gold call(s) to the
+ * labelled tool(s) (ToolE queries have no arguments). Single-tool queries form the `single-tool`
+ * split (`all_clean_data.csv`), two-tool queries the `multi-tool` split
+ * (`multi_tool_query_golden.json`). The tools are folded into the samples that use them; a job
+ * still unanswered here is a pipeline error.
+ */
+
+export function toolSpecOf(tool: TooleTool): ToolSpec {
+  return {
+    name: tool.name,
+    description: tool.description,
+    parameters: { type: 'object', properties: {}, required: [] },
+    returns: { type: 'object', properties: {}, required: [] },
+    plugin: tool.nameForHuman,
+    provenance: { ...tool.provenance, origin: tool.origin, members: tool.members },
+  };
+}
+
+/** Calls of the gold tools, one per label. */
+export function goldCalls(labels: readonly string[]): Call[] {
+  return labels.map((tool, i) => ({ id: `call_${i}`, tool, arguments: {} }));
+}
+
+export function querySample(item: QueryItem, tools: Map<string, ToolSpec>): Sample {
+  const q = item.query;
+  const labels = q.tools ?? [q.tool];
+  const calls = goldCalls(labels);
+  const multi = q.method === 'multi-tool';
+  return {
+    id: sampleId('toole', item.id),
+    benchmark: 'toole',
+    category: `toole/${q.method}`,
+    split: multi ? MULTI_TOOL_SPLIT : SINGLE_TOOL_SPLIT,
+    tools: labels.map((label) => tools.get(label)!),
+    dialogue: [
+      { role: 'user', content: q.text },
+      { role: 'assistant', content: '', calls },
+    ],
+    expected: { calls, labels },
+    meta: {
+      source: { dataset: 'toole', id: item.id },
+      lineage: q.lineage,
+      checks: q.checks,
+      tags: q.tags,
+      method: q.method,
+      ...(q.emotion !== undefined && { emotion: q.emotion }),
+      ...(q.keyword !== undefined && { keyword: q.keyword }),
+      ...(q.round !== undefined && { round: q.round }),
+      ...(q.basedOn !== undefined && { basedOn: `toole-${q.basedOn}` }),
+      ...(q.usage !== undefined && { usage: q.usage }),
+      generatedFor: q.generatedFor,
+      queryId: item.id,
+    },
+  };
+}
+
+/** Queries → samples, then the dataset's statistics beside the released CSV (Appendix A.5). */
+export function querySamplesStage(options: { statistics: { reference: string | null } }): BatchStage<TooleItem, Sample> {
+  return {
+    kind: 'batch',
+    name: 'toole-samples',
+    version: 1,
+    cardinality: 'any',
+    input: TooleItem,
+    output: Sample,
+    run: async (items, ctx) => {
+      const tools = new Map(items.flatMap((item) => (item.kind === 'tool' ? [[item.tool.name, toolSpecOf(item.tool)] as const] : [])));
+      const out: Sample[] = [];
+      const rejects: (RejectReason & { record: unknown })[] = [];
+      for (const item of items) {
+        if (item.kind === 'job') throw new Error(`toole-samples: job ${item.id} (${item.job.method}) was never answered; a stage answering it is missing from the pipeline`);
+        if (item.kind !== 'query') continue;
+        const missing = (item.query.tools ?? [item.query.tool]).filter((label) => !tools.has(label));
+        if (missing.length) {
+          rejects.push({ reason: 'unknown_label', detail: `label(s) ${missing.join(', ')} not in the tool library`, recordId: item.id, record: item });
+          continue;
+        }
+        out.push(querySample(item, tools));
+      }
+      const used = new Set(out.flatMap((s) => s.tools.map((t) => t.name)));
+      ctx.report('toole.library', { tools: tools.size, withQueries: used.size, withoutQueries: [...tools.keys()].filter((t) => !used.has(t)).sort() });
+      reportStatistics(out, ctx, options.statistics);
+      return { out, rejects };
+    },
+  };
+}

@@ -1,0 +1,122 @@
+import { readFileSync } from 'node:fs';
+import { parse } from 'csv-parse/sync';
+import { countBy } from '../../core/collections.ts';
+import { UserError } from '../../core/errors.ts';
+import type { Sample } from '../../core/records.ts';
+import { formatTable } from '../../core/runner.ts';
+import type { StageContext } from '../../core/stage.ts';
+import { MULTI_TOOL_SPLIT, SINGLE_TOOL_SPLIT } from './records.ts';
+import { wordCount } from './text.ts';
+
+/**
+ * Dataset statistics (paper Appendix A.5, Table 11, Figure 12): queries per generation method and
+ * per tool, and the distribution of query lengths — next to the same figures of the released
+ * `all_clean_data.csv` and the paper's own counts, in the manifest and the run log.
+ */
+
+/** Table 11 of the paper: queries per method before checking, and after it. */
+export const PAPER_TABLE_11 = {
+  beforeChecking: { direct: 11700, emotional: 7800, keyword: 1950, details: 7800, 'multi-tool': 1624 },
+  afterChecking: { singleTool: 20630, multiTool: 497 },
+};
+
+const BUCKETS: [number, number][] = [
+  [0, 10],
+  [11, 20],
+  [21, 30],
+  [31, 40],
+  [41, 60],
+  [61, 80],
+  [81, Infinity],
+];
+
+export interface QueryFigures {
+  queries: number;
+  tools: number;
+  perTool: { min: number; median: number; mean: number; max: number; top: { tool: string; queries: number }[] };
+  words: { mean: number; median: number; p90: number; max: number; shareUpTo40: number; histogram: Record<string, number> };
+}
+
+function quantile(sorted: number[], q: number): number {
+  if (!sorted.length) return 0;
+  return sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))];
+}
+
+const round = (x: number, digits = 2) => Math.round(x * 10 ** digits) / 10 ** digits;
+
+/** Per-tool and length figures of a list of (query, tool) rows. */
+export function queryFigures(rows: { query: string; tool: string }[]): QueryFigures {
+  const perTool = countBy(rows.map((r) => r.tool));
+  const counts = Object.values(perTool).sort((a, b) => a - b);
+  const lengths = rows.map((r) => wordCount(r.query)).sort((a, b) => a - b);
+  const histogram: Record<string, number> = {};
+  for (const [lo, hi] of BUCKETS) histogram[hi === Infinity ? `${lo}+` : `${lo}-${hi}`] = lengths.filter((n) => n >= lo && n <= hi).length;
+  return {
+    queries: rows.length,
+    tools: counts.length,
+    perTool: {
+      min: counts[0] ?? 0,
+      median: quantile(counts, 0.5),
+      mean: round(counts.length ? rows.length / counts.length : 0),
+      max: counts[counts.length - 1] ?? 0,
+      top: Object.entries(perTool)
+        .sort((a, b) => b[1] - a[1] || (a[0] < b[0] ? -1 : 1))
+        .slice(0, 10)
+        .map(([tool, queries]) => ({ tool, queries })),
+    },
+    words: {
+      mean: round(lengths.length ? lengths.reduce((a, b) => a + b, 0) / lengths.length : 0),
+      median: quantile(lengths, 0.5),
+      p90: quantile(lengths, 0.9),
+      max: lengths[lengths.length - 1] ?? 0,
+      shareUpTo40: round(lengths.length ? lengths.filter((n) => n <= 40).length / lengths.length : 0, 4),
+      histogram,
+    },
+  };
+}
+
+/** The `Query,Tool` rows of a released ToolE CSV. */
+export function readReleasedCsv(path: string, shown = path): { query: string; tool: string }[] {
+  let rows: Record<string, string>[];
+  try {
+    rows = parse(readFileSync(path, 'utf8'), { columns: true, skip_empty_lines: true, bom: true });
+  } catch (error) {
+    throw new UserError(`${shown}: not a readable Query,Tool CSV (${(error as Error).message}); set statistics.reference in the config, or null to skip the comparison`);
+  }
+  if (rows.length && !('Query' in rows[0] && 'Tool' in rows[0])) throw new UserError(`${shown}: expected the columns Query,Tool`);
+  return rows.map((r) => ({ query: r.Query, tool: r.Tool }));
+}
+
+/** The side-by-side table printed in the run log. */
+export function comparisonTable(ours: QueryFigures, released: QueryFigures | null): string {
+  const row = (label: string, pick: (f: QueryFigures) => number | string) => [label, String(pick(ours)), released ? String(pick(released)) : '-'];
+  return formatTable(['single-tool queries', 'this run', 'released'], [
+    row('queries', (f) => f.queries),
+    row('tools', (f) => f.tools),
+    row('queries per tool: min / median / max', (f) => `${f.perTool.min} / ${f.perTool.median} / ${f.perTool.max}`),
+    row('queries per tool: mean', (f) => f.perTool.mean),
+    row('words: mean / median / p90 / max', (f) => `${f.words.mean} / ${f.words.median} / ${f.words.p90} / ${f.words.max}`),
+    row('share with ≤ 40 words', (f) => f.words.shareUpTo40),
+    ...Object.keys(ours.words.histogram).map((bucket) => row(`words ${bucket}`, (f) => f.words.histogram[bucket] ?? 0)),
+  ]);
+}
+
+/** Reports the figures of the finished dataset (manifest `stats["toole.statistics"]`) and logs the comparison table. */
+export function reportStatistics(samples: Sample[], ctx: StageContext, options: { reference: string | null }): void {
+  const single = samples.filter((s) => s.split === SINGLE_TOOL_SPLIT);
+  const multi = samples.filter((s) => s.split === MULTI_TOOL_SPLIT);
+  const ours = queryFigures(single.map((s) => ({ query: s.dialogue[0].content, tool: s.expected.labels![0] })));
+  const released = options.reference ? queryFigures(readReleasedCsv(ctx.resolvePath(options.reference), options.reference)) : null;
+  const perMethod = countBy([...single, ...multi].map((s) => String(s.meta.method)));
+  const perEmotion = countBy(single.filter((s) => s.meta.method === 'emotional').map((s) => String(s.meta.emotion)));
+  ctx.report('toole.statistics', {
+    perMethod,
+    perEmotion,
+    multiTool: { queries: multi.length, pairs: new Set(multi.map((s) => [...s.expected.labels!].sort().join('+'))).size, usage: countBy(multi.map((s) => String(s.meta.usage ?? 'unmarked'))) },
+    singleTool: ours,
+    released: released && { file: options.reference, ...released },
+    paper: PAPER_TABLE_11,
+  });
+  ctx.log(`queries per method: ${Object.entries(perMethod).map(([m, n]) => `${m} ${n}`).join(', ')}`);
+  ctx.log(`\n${comparisonTable(ours, released)}`);
+}

@@ -1,0 +1,228 @@
+import { readdirSync, readFileSync, statSync } from 'node:fs';
+import { basename, join } from 'node:path';
+import { z } from 'zod';
+import { byString, groupBy } from '../../core/collections.ts';
+import { createEmbedder, type EmbedderConfig } from '../../core/embed/index.ts';
+import { UserError } from '../../core/errors.ts';
+import { readJsonl } from '../../core/jsonl.ts';
+import { Sample, sampleId, type ToolSpec, type Turn } from '../../core/records.ts';
+import type { Rng } from '../../core/rng.ts';
+import type { BatchStage } from '../../core/stage.ts';
+import { multiToolCandidates, reliabilityCandidates, similarCandidates, similarityRanking } from './candidates.ts';
+import { MULTI_TOOL_SPLIT, SINGLE_TOOL_SPLIT } from './records.ts';
+import { goldCalls } from './samples.ts';
+
+/**
+ * MetaTool's evaluation task sets (paper §2.3), built from the ToolE queries:
+ *  - awareness of tool usage: ToolE queries (need a tool: "yes") against queries that need none
+ *    ("no") from a file the user provides;
+ *  - tool selection with similar choices: the gold tool among its most similar tools;
+ *  - in specific scenarios: the tool list of a scenario (the most popular tools, or a group's list);
+ *  - with reliability issues: the gold tool and its most similar tools removed, random others shown;
+ *  - multi-tool selection: the two gold tools among tools similar to neither.
+ * Each task sample offers its candidate list as `tools` and holds the gold answer in `expected`.
+ */
+export interface ScenarioSpec {
+  name: string;
+  tools: string[];
+}
+
+export interface TaskSetOptions {
+  embedder: EmbedderConfig;
+  awareness: { noToolFile: string; positives?: number };
+  similar: { perTool: number; candidates: number };
+  scenario: { popularity: number[]; groups: (string | ScenarioSpec)[]; perTool: number };
+  reliability: { perTool: number; candidates: number; excludeSimilar: number };
+  multiTool: { candidates: number; excludeSimilar: number };
+}
+
+export const TASKS = ['awareness', 'similar', 'scenario', 'reliability', 'multi-tool'] as const;
+export type Task = (typeof TASKS)[number];
+export const taskSplit = (task: Task) => `task-${task}`;
+
+const NoToolQuery = z.object({ query: z.string().trim().min(1, 'the query is empty'), source: z.string().optional() }).passthrough();
+
+/** A JSONL file of queries an LLM answers without any tool: `{"query": "...", "source"?: "..."}` per line. */
+export function readNoToolQueries(path: string, shown = path): { query: string; source?: string }[] {
+  let rows: unknown[];
+  try {
+    rows = readJsonl(path);
+  } catch (error) {
+    if (error instanceof UserError) throw error;
+    throw new UserError(`no-tool query file not readable: ${shown} (${(error as NodeJS.ErrnoException).code ?? (error as Error).message}); set tasks.awareness.noToolFile in the config`);
+  }
+  if (!rows.length) throw new UserError(`${shown}: no queries; the awareness task needs queries that need no tool, one {"query": "..."} per line`);
+  return rows.map((row, i) => {
+    const parsed = NoToolQuery.safeParse(row);
+    if (!parsed.success) throw new UserError(`${shown}: record ${i + 1}: ${parsed.error.issues[0].message} (expected {"query": "...", "source"?: "..."})`);
+    return parsed.data;
+  });
+}
+
+/** Scenario tool lists: inline, or JSON files `{"Tools": [...]}` (MetaTool's scenario files), or folders of them. */
+export function readScenarios(groups: (string | ScenarioSpec)[], resolvePath: (p: string) => string): ScenarioSpec[] {
+  const out: ScenarioSpec[] = [];
+  for (const group of groups) {
+    if (typeof group !== 'string') {
+      out.push(group);
+      continue;
+    }
+    const path = resolvePath(group);
+    let files: string[];
+    try {
+      files = statSync(path).isDirectory() ? readdirSync(path).filter((f) => f.endsWith('.json')).sort().map((f) => join(path, f)) : [path];
+    } catch {
+      throw new UserError(`scenario file not found: ${group}; fix tasks.scenario.groups in the config`);
+    }
+    for (const file of files) {
+      let json: { Tools?: unknown; tools?: unknown; name?: unknown };
+      try {
+        json = JSON.parse(readFileSync(file, 'utf8'));
+      } catch (error) {
+        throw new UserError(`${file}: not valid JSON (${(error as Error).message})`);
+      }
+      const tools = json.Tools ?? json.tools;
+      if (!Array.isArray(tools) || !tools.every((t) => typeof t === 'string')) throw new UserError(`${file}: expected {"Tools": ["tool name", ...]}`);
+      out.push({ name: typeof json.name === 'string' ? json.name : basename(file, '.json'), tools });
+    }
+  }
+  return out;
+}
+
+interface Built {
+  task: Task;
+  query: string;
+  /** The base sample the query comes from (absent for awareness negatives). */
+  base?: Sample;
+  candidates: ToolSpec[];
+  labels: string[];
+  assistant: Turn;
+  meta: Record<string, unknown>;
+}
+
+function taskSample(built: Built): Sample {
+  const origin = { task: built.task, base: built.base?.id ?? built.query, scenario: built.meta.scenario ?? null };
+  return {
+    id: sampleId('toole', origin),
+    benchmark: 'toole',
+    category: `toole/task/${built.task}`,
+    split: taskSplit(built.task),
+    tools: built.candidates,
+    dialogue: [{ role: 'user', content: built.query }, built.assistant],
+    expected: { labels: built.labels, ...(built.assistant.calls && { calls: built.assistant.calls }) },
+    meta: {
+      source: built.base ? { dataset: 'toole', id: built.base.id } : { dataset: 'no-tool-queries' },
+      lineage: built.base?.meta.lineage ?? [],
+      checks: [],
+      tags: [],
+      task: built.task,
+      ...built.meta,
+    },
+  };
+}
+
+function selection(task: Task, base: Sample, candidates: ToolSpec[], gold: string[], meta: Record<string, unknown> = {}): Built {
+  const offered = gold.filter((g) => candidates.some((c) => c.name === g));
+  const assistant: Turn = offered.length ? { role: 'assistant', content: '', calls: goldCalls(offered) } : { role: 'assistant', content: 'None' };
+  return { task, query: base.dialogue[0].content, base, candidates, labels: offered, assistant, meta: { goldTools: gold, ...meta } };
+}
+
+/** Samples needing review (a failed soft check) make poor test items; they are left out of task sets. */
+const clean = (s: Sample) => s.meta.checks.every((c) => c.pass);
+
+export function taskSetsStage(options: TaskSetOptions): BatchStage<Sample, Sample> {
+  return {
+    kind: 'batch',
+    name: 'toole-task-sets',
+    version: 1,
+    cardinality: 'fan-out',
+    input: Sample,
+    output: Sample,
+    run: async (samples, ctx) => {
+      const single = samples.filter((s) => s.split === SINGLE_TOOL_SPLIT);
+      const multi = samples.filter((s) => s.split === MULTI_TOOL_SPLIT);
+      const library = new Map<string, ToolSpec>();
+      for (const s of samples) for (const t of s.tools) if (!library.has(t.name)) library.set(t.name, t);
+      const names = [...library.keys()].sort();
+      const specs = (list: string[]) => list.map((n) => library.get(n)!);
+      const embedder = createEmbedder(options.embedder, { gateway: ctx.llm, stage: 'toole-task-sets', resolvePath: ctx.resolvePath });
+      const ranking = names.length ? similarityRanking(names, await embedder.embed(names.map((n) => library.get(n)!.description))) : new Map<string, string[]>();
+      const byTool = groupBy(single.filter(clean), (s) => s.expected.labels![0]);
+      const pick = (tool: string, n: number, rng: Rng) => rng.sample(byTool.get(tool) ?? [], n);
+      const built: Built[] = [];
+      const skipped: Record<string, number> = {};
+      const skip = (task: Task) => (skipped[task] = (skipped[task] ?? 0) + 1);
+
+      // Awareness: balanced positives from across the tools, negatives from the no-tool file.
+      const negatives = readNoToolQueries(ctx.resolvePath(options.awareness.noToolFile), options.awareness.noToolFile);
+      const positives = roundRobin([...byTool.keys()].sort(), (tool) => ctx.rng('awareness', tool).shuffle(byTool.get(tool)!), options.awareness.positives ?? negatives.length);
+      for (const base of positives) {
+        built.push({ task: 'awareness', query: base.dialogue[0].content, base, candidates: [], labels: ['yes'], assistant: { role: 'assistant', content: 'yes' }, meta: { label: 'positive', tool: base.expected.labels![0] } });
+      }
+      for (const negative of negatives) {
+        built.push({ task: 'awareness', query: negative.query, candidates: [], labels: ['no'], assistant: { role: 'assistant', content: 'no' }, meta: { label: 'negative', ...(negative.source && { origin: negative.source }) } });
+      }
+
+      for (const tool of names) {
+        for (const base of pick(tool, options.similar.perTool, ctx.rng('similar', tool))) {
+          const list = similarCandidates(tool, ranking, options.similar.candidates, ctx.rng('similar', base.id));
+          if (list) built.push(selection('similar', base, specs(list), [tool]));
+          else skip('similar');
+        }
+        for (const base of pick(tool, options.reliability.perTool, ctx.rng('reliability', tool))) {
+          const list = reliabilityCandidates(tool, ranking, names, options.reliability.candidates, options.reliability.excludeSimilar, ctx.rng('reliability', base.id));
+          if (list) built.push(selection('reliability', base, specs(list), [tool]));
+          else skip('reliability');
+        }
+      }
+
+      // Scenarios: the most popular tools (merged-plugin count), and the configured groups.
+      const popularity = (t: ToolSpec) => ((t.provenance as { members?: string[] } | undefined)?.members ?? [t.name]).length;
+      const popular = [...library.values()].sort((a, b) => popularity(b) - popularity(a) || (byTool.get(b.name)?.length ?? 0) - (byTool.get(a.name)?.length ?? 0) || byString<ToolSpec>((t) => t.name)(a, b));
+      const scenarios: ScenarioSpec[] = [...options.scenario.popularity.map((k) => ({ name: `top-${k}`, tools: popular.slice(0, k).map((t) => t.name) })), ...readScenarios(options.scenario.groups, ctx.resolvePath)];
+      const scenarioReport: Record<string, { tools: number; unknown: string[]; samples: number }> = {};
+      for (const scenario of scenarios) {
+        const known = scenario.tools.filter((t) => library.has(t));
+        const unknown = scenario.tools.filter((t) => !library.has(t));
+        const before = built.length;
+        if (known.length >= 2) {
+          for (const tool of known) {
+            for (const base of pick(tool, options.scenario.perTool, ctx.rng('scenario', scenario.name, tool))) {
+              built.push(selection('scenario', base, specs(ctx.rng('scenario', scenario.name, base.id).shuffle(known)), [tool], { scenario: scenario.name }));
+            }
+          }
+        }
+        scenarioReport[scenario.name] = { tools: known.length, unknown, samples: built.length - before };
+      }
+
+      for (const base of multi.filter(clean)) {
+        const gold = base.expected.labels!;
+        const list = multiToolCandidates(gold, ranking, names, options.multiTool.candidates, options.multiTool.excludeSimilar, ctx.rng('multi-tool', base.id));
+        if (list) built.push(selection('multi-tool', base, specs(list), gold));
+        else skip('multi-tool');
+      }
+
+      const tasks = built.map(taskSample);
+      ctx.report('toole.taskSets', {
+        counts: Object.fromEntries(TASKS.map((t) => [t, tasks.filter((s) => s.meta.task === t).length])),
+        skippedForSmallLibrary: skipped,
+        scenarios: scenarioReport,
+        embedder: embedder.id,
+      });
+      return { out: [...samples, ...tasks] };
+    },
+  };
+}
+
+/** Up to `limit` items taken one per group in turn (groups in the given order), so every group is represented. */
+function roundRobin<T>(groups: string[], itemsOf: (group: string) => T[], limit: number): T[] {
+  const queues = groups.map(itemsOf);
+  const out: T[] = [];
+  for (let round = 0; out.length < limit && queues.some((q) => q.length > round); round++) {
+    for (const queue of queues) {
+      if (out.length >= limit) break;
+      if (round < queue.length) out.push(queue[round]);
+    }
+  }
+  return out;
+}
