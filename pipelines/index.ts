@@ -1,10 +1,12 @@
 import { UserError } from '../core/errors.ts';
 import type { PipelineDefinition } from '../core/pipeline.ts';
 import { mtuPipeline } from './mtu.ts';
+import { toolePipeline } from './toole.ts';
 
 /** Every recipe `toolkiln run <pipeline>` knows. */
 export const pipelines: Record<string, PipelineDefinition> = {
   mtu: mtuPipeline,
+  toole: toolePipeline,
 };
 
 export function getPipeline(name: string): PipelineDefinition {
