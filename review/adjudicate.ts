@@ -70,6 +70,7 @@ export function describeAnswers(answers: RowDecision[]): string {
       const lines = [`${a.annotator}: ${a.decision}`];
       if (a.correction.query !== undefined) lines.push(`  corrected_query: ${a.correction.query}`);
       if (a.correction.calls !== undefined) lines.push(`  corrected_calls: ${formatCallsJson(a.correction.calls).replace(/\n/g, '\n  ')}`);
+      if (a.correction.labels !== undefined) lines.push(`  corrected_labels: ${a.correction.labels.join(', ')}`);
       if (a.notes) lines.push(`  notes: ${a.notes}`);
       return lines.join('\n');
     })

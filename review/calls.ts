@@ -21,6 +21,13 @@ export function formatCallsJson(calls: GoldCalls | null): string {
   return entries.length ? `{\n${entries.map(([turn, items]) => `  ${JSON.stringify(turn)}: ${list(items, '  ')}`).join(',\n')}\n}` : '{}';
 }
 
+/** What a reviewer's `edit` replaces: the first user turn, the gold calls, the gold labels. */
+export interface Correction {
+  query?: string;
+  calls?: GoldCalls;
+  labels?: string[];
+}
+
 /** `call_0: search_flights(origin="Paris", date=$call_1.date)`. */
 export function renderCall(call: Call): string {
   const args = Object.entries(call.arguments).map(([name, value]) => `${name}=${renderArg(value)}`);
@@ -81,12 +88,12 @@ export function callGroups(calls: GoldCalls): { turn: string | null; label: stri
 }
 
 /**
- * Replaces the first user turn and/or the gold calls. A list replaces `expected.calls` and the
+ * Replaces the first user turn, the gold calls and/or the gold labels. A list replaces `expected.calls` and the
  * assistant turn that carried them; per-turn calls replace the turns they name (others stay) and,
  * when the sample also lists all its calls in `expected.calls`, that list too. Observations of
  * calls that no longer exist are dropped.
  */
-export function applyCorrection(sample: Sample, correction: { query?: string; calls?: GoldCalls }): Sample {
+export function applyCorrection(sample: Sample, correction: Correction): Sample {
   const dialogue = sample.dialogue.map((turn) => ({ ...turn }));
   const expected = { ...sample.expected };
   if (correction.query !== undefined) {
@@ -111,5 +118,14 @@ export function applyCorrection(sample: Sample, correction: { query?: string; ca
     expected.turns = turns;
     if (sample.expected.calls) expected.calls = Object.keys(turns).sort((a, b) => Number(a) - Number(b)).flatMap((k) => turns[k]);
   }
+  if (correction.labels) expected.labels = correction.labels;
   return { ...sample, dialogue, expected };
+}
+
+/** Labels as a reviewer writes them: one per line or comma-separated. */
+export function parseLabels(text: string): string[] {
+  return text
+    .split(/[\n,]/)
+    .map((label) => label.trim())
+    .filter(Boolean);
 }

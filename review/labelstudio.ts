@@ -2,7 +2,7 @@ import { readFileSync } from 'node:fs';
 import { messageOf } from '../core/errors.ts';
 import type { Sample } from '../core/records.ts';
 import type { QueueItem } from './queue.ts';
-import { DECISIONS, dialogueParagraphs, paragraphsText, SHEET_COLUMNS, sheetRow, type DatasetLabel, type Paragraph } from './sheet.ts';
+import { DECISIONS, dialogueParagraphs, EDITABLE_COLUMNS, paragraphsText, SHEET_COLUMNS, sheetRow, type DatasetLabel, type Paragraph } from './sheet.ts';
 import type { ImportProblem, ReviewRow, SheetSource } from './sources.ts';
 
 /**
@@ -22,7 +22,7 @@ export interface LabelStudioTask {
 const READ_ONLY_COLUMNS = SHEET_COLUMNS.slice(0, SHEET_COLUMNS.indexOf('decision'));
 
 /** Text controls: their `from_name` is the sheet column they fill. */
-const TEXT_CONTROLS = ['corrected_query', 'corrected_calls', 'notes'] as const;
+const TEXT_CONTROLS = ['corrected_query', 'corrected_calls', 'corrected_labels', 'notes'] as const;
 
 export function labelingConfig(): string {
   return `<View>
@@ -45,6 +45,8 @@ ${DECISIONS.map((d) => `    <Choice value="${d}"/>`).join('\n')}
   <TextArea name="corrected_query" toName="dialogue" rows="2" editable="true" maxSubmissions="1"/>
   <Header value="Corrected calls (edit only; JSON in the shape of calls_json)"/>
   <TextArea name="corrected_calls" toName="dialogue" rows="8" editable="true" maxSubmissions="1"/>
+  <Header value="Corrected labels (edit only, for samples with labels; one per line)"/>
+  <TextArea name="corrected_labels" toName="dialogue" rows="2" editable="true" maxSubmissions="1"/>
   <Header value="Notes"/>
   <TextArea name="notes" toName="dialogue" rows="2" editable="true" maxSubmissions="1"/>
 </View>
@@ -115,7 +117,7 @@ export function readLabelStudioExport(path: string, shown = path): SheetSource {
     annotations.forEach((annotation: unknown, a) => {
       const entry = (annotation ?? {}) as { result?: unknown; completed_by?: unknown; was_cancelled?: unknown };
       if (entry.was_cancelled === true) return;
-      const cells: Record<string, string> = { ...base, decision: '', corrected_query: '', corrected_calls: '', annotator: '', notes: '' };
+      const cells: Record<string, string> = { ...base, ...Object.fromEntries(EDITABLE_COLUMNS.map((c) => [c, ''])) };
       for (const item of (Array.isArray(entry.result) ? entry.result : []) as ResultItem[]) {
         const name = String(item?.from_name ?? '');
         if (name === 'decision') {

@@ -20,13 +20,14 @@ export const SHEET_COLUMNS = [
   'decision',
   'corrected_query',
   'corrected_calls',
+  'corrected_labels',
   'annotator',
   'notes',
 ] as const;
 export type SheetColumn = (typeof SHEET_COLUMNS)[number];
 
 /** Columns a reviewer fills in. */
-export const EDITABLE_COLUMNS: readonly SheetColumn[] = ['decision', 'corrected_query', 'corrected_calls', 'annotator', 'notes'];
+export const EDITABLE_COLUMNS: readonly SheetColumn[] = ['decision', 'corrected_query', 'corrected_calls', 'corrected_labels', 'annotator', 'notes'];
 /** Read-only columns that depend only on the sample (checked on every import). */
 export const SAMPLE_COLUMNS: readonly SheetColumn[] = ['dataset', 'sample_id', 'category', 'dialogue', 'calls', 'failed_checks', 'calls_json'];
 /** Read-only columns that depend on the queue (checked when the item is in the version's queue). */
@@ -103,6 +104,7 @@ export function sampleCells(ref: DatasetLabel, sample: Sample): Record<SheetColu
     decision: '',
     corrected_query: '',
     corrected_calls: '',
+    corrected_labels: '',
     annotator: '',
     notes: '',
   };

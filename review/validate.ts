@@ -1,6 +1,6 @@
 import type { PipelineDefinition } from '../core/pipeline.ts';
 import type { Sample, ToolSpec } from '../core/records.ts';
-import { applyCorrection, formatCallsJson, goldCalls, parseCorrectedCalls, type GoldCalls } from './calls.ts';
+import { applyCorrection, formatCallsJson, goldCalls, parseCorrectedCalls, parseLabels, type Correction } from './calls.ts';
 import type { QueueItem } from './queue.ts';
 import { callProblems, mergeChecks, recheckSample } from './schema-check.ts';
 import { ADJUDICATION_COLUMNS, datasetLabel, DECISIONS, QUEUE_COLUMNS, SAMPLE_COLUMNS, sampleCells, SHEET_COLUMNS, sheetRow, type DatasetLabel, type Decision } from './sheet.ts';
@@ -17,7 +17,7 @@ export interface RowDecision {
   annotator: string;
   decision: Decision;
   /** The reviewer's corrections, normalised (only what differs from the version). */
-  correction: { query?: string; calls?: GoldCalls };
+  correction: Correction;
   /** For `edit`: the sample with the corrections applied and its checks re-run. */
   edited?: Sample;
   notes: string;
@@ -141,7 +141,7 @@ function checkRow(row: ReviewRow, ctx: ValidationContext, label: string, problem
   let edited = false;
   const same = (column: string, expected: string) => normalise(cell(column)).trimEnd() === normalise(expected).trimEnd();
   const readOnlyEdited = (column: string, expected: string) => {
-    problem(column, `read-only column "${column}" was edited ${difference(normalise(expected), normalise(cell(column)))}; undo it (corrections go in corrected_query / corrected_calls)`);
+    problem(column, `read-only column "${column}" was edited ${difference(normalise(expected), normalise(cell(column)))}; undo it (corrections go in the corrected_… columns)`);
     edited = true;
   };
   const fromSample = sampleCells(ctx.ref, sample);
@@ -152,54 +152,85 @@ function checkRow(row: ReviewRow, ctx: ValidationContext, label: string, problem
   }
 
   const rawDecision = cell('decision').trim().toLowerCase();
-  const query = normalise(cell('corrected_query')).trim();
-  const callsText = cell('corrected_calls').trim();
-  let calls: GoldCalls | undefined;
-  let callsInvalid = false;
-  if (callsText) {
-    const parsed = parseCorrectedCalls(callsText, sample);
-    if (!parsed.ok) {
-      problem('corrected_calls', `corrected calls are ${parsed.message}`);
-      callsInvalid = true;
-    } else if (formatCallsJson(parsed.value) !== formatCallsJson(goldCalls(sample))) {
-      calls = parsed.value;
-      const issues = callProblems(calls, sample.tools);
-      for (const issue of issues) problem('corrected_calls', `corrected calls do not fit the tool schema: ${issue}`);
-      callsInvalid = issues.length > 0;
-    }
-  }
-  const firstUser = sample.dialogue.find((t) => t.role === 'user')?.content ?? '';
-  const correction = { ...(query && query !== firstUser.trim() ? { query } : {}), ...(calls ? { calls } : {}) };
-  const corrected = query !== '' || callsText !== '';
+  const { correction, filled, invalid } = readCorrections(cell, sample, problem);
+  const changed = Object.keys(correction).length > 0;
+  const where = (CORRECTION_COLUMNS.find((c) => c.key in correction) ?? CORRECTION_COLUMNS.find((c) => filled.includes(c.column)))?.column ?? 'decision';
 
   if (!rawDecision) {
-    if (corrected) problem('decision', 'corrections are filled in but the decision is empty: write "edit" (or clear the corrections)');
-    return corrected || edited ? null : 'pending';
+    if (filled.length) problem('decision', 'corrections are filled in but the decision is empty: write "edit" (or clear the corrections)');
+    return filled.length || edited ? null : 'pending';
   }
   if (!(DECISIONS as readonly string[]).includes(rawDecision)) {
     problem('decision', `decision "${cell('decision').trim()}" is not one of ${DECISIONS.join(', ')}`);
     return null;
   }
   const decision = rawDecision as Decision;
-  if (decision !== 'edit' && corrected && (correction.query || correction.calls || callsInvalid)) {
-    problem(correction.calls || callsInvalid ? 'corrected_calls' : 'corrected_query', `the decision is "${decision}" but corrections are filled in: write "edit" to apply them, or clear them`);
+  if (decision !== 'edit' && (changed || invalid)) {
+    problem(where, `the decision is "${decision}" but corrections are filled in: write "edit" to apply them, or clear them`);
     return null;
   }
-  if (decision === 'edit' && !callsInvalid && !correction.query && !correction.calls) {
-    problem('decision', corrected ? 'the decision is "edit" but the corrections change nothing: edit corrected_query / corrected_calls, or accept' : 'the decision is "edit" but corrected_query and corrected_calls are empty: fill one in');
+  const columns = CORRECTION_COLUMNS.map((c) => c.column).join(' / ');
+  if (decision === 'edit' && !invalid && !changed) {
+    problem('decision', filled.length ? `the decision is "edit" but the corrections change nothing: edit ${columns}, or accept` : `the decision is "edit" but ${columns} are empty: fill one in`);
     return null;
   }
-  if (edited || callsInvalid) return null;
+  if (edited || invalid) return null;
 
   let editedSample: Sample | undefined;
   if (decision === 'edit') {
     const candidate = applyCorrection(sample, correction);
     const checks = recheckSample(ctx.pipeline, candidate, ctx.library);
     for (const check of checks.filter((c) => !c.pass && !c.soft)) {
-      problem(correction.calls ? 'corrected_calls' : 'corrected_query', `the edited sample fails the recipe's check ${check.name}${check.reason ? `: ${check.reason}` : ''}`);
+      problem(where, `the edited sample fails the recipe's check ${check.name}${check.reason ? `: ${check.reason}` : ''}`);
     }
     if (checks.some((c) => !c.pass && !c.soft)) return null;
     editedSample = { ...candidate, meta: { ...candidate.meta, checks: mergeChecks(candidate.meta.checks, checks) } };
   }
   return { itemId, sampleId: sample.id, decision, correction, ...(editedSample ? { edited: editedSample } : {}) };
+}
+
+/** The editable correction columns and the part of a sample each replaces. */
+const CORRECTION_COLUMNS = [
+  { column: 'corrected_query', key: 'query' },
+  { column: 'corrected_calls', key: 'calls' },
+  { column: 'corrected_labels', key: 'labels' },
+] as const;
+
+/**
+ * A row's corrections, keeping only what differs from the sample (a correction equal to the
+ * original, e.g. calls_json pasted unchanged, is no correction). `filled` lists the non-empty
+ * correction columns; `invalid` is set when one of them could not be read.
+ */
+function readCorrections(cell: (column: string) => string, sample: Sample, problem: (column: string, message: string) => void): { correction: Correction; filled: string[]; invalid: boolean } {
+  const correction: Correction = {};
+  const filled = CORRECTION_COLUMNS.map((c) => c.column).filter((column) => cell(column).trim() !== '');
+  let invalid = false;
+
+  const query = normalise(cell('corrected_query')).trim();
+  const firstUser = sample.dialogue.find((t) => t.role === 'user')?.content ?? '';
+  if (query && query !== firstUser.trim()) correction.query = query;
+
+  const callsText = cell('corrected_calls').trim();
+  if (callsText) {
+    const parsed = parseCorrectedCalls(callsText, sample);
+    if (!parsed.ok) {
+      problem('corrected_calls', `corrected calls are ${parsed.message}`);
+      invalid = true;
+    } else if (formatCallsJson(parsed.value) !== formatCallsJson(goldCalls(sample))) {
+      const issues = callProblems(parsed.value, sample.tools);
+      for (const issue of issues) problem('corrected_calls', `corrected calls do not fit the tool schema: ${issue}`);
+      if (issues.length) invalid = true;
+      else correction.calls = parsed.value;
+    }
+  }
+
+  const labelsText = cell('corrected_labels').trim();
+  if (labelsText) {
+    const labels = parseLabels(labelsText);
+    if (!sample.expected.labels) {
+      problem('corrected_labels', 'this sample has no labels to correct (its gold answer is its calls): clear corrected_labels');
+      invalid = true;
+    } else if (labels.join('\n') !== sample.expected.labels.join('\n')) correction.labels = labels;
+  }
+  return { correction, filled, invalid };
 }

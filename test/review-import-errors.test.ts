@@ -133,7 +133,7 @@ describe('review import refuses bad sheets, reporting file, row and column, and 
       [3, 'calls'],
       [5, 'what_to_check'],
     ]);
-    expect(problems[1].message).toBe('read-only column "calls" was edited at character 30: exported "…et_weather(city=\\"Rome\\", unit=\\"fahrenheit…", now "…et_weather(city=\\"Roma\\")"; undo it (corrections go in corrected_query / corrected_calls)');
+    expect(problems[1].message).toBe('read-only column "calls" was edited at character 30: exported "…et_weather(city=\\"Rome\\", unit=\\"fahrenheit…", now "…et_weather(city=\\"Roma\\")"; undo it (corrections go in the corrected_… columns)');
   });
 
   it('decisions that contradict the corrections', () => {
@@ -147,10 +147,16 @@ describe('review import refuses bad sheets, reporting file, row and column, and 
       }),
     );
     expect(problems.map((p) => [p.row, p.column, p.message])).toEqual([
-      [2, 'decision', 'the decision is "edit" but corrected_query and corrected_calls are empty: fill one in'],
+      [2, 'decision', 'the decision is "edit" but corrected_query / corrected_calls / corrected_labels are empty: fill one in'],
       [3, 'corrected_query', 'the decision is "accept" but corrections are filled in: write "edit" to apply them, or clear them'],
       [4, 'decision', 'corrections are filled in but the decision is empty: write "edit" (or clear the corrections)'],
-      [5, 'decision', 'the decision is "edit" but the corrections change nothing: edit corrected_query / corrected_calls, or accept'],
+      [5, 'decision', 'the decision is "edit" but the corrections change nothing: edit corrected_query / corrected_calls / corrected_labels, or accept'],
+    ]);
+  });
+
+  it('corrected labels on a sample without labels', () => {
+    expect(importExpectingProblems('labels.csv', decided({ 'rv-01': { decision: 'edit', corrected_labels: 'get_weather' } }))).toEqual([
+      { file: 'labels.csv', row: 2, column: 'corrected_labels', message: 'this sample has no labels to correct (its gold answer is its calls): clear corrected_labels' },
     ]);
   });
 

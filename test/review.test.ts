@@ -278,3 +278,17 @@ describe('corrected calls', () => {
     expect(renderGold({ ...sample, expected: { calls: ref('call_0') } })).toBe('call_0: get_weather(city="Paris")\ncall_1: book_table(restaurant=$call_0.temperature, people=2)');
   });
 });
+
+describe('corrected labels', () => {
+  it('replace the gold labels of a classification sample', () => {
+    const home = tmp();
+    const samples = reviewSamples().map((s) => (s.id === 'rv-01' ? { ...s, category: 'toole/single', expected: { ...s.expected, labels: ['get_weather'] } } : s));
+    const { store, ref } = publishReviewDataset(home, { review: { randomRate: 0 } }, samples);
+    const raw = readRawSheet(exportReview({ store, ref, format: 'csv' }).files[0]);
+    expect(raw.rows[0][raw.header.indexOf('calls')]).toBe('call_0: get_weather(city="Oslo")\nlabels: get_weather');
+    const path = writeSheet(join(home, 'labels.csv'), fill(raw, { 'rv-01': { decision: 'edit', corrected_labels: 'book_table,\nget_weather' } }));
+    const result = importReview({ store, ref, files: [{ path }] });
+    expect(result.problems).toEqual([]);
+    expect(store.samples(store.resolve('demo@v2')).find((s) => s.id === 'rv-01')!.expected.labels).toEqual(['book_table', 'get_weather']);
+  });
+});
