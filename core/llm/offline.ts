@@ -28,7 +28,7 @@ export class OfflineGateway implements LlmGateway {
 
   async embed(_texts: string[], options: EmbedOptions): Promise<number[][]> {
     throw new UserError(
-      `stage ${options.stage} asked for ${options.model ?? 'model'} embeddings, but the offline backend has no embedding model: use the lexical embedder (the default), or an endpoint (--llm openai with OPENAI_BASE_URL / OPENAI_API_KEY)`,
+      `stage ${options.stage} asked for embeddings${options.model ? ` (${options.model})` : ''}, but the offline backend has no embedding model: use the lexical embedder (the default), or an endpoint (--llm openai with OPENAI_BASE_URL / OPENAI_API_KEY)`,
     );
   }
 

@@ -21,9 +21,9 @@ export interface GenerateOptions {
  * read from it after every repair), `truncated` (cut off by the token limit even after raising it),
  * `empty_answer`, `refused` (the model refused), `content_filter`, `rate_limited` (429 after every
  * retry), `http_error` (an HTTP error that retrying did not cure), `prompt_too_long` (over the
- * model's context), `bad_response` (the endpoint sent
- * something that is not a chat completion), `timeout`, `connection_error`, `replay_miss` (the replay
- * backend has no cached answer), `offline_schema_error`.
+ * model's context), `bad_response` (the endpoint sent something that is not a chat completion),
+ * `timeout`, `connection_error`, `replay_miss` (the replay backend has no cached answer),
+ * `offline_schema_error`.
  */
 export type FailureReason =
   | 'schema_invalid'
