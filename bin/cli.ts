@@ -5,9 +5,12 @@ import type { Command, Io } from './command.ts';
 import { commonOptions } from './flags.ts';
 import { datasetsDiffCommand, datasetsListCommand, datasetsShowCommand } from './commands/datasets.ts';
 import { exportCommand } from './commands/export.ts';
+import { checkNestoolsCommand } from './commands/check.ts';
+import { reviewCommands } from './commands/review.ts';
+import { toolsCommands } from './commands/tools.ts';
 import { runCommand } from './commands/run.ts';
 
-export const commands: Command[] = [runCommand, datasetsListCommand, datasetsShowCommand, datasetsDiffCommand, exportCommand];
+export const commands: Command[] = [runCommand, datasetsListCommand, datasetsShowCommand, datasetsDiffCommand, exportCommand, ...reviewCommands, checkNestoolsCommand, ...toolsCommands];
 
 function helpText(): string {
   return ['toolkiln: regenerate tool-use benchmark datasets', '', ...commands.map((c) => `  ${c.usage}\n      ${c.summary}`), '', 'Every command takes --json (one JSON document on stdout).'].join('\n');
