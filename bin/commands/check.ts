@@ -19,7 +19,7 @@ export const checkNestoolsCommand: Command = {
     if (!positionals.length) throw new UserError(`missing argument: usage: ${this.usage}`);
     const paths = positionals.map((p) => resolve(io.cwd, p));
     const wantStats = values.stats === true;
-    const report = checkNesToolsFiles(paths, { strict: values.strict === true, collectChains: wantStats });
+    const report = await checkNesToolsFiles(paths, { strict: values.strict === true, collectChains: wantStats });
 
     let statistics: { table: string; sets: Record<string, unknown> } | undefined;
     if (wantStats) {

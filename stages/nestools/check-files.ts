@@ -1,13 +1,9 @@
 import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { basename, extname, join } from 'node:path';
 import { UserError } from '../../core/errors.ts';
-import { readJsonlLines } from '../sources/nestools.ts';
-import { checkProgram } from './check-program.ts';
 import { checkNesToolsRecord } from './check-records.ts';
-import { programToChain } from './convert.ts';
-import { fromNesToolsRecord } from './import-export.ts';
 import type { CheckIssue } from './issues.ts';
-import { parseProgram } from './parse-program.ts';
+import { readJsonlLines } from './jsonl-lines.ts';
 import type { ChainView } from './statistics.ts';
 
 /**
@@ -72,7 +68,11 @@ function recordsOf(path: string): { where: string; value?: unknown; error?: stri
   return (Array.isArray(json) ? json : [json]).map((value, i) => ({ where: `record ${i + 1}`, value }));
 }
 
-export function checkNesToolsFiles(paths: string[], options: CheckFilesOptions = {}): FilesCheck & { chains: ChainView[] } {
+/**
+ * The Python parser and the record schemas load only when a file needs them, so checking JSONL
+ * records starts quickly.
+ */
+export async function checkNesToolsFiles(paths: string[], options: CheckFilesOptions = {}): Promise<FilesCheck & { chains: ChainView[] }> {
   const results: FileCheckResult[] = [];
   const chains: ChainView[] = [];
   for (const path of paths.flatMap(expand)) {
@@ -86,15 +86,18 @@ export function checkNesToolsFiles(paths: string[], options: CheckFilesOptions =
         const check = checkNesToolsRecord(entry.value, { strict: options.strict, where: entry.where });
         results.push({ id: check.id, ok: check.ok, errors: check.errors, warnings: check.warnings, file: path });
         if (check.ok && options.collectChains) {
+          const { fromNesToolsRecord } = await import('./import-export.ts');
           const sample = fromNesToolsRecord(entry.value, { where: `${path} ${entry.where}` });
           chains.push({ tools: sample.tools, calls: sample.expected.calls ?? [], task: sample.dialogue[0]?.content ?? '' });
         }
       }
     } else if (PROGRAM_EXTENSIONS.has(extension)) {
+      const { parseProgram } = await import('./parse-program.ts');
+      const { checkProgram } = await import('./check-program.ts');
       const program = parseProgram(readText(path));
       const check = checkProgram(program, { strict: options.strict });
       results.push({ id: basename(path), ok: check.ok, errors: check.errors, warnings: check.warnings, file: path });
-      if (check.ok && options.collectChains) chains.push(programToChain(program, check));
+      if (check.ok && options.collectChains) chains.push((await import('./convert.ts')).programToChain(program, check));
     } else {
       throw new UserError(`${path}: cannot check a ${extension || 'extension-less'} file; give NesTools records (.jsonl, .json) or a Python program (.py, or .md / .txt holding a code block)`);
     }

@@ -1,8 +1,7 @@
-import { formatZodError } from '../../core/records.ts';
 import type { ApiSpec } from './api-spec.ts';
-import { NesToolsRecord } from './import-export.ts';
+import type { NesToolsRecord } from './import-export.ts';
 import { IssueList, type CheckOutcome } from './issues.ts';
-import { placeholder, placeholderNumber } from './notation.ts';
+import { placeholder, placeholderNumber } from './placeholders.ts';
 import { literalFits, pythonTypeOfValue, typesCompatible } from './python-types.ts';
 
 /**
@@ -23,6 +22,49 @@ export interface CheckRecordOptions {
   where?: string;
 }
 
+const isObject = (value: unknown): value is Record<string, unknown> => !!value && typeof value === 'object' && !Array.isArray(value);
+const isStringList = (value: unknown): boolean => Array.isArray(value) && value.every((item) => typeof item === 'string');
+
+function fieldsProblem(fields: unknown, where: string): string | undefined {
+  if (!isObject(fields)) return `${where} is not an object`;
+  for (const [name, field] of Object.entries(fields)) {
+    if (!isObject(field) || typeof field.type !== 'string') return `${where}.${name} has no "type" string`;
+    if (field.description !== undefined && typeof field.description !== 'string') return `${where}.${name}.description is not a string`;
+  }
+  return undefined;
+}
+
+/**
+ * What keeps a value from having the NesTools record shape, in the words of the file format
+ * (checked by hand, same shape as `NesToolsRecord` in import-export.ts, so the checker starts
+ * without the schema library).
+ */
+function shapeProblem(raw: unknown): string | undefined {
+  if (!isObject(raw)) return 'a record is a JSON object';
+  if (typeof raw.test_id !== 'number' && typeof raw.test_id !== 'string') return 'test_id is missing or not a number or string';
+  if (typeof raw.task !== 'string') return 'task is missing or not a string';
+  if (raw.field !== undefined && typeof raw.field !== 'string') return 'field is not a string';
+  if (!Array.isArray(raw.api)) return 'api is missing or not a list';
+  for (const [i, api] of raw.api.entries()) {
+    const where = `api.${i}`;
+    if (!isObject(api)) return `${where} is not an object`;
+    if (typeof api.api_name !== 'string' || !api.api_name) return `${where}.api_name is missing or empty`;
+    if (typeof api.api_description !== 'string') return `${where}.api_description is missing or not a string`;
+    if (!isStringList(api.required)) return `${where}.required is not a list of names`;
+    const fields = fieldsProblem(api.parameters, `${where}.parameters`) ?? fieldsProblem(api.responses, `${where}.responses`);
+    if (fields) return fields;
+  }
+  if (!Array.isArray(raw.call)) return 'call is missing or not a list';
+  for (const [i, call] of raw.call.entries()) {
+    const where = `call.${i}`;
+    if (!isObject(call)) return `${where} is not an object`;
+    if (typeof call.api_name !== 'string' || !call.api_name) return `${where}.api_name is missing or empty`;
+    if (!isObject(call.parameters)) return `${where}.parameters is not an object`;
+    if (!isStringList(call.responses)) return `${where}.responses is not a list of placeholder strings`;
+  }
+  return undefined;
+}
+
 interface Produced {
   callIndex: number;
   api: string;
@@ -33,13 +75,13 @@ interface Produced {
 export function checkNesToolsRecord(raw: unknown, options: CheckRecordOptions = {}): RecordCheck {
   const issues = new IssueList();
   const fallbackId = options.where ?? 'record';
-  const parsed = NesToolsRecord.safeParse(raw);
-  if (!parsed.success) {
+  const problem = shapeProblem(raw);
+  if (problem) {
     const testId = (raw as { test_id?: unknown } | null)?.test_id;
-    issues.error('malformed_record', `not a NesTools record: ${formatZodError(parsed.error)}`);
+    issues.error('malformed_record', `not a NesTools record: ${problem}`);
     return { id: typeof testId === 'number' || typeof testId === 'string' ? testId : fallbackId, ...issues.outcome(options.strict) };
   }
-  const record = parsed.data;
+  const record = raw as NesToolsRecord;
   const apis = new Map<string, ApiSpec>();
   for (const api of record.api) {
     if (apis.has(api.api_name)) issues.error('duplicate_api', `api ${api.api_name} is listed twice`);

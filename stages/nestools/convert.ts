@@ -1,7 +1,8 @@
-import type { ArgValue, Call, ToolSpec } from '../../core/records.ts';
+import { ToolSpec, type ArgValue, type Call, type PropertySchema } from '../../core/records.ts';
 import type { ProgramCheck } from './check-program.ts';
 import type { ArgExpr, CallStatement, ParsedProgram } from './parse-program.ts';
-import { toolSpecOf } from './signature.ts';
+import { basePythonType, elementPythonType, jsonTypeOfPython } from './python-types.ts';
+import type { ToolSignature } from './signature.ts';
 
 /**
  * A checked program → the canonical chain: the called stubs as ToolSpecs (in order of first call),
@@ -54,4 +55,33 @@ function argValue(arg: ArgExpr, refs: Map<string, string>): ArgValue {
     default:
       throw new Error(`programToChain: unexpected ${arg.kind} argument in a checked program`);
   }
+}
+
+function propertyOf(type: string, description: string, extra: Partial<PropertySchema> = {}): PropertySchema {
+  const property: PropertySchema = { type: jsonTypeOfPython(type || 'any'), description, ...extra };
+  const element = type ? elementPythonType(type) : undefined;
+  if (basePythonType(type) === 'list' && element) property.items = { type: jsonTypeOfPython(element) };
+  return property;
+}
+
+/** The canonical ToolSpec of a checked stub. */
+export function toolSpecOf(signature: ToolSignature, provenance?: ToolSpec['provenance'], domain?: string): ToolSpec {
+  return ToolSpec.parse({
+    name: signature.name,
+    description: signature.description,
+    parameters: {
+      type: 'object',
+      properties: Object.fromEntries(
+        signature.params.map((p) => [p.name, propertyOf(p.type, p.description, p.default !== undefined ? { default: p.default } : {})]),
+      ),
+      required: signature.params.filter((p) => p.required).map((p) => p.name),
+    },
+    returns: {
+      type: 'object',
+      properties: Object.fromEntries(signature.returns.map((r) => [r.name, propertyOf(r.type, r.description)])),
+      required: [],
+    },
+    ...(domain ? { domain } : {}),
+    ...(provenance ? { provenance } : {}),
+  });
 }

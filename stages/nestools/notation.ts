@@ -1,6 +1,9 @@
 import { UserError } from '../../core/errors.ts';
 import { isRef, type ArgValue, type Call, type Json, type ToolSpec } from '../../core/records.ts';
 import { returnFields } from './api-spec.ts';
+import { placeholder, placeholderNumber } from './placeholders.ts';
+
+export { placeholder, placeholderNumber };
 
 /**
  * NesTools notation of a call chain: every declared return value of every call gets a placeholder
@@ -12,19 +15,6 @@ export interface NotationCall {
   api_name: string;
   parameters: Record<string, Json>;
   responses: string[];
-}
-
-const PLACEHOLDER_PREFIX = 'API_call_';
-
-/** `API_call_12` → 12; undefined for anything else. */
-export function placeholderNumber(value: unknown): number | undefined {
-  if (typeof value !== 'string' || !value.startsWith(PLACEHOLDER_PREFIX)) return undefined;
-  const digits = value.slice(PLACEHOLDER_PREFIX.length);
-  return /^(0|[1-9]\d*)$/.test(digits) ? Number(digits) : undefined;
-}
-
-export function placeholder(n: number): string {
-  return `${PLACEHOLDER_PREFIX}${n}`;
 }
 
 /** Applies `fn` to every leaf of an argument value (inside lists and dicts), keeping structure. */

@@ -1,7 +1,6 @@
-import { ToolSpec, type Json, type PropertySchema } from '../../core/records.ts';
+import type { Json } from '../../core/records.ts';
 import type { DocField } from './docstring.ts';
 import type { FunctionStub } from './parse-program.ts';
-import { basePythonType, elementPythonType, jsonTypeOfPython } from './python-types.ts';
 
 /**
  * A stub's signature and docstring read together: the parameters the function accepts (from the
@@ -66,33 +65,4 @@ export function signatureOf(stub: FunctionStub): ToolSignature {
     seen.add(field.name);
   }
   return { name: stub.name, description: doc?.description ?? '', params, returns, mismatches, docProblems };
-}
-
-function propertyOf(type: string, description: string, extra: Partial<PropertySchema> = {}): PropertySchema {
-  const property: PropertySchema = { type: jsonTypeOfPython(type || 'any'), description, ...extra };
-  const element = type ? elementPythonType(type) : undefined;
-  if (basePythonType(type) === 'list' && element) property.items = { type: jsonTypeOfPython(element) };
-  return property;
-}
-
-/** The canonical ToolSpec of a checked stub. */
-export function toolSpecOf(signature: ToolSignature, provenance?: ToolSpec['provenance'], domain?: string): ToolSpec {
-  return ToolSpec.parse({
-    name: signature.name,
-    description: signature.description,
-    parameters: {
-      type: 'object',
-      properties: Object.fromEntries(
-        signature.params.map((p) => [p.name, propertyOf(p.type, p.description, p.default !== undefined ? { default: p.default } : {})]),
-      ),
-      required: signature.params.filter((p) => p.required).map((p) => p.name),
-    },
-    returns: {
-      type: 'object',
-      properties: Object.fromEntries(signature.returns.map((r) => [r.name, propertyOf(r.type, r.description)])),
-      required: [],
-    },
-    ...(domain ? { domain } : {}),
-    ...(provenance ? { provenance } : {}),
-  });
 }

@@ -6,6 +6,9 @@ import type { Sample } from '../../core/records.ts';
 import { Rng } from '../../core/rng.ts';
 import type { BatchStage } from '../../core/stage.ts';
 import { fromNesToolsRecord } from '../nestools/import-export.ts';
+import { readJsonlLines } from '../nestools/jsonl-lines.ts';
+
+export { readJsonlLines, type JsonlLine } from '../nestools/jsonl-lines.ts';
 
 /**
  * NesTools sources: `fields.json` (the `Domain/Subdomain` list that seeds generation) and
@@ -26,34 +29,6 @@ export function loadDomainFields(path: string): string[] {
   const parsed = Fields.safeParse(json);
   if (!parsed.success) throw new UserError(`${path}: expected a JSON list of "Domain/Subdomain" strings`);
   return parsed.data.map((field) => field.trim()).filter(Boolean);
-}
-
-/** One line of a JSONL file: its parsed value, or why it could not be parsed. */
-export type JsonlLine = { line: number; value: unknown } | { line: number; error: string };
-
-/**
- * Reads a JSONL file line by line, keeping line numbers; a line that is not JSON becomes an error
- * entry instead of stopping the read (a checker reports it with the others).
- */
-export function readJsonlLines(path: string): JsonlLine[] {
-  let text: string;
-  try {
-    text = readFileSync(path, 'utf8');
-  } catch (error) {
-    throw new UserError(`cannot read ${path}: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}`);
-  }
-  const out: JsonlLine[] = [];
-  const lines = text.split('\n');
-  for (let i = 0; i < lines.length; i++) {
-    const line = lines[i].trim();
-    if (!line) continue;
-    try {
-      out.push({ line: i + 1, value: JSON.parse(line) });
-    } catch (error) {
-      out.push({ line: i + 1, error: (error as Error).message });
-    }
-  }
-  return out;
 }
 
 /** A NesTools JSONL file as Samples; a bad line is an error naming the file and line. */
