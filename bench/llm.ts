@@ -2,9 +2,9 @@
 // local OpenAI-compatible server (a child process, so it does not share the client's event loop)
 // with a fixed latency. Reports achieved requests/s against the ideal min(concurrency / latency,
 // rpm / 60) and against the bare `openai` SDK at the same concurrency (the reference: what this
-// machine's loopback round trip allows), the highest request count the server saw in any 60 s
-// window against --rpm, and a warm-cache rerun in a fresh gateway. About two minutes; --quick
-// counts rpm per 6 s window (limiter and measurement alike) and takes about half a minute.
+// machine's loopback round trip allows; best of two runs each), the highest request count the
+// server saw in any 60 s window against --rpm, and a warm-cache rerun in a fresh gateway. About
+// three minutes; --quick counts rpm per 6 s window (limiter and measurement alike): about a minute.
 import { fork, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { availableParallelism, loadavg, tmpdir } from 'node:os';
@@ -123,8 +123,15 @@ export async function run(args: string[]): Promise<void> {
   try {
     await server.latency(latencyMs);
     for (const concurrency of [8, 32]) {
-      const reference = await bareSdk(server, requests, concurrency);
-      rows.push({ ...(await throughput(server, { scenario: 'concurrency-bound', requests, concurrency, latencyMs, windowMs })), reference });
+      // Best of two, alternating, so that a busy moment of a shared machine hits both sides alike.
+      let reference = 0;
+      let best: Row | undefined;
+      for (let round = 0; round < 2; round++) {
+        reference = Math.max(reference, await bareSdk(server, requests, concurrency));
+        const row = await throughput(server, { scenario: 'concurrency-bound', requests, concurrency, latencyMs, windowMs });
+        if (!best || row.achieved > best.achieved) best = row;
+      }
+      rows.push({ ...best!, reference });
     }
     // rpm-bound, lasting a little over one window so that the window limit itself is exercised.
     const rpm = Math.floor(((requests - 1) / (windowMs / 1000 + 8)) * (windowMs / 1000));
@@ -136,7 +143,7 @@ export async function run(args: string[]): Promise<void> {
 
   const fixed = (n: number | undefined, digits = 1) => (n === undefined ? '—' : n.toFixed(digits));
   const header = ['scenario', 'concurrency', 'rpm', 'requests', 'seconds', 'achieved req/s', 'ideal req/s', 'achieved / ideal', 'bare SDK req/s', 'achieved / bare SDK', `max requests in any ${windowMs / 1000} s window`, 'requests the server saw'];
-  process.stdout.write(`Server latency ${latencyMs} ms (separate process); ideal = min(concurrency / latency, rpm / 60); bare SDK = the openai SDK alone with p-queue at the same concurrency, no gateway. Load average at start: ${load.toFixed(1)} on ${availableParallelism()} cores.${values.quick ? ` --quick: rpm counted per ${windowMs / 1000} s window.` : ''}\n\n`);
+  process.stdout.write(`Server latency ${latencyMs} ms (separate process); ideal = min(concurrency / latency, rpm / 60); bare SDK = the openai SDK alone with p-queue at the same concurrency, no gateway (best of two runs each). Load average at start: ${load.toFixed(1)} on ${availableParallelism()} cores.${values.quick ? ` --quick: rpm counted per ${windowMs / 1000} s window.` : ''}\n\n`);
   process.stdout.write(`| ${header.join(' | ')} |\n|${header.map(() => '---').join('|')}|\n`);
   for (const r of rows) {
     const cells = [r.scenario, r.concurrency, r.rpm, r.requests, r.seconds.toFixed(2), fixed(r.achieved), fixed(r.ideal), r.ideal ? fixed(r.achieved / r.ideal, 3) : '—', fixed(r.reference), r.reference ? fixed(r.achieved / r.reference, 3) : '—', r.window, r.sent];
