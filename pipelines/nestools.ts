@@ -13,11 +13,12 @@ import { refineQueryStage } from '../stages/nestools/refine-query.ts';
 import { removeConjunctionsStage } from '../stages/nestools/remove-conjunctions.ts';
 import { statisticsStage } from '../stages/nestools/statistics.ts';
 import { tagForReviewStage } from '../stages/nestools/tag-for-review.ts';
-import { loadDomainsStage } from '../stages/sources/nestools.ts';
+import { importFileStage, loadDomainsStage } from '../stages/sources/nestools.ts';
 
 /**
  * NesTools (Han et al.): nested call chains generated as Python code per domain (§3.1), checked
  * by parsing (§3.3), tasks normalised and refined (§3.2), tagged for the manual review (§3.3).
+ * With `importFile` set, an existing NesTools or Seal-Tools file is checked and tagged instead.
  */
 
 export const NesToolsConfig = z.object({
@@ -40,6 +41,12 @@ export const NesToolsConfig = z.object({
   /** Appendix B.3: also rewrite tasks without conjunctions (the robustness variant). */
   removeConjunctions: z.boolean().default(false),
   split: z.string().min(1).default('test'),
+  /**
+   * Instead of generating: import this NesTools (`test_data.jsonl` format) or Seal-Tools JSONL file,
+   * check it, tag it for review and publish it as a dataset.
+   */
+  importFile: z.string().default(''),
+  importFormat: z.enum(['nestools', 'seal-tools']).default('nestools'),
 });
 export type NesToolsConfig = z.infer<typeof NesToolsConfig>;
 
@@ -68,8 +75,26 @@ export const nestoolsPipeline = definePipeline<NesToolsConfig>({
   benchmark: 'nestools',
   description: 'NesTools: nested tool-call chains generated as Python programs, checked by AST, queries normalised and refined',
   configSchema: NesToolsConfig,
-  sourceFiles: (config) => [config.fieldsFile, config.sealToolsFile, config.referenceFile, config.examplePoolFile].filter(Boolean),
-  stages: (config) => [
+  sourceFiles: (config) =>
+    config.importFile
+      ? [config.importFile, config.importFormat === 'seal-tools' ? config.sealToolsFile : '', config.referenceFile].filter(Boolean)
+      : [config.fieldsFile, config.sealToolsFile, config.referenceFile, config.examplePoolFile].filter(Boolean),
+  stages: (config) => (config.importFile ? importStages(config) : generationStages(config)),
+  exports: { ...commonExporters, nestools: exportNesTools, 'seal-tools': exportSealTools },
+  recheck: recheckNesTools,
+});
+
+/** Review preparation shared by both ways in: tags, de-duplication, statistics beside the reference. */
+function reviewStages(config: NesToolsConfig) {
+  return [tagForReviewStage(), dedupeStage(), statisticsStage({ referenceFile: config.referenceFile || undefined })];
+}
+
+function importStages(config: NesToolsConfig) {
+  return [importFileStage({ file: config.importFile, format: config.importFormat, sealToolsFile: config.sealToolsFile, split: config.split }), ...reviewStages(config)];
+}
+
+function generationStages(config: NesToolsConfig) {
+  return [
     loadDomainsStage({ fieldsFile: config.fieldsFile, count: config.count }),
     generateChainsStage({
       sealToolsFile: config.sealToolsFile,
@@ -81,12 +106,8 @@ export const nestoolsPipeline = definePipeline<NesToolsConfig>({
     normaliseQueryStage({ maxAttempts: config.normaliseAttempts }),
     ...(config.refine ? [refineQueryStage()] : []),
     ...(config.removeConjunctions ? [removeConjunctionsStage()] : []),
-    tagForReviewStage(),
-    dedupeStage(),
-    statisticsStage({ referenceFile: config.referenceFile || undefined }),
-  ],
-  exports: { ...commonExporters, nestools: exportNesTools, 'seal-tools': exportSealTools },
-  recheck: recheckNesTools,
-});
+    ...reviewStages(config),
+  ];
+}
 
 export default nestoolsPipeline;

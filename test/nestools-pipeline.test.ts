@@ -1,4 +1,4 @@
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -108,6 +108,26 @@ describe('nestools pipeline, offline', () => {
       expect(sample.dialogue[0].content).not.toMatch(/^(Please|First|Then|Finally)\b/);
     }
   }, 60_000);
+});
+
+describe('nestools pipeline, importing a file', () => {
+  it('checks, tags and accounts for every record of a NesTools file', async () => {
+    const result = await run(new OfflineGateway(7), { importFile: join(projectDir, 'test/fixtures/nestools/records.jsonl'), referenceFile: '' });
+    expect(result.stats.map((s) => s.stage)).toEqual(['import-nestools', 'tag-for-review', 'dedupe', 'statistics']);
+    expect(result.samples.map((s) => s.meta.source?.id)).toEqual(['1']);
+    expect(result.samples[0].meta.tags).toContain('review:nested-params');
+    expect(result.rejects.map((r) => r.reason)).toEqual(['bad_reference', 'invalid_json']);
+  });
+
+  it('imports Seal-Tools records with their tools from the library', async () => {
+    const file = join(tempDir(), 'seal.jsonl');
+    const lines = readFileSync(join(projectDir, '../shared/data/reference/seal-tools/dev.jsonl'), 'utf8').split('\n').slice(195, 205).join('\n');
+    writeFileSync(file, `${lines}\n{"id": "x", "query": "q", "calling": [{"api": "noSuchTool", "parameters": {}, "responses": []}]}\n`);
+    const result = await run(new OfflineGateway(7), { importFile: file, importFormat: 'seal-tools', referenceFile: '' });
+    expect(result.samples).toHaveLength(10);
+    expect(result.samples.every((s) => s.benchmark === 'seal-tools' && s.tools.length > 0)).toBe(true);
+    expect(result.rejects.map((r) => r.reason)).toEqual(['not_importable']);
+  });
 });
 
 describe('nestools pipeline through an OpenAI-compatible endpoint', () => {

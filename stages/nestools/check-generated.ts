@@ -3,7 +3,7 @@ import { reject, type MapStage } from '../../core/stage.ts';
 import generatePrompt from '../../prompts/nestools-generate.ts';
 import { checkProgram } from './check-program.ts';
 import { programToChain } from './convert.ts';
-import { GeneratedProgram } from './generate-chains.ts';
+import { GENERATE_STAGE, GeneratedProgram } from './generate-chains.ts';
 import { chainCategory } from './import-export.ts';
 import { formatIssue } from './issues.ts';
 import { parseProgram } from './parse-program.ts';
@@ -51,7 +51,7 @@ export function checkGeneratedStage(options: CheckGeneratedOptions): MapStage<Ge
           program: program.code,
           examples: generated.examples,
           lineage: [
-            { stage: 'generate-chains', version: 1, prompt: generatePrompt.id, promptHash: generatePrompt.hash, model: generated.model },
+            { stage: GENERATE_STAGE.name, version: GENERATE_STAGE.version, prompt: generatePrompt.id, promptHash: generatePrompt.hash, model: generated.model },
             { stage: 'check-program', version },
           ],
           checks: [

@@ -46,6 +46,9 @@ export function loadExamplePool(path: string): { domain: string; answer: string 
   });
 }
 
+/** Part of each sample's lineage (written by the check stage, which turns answers into samples). */
+export const GENERATE_STAGE = { name: 'generate-chains', version: 1 } as const;
+
 export function generateChainsStage(options: GenerateOptions): MapStage<DomainRequest, GeneratedProgram> {
   let pool: { domain: string; answer: string }[] | undefined;
   let graph: ChainGraph | undefined;
@@ -56,8 +59,8 @@ export function generateChainsStage(options: GenerateOptions): MapStage<DomainRe
 
   return {
     kind: 'map',
-    name: 'generate-chains',
-    version: 1,
+    name: GENERATE_STAGE.name,
+    version: GENERATE_STAGE.version,
     input: DomainRequest,
     output: GeneratedProgram,
     prompts: { [generatePrompt.id]: generatePrompt.hash },
@@ -67,7 +70,7 @@ export function generateChainsStage(options: GenerateOptions): MapStage<DomainRe
       const result = await ctx.llm.generate(
         generatePrompt,
         { domain: request.domain, examples: formatExamples(examples), chains: { sample: (field, rng) => graphFor(ctx).sample(field, rng) } },
-        { stage: 'generate-chains', key: ctx.key, temperature: options.temperature },
+        { stage: GENERATE_STAGE.name, key: ctx.key, temperature: options.temperature },
       );
       if (!result.ok) return reject(result.reason, result.detail);
       return { index: request.index, domain: request.domain, answer: result.value.answer, model: result.model, examples: examples.map((e) => e.domain) };

@@ -1,11 +1,14 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { basename } from 'node:path';
 import { z } from 'zod';
-import { UserError } from '../../core/errors.ts';
-import type { Sample } from '../../core/records.ts';
+import { UserError, messageOf } from '../../core/errors.ts';
+import { Sample as SampleSchema, type Sample } from '../../core/records.ts';
 import { Rng } from '../../core/rng.ts';
-import type { BatchStage } from '../../core/stage.ts';
-import { fromNesToolsRecord } from '../nestools/import-export.ts';
+import type { BatchStage, RejectReason } from '../../core/stage.ts';
+import { checkNesToolsRecord } from '../nestools/check-records.ts';
+import { formatIssue } from '../nestools/issues.ts';
+import { loadSealToolsLibrary } from './seal-tools.ts';
+import { fromNesToolsRecord, fromSealToolsRecord } from '../nestools/import-export.ts';
 import { readJsonlLines } from '../nestools/jsonl-lines.ts';
 
 export { readJsonlLines, type JsonlLine } from '../nestools/jsonl-lines.ts';
@@ -85,6 +88,57 @@ export function loadDomainsStage(options: DomainRequestOptions): BatchStage<unkn
       ctx.report('nestools.domains', { listed: fields.length, distinct, duplicates: fields.length - distinct, requested: options.count });
       ctx.log(`${fields.length} domains listed (${distinct} distinct); ${options.count} requests`);
       return { out: sampleDomains(fields, options.count, Rng.derive(ctx.seed, 'nestools-domains')) };
+    },
+  };
+}
+
+export interface ImportFileOptions {
+  file: string;
+  format: 'nestools' | 'seal-tools';
+  /** Seal-Tools records name their tools; they are looked up in this library. */
+  sealToolsFile: string;
+  split: string;
+}
+
+/**
+ * Loads an existing NesTools or Seal-Tools JSONL file as Samples (to tag, review and re-export it).
+ * A record that fails the NesTools check, or cannot be imported, is rejected with the reason.
+ */
+export function importFileStage(options: ImportFileOptions): BatchStage<unknown, Sample> {
+  return {
+    kind: 'batch',
+    name: `import-${options.format}`,
+    version: 1,
+    cardinality: 'fan-out',
+    input: z.never(),
+    output: SampleSchema,
+    run: async (_records, ctx) => {
+      const path = ctx.resolvePath(options.file);
+      const file = basename(path);
+      const library = options.format === 'seal-tools' ? loadSealToolsLibrary(ctx.resolvePath(options.sealToolsFile)) : undefined;
+      const out: Sample[] = [];
+      const rejects: (RejectReason & { record: unknown })[] = [];
+      for (const entry of readJsonlLines(path)) {
+        const where = `${path}:${entry.line}`;
+        if ('error' in entry) {
+          rejects.push({ reason: 'invalid_json', detail: `${where}: ${entry.error}`, record: null });
+          continue;
+        }
+        if (!library) {
+          const check = checkNesToolsRecord(entry.value, { where: `line ${entry.line}` });
+          if (!check.ok) {
+            rejects.push({ reason: check.errors[0].code, detail: `${where}: ${check.errors.map(formatIssue).join('; ')}`, recordId: String(check.id), record: entry.value });
+            continue;
+          }
+        }
+        try {
+          out.push(library ? fromSealToolsRecord(entry.value, library.byName, { file, split: options.split, where }) : fromNesToolsRecord(entry.value, { file, split: options.split, where }));
+        } catch (error) {
+          rejects.push({ reason: 'not_importable', detail: messageOf(error), record: entry.value });
+        }
+      }
+      ctx.log(`${out.length} records imported from ${path}, ${rejects.length} rejected`);
+      return { out, rejects };
     },
   };
 }
