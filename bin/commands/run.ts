@@ -6,13 +6,14 @@ import { getPipeline } from '../../pipelines/index.ts';
 import type { Command } from '../command.ts';
 import { intFlag, needPositionals, stringFlag } from '../flags.ts';
 import { gatewayFromFlags } from '../gateway.ts';
+import { formatUsage } from '../../core/llm/index.ts';
 import { DEFAULT_SEED } from '../../core/run.ts';
 
 export const PROJECT_DIR = fileURLToPath(new URL('../..', import.meta.url));
 
 export const runCommand: Command = {
   path: ['run'],
-  usage: 'toolkiln run <pipeline> [--config f] [--llm offline|openai|replay] [--model m] [--limit n] [--seed n] [--concurrency n] [--rpm n] [--tpm n] [--name dataset] [--resume runId] [--force] [--no-cache] [--dry-run] [--json]',
+  usage: 'toolkiln run <pipeline> [--config f] [--llm offline|openai|replay] [--model m] [--limit n] [--seed n] [--concurrency n] [--rpm n] [--tpm n] [--name dataset] [--resume runId] [--force] [--no-cache] [--dry-run] [--price-table f] [--json]',
   summary: 'run a recipe end to end and publish the next dataset version',
   options: {
     config: { type: 'string' },
@@ -28,6 +29,7 @@ export const runCommand: Command = {
     force: { type: 'boolean' },
     'no-cache': { type: 'boolean' },
     'dry-run': { type: 'boolean' },
+    'price-table': { type: 'string' },
     quiet: { type: 'boolean' },
   },
   async run(positionals, values, io) {
@@ -72,6 +74,7 @@ export const runCommand: Command = {
         );
       } else {
         io.out(formatStageTable(result.stats));
+        io.out(`\nllm (${llm.backend} ${llm.model}): ${formatUsage(llm.usage().total)}`);
         const where = result.ref ? `${result.ref.name}@${result.ref.version} (${result.ref.dir})` : '';
         if (result.status === 'published') {
           const c = result.manifest!.counts;
@@ -79,7 +82,7 @@ export const runCommand: Command = {
         } else if (result.status === 'existing') {
           io.out(`\nunchanged: ${where} has the same fingerprint; nothing published (--force to publish anyway)`);
         } else {
-          io.out(`\ndry run ${result.runId}: nothing published`);
+          io.out(`dry run ${result.runId}: nothing sent, nothing published; the requests above are what the run would send`);
         }
       }
       return 0;
