@@ -1,34 +1,54 @@
-import { z } from 'zod';
 import { definePipeline } from '../core/pipeline.ts';
 import { commonExporters } from '../stages/export/index.ts';
-import { grammarToolCallStage } from '../stages/mtu/grammar-tools.ts';
-import { toolLibraryStage } from '../stages/mtu/tool-library.ts';
-import { loadSnipsStage } from '../stages/sources/snips.ts';
+import { candidateToolsStage, mtuToolLibrary } from '../stages/mtu/candidates.ts';
+import { composeStage } from '../stages/mtu/compose.ts';
+import { MtuConfig } from '../stages/mtu/config.ts';
+import { createToolsStage } from '../stages/mtu/create-tools.ts';
+import { exportMtu } from '../stages/mtu/export.ts';
+import { hardSetStage } from '../stages/mtu/hard.ts';
+import { loadSourcesStage, mtuSourceFiles } from '../stages/mtu/load-sources.ts';
+import { qualityFilterStage } from '../stages/mtu/quality.ts';
+import { synthesizeReactStage } from '../stages/mtu/react.ts';
+import { assignSplitsStage } from '../stages/mtu/splits.ts';
+import { statisticsStage } from '../stages/mtu/stats.ts';
+import { documentToolsStage } from '../stages/mtu/tool-docs.ts';
+import { toolInventoryStage } from '../stages/mtu/tool-inventory.ts';
 
-const DATA = '../shared/data/sources';
-
-export const MtuConfig = z.object({
-  sources: z
-    .object({
-      snips: z.object({ dir: z.string().default(`${DATA}/snips`), splits: z.array(z.enum(['train', 'validate'])).default(['train', 'validate']) }).default({ dir: `${DATA}/snips`, splits: ['train', 'validate'] }),
-    })
-    .strict()
-    .default({ snips: { dir: `${DATA}/snips`, splits: ['train', 'validate'] } }),
-});
-export type MtuConfig = z.infer<typeof MtuConfig>;
+export { MtuConfig };
 
 /**
- * MTU-Bench (Wang et al.): task-oriented dialogue datasets turned into tool-use samples.
- * 1. Load annotated utterances (SNIPS intents and slots).
- * 2. Grammar-based tool creation: intent → tool, slots → parameters, values → arguments.
- * 3. Each source's tool library, offered to every sample as its candidate list.
+ * MTU-Bench (Wang et al.), §2.1 and Appendix B: task-oriented dialogue datasets turned into
+ * multi-granularity tool-use samples.
+ *  1. data collection: SNIPS, ATIS, SGD, MultiWOZ and plain dialogue files, per the config;
+ *  2. tool creation: grammar-based (intents, slots, schemas, service calls) or LLM-based;
+ *  3. tool clustering: synonymous tool and parameter names merged to one standard name;
+ *  4. tool documentation: structure from the data, prose from the LLM;
+ *  5. tool-use synthesis: train / test / OOD splits, multi-tool composition, ReAct turns
+ *     (thought, action, action input, observation, response), quality filters, settings (S-S,
+ *     S-M, M-S, M-M) and the hard set, statistics beside MTU-Eval's, candidate tool lists.
+ * From documentation on, samples carry tool references; the last stage writes the full entries.
  */
 export const mtuPipeline = definePipeline<MtuConfig>({
   name: 'mtu',
   benchmark: 'mtu',
-  description: 'MTU-Bench: dialogue datasets → grammar-based tool calls → tool-use samples',
+  description: 'MTU-Bench: dialogue datasets → tools → clustered, documented tool library → ReAct tool-use samples (S-S, S-M, M-S, M-M, OOD, hard)',
   configSchema: MtuConfig,
-  sourceFiles: (config) => [config.sources.snips.dir],
-  stages: (config) => [loadSnipsStage(config.sources.snips), grammarToolCallStage(), toolLibraryStage()],
-  exports: { ...commonExporters },
+  sourceFiles: mtuSourceFiles,
+  stages: (config) => [
+    loadSourcesStage(config),
+    createToolsStage({ excludeIntents: config.excludeIntents }),
+    toolInventoryStage('count-created-tools', 'toolsCreated'),
+    // ── Tool clustering (paper step 3) goes here: stages/merge-tools-mtu.ts, from the clustering work,
+    //    once it lands; until then tools keep the names their sources gave them.
+    documentToolsStage(config.documentation),
+    assignSplitsStage(config.splits),
+    composeStage(config.compose),
+    synthesizeReactStage({ today: config.today, multiwozDir: config.sources.multiwoz.dir }),
+    qualityFilterStage(config.quality),
+    hardSetStage(config.hard),
+    statisticsStage({ reference: config.reference }),
+    candidateToolsStage(config.candidates),
+  ],
+  exports: { ...commonExporters, mtu: exportMtu },
+  toolLibrary: mtuToolLibrary,
 });

@@ -1,6 +1,5 @@
 import { z } from 'zod';
 import { definePrompt } from '../core/prompt.ts';
-import { JsonValue } from '../core/records.ts';
 import { describeParameter, describeTool, proposeReturns } from '../stages/mtu/offline-text.ts';
 
 /**
@@ -46,10 +45,10 @@ Answer as {"description": "...", "parameters": {"<name>": "..."}, "returns": [{"
   schema: ToolDocAnswer,
   offline: (vars) => ({
     description: vars.known || `[offline template] ${describeTool(vars.name, vars.parameters.map((p) => p.name))}`,
-    parameters: Object.fromEntries(vars.parameters.map((p) => [p.name, describeParameter(p.name, p.examples as z.infer<typeof JsonValue>[])])),
+    parameters: Object.fromEntries(vars.parameters.map((p) => [p.name, describeParameter(p.name)])),
     returns: vars.proposeReturns
       ? proposeReturns(vars.name, vars.parameters.map((p) => p.name))
-      : vars.returns.map((r) => ({ name: r.name, type: 'string', description: describeParameter(r.name, r.examples as z.infer<typeof JsonValue>[]) })),
+      : vars.returns.map((r) => ({ name: r.name, type: 'string', description: describeParameter(r.name) })),
   }),
   temperature: 0,
 });

@@ -104,7 +104,7 @@ export const MtuConfig = z
     candidates: z
       .object({
         /** Most tools a sample offers (its gold tools always among them). */
-        max: z.number().int().min(1).default(8),
+        max: z.number().int().min(1).default(4),
         /** Tools of other services added to every list as distractors. */
         distractors: z.number().int().min(0).default(0),
       })

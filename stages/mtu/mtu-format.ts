@@ -116,10 +116,18 @@ function mtuValue(value: ArgValue, toolOfCall: Map<string, string>): Json {
   return value as Json;
 }
 
+/** A call's arguments in MTU notation (references as `"Tool.field"`). */
+export function mtuArguments(call: Call, toolOfCall: Map<string, string>): Record<string, Json> {
+  return Object.fromEntries(Object.entries(call.arguments).map(([k, v]) => [k, mtuValue(v, toolOfCall)]));
+}
+
 export function mtuAnswer(calls: Call[], toolOfCall: Map<string, string>): Record<string, Json> {
-  const answer: Record<string, Json> = {};
-  for (const call of calls) answer[call.tool] = Object.fromEntries(Object.entries(call.arguments).map(([k, v]) => [k, mtuValue(v, toolOfCall)]));
-  return answer;
+  return Object.fromEntries(calls.map((call) => [call.tool, mtuArguments(call, toolOfCall)]));
+}
+
+/** Call id → tool name over a whole sample (to write references as `Tool.field`). */
+export function toolsOfCalls(sample: Pick<Sample, 'dialogue' | 'expected'>): Map<string, string> {
+  return new Map(assistantIndexes(sample).flatMap((i) => turnCalls(sample, i)).map((c) => [c.id, c.tool]));
 }
 
 function historyLines(sample: Sample, upTo: number, toolOfCall: Map<string, string>): string[] {
@@ -132,7 +140,7 @@ function historyLines(sample: Sample, upTo: number, toolOfCall: Map<string, stri
     lines.push('function: ');
     if (turn.thought) lines.push(`Thought: ${turn.thought}`);
     for (const call of turnCalls(sample, i)) {
-      lines.push(`Action: ${call.tool}`, `Action Input: ${JSON.stringify(mtuAnswer([call], toolOfCall)[call.tool])}`);
+      lines.push(`Action: ${call.tool}`, `Action Input: ${JSON.stringify(mtuArguments(call, toolOfCall))}`);
       const observation = turn.observations?.[call.id];
       if (observation !== undefined) lines.push(`Observation: ${JSON.stringify(observation)}`);
     }
@@ -149,7 +157,7 @@ export function toMtuRecords(sample: Sample, key: number, today: string): MtuRec
   const category = categoryOf(sample);
   const prefix = sample.split === 'ood' ? 'OOD' : category;
   const multiTurn = category.startsWith('M');
-  const toolOfCall = new Map(sample.dialogue.flatMap((t, i) => (t.role === 'assistant' ? turnCalls(sample, i) : [])).map((c) => [c.id, c.tool]));
+  const toolOfCall = toolsOfCalls(sample);
   const head = `${instructionsFor(category, today)}\n${TOOL_LIST_MARKER}\n${renderToolList(sample.tools)}`;
   const records: MtuRecord[] = [];
   let ordinal = 0;

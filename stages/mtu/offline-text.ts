@@ -74,12 +74,12 @@ export function extractArguments(text: string): Record<string, string> {
 export function describeTool(name: string, parameters: string[]): string {
   const words = wordsOf(name);
   const what = words.charAt(0).toUpperCase() + words.slice(1);
-  return parameters.length ? `${what}, given ${parameters.map(wordsOf).join(', ')}.` : `${what}.`;
+  const shown = parameters.slice(0, 3).map(wordsOf).join(', ');
+  return parameters.length ? `${what}, given ${shown}${parameters.length > 3 ? ' and more' : ''}.` : `${what}.`;
 }
 
-export function describeParameter(name: string, examples: Json[]): string {
-  const shown = examples.slice(0, 2).map((v) => JSON.stringify(v));
-  return `The ${wordsOf(name)}${shown.length ? ` (e.g. ${shown.join(', ')})` : ''}.`;
+export function describeParameter(name: string): string {
+  return `The ${wordsOf(name)}.`;
 }
 
 /** Return fields a tool of this name plausibly has when the data shows none. */

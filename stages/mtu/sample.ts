@@ -29,6 +29,12 @@ export const MtuMeta = z
     variantOf: z.string().optional(),
     /** Hard-set rules the sample meets (test split only). */
     hard: z.array(z.string()).optional(),
+    /** Hard variants: a tool shown under a meaningless name (new name → documented name) … */
+    renamed: z.record(z.string(), z.string()).optional(),
+    /** … or tools left out of the candidate list on purpose. */
+    withheld: z.array(z.string()).optional(),
+    /** The date the prompts call today. */
+    today: z.string().optional(),
   })
   .passthrough();
 export type MtuMeta = z.infer<typeof MtuMeta>;

@@ -1,0 +1,69 @@
+import { Sample, type ToolSpec } from '../../core/records.ts';
+import type { BatchStage } from '../../core/stage.ts';
+import type { MtuConfig } from './config.ts';
+import { libraryLoader } from './library.ts';
+import { allCalls, mtuMeta, toolKey } from './sample.ts';
+
+/** The dataset's tool library: the documented tools the samples offer (hard-set renamings left out). */
+export function mtuToolLibrary(samples: Sample[]): ToolSpec[] {
+  const library = new Map<string, ToolSpec>();
+  for (const sample of samples) {
+    if (mtuMeta(sample).renamed) continue;
+    for (const tool of sample.tools) if (!library.has(toolKey(tool))) library.set(toolKey(tool), tool);
+  }
+  return [...library.values()].sort((a, b) => (toolKey(a) < toolKey(b) ? -1 : toolKey(a) > toolKey(b) ? 1 : 0));
+}
+
+/**
+ * The tool list each sample shows a model, as in MTU-Eval: the documented tools of the services
+ * the dialogue draws on (so the model must choose among related tools), at most `max` of them
+ * with the gold tools always kept, plus `distractors` tools of other services, in a seeded order.
+ * A hard-set variant keeps its renamed tool and leaves out withheld ones; a list left empty that
+ * way gets two tools of other services. This is the last stage: only here do samples carry the
+ * full tool entries.
+ */
+export function candidateToolsStage(options: MtuConfig['candidates']): BatchStage<Sample, Sample> {
+  const loadLibrary = libraryLoader();
+  return {
+    kind: 'batch',
+    name: 'candidate-tools',
+    version: 1,
+    input: Sample,
+    output: Sample,
+    run: async (samples, ctx) => {
+      const library = loadLibrary(ctx.runDir).list();
+      const byPlugin = new Map<string, ToolSpec[]>();
+      for (const tool of library) byPlugin.set(tool.plugin ?? '', [...(byPlugin.get(tool.plugin ?? '') ?? []), tool]);
+      const find = (name: string, plugin: string | undefined) => byPlugin.get(plugin ?? '')?.find((t) => t.name === name);
+      let total = 0;
+      const out = samples.map((sample) => {
+        const rng = ctx.rng(sample.id);
+        const { renamed = {}, withheld = [] } = mtuMeta(sample);
+        const gold = new Set(allCalls(sample).map((c) => c.tool));
+        const own = new Map<string, ToolSpec>();
+        for (const ref of sample.tools) {
+          const documented = find(renamed[ref.name] ?? ref.name, ref.plugin);
+          own.set(ref.name, documented ? { ...documented, name: ref.name } : ref);
+        }
+        const shown = new Set([...own.values()].map((t) => renamed[t.name] ?? t.name));
+        for (const plugin of new Set(sample.tools.map((t) => t.plugin ?? ''))) {
+          for (const tool of byPlugin.get(plugin) ?? []) if (!shown.has(tool.name) && !withheld.includes(tool.name) && !own.has(tool.name)) own.set(tool.name, tool);
+        }
+        const needed = [...own.values()].filter((t) => gold.has(t.name));
+        const others = rng.shuffle([...own.values()].filter((t) => !gold.has(t.name)));
+        let tools = [...needed, ...others.slice(0, Math.max(0, options.max - needed.length))];
+        const extra = options.distractors || (tools.length ? 0 : 2);
+        if (extra) {
+          const plugins = new Set(sample.tools.map((t) => t.plugin));
+          const names = new Set([...tools.map((t) => t.name), ...withheld]);
+          tools = [...tools, ...rng.sample(library.filter((t) => !plugins.has(t.plugin) && !names.has(t.name)), extra)];
+        }
+        tools = [...new Map(tools.map((t) => [t.name, t])).values()];
+        total += tools.length;
+        return { ...sample, tools: rng.shuffle(tools) };
+      });
+      ctx.report('candidateTools', { library: library.length, meanPerSample: samples.length ? Math.round((total / samples.length) * 100) / 100 : 0 });
+      return { out };
+    },
+  };
+}

@@ -1,0 +1,248 @@
+import { groupBy, countBy } from '../../core/collections.ts';
+import { isRef, parseRef, Sample, sampleId, type ArgValue, type Call, type Json, type ToolSpec, type Turn } from '../../core/records.ts';
+import type { Rng } from '../../core/rng.ts';
+import type { BatchStage } from '../../core/stage.ts';
+import { mtuComposePrompt } from '../../prompts/mtu-compose.ts';
+import type { MtuConfig } from './config.ts';
+import { allCalls, assistantIndexes, categoryOf, expectedOf, literalText, mtuMeta, turnCalls, userTurns, type MtuMeta } from './sample.ts';
+
+/**
+ * Multi-tool synthesis. The source datasets hardly ever call several tools in one turn, while
+ * MTU-Bench's S-M and M-M settings do; as the released S-M files show, such turns are written by
+ * joining requests. Three compositions, each within one split and worded by the LLM:
+ * - chained (S-M): a dialogue whose later call uses a value an earlier call returned becomes one
+ *   request with both calls, the dependent value a reference (`Tool.field` in MTU's notation);
+ * - independent (S-M): 2–5 single-tool requests of different tools joined into one message;
+ * - multi-turn (M-M): one call turn of a dialogue also carries an independent single-tool request.
+ */
+
+interface Job {
+  id: string;
+  mode: 'independent' | 'chained';
+  parts: string[];
+  build: (message: string) => Sample;
+}
+
+interface Chain {
+  first: { call: Call; turn: number };
+  second: { call: Call; turn: number };
+  /** Parameter of the second call → field of the first call's result it takes. */
+  links: Record<string, string>;
+}
+
+const NAME_LIKE = /name|title|(^|_)id$/;
+
+/**
+ * The first pair of calls in a dialogue where a later call takes a value an earlier call returned
+ * and the user could not have known before that result: the value appears in no user turn before
+ * the first call, and result field and parameter are the same or both name-like (a restaurant or
+ * hotel name, an id), so that two fields sharing a number by chance are no dependency.
+ */
+export function findChain(sample: Sample): Chain | undefined {
+  const calls = assistantIndexes(sample).flatMap((turn) => turnCalls(sample, turn).map((call) => ({ call, turn })));
+  for (let j = 1; j < calls.length; j++) {
+    for (let i = 0; i < j; i++) {
+      if (calls[i].call.tool === calls[j].call.tool) continue;
+      const result = sample.dialogue[calls[i].turn].observations?.[calls[i].call.id];
+      if (!result || typeof result !== 'object' || Array.isArray(result)) continue;
+      const known = sample.dialogue
+        .slice(0, calls[i].turn)
+        .filter((t) => t.role === 'user')
+        .map((t) => t.content.toLowerCase())
+        .join('\n');
+      const links: Record<string, string> = {};
+      for (const [parameter, value] of Object.entries(calls[j].call.arguments)) {
+        const text = literalText(value);
+        if (!text || text === 'dontcare' || known.includes(text.toLowerCase())) continue;
+        const field = Object.keys(result).find((f) => String(result[f]) === text && (f === parameter || (NAME_LIKE.test(f) && NAME_LIKE.test(parameter))));
+        if (field) links[parameter] = field;
+      }
+      if (Object.keys(links).length) return { first: calls[i], second: calls[j], links };
+    }
+  }
+  return undefined;
+}
+
+/** Calls with fresh ids `<prefix>0`, `<prefix>1`, …; references among them follow their new ids. */
+function renumber(calls: Call[], prefix: string): Call[] {
+  const ids = new Map<string, string>();
+  calls.forEach((c, i) => ids.has(c.id) || ids.set(c.id, `${prefix}${i}`));
+  const rewrite = (value: ArgValue): ArgValue => {
+    if (isRef(value)) {
+      const { callId, field } = parseRef(value);
+      return { $ref: `${ids.get(callId) ?? callId}.${field}` };
+    }
+    return Array.isArray(value) ? value.map(rewrite) : value;
+  };
+  return calls.map((c, i) => ({ ...c, id: `${prefix}${i}`, arguments: Object.fromEntries(Object.entries(c.arguments).map(([k, v]) => [k, rewrite(v)])) }));
+}
+
+function unionTools(...lists: ToolSpec[][]): ToolSpec[] {
+  const seen = new Set<string>();
+  return lists.flat().filter((t) => !seen.has(t.name) && (seen.add(t.name), true));
+}
+
+/** Tools of `b` that clash by name with a different tool of `a` (same name, other plugin). */
+function clashes(a: ToolSpec[], b: ToolSpec[]): boolean {
+  return b.some((t) => a.some((u) => u.name === t.name && u.plugin !== t.plugin));
+}
+
+function composedMeta(sources: Sample[], patch: Partial<MtuMeta>): MtuMeta {
+  const metas = sources.map(mtuMeta);
+  return {
+    services: [...new Set(metas.flatMap((m) => m.services))],
+    domains: [...new Set(metas.flatMap((m) => m.domains))],
+    sourceSplit: metas[0].sourceSplit,
+    situations: {},
+    ...(metas.find((m) => m.database)?.database ? { database: metas.find((m) => m.database)!.database } : {}),
+    composedFrom: sources.map((s) => s.id),
+    ...patch,
+  };
+}
+
+function composedSample(id: string, base: Sample, sources: Sample[], tools: ToolSpec[], dialogue: Turn[], mode: string, patch: Partial<MtuMeta> = {}): Sample {
+  const expected = expectedOf(dialogue);
+  return {
+    id,
+    benchmark: 'mtu',
+    category: categoryOf({ dialogue, expected }),
+    split: base.split,
+    tools,
+    dialogue,
+    expected,
+    meta: {
+      source: { dataset: 'composed', id: mode },
+      lineage: [...base.meta.lineage, { stage: 'compose-multi-tool', version: 1, prompt: mtuComposePrompt.id, promptHash: mtuComposePrompt.hash }],
+      checks: [],
+      tags: [`composed:${mode}`],
+      mtu: composedMeta(sources, patch),
+    },
+  };
+}
+
+function chainedJob(sample: Sample, chain: Chain): Job {
+  const calls = renumber([chain.first.call, chain.second.call], 'call_');
+  const [first, second] = calls;
+  second.arguments = { ...second.arguments, ...Object.fromEntries(Object.entries(chain.links).map(([p, f]) => [p, { $ref: `${first.id}.${f}` }])) };
+  // The request keeps the turns that state the calls' values, minus values the user only learnt from the first result.
+  const learnt = Object.keys(chain.links).map((p) => literalText(chain.second.call.arguments[p])!);
+  const stated = [...Object.values(chain.first.call.arguments), ...Object.entries(chain.second.call.arguments).filter(([p]) => !(p in chain.links)).map(([, v]) => v)]
+    .map(literalText)
+    .filter((v): v is string => !!v && v !== 'dontcare');
+  const users = sample.dialogue.slice(0, chain.second.turn).filter((t) => t.role === 'user');
+  const parts = users
+    .filter((t, i) => i === 0 || stated.some((v) => t.content.toLowerCase().includes(v.toLowerCase())))
+    .map((t) => learnt.reduce((text, v) => text.split(v).join('that one'), t.content));
+  const observations: Record<string, Json> = {};
+  for (const [call, source] of [[first, chain.first], [second, chain.second]] as const) {
+    const result = sample.dialogue[source.turn].observations?.[source.call.id];
+    if (result !== undefined) observations[call.id] = result;
+  }
+  const id = sampleId('mtu', { compose: 'chained', from: sample.id });
+  return {
+    id,
+    mode: 'chained',
+    parts,
+    build: (message) =>
+      composedSample(id, sample, [sample], sample.tools, [
+        { role: 'user', content: message },
+        { role: 'assistant', content: sample.dialogue[chain.second.turn].content, calls, observations },
+      ], 'chained', { situations: { '1': 'api_call' } }),
+  };
+}
+
+function independentJob(sources: Sample[]): Job {
+  // Each source's calls are numbered from 0: renumbered per source, then as one list.
+  const calls = renumber(sources.flatMap((s, n) => renumber(allCalls(s), `s${n}_`)), 'call_');
+  const id = sampleId('mtu', { compose: 'independent', from: sources.map((s) => s.id) });
+  return {
+    id,
+    mode: 'independent',
+    parts: sources.map((s) => s.dialogue[0].content),
+    build: (message) =>
+      composedSample(id, sources[0], sources, unionTools(...sources.map((s) => s.tools)), [
+        { role: 'user', content: message },
+        { role: 'assistant', content: '', calls },
+      ], 'independent', { situations: { '1': 'api_call' } }),
+  };
+}
+
+function multiTurnJob(sample: Sample, turn: number, extra: Sample): Job {
+  const calls = renumber(allCalls(extra), 'call_m');
+  const id = sampleId('mtu', { compose: 'multi-turn', from: [sample.id, extra.id], turn });
+  return {
+    id,
+    mode: 'independent',
+    parts: [sample.dialogue[turn - 1].content, extra.dialogue[0].content],
+    build: (message) => {
+      const dialogue = structuredClone(sample.dialogue);
+      dialogue[turn - 1] = { role: 'user', content: message };
+      // The reply must now cover both requests: it is written again by the ReAct synthesis.
+      dialogue[turn] = { ...dialogue[turn], content: '', calls: [...(dialogue[turn].calls ?? []), ...calls] };
+      return composedSample(id, sample, [sample, extra], unionTools(sample.tools, extra.tools), dialogue, 'multi-turn', { situations: mtuMeta(sample).situations });
+    },
+  };
+}
+
+/** Draws up to `k` single-tool samples of pairwise different tools that can share a tool list. */
+function drawCompatible(pool: Sample[], k: number, rng: Rng, taken: ToolSpec[] = []): Sample[] {
+  const picked: Sample[] = [];
+  let tools = [...taken];
+  for (let attempt = 0; attempt < k * 20 && picked.length < k && pool.length; attempt++) {
+    const candidate = rng.pick(pool);
+    const called = allCalls(candidate).map((c) => c.tool);
+    if (called.some((name) => tools.some((t) => t.name === name)) || clashes(tools, candidate.tools)) continue;
+    picked.push(candidate);
+    tools = unionTools(tools, candidate.tools);
+  }
+  return picked;
+}
+
+export function composeStage(options: MtuConfig['compose']): BatchStage<Sample, Sample> {
+  const name = 'compose-multi-tool';
+  return {
+    kind: 'batch',
+    name,
+    version: 1,
+    cardinality: 'fan-out',
+    input: Sample,
+    output: Sample,
+    prompts: { [mtuComposePrompt.id]: mtuComposePrompt.hash },
+    run: async (samples, ctx) => {
+      const jobs: Job[] = [];
+      for (const [split, group] of groupBy(samples, (s) => s.split)) {
+        const singles = group.filter((s) => userTurns(s) === 1 && allCalls(s).length === 1);
+        for (const sample of group) {
+          if (userTurns(sample) < 2) continue;
+          const chain = findChain(sample);
+          if (chain && ctx.rng('chain', sample.id).chance(options.chainRate)) jobs.push(chainedJob(sample, chain));
+          const rng = ctx.rng('multi-turn', sample.id);
+          const turns = assistantIndexes(sample).filter((i) => turnCalls(sample, i).length === 1 && sample.dialogue[i - 1]?.role === 'user');
+          if (!turns.length || !rng.chance(options.multiTurnRate)) continue;
+          const [extra] = drawCompatible(singles, 1, rng, sample.tools);
+          if (extra) jobs.push(multiTurnJob(sample, rng.pick(turns), extra));
+        }
+        const rng = ctx.rng('independent', split);
+        const count = Math.round(options.singleTurnRate * singles.length);
+        for (let n = 0; n < count; n++) {
+          const picked = drawCompatible(singles, rng.int(options.minTools, Math.max(options.minTools, options.maxTools)), rng);
+          if (picked.length >= 2) jobs.push(independentJob(picked));
+        }
+      }
+
+      const unique = [...new Map(jobs.map((j) => [j.id, j])).values()];
+      const failures: string[] = [];
+      const composed = await Promise.all(
+        unique.map(async (job) => {
+          const requests = job.parts.map((p, i) => `${i + 1}. ${p}`).join('\n');
+          const result = await ctx.llm.generate(mtuComposePrompt, { mode: job.mode, requests, parts: job.parts }, { stage: name, key: job.id });
+          if (!result.ok) return void failures.push(result.reason);
+          return job.build(result.value.message);
+        }),
+      );
+      const made = composed.filter((s): s is Sample => !!s);
+      ctx.report('composition', { made: countBy(made.map((s) => s.meta.tags.find((t) => t.startsWith('composed:'))!.slice(9))), failed: countBy(failures) });
+      return { out: [...samples, ...made] };
+    },
+  };
+}

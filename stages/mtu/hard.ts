@@ -1,0 +1,151 @@
+import { Sample, sampleId } from '../../core/records.ts';
+import type { Rng } from '../../core/rng.ts';
+import type { BatchStage } from '../../core/stage.ts';
+import type { MtuConfig } from './config.ts';
+import { libraryLoader } from './library.ts';
+import { allCalls, assistantIndexes, categoryOf, expectedOf, literalText, mtuMeta, toolOf, turnCalls, userTurns, withMtuMeta } from './sample.ts';
+
+/**
+ * Categories and the hard set (MTU-Eval, Appendix D, Table 8). Every sample gets its setting
+ * (S-S, S-M, M-S, M-M). Test samples meeting a hard rule are tagged `hard` and `hard:<rule>`:
+ * - `extensive-parameters`: a call with more than `maxParameters` arguments;
+ * - `choice-restricted-values`: an argument whose parameter only takes listed values (an enum) and
+ *   that the user did not say verbatim, so the model must map their words to a choice;
+ * - `many-tools`: a turn calling more than `maxToolsPerTurn` tools;
+ * - `parameter-inheritance`: a value the current user message does not state, taken from earlier turns.
+ * Two rules need a changed sample, so they make variants of test samples:
+ * - `nonsensical-tool-name`: a called tool renamed to letters that mean nothing (as "eee");
+ * - `no-suitable-tool`: a single-tool request whose tool list lacks the needed tool (answer: no call).
+ */
+
+export const HARD_RULES = ['extensive-parameters', 'choice-restricted-values', 'many-tools', 'parameter-inheritance', 'nonsensical-tool-name', 'no-suitable-tool'] as const;
+
+const TRIVIAL = new Set(['dontcare', 'true', 'false', 'yes', 'no']);
+
+/** The content-based hard rules a sample meets. */
+export function hardRules(sample: Sample, options: Pick<MtuConfig['hard'], 'maxParameters' | 'maxToolsPerTurn'>): string[] {
+  const rules = new Set<string>();
+  for (const index of assistantIndexes(sample)) {
+    const calls = turnCalls(sample, index);
+    if (calls.length > options.maxToolsPerTurn) rules.add('many-tools');
+    const current = (sample.dialogue[index - 1]?.role === 'user' ? sample.dialogue[index - 1].content : '').toLowerCase();
+    const said = sample.dialogue
+      .slice(0, index)
+      .filter((t) => t.role === 'user')
+      .map((t) => t.content.toLowerCase())
+      .join('\n');
+    const earlier = sample.dialogue
+      .slice(0, Math.max(0, index - 1))
+      .map((t) => `${t.content}\n${t.response ?? ''}\n${JSON.stringify(t.observations ?? {})}`)
+      .join('\n')
+      .toLowerCase();
+    for (const call of calls) {
+      if (Object.keys(call.arguments).length > options.maxParameters) rules.add('extensive-parameters');
+      const tool = toolOf(sample, call);
+      for (const [name, value] of Object.entries(call.arguments)) {
+        const text = literalText(value);
+        if (text !== undefined && tool?.parameters.properties[name]?.enum?.length && !said.includes(text.toLowerCase())) rules.add('choice-restricted-values');
+        const needle = text?.toLowerCase();
+        if (userTurns(sample) > 1 && needle && needle.length > 1 && !TRIVIAL.has(needle) && !current.includes(needle) && earlier.includes(needle)) rules.add('parameter-inheritance');
+      }
+    }
+  }
+  return HARD_RULES.filter((r) => rules.has(r));
+}
+
+function tag(sample: Sample, rules: string[]): Sample {
+  if (!rules.length) return sample;
+  const tagged = withMtuMeta(sample, { hard: rules });
+  return { ...tagged, meta: { ...tagged.meta, tags: [...new Set([...sample.meta.tags, 'hard', ...rules.map((r) => `hard:${r}`)])] } };
+}
+
+function nonsenseName(rng: Rng, taken: Set<string>): string {
+  for (;;) {
+    const letter = () => rng.pick([...'abcdefghijklmnopqrstuvwxyz']);
+    const name = rng.chance(0.5) ? letter().repeat(3) : Array.from({ length: rng.int(3, 5) }, letter).join('');
+    if (!taken.has(name)) return name;
+  }
+}
+
+/**
+ * The sample with one called tool renamed to a meaningless name everywhere it appears
+ * (`meta.mtu.renamed` keeps the documented name, for the candidate list).
+ */
+export function withNonsensicalName(sample: Sample, rng: Rng): Sample {
+  const target = rng.pick([...new Set(allCalls(sample).map((c) => c.tool))]);
+  const name = nonsenseName(rng, new Set(sample.tools.map((t) => t.name)));
+  const rename = (tool: string) => (tool === target ? name : tool);
+  const dialogue = sample.dialogue.map((t) => (t.calls ? { ...t, calls: t.calls.map((c) => ({ ...c, tool: rename(c.tool) })) } : t));
+  return {
+    ...sample,
+    id: sampleId('mtu', { variant: 'nonsensical-tool-name', of: sample.id }),
+    tools: sample.tools.map((t) => (t.name === target ? { ...t, name } : t)),
+    dialogue,
+    expected: { ...sample.expected, ...expectedOf(dialogue) },
+    meta: withMtuMeta(sample, { variantOf: sample.id, renamed: { [name]: target } }).meta,
+  };
+}
+
+/**
+ * A single-tool request whose tool list lacks the tool it needs: the gold answer is no call
+ * (`meta.mtu.withheld` names the tools the candidate list must leave out).
+ */
+export function withoutSuitableTool(sample: Sample): Sample {
+  const gold = [...new Set(allCalls(sample).map((c) => c.tool))];
+  const dialogue = sample.dialogue.map((turn, i) => {
+    if (turn.role !== 'assistant' || !turnCalls(sample, i).length) return turn;
+    const { calls: _calls, observations: _observations, ...rest } = turn;
+    return {
+      ...rest,
+      thought: 'The user needs an API for this request, but none of the available APIs provides it, so no call can be made.',
+      response: "I'm sorry, I can't do that with the tools I have.",
+    };
+  });
+  return {
+    ...sample,
+    id: sampleId('mtu', { variant: 'no-suitable-tool', of: sample.id }),
+    tools: sample.tools.filter((t) => !gold.includes(t.name)),
+    dialogue,
+    expected: expectedOf(dialogue),
+    meta: withMtuMeta(sample, { variantOf: sample.id, withheld: gold }).meta,
+  };
+}
+
+export function hardSetStage(options: MtuConfig['hard']): BatchStage<Sample, Sample> {
+  const library = libraryLoader();
+  return {
+    kind: 'batch',
+    name: 'categorize-hard',
+    version: 1,
+    cardinality: 'fan-out',
+    input: Sample,
+    output: Sample,
+    run: async (samples, ctx) => {
+      const full = library(ctx.runDir);
+      const out: Sample[] = [];
+      for (const sample of samples) {
+        const categorized = { ...sample, category: categoryOf(sample) };
+        if (sample.split !== 'test') {
+          out.push(categorized);
+          continue;
+        }
+        const rules = hardRules(full.full(categorized), options);
+        out.push(tag(categorized, rules));
+        const rng = ctx.rng(sample.id);
+        if (rng.chance(options.nonsensicalNameRate)) {
+          out.push(tag(withNonsensicalName(categorized, rng), [...rules, 'nonsensical-tool-name']));
+        }
+        if (categorized.category === 'S-S' && allCalls(categorized).length === 1 && rng.chance(options.noSuitableToolRate)) {
+          const variant = withoutSuitableTool(categorized);
+          out.push(tag({ ...variant, category: categoryOf(variant) }, ['no-suitable-tool']));
+        }
+      }
+      const hard = out.filter((s) => s.meta.tags.includes('hard'));
+      ctx.report('hardSet', {
+        samples: hard.length,
+        byRule: Object.fromEntries(HARD_RULES.map((r) => [r, hard.filter((s) => mtuMeta(s).hard?.includes(r)).length])),
+      });
+      return { out };
+    },
+  };
+}

@@ -1,0 +1,69 @@
+import type { Json, PropertySchema } from '../../core/records.ts';
+
+/**
+ * Types, formats and closed sets of a parameter, inferred from the values observed for it
+ * ("structure from the data"), and the check of a value against what was documented.
+ */
+
+export interface InferOptions {
+  /** Share of values a type / format must fit to be documented. */
+  minConformity: number;
+  enumMaxValues: number;
+  enumMinObservations: number;
+}
+
+/** String shapes worth documenting, most specific first. */
+const STRING_FORMATS: { format?: string; pattern: string }[] = [
+  { format: 'date', pattern: '^\\d{4}-\\d{2}-\\d{2}$' },
+  { format: 'time', pattern: '^\\d{1,2}:\\d{2}$' },
+  { pattern: '^-?\\d+$' },
+  { pattern: '^-?\\d+(\\.\\d+)?$' },
+];
+
+function kindOf(value: Json): string {
+  if (value === null) return 'null';
+  if (Array.isArray(value)) return 'array';
+  if (typeof value === 'number') return Number.isInteger(value) ? 'integer' : 'number';
+  return typeof value;
+}
+
+function share(values: Json[], test: (v: Json) => boolean): number {
+  return values.length ? values.filter(test).length / values.length : 0;
+}
+
+/** What the observed values say about a parameter: type, and for strings a format / pattern or an enum. */
+export function inferProperty(observed: Json[], options: InferOptions): Pick<PropertySchema, 'type' | 'format' | 'pattern' | 'enum'> {
+  const values = observed.filter((v) => v !== null);
+  if (!values.length) return { type: 'string' };
+  const kinds = values.map(kindOf);
+  const fits = (kind: string) => kinds.filter((k) => k === kind || (kind === 'number' && k === 'integer')).length / kinds.length;
+  const type = ['boolean', 'integer', 'number', 'array', 'object', 'string'].find((kind) => fits(kind) >= options.minConformity);
+  if (!type) return { type: [...new Set(kinds.map((k) => (k === 'integer' ? 'number' : k)))].sort() };
+  if (type !== 'string') return { type };
+
+  const strings = values.filter((v): v is string => typeof v === 'string');
+  const distinct = [...new Set(strings)];
+  if (distinct.length <= options.enumMaxValues && strings.length >= options.enumMinObservations) return { type, enum: distinct.sort() };
+  for (const shape of STRING_FORMATS) {
+    const pattern = new RegExp(shape.pattern);
+    if (share(strings, (v) => pattern.test(v as string)) >= options.minConformity) return { type, ...shape };
+  }
+  return { type };
+}
+
+/** Why a value does not fit its documented property, or undefined when it does. */
+export function valueProblem(value: Json, property: PropertySchema): string | undefined {
+  const types = property.type === undefined ? [] : Array.isArray(property.type) ? property.type : [property.type];
+  if (types.length && value !== null) {
+    const kind = kindOf(value);
+    const ok = types.some((t) => t === kind || (t === 'number' && kind === 'integer') || (t === 'float' && kind !== 'string' && typeof value === 'number'));
+    if (!ok) return `${JSON.stringify(value)} is ${kind}, documented as ${types.join(' | ')}`;
+  }
+  if (property.enum?.length && !property.enum.some((allowed) => JSON.stringify(allowed) === JSON.stringify(value))) {
+    return `${JSON.stringify(value)} is not one of ${JSON.stringify(property.enum)}`;
+  }
+  if (typeof value === 'string' && property.pattern && !new RegExp(property.pattern).test(value)) {
+    return `"${value}" does not match ${property.format ? `the ${property.format} format ` : ''}${property.pattern}`;
+  }
+  return undefined;
+}

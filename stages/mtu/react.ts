@@ -1,0 +1,173 @@
+import { isRef, parseRef, Sample, type ArgValue, type Call, type Json, type ToolSpec, type Turn } from '../../core/records.ts';
+import type { Rng } from '../../core/rng.ts';
+import { reject, type MapStage } from '../../core/stage.ts';
+import { mtuObservationPrompt, type PendingCall } from '../../prompts/mtu-observation.ts';
+import { mtuThoughtPrompt, type ThoughtRound } from '../../prompts/mtu-thought.ts';
+import { loadMultiwozDb, lookupMultiwoz, type MultiwozDb } from '../sources/multiwoz.ts';
+import { libraryLoader } from './library.ts';
+import { renderToolList } from './mtu-format.ts';
+import { allCalls, assistantIndexes, mtuMeta, toolOf, turnCalls, withMtuMeta, type Situation } from './sample.ts';
+
+/**
+ * Step 5 of the paper, tool-use synthesis in the ReAct shape: every assistant turn gets a Thought,
+ * its Action(s) and Action Input(s) (the calls made so far), an Observation per call and a
+ * Response. Observations are, in order of preference: the real results the source recorded (SGD
+ * `service_results`), a MultiWOZ database lookup, or an LLM simulation that follows the tool's
+ * documented result fields (offline: values drawn from the return schema). Simulated results are
+ * made consistent with the call's arguments and with earlier results about the same entity.
+ */
+
+export interface ReactOptions {
+  today: string;
+  /** MultiWOZ folder (schema and `db/`), for database lookups. */
+  multiwozDir: string;
+}
+
+/** A call's arguments with references replaced by the values earlier results hold. */
+function resolvedArguments(call: Call, results: Map<string, Json>): Record<string, Json> {
+  const resolve = (value: ArgValue): Json => {
+    if (isRef(value)) {
+      const { callId, field } = parseRef(value);
+      const result = results.get(callId);
+      return result && typeof result === 'object' && !Array.isArray(result) && field in result ? result[field] : value.$ref;
+    }
+    return Array.isArray(value) ? value.map(resolve) : (value as Json);
+  };
+  return Object.fromEntries(Object.entries(call.arguments).map(([k, v]) => [k, resolve(v)]));
+}
+
+/**
+ * Keeps a simulated result consistent: a field named like an argument echoes it, and when the
+ * call names an entity an earlier result described (same value in the same field), the fields
+ * both results have keep the earlier values.
+ */
+export function reconcile(result: Record<string, Json>, args: Record<string, Json>, earlier: Json[]): Record<string, Json> {
+  const out = { ...result };
+  for (const [field, value] of Object.entries(args)) if (field in out) out[field] = value;
+  for (const previous of earlier) {
+    if (!previous || typeof previous !== 'object' || Array.isArray(previous)) continue;
+    const same = Object.entries(args).some(([field, value]) => typeof value === 'string' && value !== '' && previous[field] === value);
+    if (!same) continue;
+    for (const field of Object.keys(out)) if (field in previous && !(field in args)) out[field] = previous[field];
+  }
+  return out;
+}
+
+function dialogueText(dialogue: Turn[], calls: (i: number) => Call[]): string {
+  const lines: string[] = [];
+  let round = -1;
+  dialogue.forEach((turn, i) => {
+    if (turn.role === 'user') {
+      round++;
+      lines.push(`[Round ${round}]`, `User: ${turn.content}`);
+      return;
+    }
+    for (const call of calls(i)) lines.push(`Action: ${call.tool}`, `Action Input: ${JSON.stringify(call.arguments)}`);
+    lines.push(`Assistant: ${turn.content || '(reply missing)'}`);
+  });
+  return lines.join('\n');
+}
+
+/** Required parameters of the tools the dialogue calls that no user turn has stated so far. */
+function missingValues(tools: ToolSpec[], said: string): string[] {
+  return tools.flatMap((t) => t.parameters.required).filter((p, i, all) => all.indexOf(p) === i && !said.toLowerCase().includes(p.replace(/_/g, ' '))).slice(0, 2);
+}
+
+export function synthesizeReactStage(options: ReactOptions): MapStage<Sample, Sample> {
+  const name = 'synthesize-react';
+  const library = libraryLoader();
+  let db: MultiwozDb | undefined;
+  const database = (resolve: (p: string) => string) => (db ??= loadMultiwozDb(resolve(options.multiwozDir)));
+  return {
+    kind: 'map',
+    name,
+    version: 1,
+    input: Sample,
+    output: Sample,
+    prompts: { [mtuThoughtPrompt.id]: mtuThoughtPrompt.hash, [mtuObservationPrompt.id]: mtuObservationPrompt.hash },
+    run: async (input, ctx) => {
+      // Checks and prompts read the full tool entries; the sample keeps its references.
+      const sample = library(ctx.runDir).full(input);
+      const meta = mtuMeta(sample);
+      const dialogue = structuredClone(sample.dialogue);
+      const calls = (i: number) => turnCalls(sample, i);
+      const indexes = assistantIndexes(sample);
+      const apis = renderToolList(sample.tools);
+      const text = dialogueText(dialogue, calls);
+      const called = new Set(allCalls(sample).map((c) => c.tool));
+      const roundOf = new Map(indexes.map((i) => [i, dialogue.slice(0, i).filter((t) => t.role === 'user').length - 1]));
+
+      // Thoughts for the turns that have none yet.
+      const rounds: ThoughtRound[] = indexes
+        .filter((i) => !dialogue[i].thought)
+        .map((i) => ({
+          round: roundOf.get(i)!,
+          user: dialogue[i - 1]?.role === 'user' ? dialogue[i - 1].content : '',
+          assistant: dialogue[i].content,
+          situation: (meta.situations[String(i)] ?? (calls(i).length ? 'api_call' : 'chit_chat')) as Situation,
+          calls: calls(i).map((c) => ({ tool: c.tool, arguments: c.arguments as Record<string, Json> })),
+          missing: missingValues(sample.tools.filter((t) => called.has(t.name)), dialogue.slice(0, i).filter((t) => t.role === 'user').map((t) => t.content).join(' ')),
+        }));
+      if (rounds.length) {
+        const result = await ctx.llm.generate(mtuThoughtPrompt, { apis, dialogue: text, rounds }, { stage: name, key: `${ctx.key}/thought` });
+        if (!result.ok) return reject(result.reason, result.detail);
+        const byRound = new Map(result.value.thoughts.map((t) => [t.round, t.thought]));
+        for (const i of indexes) if (!dialogue[i].thought && byRound.has(roundOf.get(i)!)) dialogue[i].thought = byRound.get(roundOf.get(i)!);
+      }
+
+      // Observations: recorded, looked up, or simulated.
+      const results = new Map<string, Json>();
+      const pending: PendingCall[] = [];
+      const rng: Rng = ctx.rng('database');
+      for (const i of indexes) {
+        const observations: Record<string, Json> = { ...(dialogue[i].observations ?? {}) };
+        for (const call of calls(i)) {
+          const args = resolvedArguments(call, results);
+          const tool = toolOf(sample, call);
+          if (!(call.id in observations) && meta.database === 'multiwoz' && tool?.provenance?.schema) {
+            const [service] = String(tool.provenance.id ?? '').split('/');
+            observations[call.id] = lookupMultiwoz(database(ctx.resolvePath), service, { name: tool.name, transactional: tool.isAction === true }, args as Record<string, string>, rng);
+          }
+          if (call.id in observations) results.set(call.id, observations[call.id]);
+          else pending.push({ round: roundOf.get(i)!, call_id: call.id, tool: call.tool, arguments: args, returns: tool?.returns.properties ?? {} });
+        }
+        dialogue[i].observations = observations;
+      }
+      const needResponse = indexes.filter((i) => !dialogue[i].content.trim()).map((i) => roundOf.get(i)!);
+      let responses = new Map<number, string>();
+      if (pending.length || needResponse.length) {
+        const result = await ctx.llm.generate(mtuObservationPrompt, { apis, dialogue: text, today: options.today, pending, needResponse }, { stage: name, key: `${ctx.key}/observation` });
+        if (!result.ok) return reject(result.reason, result.detail);
+        const simulated = new Map(result.value.observations.map((o) => [o.call_id, o.observation]));
+        const earlier: Json[] = [];
+        for (const i of indexes) {
+          for (const call of calls(i)) {
+            const observations = dialogue[i].observations!;
+            if (!(call.id in observations)) {
+              const fields = Object.keys(toolOf(sample, call)?.returns.properties ?? {});
+              const raw = simulated.get(call.id) ?? {};
+              // Only documented result fields; a reply-less turn keeps whatever the model returned.
+              const kept = fields.length ? Object.fromEntries(Object.entries(raw).filter(([f]) => fields.includes(f) || f === 'error')) : raw;
+              observations[call.id] = reconcile(kept, resolvedArguments(call, results), earlier);
+              results.set(call.id, observations[call.id]);
+            }
+            earlier.push(observations[call.id]);
+          }
+        }
+        responses = new Map(result.value.responses.map((r) => [r.round, r.response]));
+      }
+      for (const i of indexes) {
+        const turn = dialogue[i];
+        turn.response = turn.content.trim() ? turn.content : responses.get(roundOf.get(i)!) ?? '';
+        if (!turn.response) return reject('missing_response', `assistant turn ${i} has no reply and the model wrote none`);
+        if (!Object.keys(turn.observations ?? {}).length) delete turn.observations;
+      }
+      const lineage = [
+        ...sample.meta.lineage,
+        ...(rounds.length ? [{ stage: name, version: 1, prompt: mtuThoughtPrompt.id, promptHash: mtuThoughtPrompt.hash, model: ctx.llm.model }] : []),
+        ...(pending.length || needResponse.length ? [{ stage: name, version: 1, prompt: mtuObservationPrompt.id, promptHash: mtuObservationPrompt.hash, model: ctx.llm.model }] : []),
+      ];
+      return withMtuMeta({ ...input, dialogue, meta: { ...sample.meta, lineage } }, { today: options.today });
+    },
+  };
+}

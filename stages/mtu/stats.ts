@@ -1,0 +1,167 @@
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { formatTable } from '../../core/runner.ts';
+import { Sample } from '../../core/records.ts';
+import type { BatchStage } from '../../core/stage.ts';
+import { parseMtuRecord } from './mtu-format.ts';
+import { assistantIndexes, mtuMeta, turnCalls } from './sample.ts';
+
+/**
+ * MTU-Bench statistics, ours beside the released MTU-Eval files where comparable: dialogues and
+ * records (one per answered user turn) per setting and split, calls and parameters, turns per
+ * dialogue, share of no-call records, and the tool counts before and after clustering.
+ */
+
+const SETTINGS = ['S-S', 'S-M', 'M-S', 'M-M'] as const;
+
+export interface SetFigures {
+  dialogues: number;
+  records: number;
+  noCallRecords: number;
+  calls: number;
+  arguments: number;
+  /** User turns over multi-turn dialogues (for the mean). */
+  multiTurnDialogues: number;
+  multiTurnUserTurns: number;
+  tools: string[];
+}
+
+function emptyFigures(): SetFigures {
+  return { dialogues: 0, records: 0, noCallRecords: 0, calls: 0, arguments: 0, multiTurnDialogues: 0, multiTurnUserTurns: 0, tools: [] };
+}
+
+function add(figures: SetFigures, records: { calls: { tool: string; args: number }[] }[]): void {
+  figures.dialogues++;
+  figures.records += records.length;
+  if (records.length > 1) {
+    figures.multiTurnDialogues++;
+    figures.multiTurnUserTurns += records.length;
+  }
+  const tools = new Set(figures.tools);
+  for (const record of records) {
+    if (!record.calls.length) figures.noCallRecords++;
+    for (const call of record.calls) {
+      figures.calls++;
+      figures.arguments += call.args;
+      tools.add(call.tool);
+    }
+  }
+  figures.tools = [...tools].sort();
+}
+
+/** Figures of our samples by split and setting (`ood` pools its settings, as MTU-Eval's OOD file does). */
+export function ourFigures(samples: Sample[]): Record<string, Record<string, SetFigures>> {
+  const out: Record<string, Record<string, SetFigures>> = {};
+  for (const sample of samples) {
+    const key = sample.split === 'ood' ? 'OOD' : sample.category;
+    const records = assistantIndexes(sample)
+      .filter((i) => sample.dialogue[i - 1]?.role === 'user')
+      .map((i) => ({ calls: turnCalls(sample, i).map((c) => ({ tool: c.tool, args: Object.keys(c.arguments).length })) }));
+    add(((out[sample.split] ??= {})[key] ??= emptyFigures()), records);
+    if (mtuMeta(sample).hard?.length) add(((out.hard ??= {})[key] ??= emptyFigures()), records);
+  }
+  return out;
+}
+
+/** Figures of the released files (`<setting>_eval.jsonl`, `OOD_eval.jsonl`), or null when absent. */
+export function releasedFigures(dir: string): Record<string, SetFigures> | null {
+  if (!existsSync(dir)) return null;
+  const out: Record<string, SetFigures> = {};
+  for (const setting of [...SETTINGS, 'OOD']) {
+    const path = join(dir, `${setting}_eval.jsonl`);
+    if (!existsSync(path)) continue;
+    const dialogues = new Map<string, { calls: { tool: string; args: number }[] }[]>();
+    for (const line of readFileSync(path, 'utf8').split('\n')) {
+      if (!line.trim()) continue;
+      const record = JSON.parse(line) as { id: string; question: string; answer: unknown };
+      const parsed = parseMtuRecord(record);
+      const dialogue = record.id.split('_').slice(0, 2).join('_');
+      const list = dialogues.get(dialogue) ?? [];
+      list.push({ calls: parsed.calls.map((c) => ({ tool: c.tool, args: Object.keys(c.arguments).length })) });
+      dialogues.set(dialogue, list);
+    }
+    const figures = emptyFigures();
+    for (const records of dialogues.values()) add(figures, records);
+    out[setting] = figures;
+  }
+  return out;
+}
+
+const mean = (a: number, b: number) => (b ? (a / b).toFixed(2) : '-');
+const share = (a: number, b: number) => (b ? `${Math.round((a / b) * 100)}%` : '-');
+
+export function formatMtuStatistics(ours: Record<string, Record<string, SetFigures>>, released: Record<string, SetFigures> | null, tools: { created?: number; clustered?: number }): string {
+  const cell = (f: SetFigures | undefined) => (f ? `${f.dialogues} / ${f.records}` : '0 / 0');
+  const rows = [...SETTINGS, 'OOD'].map((setting) => {
+    const mine = setting === 'OOD' ? ours.ood?.OOD : ours.test?.[setting];
+    const theirs = released?.[setting];
+    return [
+      setting,
+      setting === 'OOD' ? '-' : cell(ours.train?.[setting]),
+      cell(mine),
+      setting === 'OOD' ? '-' : cell(ours.hard?.[setting]),
+      theirs ? cell(theirs) : '-',
+      mean(mine?.arguments ?? 0, mine?.calls ?? 0),
+      theirs ? mean(theirs.arguments, theirs.calls) : '-',
+      mean(mine?.multiTurnUserTurns ?? 0, mine?.multiTurnDialogues ?? 0),
+      theirs ? mean(theirs.multiTurnUserTurns, theirs.multiTurnDialogues) : '-',
+      share(mine?.noCallRecords ?? 0, mine?.records ?? 0),
+      theirs ? share(theirs.noCallRecords, theirs.records) : '-',
+      String(mine?.tools.length ?? 0),
+      theirs ? String(theirs.tools.length) : '-',
+    ];
+  });
+  const table = formatTable(
+    ['setting', 'train dlg/rec', 'test dlg/rec', 'hard dlg/rec', 'MTU-Eval dlg/rec', 'args/call', 'MTU-Eval', 'turns/dlg', 'MTU-Eval', 'no-call', 'MTU-Eval', 'tools called', 'MTU-Eval'],
+    rows,
+  );
+  const ratio = tools.created && tools.clustered ? ` (reduction ${(tools.created / tools.clustered).toFixed(2)}:1)` : '';
+  return `${table}\n(test and OOD columns compare with MTU-Eval; dlg = dialogues, rec = records, one per answered user turn)\ntools: ${tools.created ?? '-'} created, ${tools.clustered ?? '-'} after clustering and documentation${ratio}`;
+}
+
+/** What the earlier stages of this run reported (their summaries in the run folder). */
+function earlierReports(runDir: string): Record<string, unknown> {
+  const folder = join(runDir, 'stages');
+  if (!existsSync(folder)) return {};
+  const reports: Record<string, unknown> = {};
+  for (const stage of readdirSync(folder).sort()) {
+    const path = join(folder, stage, 'stats.json');
+    if (existsSync(path)) Object.assign(reports, (JSON.parse(readFileSync(path, 'utf8')) as { reports?: Record<string, unknown> }).reports ?? {});
+  }
+  return reports;
+}
+
+export interface StatisticsOptions {
+  /** Folder of the released MTU-Eval files. */
+  reference: string;
+}
+
+/** The last stage: reports the statistics to the manifest and prints them; records pass unchanged. */
+export function statisticsStage(options: StatisticsOptions): BatchStage<Sample, Sample> {
+  return {
+    kind: 'batch',
+    name: 'statistics',
+    version: 1,
+    input: Sample,
+    output: Sample,
+    run: async (samples, ctx) => {
+      const ours = ourFigures(samples);
+      const released = releasedFigures(ctx.resolvePath(options.reference));
+      const summary = (f: SetFigures) => ({ ...f, tools: f.tools.length });
+      const mapFigures = (m: Record<string, SetFigures>) => Object.fromEntries(Object.entries(m).map(([k, f]) => [k, summary(f)]));
+      const earlier = earlierReports(ctx.runDir);
+      const tools = {
+        created: (earlier.toolsCreated as { tools?: number } | undefined)?.tools,
+        // The documented library is the clustered one: documentation follows clustering.
+        clustered: (earlier.toolDocumentation as { tools?: number } | undefined)?.tools,
+      };
+      ctx.report('mtuStatistics', {
+        ours: Object.fromEntries(Object.entries(ours).map(([split, m]) => [split, mapFigures(m)])),
+        released: released ? mapFigures(released) : null,
+        tools: { ...tools, reductionRatio: tools.created && tools.clustered ? Math.round((tools.created / tools.clustered) * 100) / 100 : null },
+      });
+      ctx.log(`MTU-Bench statistics\n${formatMtuStatistics(ours, released, tools)}`);
+      return { out: samples };
+    },
+  };
+}

@@ -1,0 +1,184 @@
+import { Sample, type Json, type PropertySchema, type ToolSpec } from '../../core/records.ts';
+import type { BatchStage, RejectReason } from '../../core/stage.ts';
+import { mtuToolDocPrompt, type ToolDocAnswer } from '../../prompts/mtu-tool-doc.ts';
+import type { MtuConfig } from './config.ts';
+import { inferProperty } from './infer.ts';
+import { ToolLibrary, toolReference } from './library.ts';
+import { assistantIndexes, literalText, toolKey, turnCalls } from './sample.ts';
+
+/**
+ * Step 4 of the paper, tool documentation: one entry per tool (by plugin and name) with its
+ * description, required and optional parameters, their types, formats, enums and defaults, and
+ * its result parameters. The structure comes from the data — a schema when the source has one
+ * (SGD, MultiWOZ: names, required / optional / result slots, categorical values, defaults), else
+ * the calls and observations seen for the tool; the LLM only writes missing prose and, for a tool
+ * whose data shows no results, proposes its result fields. The library goes to the run folder;
+ * samples leave with references to their tools (see library.ts).
+ */
+
+interface Observed {
+  tool: ToolSpec;
+  schema: boolean;
+  calls: number;
+  filled: Map<string, number>;
+  values: Map<string, Json[]>;
+  results: Map<string, Json[]>;
+}
+
+const TYPE_NAMES: Record<string, string> = { str: 'string', int: 'integer', float: 'number', bool: 'boolean', list: 'array', dict: 'object' };
+
+function push<K, V>(map: Map<K, V[]>, key: K, value: V): void {
+  const list = map.get(key);
+  if (list) list.push(value);
+  else map.set(key, [value]);
+}
+
+/** Every tool of every sample with what its calls and observations show. */
+export function observeTools(samples: Sample[]): Map<string, Observed> {
+  const observed = new Map<string, Observed>();
+  for (const sample of samples) {
+    for (const tool of sample.tools) {
+      const key = toolKey(tool);
+      const entry = observed.get(key);
+      if (!entry) {
+        observed.set(key, { tool: structuredClone(tool), schema: tool.provenance?.schema === true, calls: 0, filled: new Map(), values: new Map(), results: new Map() });
+        continue;
+      }
+      // Tools made per sample (grammar, LLM) each show the parameters of their own call: union them.
+      for (const [name, property] of Object.entries(tool.parameters.properties)) entry.tool.parameters.properties[name] ??= property;
+      if (!entry.tool.description && tool.description) entry.tool.description = tool.description;
+    }
+    for (const index of assistantIndexes(sample)) {
+      for (const call of turnCalls(sample, index)) {
+        const tool = sample.tools.find((t) => t.name === call.tool);
+        const entry = tool && observed.get(toolKey(tool));
+        if (!entry) continue; // an undefined tool: the quality filter rejects it
+        entry.calls++;
+        for (const [name, value] of Object.entries(call.arguments)) {
+          entry.filled.set(name, (entry.filled.get(name) ?? 0) + 1);
+          if (literalText(value) !== undefined || value === null) push(entry.values, name, value as Json);
+          entry.tool.parameters.properties[name] ??= { type: 'string' };
+        }
+        const result = sample.dialogue[index].observations?.[call.id];
+        if (result && typeof result === 'object' && !Array.isArray(result)) for (const [field, value] of Object.entries(result)) push(entry.results, field, value);
+      }
+    }
+  }
+  return observed;
+}
+
+function examples(values: Json[] | undefined): Json[] {
+  return [...new Set((values ?? []).map((v) => JSON.stringify(v)))].slice(0, 3).map((v) => JSON.parse(v) as Json);
+}
+
+/** The documented structure of one tool, before prose. */
+export function documentStructure(entry: Observed, options: MtuConfig['documentation']): ToolSpec {
+  const { tool, schema } = entry;
+  const infer = { ...options, ...(schema ? { enumMaxValues: 0 } : {}) };
+  const properties: Record<string, PropertySchema> = {};
+  for (const [name, base] of Object.entries(tool.parameters.properties)) {
+    const inferred = inferProperty(entry.values.get(name) ?? [], infer);
+    const property: PropertySchema = { ...base, type: inferred.type };
+    for (const key of ['format', 'pattern'] as const) {
+      if (inferred[key]) property[key] = inferred[key];
+      else delete property[key];
+    }
+    // A schema's closed set stands; otherwise a closed set seen in the data.
+    if (!base.enum?.length && inferred.enum) property.enum = inferred.enum;
+    properties[name] = property;
+  }
+  const required = schema
+    ? tool.parameters.required
+    : Object.keys(properties).filter((name) => entry.calls > 0 && (entry.filled.get(name) ?? 0) / entry.calls >= options.requiredShare);
+  const resultNames = schema ? Object.keys(tool.returns.properties) : [...entry.results.keys()];
+  const returns: Record<string, PropertySchema> = {};
+  for (const name of resultNames) {
+    const inferred = inferProperty(entry.results.get(name) ?? [], { ...options, enumMaxValues: 0 });
+    returns[name] = { ...(tool.returns.properties[name] ?? {}), type: inferred.type, ...(inferred.format ? { format: inferred.format } : {}) };
+  }
+  return {
+    ...tool,
+    parameters: { type: 'object', properties, required },
+    returns: { type: 'object', properties: returns, required: [] },
+  };
+}
+
+function needsProse(tool: ToolSpec, schema: boolean): boolean {
+  const undescribed = (props: Record<string, PropertySchema>) => Object.values(props).some((p) => !p.description);
+  return !tool.description || undescribed(tool.parameters.properties) || undescribed(tool.returns.properties) || (!schema && !Object.keys(tool.returns.properties).length);
+}
+
+/** Fills the prose the structure lacks; proposed result fields only where the data shows none. */
+export function applyProse(tool: ToolSpec, prose: ToolDocAnswer, schema: boolean): ToolSpec {
+  const out = structuredClone(tool);
+  if (!out.description) out.description = prose.description;
+  for (const [name, property] of Object.entries(out.parameters.properties)) if (!property.description && prose.parameters[name]) property.description = prose.parameters[name];
+  const returns = out.returns.properties;
+  if (!schema && !Object.keys(returns).length) {
+    for (const field of prose.returns) returns[field.name] = { type: TYPE_NAMES[field.type] ?? field.type, description: field.description };
+  } else {
+    for (const field of prose.returns) if (returns[field.name] && !returns[field.name].description) returns[field.name].description = field.description;
+  }
+  return out;
+}
+
+export function documentToolsStage(options: MtuConfig['documentation']): BatchStage<Sample, Sample> {
+  const name = 'document-tools';
+  return {
+    kind: 'batch',
+    name,
+    version: 1,
+    input: Sample,
+    output: Sample,
+    prompts: { [mtuToolDocPrompt.id]: mtuToolDocPrompt.hash },
+    run: async (samples, ctx) => {
+      const observed = observeTools(samples);
+      const documented = new Map<string, ToolSpec>();
+      const failed = new Map<string, RejectReason>();
+      let prosed = 0;
+      await Promise.all(
+        [...observed].map(async ([key, entry]) => {
+          const structure = documentStructure(entry, options);
+          if (!needsProse(structure, entry.schema)) return void documented.set(key, structure);
+          const proposeReturns = !entry.schema && !Object.keys(structure.returns.properties).length;
+          const result = await ctx.llm.generate(
+            mtuToolDocPrompt,
+            {
+              name: structure.name,
+              known: structure.description,
+              parameters: Object.entries(structure.parameters.properties).map(([p, prop]) => ({ name: p, type: prop.type, format: prop.format, enum: prop.enum, examples: examples(entry.values.get(p)) })),
+              returns: Object.keys(structure.returns.properties).map((r) => ({ name: r, examples: examples(entry.results.get(r)) })),
+              proposeReturns,
+            },
+            { stage: name, key: `tool/${key}` },
+          );
+          if (!result.ok) return void failed.set(key, { reason: result.reason, detail: `documenting ${key}: ${result.detail}` });
+          prosed++;
+          documented.set(key, applyProse(structure, result.value, entry.schema));
+        }),
+      );
+
+      const out: Sample[] = [];
+      const rejects: (RejectReason & { record: unknown })[] = [];
+      for (const sample of samples) {
+        const failure = sample.tools.map((t) => failed.get(toolKey(t))).find(Boolean);
+        if (failure) rejects.push({ ...failure, recordId: sample.id, record: sample });
+        else {
+          out.push({
+            ...sample,
+            tools: sample.tools.map((t) => toolReference(documented.get(toolKey(t))!)),
+            meta: { ...sample.meta, lineage: [...sample.meta.lineage, { stage: name, version: 1, prompt: mtuToolDocPrompt.id, promptHash: mtuToolDocPrompt.hash, model: ctx.llm.model }] },
+          });
+        }
+      }
+      ToolLibrary.of(documented.values()).save(ctx.runDir);
+      ctx.report('toolDocumentation', {
+        tools: documented.size,
+        fromSchema: [...observed.values()].filter((e) => e.schema).length,
+        proseWrittenByLlm: prosed,
+        failed: failed.size,
+      });
+      return { out, rejects };
+    },
+  };
+}
