@@ -136,3 +136,12 @@ describe('docstring', () => {
     expect(doc.problems).toEqual([]);
   });
 });
+
+describe('argument order', () => {
+  it('refuses a positional argument after a keyword argument, as Python does', () => {
+    const code = readFileSync(new URL('wine-chain.py', fixtures), 'utf8').replace('get_export_quantity(data2, "2023-10-08", data0)', 'get_export_quantity(data2, date="2023-10-08", data0)');
+    const errors = checkProgram(parseProgram(code)).errors;
+    expect(errors.map((e) => e.code)).toContain('unsupported_syntax');
+    expect(errors.find((e) => e.code === 'unsupported_syntax')?.message).toContain('positional argument data0 after a keyword argument');
+  });
+});

@@ -369,6 +369,8 @@ function readCall(statement: SyntaxNode, call: SyntaxNode, targetNodes: SyntaxNo
       out.keywords.push({ name: src.of(node), value: readExpr(nodes[i + 2], src) });
       i += 2;
     } else {
+      // Python refuses this outright; record it so the check can say so.
+      if (out.keywords.length) out.unsupportedArgs.push(`the positional argument ${src.short(node)} after a keyword argument`);
       out.positional.push(readExpr(node, src));
     }
   }
