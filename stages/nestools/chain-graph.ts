@@ -2,13 +2,13 @@ import type { ArgValue, Call, Json, PropertySchema, ToolSpec } from '../../core/
 import type { Rng } from '../../core/rng.ts';
 import { returnFields } from './api-spec.ts';
 import { nameTokens, preparedMatch, prepareField, type PreparedField } from './edge-match.ts';
-import { basePythonType, pythonTypeOfJson, typesCompatible } from './python-types.ts';
+import { basePythonType, pythonTypeOfJson } from './python-types.ts';
 import { isPythonIdentifier } from './render-program.ts';
 
 /**
  * Nested call chains sampled over a real tool library (Seal-Tools) for the offline generator. Two
- * tools are linked where a return field of one can feed a parameter of the other: same (or
- * compatible) type, and a matching name or description. Edges stay inside a top-level domain, so a
+ * tools are linked where a return field of one can feed a parameter of the other: the same type,
+ * and a matching name or description. Edges stay inside a top-level domain, so a
  * chain reads as one scenario.
  */
 
@@ -74,16 +74,14 @@ export class ChainGraph {
     // Parameters by type, so each return field meets only the parameters it could feed.
     const inputsByType = new Map<string, { tool: string; name: string; text: PreparedField }[]>();
     for (const consumer of group) for (const input of prepared(consumer.parameters.properties)) push(inputsByType, input.type, { tool: consumer.name, ...input });
-    const types = [...inputsByType.keys()];
     for (const producer of group) {
       const edges: ChainEdge[] = [];
       for (const output of prepared(producer.returns.properties)) {
-        for (const type of types.filter((t) => typesCompatible(output.type, t))) {
-          for (const input of inputsByType.get(type)!) {
-            if (input.tool === producer.name) continue;
-            const score = preparedMatch(output.text, input.text);
-            if (score >= MIN_SCORE) edges.push({ from: producer.name, field: output.name, to: input.tool, param: input.name, score });
-          }
+        // Same type only (the paper's generation prompt asks for identical types along an edge).
+        for (const input of inputsByType.get(output.type) ?? []) {
+          if (input.tool === producer.name) continue;
+          const score = preparedMatch(output.text, input.text);
+          if (score >= MIN_SCORE) edges.push({ from: producer.name, field: output.name, to: input.tool, param: input.name, score });
         }
       }
       this.outgoing.set(producer.name, edges);
