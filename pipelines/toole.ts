@@ -1,7 +1,9 @@
 import { z } from 'zod';
 import { EmbedderConfig } from '../core/embed/index.ts';
 import { definePipeline } from '../core/pipeline.ts';
+import { dedupNearStage } from '../stages/dedup-near.ts';
 import { commonExporters } from '../stages/export/index.ts';
+import { mergeToolsMetatoolStage } from '../stages/merge-tools-metatool.ts';
 import { loadMetatoolPluginsStage } from '../stages/sources/metatool-plugins.ts';
 import { detailsHandler } from '../stages/toole/details.ts';
 import { directHandler } from '../stages/toole/direct.ts';
@@ -10,8 +12,8 @@ import { exportToolE } from '../stages/toole/export.ts';
 import { filterQueriesStage } from '../stages/toole/filters.ts';
 import { jobStage } from '../stages/toole/jobs.ts';
 import { keywordExtractionHandler, keywordQueriesHandler } from '../stages/toole/keywords.ts';
-import { multiToolHandler, planMultiToolStage } from '../stages/toole/multi-tool.ts';
-import { overlapStage, reassignHandler } from '../stages/toole/overlap.ts';
+import { multiToolStage } from '../stages/toole/multi-tool.ts';
+import { reassignStage, withOverlapPlots } from '../stages/toole/overlap.ts';
 import { planQueriesStage } from '../stages/toole/plan-queries.ts';
 import { recheckToolESample } from '../stages/toole/recheck.ts';
 import { GENERATION_METHODS } from '../stages/toole/records.ts';
@@ -58,14 +60,21 @@ export const TooleConfig = z
       })
       .strict()
       .prefault({}),
+    /** Near-duplicate removal (Appendix A.3 "high repetition"), among the queries of one tool. */
+    dedup: z.object({ ratio: z.number().gt(0).max(1).default(0.9), scope: z.enum(['label', 'all']).default('label') }).strict().prefault({}),
+    /** Overlap resolution (Appendix A.1–A.2), by the shared MetaTool merging stage. */
     overlap: z
       .object({
         embedder: EmbedderConfig.default({ kind: 'lexical' }),
         linkage: z.enum(['single', 'complete', 'average']).default('average'),
-        threshold: z.number().min(0).max(2).default(0.5),
+        /** Cosine distance at or below which tools are proposed for merging. */
+        threshold: z.number().min(0).max(2).default(0.45),
+        /** Merge / decompose / keep decisions (.json like the proposals file the run writes, or .csv). */
         decisions: z.string().optional(),
+        /** Proposals no decision covers: merged (a dataset with the paper's merged tools, to review) or kept. */
         undecided: z.enum(['merge', 'keep']).default('merge'),
         silhouetteClusters: z.array(z.number().int().min(2)).default([10, 20, 30, 40, 50]),
+        /** Cluster count the before/after plots are coloured by (the paper's Figure 9 uses 30). */
         plotClusters: z.number().int().min(1).default(30),
       })
       .strict()
@@ -100,11 +109,13 @@ export type TooleConfig = z.infer<typeof TooleConfig>;
  * ToolE (MetaTool, Huang et al.): user queries that need a tool, generated from tool descriptions.
  *  1. Tool descriptions from the OpenAI plugin records (user-facing one definitive).
  *  2. Single-tool queries: emotional, keyword, direct diverse and details generation.
- *  3. Filters of the human validation guidelines (A.3) [+ near-duplicate removal].
- *  4. Overlap resolution: proposals from description clusters, merge / decompose decisions,
- *     LLM-written descriptions, LLM reassignment of decomposed tools' queries; silhouette before/after.
- *  5. Multi-tool queries for every pair of the most popular tools, filtered the same way.
- *  6. Canonical samples, statistics beside the released CSV, and the MetaTool task sets.
+ *  3. Filters of the human validation guidelines (A.3); the queries become canonical samples;
+ *     near-duplicates removed (shared dedup stage).
+ *  4. Overlap resolution (shared MetaTool merging stage): proposals from description clusters,
+ *     merge / decompose decisions, LLM-written descriptions, silhouette before/after; 2-D plots;
+ *     an LLM classifier for decomposed tools' queries no decision assigned.
+ *  5. Multi-tool queries for every pair of the most popular tools, filtered and de-duplicated.
+ *  6. Statistics beside the released CSV, and the MetaTool task sets.
  */
 export const toolePipeline = definePipeline<TooleConfig>({
   name: 'toole',
@@ -118,25 +129,25 @@ export const toolePipeline = definePipeline<TooleConfig>({
     ...(config.overlap.decisions ? [config.overlap.decisions] : []),
     ...(config.statistics.reference ? [config.statistics.reference] : []),
   ],
-  stages: (config) => [
-    loadMetatoolPluginsStage(config.source),
-    toolDescriptionsStage(config.descriptions),
-    planQueriesStage(config.generation),
-    // Emotional, keyword-extraction and direct requests, then what their answers call for.
-    jobStage({ name: 'toole-generate', version: 1, handlers: { emotional: emotionalHandler, 'keyword-extract': keywordExtractionHandler, direct: directHandler({ details: config.generation.details.enabled }) } }),
-    jobStage({ name: 'toole-generate-followups', version: 1, handlers: { keyword: keywordQueriesHandler, details: detailsHandler } }),
-    filterQueriesStage(config.filters, { name: 'toole-filter-queries', methods: GENERATION_METHODS }),
-    // TODO(dedup): the shared near-duplicate stage (stages/dedup-near.ts) goes here, per tool.
-    overlapStage(config.overlap),
-    // Only decisions decompose tools: without a decisions file there is nothing to reassign.
-    ...(config.overlap.decisions ? [jobStage({ name: 'toole-reassign', version: 1, handlers: { reassign: reassignHandler } })] : []),
-    planMultiToolStage(config.multiTool),
-    jobStage({ name: 'toole-multi-tool', version: 1, handlers: { 'multi-tool': multiToolHandler } }),
-    filterQueriesStage(config.filters, { name: 'toole-filter-multi-tool', methods: ['multi-tool'] }),
-    // TODO(dedup): the shared near-duplicate stage for multi-tool queries goes here.
-    querySamplesStage({ statistics: config.statistics }),
-    taskSetsStage(config.tasks),
-  ],
+  stages: (config) => {
+    const { plotClusters, ...merge } = config.overlap;
+    return [
+      loadMetatoolPluginsStage(config.source),
+      toolDescriptionsStage(config.descriptions),
+      planQueriesStage(config.generation),
+      // Emotional, keyword-extraction and direct requests, then what their answers call for.
+      jobStage({ name: 'toole-generate', version: 1, handlers: { emotional: emotionalHandler, 'keyword-extract': keywordExtractionHandler, direct: directHandler({ details: config.generation.details.enabled }) } }),
+      jobStage({ name: 'toole-generate-followups', version: 1, handlers: { keyword: keywordQueriesHandler, details: detailsHandler } }),
+      filterQueriesStage(config.filters, { name: 'toole-filter-queries', methods: GENERATION_METHODS }),
+      querySamplesStage(),
+      dedupNearStage({ ratio: config.dedup.ratio, scope: config.dedup.scope }),
+      withOverlapPlots(mergeToolsMetatoolStage(merge), { embedder: merge.embedder, linkage: merge.linkage, clusters: plotClusters }),
+      // Only decisions decompose tools: without a decisions file there is nothing to reassign.
+      ...(config.overlap.decisions ? [reassignStage()] : []),
+      multiToolStage({ ...config.multiTool, filters: config.filters, dedupRatio: config.dedup.ratio }),
+      taskSetsStage({ ...config.tasks, statisticsReference: config.statistics.reference }),
+    ];
+  },
   exports: { toole: exportToolE, ...commonExporters },
   recheck: (sample, tools) => recheckToolESample(sample, tools, TooleConfig.parse({}).filters),
 });

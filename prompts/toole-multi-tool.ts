@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { definePrompt } from '../core/prompt.ts';
-import { actionPhrase, detail, withTypicalFaults } from './toole-offline.ts';
+import { actionPhrase, detail, withoutNames, withTypicalFaults } from './toole-offline.ts';
 import { parseNumberedList, splitUsageTag } from './toole-numbered-list.ts';
 
 /** ToolE multi-tool generation (paper §2.2.1, Appendix D.1): queries that need two tools at once. */
@@ -41,15 +41,25 @@ Answer as a numbered list, each item marked with its kind:
     }),
   }),
   temperature: 1,
-  offline: (vars, rng) => ({
-    queries: Array.from({ length: vars.count }, (_, i) => {
-      const first = actionPhrase(vars.firstDescription);
-      const second = actionPhrase(vars.secondDescription);
-      const causal = i % 2 === 1;
-      const query = causal
-        ? `First ${first} ${detail(rng)}, then use what you found to ${second}.`
-        : `Could you ${first} ${detail(rng)}? Separately, I also want to ${second}.`;
-      return { query: withTypicalFaults(query, { name: vars.secondName, nameForHuman: vars.secondName }, rng), usage: causal ? ('causal' as const) : ('parallel' as const) };
-    }),
-  }),
+  offline: (vars, rng) => {
+    const first = actionPhrase(withoutNames(vars.firstDescription, [vars.firstName]));
+    const second = actionPhrase(withoutNames(vars.secondDescription, [vars.secondName]));
+    const parallel = [
+      () => `Could you ${first} ${detail(rng)}? Separately, I also want to ${second}.`,
+      () => `Two things today: ${first}, and ${second} ${detail(rng)}.`,
+      () => `I'm organising something ${detail(rng)} and need to ${first}; while you're at it, ${second}.`,
+    ];
+    const causal = [
+      () => `First ${first} ${detail(rng)}, then use what you found to ${second}.`,
+      () => `Based on the results when you ${first}, ${second} ${detail(rng)}.`,
+      () => `Once you ${first}, take the best option and ${second}.`,
+    ];
+    return {
+      queries: Array.from({ length: vars.count }, (_, i) => {
+        const usage = i % 2 === 1 ? ('causal' as const) : ('parallel' as const);
+        const query = rng.pick(usage === 'causal' ? causal : parallel)();
+        return { query: withTypicalFaults(query, { name: vars.secondName, nameForHuman: vars.secondName }, rng), usage };
+      }),
+    };
+  },
 });

@@ -6,7 +6,7 @@
  * return the items, never the chatter around them.
  */
 
-const MARKER = /^\s*(?:[-*•]\s*)?(?:\*\*|__)?\(?(\d{1,2})(?:\*\*|__)?\s*[.):\]](?:\*\*|__)?\s+/;
+const MARKER = /^\s*(?:[-*•]\s*)?(?:\*\*|__)?\(?(\d{1,2})(?:\*\*|__)?\s*(?:[.):\]]|\s-)(?:\*\*|__)?\s+/;
 const BULLET = /^\s*[-*•]\s+/;
 const SPEAKER = /^(?:\*\*|__)?(?:the\s+)?(?:user(?:\s+(?:input|query|request|says))?|query|input|example(?:\s+\d+)?)(?:\*\*|__)?\s*[:：-]\s*(?:\*\*|__)?\s*/i;
 const PREAMBLE = /^(?:sure|certainly|of course|here (?:are|is)|okay|ok|absolutely|below (?:are|is))\b/i;
@@ -35,7 +35,7 @@ export function cleanItem(raw: string): string {
 }
 
 function unwrap(text: string, open: string, close: string): string {
-  if (text.length < open.length + close.length + 1 || !text.startsWith(open)) return text;
+  if (text.length < open.length + close.length || !text.startsWith(open)) return text;
   // A quoted item may be followed by the list's own separator: `"…",` or `"…".`
   const trimmed = text.replace(/[.,;]$/, '');
   if (!trimmed.endsWith(close)) return text;
@@ -50,10 +50,13 @@ function unwrap(text: string, open: string, close: string): string {
  */
 function splitInline(line: string, first: number): string[] {
   const markers = [...line.matchAll(/(?:^|\s)(?:\*\*)?(\d{1,2})(?:\*\*)?\s*[.)](?:\*\*)?\s+/g)];
+  // When the first item opens with "User:", so do the others: a number not followed by it is text.
+  const spoken = (m: RegExpMatchArray) => SPEAKER.test(line.slice(m.index! + m[0].length));
+  const needSpeaker = markers.length > 0 && Number(markers[0][1]) === first && spoken(markers[0]);
   const cuts: { at: number; end: number }[] = [];
   let expected = first;
   for (const m of markers) {
-    if (Number(m[1]) !== expected) continue;
+    if (Number(m[1]) !== expected || (needSpeaker && !spoken(m))) continue;
     cuts.push({ at: m.index!, end: m.index! + m[0].length });
     expected++;
   }
@@ -120,7 +123,9 @@ export function splitLabelled(item: string): { label?: string; text: string } {
   const bold = /^\*\*([^*]{1,80})\*\*\s*[:：-]?\s*(.+)$/.exec(item);
   if (bold) return { label: bold[1].replace(/[:：]$/, '').trim(), text: cleanItem(bold[2]) };
   const plain = /^([^:："“?!.]{1,60})[:：]\s+(.+)$/.exec(item);
-  if (plain && plain[1].trim().split(/\s+/).length <= 6) return { label: plain[1].trim(), text: cleanItem(plain[2]) };
+  // A label is a short phrase; "What does it mean: …" or "Please note: …" is part of the query.
+  const sentence = /^(?:what|how|why|when|where|who|which|whose|can|could|would|will|should|is|are|do|does|did|please|i|i'm|my|we|hey|hi|hello|note)\b/i;
+  if (plain && plain[1].trim().split(/\s+/).length <= 6 && !sentence.test(plain[1].trim())) return { label: plain[1].trim(), text: cleanItem(plain[2]) };
   return { text: item };
 }
 

@@ -16,7 +16,8 @@ export function taskPhrase(description: string): string {
   const first = description.replace(/\s+/g, ' ').trim().split(/(?<=[.!?])\s/)[0] ?? '';
   const phrase = first.replace(/[.!?]+$/, '').trim();
   if (!phrase) return 'this task';
-  return /^[A-Z][a-z]/.test(phrase) ? phrase[0].toLowerCase() + phrase.slice(1) : phrase;
+  // "Find …" → "find …", "A better deal …" → "a better deal …"; acronyms ("AI …", "NASA …") stay.
+  return /^[A-Z](?![A-Z])/.test(phrase) ? phrase[0].toLowerCase() + phrase.slice(1) : phrase;
 }
 
 /** Distinct content words of a text, in order of first appearance. */
@@ -85,9 +86,11 @@ export function actionPhrase(description: string): string {
 export function withoutNames(description: string, names: string[]): string {
   let text = description;
   for (const name of names) {
-    const parts = name.split(/[^A-Za-z0-9]+/).filter(Boolean);
-    if (!parts.length || parts.join('').length < 3) continue;
-    text = text.replace(new RegExp(`\\b${parts.map((p) => p.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')).join('[\\s._-]*')}\\b`, 'gi'), 'the service');
+    const letters = [...name.replace(/[^A-Za-z0-9]+/g, '')];
+    if (letters.length < 3) continue;
+    // Any spacing or punctuation between the letters: "deepmemory" also matches "Deep Memory".
+    const pattern = letters.map((c) => c.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')).join('[\\s._-]*');
+    text = text.replace(new RegExp(`\\b${pattern}\\b`, 'gi'), 'the service');
   }
   return text;
 }

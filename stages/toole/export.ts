@@ -3,6 +3,7 @@ import { join } from 'node:path';
 import { stringify } from 'csv-stringify/sync';
 import { groupBy } from '../../core/collections.ts';
 import type { Sample, ToolSpec } from '../../core/records.ts';
+import { popularity } from './popularity.ts';
 import { MULTI_TOOL_SPLIT, SINGLE_TOOL_SPLIT } from './records.ts';
 import { TASKS, taskSplit } from './task-sets.ts';
 
@@ -40,7 +41,9 @@ export async function exportToolE(samples: Sample[], tools: ToolSpec[], outDir: 
 
   const descriptions = (list: ToolSpec[]) => Object.fromEntries(list.map((t) => [t.name, t.description]));
   write('plugin_des.json', JSON.stringify(descriptions(tools), null, 2) + '\n');
-  const merged = tools.filter((t) => (t.provenance as { origin?: string } | undefined)?.origin === 'merged');
+  // Merged tools are those whose queries were written for several plugins.
+  const popular = popularity(samples);
+  const merged = tools.filter((t) => (popular.get(t.name)?.plugins ?? 1) > 1);
   write('big_tool_des.json', JSON.stringify(descriptions(merged), null, 2) + '\n');
 
   const scenarios = new Map<string, string[]>();

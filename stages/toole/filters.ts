@@ -1,4 +1,4 @@
-import type { Check } from '../../core/records.ts';
+import type { Check, Sample, ToolSpec } from '../../core/records.ts';
 import type { BatchStage, RejectReason } from '../../core/stage.ts';
 import { isSimpleArithmetic } from './arithmetic.ts';
 import { TooleItem, withTag, type QueryMethod, type TooleQuery, type TooleTool } from './records.ts';
@@ -22,6 +22,20 @@ export interface FilterOptions {
   simpleArithmetic: 'flag' | 'reject';
 }
 
+/** What the filters need to know of a tool. */
+export type FilterTool = Pick<TooleTool, 'name' | 'nameForHuman' | 'description' | 'descriptionForModel'>;
+
+/** A canonical tool as the filters see it (its `plugin` is the human-facing name). */
+export function filterToolOf(spec: ToolSpec): FilterTool {
+  return { name: spec.name, nameForHuman: spec.plugin ?? spec.name, description: spec.description, descriptionForModel: spec.description };
+}
+
+/** The filter context for a library: identifying names and calculation tools. */
+export function filterContext(tools: FilterTool[], options: FilterOptions): FilterContext & { generic: string[] } {
+  const { names, generic } = identifyingNames(tools);
+  return { options, names, calculation: calculationTools(tools, options), generic };
+}
+
 export const SIMPLE_ARITHMETIC_TAG = 'review:simple-arithmetic';
 export const CHATGPT_TAG = 'rewrote:chatgpt';
 
@@ -41,7 +55,7 @@ export interface ToolNames {
  * in other tools' descriptions is ordinary vocabulary ("Weather", "Calculator"), not a hint: a
  * query asking about the weather must not be dropped for it. Such names are returned as `generic`.
  */
-export function identifyingNames(tools: Pick<TooleTool, 'name' | 'nameForHuman' | 'description' | 'descriptionForModel'>[]): { names: Map<string, string[]>; generic: string[] } {
+export function identifyingNames(tools: FilterTool[]): { names: Map<string, string[]>; generic: string[] } {
   // The squashed text screens out most pairs before the word-boundary test.
   const described = tools.map((t) => {
     const words = tokens(`${t.description} ${t.descriptionForModel}`);
@@ -104,14 +118,14 @@ export function filterQuery(query: TooleQuery, ctx: FilterContext): FilterOutcom
 }
 
 /** Labels of calculation tools: by description pattern, or named in the config. */
-export function calculationTools(tools: TooleTool[], options: Pick<FilterOptions, 'calculationPattern' | 'calculationTools'>): Set<string> {
+export function calculationTools(tools: FilterTool[], options: Pick<FilterOptions, 'calculationPattern' | 'calculationTools'>): Set<string> {
   const pattern = options.calculationPattern ? new RegExp(options.calculationPattern, 'i') : null;
   const names = new Set(options.calculationTools);
   for (const tool of tools) if (pattern?.test(`${tool.name} ${tool.description}`)) names.add(tool.name);
   return names;
 }
 
-/** The filter stage over queries of the given methods; tools and jobs pass through. */
+/** The filter stage over generated queries of the given methods; tools and jobs pass through. */
 export function filterQueriesStage(options: FilterOptions, spec: { name: string; methods: readonly QueryMethod[] }): BatchStage<TooleItem, TooleItem> {
   return {
     kind: 'batch',
@@ -120,34 +134,50 @@ export function filterQueriesStage(options: FilterOptions, spec: { name: string;
     input: TooleItem,
     output: TooleItem,
     run: async (items, ctx) => {
-      const tools = items.flatMap((item) => (item.kind === 'tool' ? [item.tool] : []));
-      const { names, generic } = identifyingNames(tools);
-      const filterCtx: FilterContext = { options, names, calculation: calculationTools(tools, options) };
+      const filter = filterContext(items.flatMap((item) => (item.kind === 'tool' ? [item.tool] : [])), options);
+      const counter = new FilterCounter();
       const out: TooleItem[] = [];
       const rejects: (RejectReason & { record: unknown })[] = [];
-      let rewritten = 0;
-      let flagged = 0;
       for (const item of items) {
         if (item.kind !== 'query' || !spec.methods.includes(item.query.method)) {
           out.push(item);
           continue;
         }
-        const outcome = filterQuery(item.query, filterCtx);
-        if ('reject' in outcome) {
-          rejects.push({ ...outcome.reject, recordId: item.id, record: item });
-          continue;
-        }
-        if (outcome.query.tags.includes(CHATGPT_TAG) && !item.query.tags.includes(CHATGPT_TAG)) rewritten++;
-        if (outcome.query.tags.includes(SIMPLE_ARITHMETIC_TAG)) flagged++;
-        out.push({ ...item, query: outcome.query });
+        const outcome = filterQuery(item.query, filter);
+        if ('reject' in outcome) rejects.push({ ...outcome.reject, recordId: item.id, record: item });
+        else out.push({ ...item, query: counter.count(item.query, outcome.query) });
       }
-      ctx.report(`toole.filters.${spec.name}`, {
-        chatgptReplaced: rewritten,
-        simpleArithmeticFlagged: flagged,
-        calculationTools: [...filterCtx.calculation].sort(),
-        genericNames: generic,
-      });
+      ctx.report(`toole.filters.${spec.name}`, counter.report(filter));
       return { out, rejects };
     },
   };
+}
+
+/** A sample's query and labels as the filters see them. */
+export function queryOfSample(sample: Sample): TooleQuery {
+  const labels = sample.expected.labels ?? [];
+  const text = sample.dialogue.find((t) => t.role === 'user')?.content ?? '';
+  return { text, tool: labels[0] ?? '', ...(labels.length > 1 && { tools: labels }), method: 'direct', generatedFor: labels[0] ?? '', checks: sample.meta.checks, tags: sample.meta.tags, lineage: [] };
+}
+
+/** The sample with the filtered query's text, tags and checks. */
+export function withQuery(sample: Sample, query: TooleQuery): Sample {
+  const dialogue = sample.dialogue.map((turn, i) => (i === sample.dialogue.findIndex((t) => t.role === 'user') ? { ...turn, content: query.text } : turn));
+  return { ...sample, dialogue, meta: { ...sample.meta, tags: query.tags, checks: query.checks } };
+}
+
+/** Counts what the filters changed without rejecting (ChatGPT rewritten, arithmetic flagged). */
+class FilterCounter {
+  private rewritten = 0;
+  private flagged = 0;
+
+  count(before: TooleQuery, after: TooleQuery): TooleQuery {
+    if (after.tags.includes(CHATGPT_TAG) && !before.tags.includes(CHATGPT_TAG)) this.rewritten++;
+    if (after.tags.includes(SIMPLE_ARITHMETIC_TAG)) this.flagged++;
+    return after;
+  }
+
+  report(filter: FilterContext & { generic: string[] }): Record<string, unknown> {
+    return { chatgptReplaced: this.rewritten, simpleArithmeticFlagged: this.flagged, calculationTools: [...filter.calculation].sort(), genericNames: filter.generic };
+  }
 }

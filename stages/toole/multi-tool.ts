@@ -1,60 +1,91 @@
-import { countBy } from '../../core/collections.ts';
-import type { BatchStage } from '../../core/stage.ts';
+import { Sample, type ToolSpec } from '../../core/records.ts';
+import type { BatchStage, RejectReason, StageContext } from '../../core/stage.ts';
 import multiToolPrompt from '../../prompts/toole-multi-tool.ts';
-import { generate, queriesOf, type JobHandler } from './jobs.ts';
-import { TooleItem, briefOf, jobItem, type TooleTool } from './records.ts';
+import { dedupNearStage } from '../dedup-near.ts';
+import { filterContext, filterQuery, filterToolOf, queryOfSample, withQuery, type FilterOptions } from './filters.ts';
+import { generate } from './jobs.ts';
+import { mostPopular } from './popularity.ts';
+import { queryItem } from './records.ts';
+import { querySample, SampleInput } from './samples.ts';
 
 /**
- * Multi-tool queries (paper §2.2.1 "Multi-tool queries generation"): after overlap resolution, the
- * most popular tools — popularity being how many plugins were merged into a tool (Table 9), ties
- * broken by query count, then name — are paired every way, and each pair gets queries that need
- * both tools, in parallel or causally, without naming them. Each query keeps both labels.
+ * Multi-tool queries (paper §2.2.1 "Multi-tool queries generation"): after overlap resolution the
+ * most popular tools (popularity.ts) are paired every way, and each pair gets queries that need
+ * both tools, used in parallel or causally, without naming them; each query keeps both labels.
+ * The new queries then pass the same filters as single-tool ones and the shared near-duplicate
+ * stage (among the queries of one pair). One whole-set stage: the ~100 requests run concurrently
+ * (the gateway's limits apply), a failed one is rejected as its pair with the reason.
  */
 export interface MultiToolOptions {
   /** How many of the most popular tools are paired (15). */
   topTools: number;
   /** Queries asked for per pair (5). */
   perPair: number;
+  filters: FilterOptions;
+  /** Levenshtein ratio of the near-duplicate check. */
+  dedupRatio: number;
 }
 
-/** Tools by popularity: merged-plugin count, then query count, then name. */
-export function popularTools(tools: TooleTool[], queryCounts: Record<string, number>): TooleTool[] {
-  return [...tools].sort((a, b) => b.members.length - a.members.length || (queryCounts[b.name] ?? 0) - (queryCounts[a.name] ?? 0) || (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+const STAGE = { name: 'toole-multi-tool', version: 1 };
+
+type Rejected = RejectReason & { record: unknown };
+
+async function pairQueries(pair: [ToolSpec, ToolSpec], count: number, ctx: StageContext): Promise<Sample[] | Rejected> {
+  const [first, second] = pair;
+  const key = `pair:${first.name}+${second.name}`;
+  const answer = await generate({ ...ctx, key }, STAGE, multiToolPrompt, { firstName: first.name, firstDescription: first.description, secondName: second.name, secondDescription: second.description, count });
+  if (!answer.ok) return { reason: answer.rejection.reason, detail: answer.rejection.detail, recordId: key, record: { pair: [first.name, second.name], count } };
+  const tools = new Map(pair.map((t) => [t.name, t]));
+  return answer.value.queries.slice(0, count).map((q, index) =>
+    querySample(
+      queryItem({ text: q.query.trim(), tool: first.name, tools: [first.name, second.name], method: 'multi-tool', ...(q.usage && { usage: q.usage }), generatedFor: first.name, checks: [], tags: [], lineage: [answer.lineage] }, { job: key, index }),
+      tools,
+    ),
+  );
 }
 
-export function planMultiToolStage(options: MultiToolOptions): BatchStage<TooleItem, TooleItem> {
+export function multiToolStage(options: MultiToolOptions): BatchStage<Sample, Sample> {
+  const dedup = dedupNearStage({ ratio: options.dedupRatio, scope: 'label' });
   return {
     kind: 'batch',
-    name: 'toole-plan-multi-tool',
-    version: 1,
+    ...STAGE,
     cardinality: 'fan-out',
-    input: TooleItem,
-    output: TooleItem,
-    run: async (items, ctx) => {
-      const tools = items.flatMap((item) => (item.kind === 'tool' ? [item.tool] : []));
-      const counts = countBy(items.flatMap((item) => (item.kind === 'query' ? [item.query.tool] : [])));
-      // A tool with no query left cannot be popular with users of the dataset.
-      const top = popularTools(tools.filter((t) => (counts[t.name] ?? 0) > 0), counts).slice(0, options.topTools);
-      const jobs: TooleItem[] = [];
-      if (options.perPair > 0) {
-        for (let a = 0; a < top.length; a++) {
-          for (let b = a + 1; b < top.length; b++) jobs.push(jobItem({ method: 'multi-tool', tools: [briefOf(top[a]), briefOf(top[b])], count: options.perPair }));
-        }
+    input: SampleInput,
+    output: Sample,
+    prompts: { [multiToolPrompt.id]: multiToolPrompt.hash },
+    run: async (samples, ctx) => {
+      const library = new Map<string, ToolSpec>();
+      for (const sample of samples) for (const tool of sample.tools) if (!library.has(tool.name)) library.set(tool.name, tool);
+      const top = mostPopular(samples).filter((t) => library.has(t.tool)).slice(0, options.topTools);
+      const pairs: [ToolSpec, ToolSpec][] = [];
+      if (options.perPair > 0) for (let a = 0; a < top.length; a++) for (let b = a + 1; b < top.length; b++) pairs.push([library.get(top[a].tool)!, library.get(top[b].tool)!]);
+
+      const rejects: Rejected[] = [];
+      const generated: Sample[] = [];
+      for (const result of await Promise.all(pairs.map((pair) => pairQueries(pair, options.perPair, ctx)))) {
+        if (Array.isArray(result)) generated.push(...result);
+        else rejects.push(result);
       }
-      ctx.report('toole.popularTools', top.map((t) => ({ tool: t.name, mergedTools: t.members.length, queries: counts[t.name] ?? 0 })));
-      ctx.log(`${top.length} most popular tools → ${jobs.length} pairs`);
-      return { out: [...items, ...jobs] };
+      // The filters of Appendix A.3, as for single-tool queries.
+      const filter = filterContext([...library.values()].map(filterToolOf), options.filters);
+      const passed: Sample[] = [];
+      for (const sample of generated) {
+        const outcome = filterQuery(queryOfSample(sample), filter);
+        if ('reject' in outcome) rejects.push({ ...outcome.reject, recordId: sample.id, record: sample });
+        else passed.push(withQuery(sample, outcome.query));
+      }
+      const distinct = await dedup.run(passed, { ...ctx, report: (key, value) => ctx.report(`${key}.multiTool`, value) });
+      rejects.push(...(distinct.rejects ?? []));
+
+      ctx.report('toole.multiTool', {
+        popularTools: top.map((t) => ({ tool: t.tool, mergedTools: t.plugins, queries: t.queries })),
+        pairs: pairs.length,
+        requested: pairs.length * options.perPair,
+        generated: generated.length,
+        kept: distinct.out.length,
+      });
+      ctx.log(`${top.length} most popular tools → ${pairs.length} pairs → ${generated.length} queries, ${distinct.out.length} kept`);
+      return { out: [...samples, ...distinct.out], rejects };
     },
   };
 }
-
-export const multiToolHandler: JobHandler = {
-  prompts: [multiToolPrompt],
-  run: async (job, item, ctx, stage) => {
-    const [first, second] = job.tools;
-    const answer = await generate(ctx, stage, multiToolPrompt, { firstName: first.name, firstDescription: first.description, secondName: second.name, secondDescription: second.description, count: job.count });
-    if (!answer.ok) return answer.rejection;
-    const found = answer.value.queries.map((q) => ({ text: q.query, fields: { tools: [first.name, second.name], usage: q.usage ?? undefined } }));
-    return queriesOf(item, found, 'multi-tool', answer.lineage);
-  },
-};

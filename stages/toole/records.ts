@@ -3,11 +3,13 @@ import { hashOf } from '../../core/hash.ts';
 import { Check, Provenance } from '../../core/records.ts';
 
 /**
- * The records a ToolE run passes between its stages. One stream holds three kinds of item: the
- * tool library (`tool`), generation requests not yet answered (`job`) and generated user queries
- * (`query`). Each stage works on the kind it is about and passes the others through, so the
+ * The records a ToolE run passes between its generation stages. One stream holds three kinds of
+ * item: the tool library (`tool`), generation requests not yet answered (`job`) and generated user
+ * queries (`query`). Each stage works on the kind it is about and passes the others through, so the
  * library travels with the queries and every LLM request is a record of its own: a failed one is
- * rejected with its reason, the queries it would have produced are never silently missing.
+ * rejected with its reason, the queries it would have produced are never silently missing. Once the
+ * single-tool queries are filtered they become canonical samples (samples.ts) for the shared
+ * de-duplication and merging stages and everything after them.
  */
 
 /** Splits of the ToolE dataset itself (task sets have their own, `task-<name>`). */
@@ -18,7 +20,7 @@ export const GENERATION_METHODS = ['direct', 'emotional', 'keyword', 'details'] 
 export type GenerationMethod = (typeof GENERATION_METHODS)[number];
 export const QUERY_METHODS = [...GENERATION_METHODS, 'multi-tool'] as const;
 export type QueryMethod = (typeof QUERY_METHODS)[number];
-export const JOB_METHODS = ['direct', 'emotional', 'keyword-extract', 'keyword', 'details', 'multi-tool', 'merged-description', 'reassign'] as const;
+export const JOB_METHODS = ['direct', 'emotional', 'keyword-extract', 'keyword', 'details'] as const;
 export type JobMethod = (typeof JOB_METHODS)[number];
 
 /** A tool of the library: a plugin, or a tool that several plugins were merged into. */
@@ -30,9 +32,6 @@ export const TooleTool = z.object({
   description: z.string(),
   /** The model-facing description, also shown to generation prompts. */
   descriptionForModel: z.string(),
-  /** Plugins this tool stands for: itself, or every plugin merged into it (its popularity). */
-  members: z.array(z.string()).min(1),
-  origin: z.enum(['plugin', 'merged']),
   provenance: Provenance,
   checks: z.array(Check).default([]),
   tags: z.array(z.string()).default([]),
@@ -72,20 +71,15 @@ export type TooleQuery = z.infer<typeof TooleQuery>;
 /** One LLM request still to be made. */
 export const GenerationJob = z.object({
   method: z.enum(JOB_METHODS),
-  /** The tool(s) the request is about: one, or two for multi-tool queries, or the members of a merge. */
+  /** The tool the request is about. */
   tools: z.array(ToolBrief).min(1),
   /** How many items to ask for. */
   count: z.number().int().min(1),
   round: z.number().int().min(1).optional(),
   emotion: z.string().optional(),
   keywords: z.array(z.string()).optional(),
-  /** The query a details job augments, or a reassign job relabels. */
+  /** The query a details job augments. */
   base: TooleQuery.extend({ id: z.string() }).optional(),
-  /** Labels a reassign job chooses from; the new name of a merge. */
-  choices: z.array(ToolBrief).optional(),
-  name: z.string().optional(),
-  /** A decision's description for a merged tool: used as is, no LLM request. */
-  description: z.string().optional(),
 });
 export type GenerationJob = z.infer<typeof GenerationJob>;
 
@@ -104,7 +98,7 @@ export function toolItem(tool: TooleTool): ToolItem {
 }
 
 export function jobItem(job: GenerationJob): JobItem {
-  const origin = { method: job.method, tools: job.tools.map((t) => t.name), round: job.round, emotion: job.emotion, keywords: job.keywords, base: job.base?.id, name: job.name };
+  const origin = { method: job.method, tools: job.tools.map((t) => t.name), round: job.round, emotion: job.emotion, keywords: job.keywords, base: job.base?.id };
   return { kind: 'job', id: `job:${job.method}:${hashOf(origin, 16)}`, job };
 }
 

@@ -1,15 +1,22 @@
+import { z } from 'zod';
 import { Sample, sampleId, type Call, type ToolSpec } from '../../core/records.ts';
 import type { BatchStage, RejectReason } from '../../core/stage.ts';
 import { MULTI_TOOL_SPLIT, SINGLE_TOOL_SPLIT, TooleItem, type QueryItem, type TooleTool } from './records.ts';
-import { reportStatistics } from './statistics.ts';
 
 /**
  * The ToolE dataset as canonical samples: one per query, the user turn and the gold call(s) to the
  * labelled tool(s) (ToolE queries have no arguments). Single-tool queries form the `single-tool`
  * split (`all_clean_data.csv`), two-tool queries the `multi-tool` split
- * (`multi_tool_query_golden.json`). The tools are folded into the samples that use them; a job
- * still unanswered here is a pipeline error.
+ * (`multi_tool_query_golden.json`). The tools are folded into the samples that use them (a tool
+ * no query is left for drops out of the library); a job still unanswered here is a pipeline error.
+ * `meta.generatedFor` keeps the plugin a query was written for, whatever label merging gives it.
  */
+
+/**
+ * The input schema of ToolE's whole-set stages on samples: every sample was validated as the output
+ * of the stage before, and parsing twenty thousand samples again costs seconds per stage.
+ */
+export const SampleInput = z.custom<Sample>((value) => !!value && typeof value === 'object' && typeof (value as Sample).id === 'string' && Array.isArray((value as Sample).dialogue), 'expected a canonical sample');
 
 export function toolSpecOf(tool: TooleTool): ToolSpec {
   return {
@@ -18,7 +25,8 @@ export function toolSpecOf(tool: TooleTool): ToolSpec {
     parameters: { type: 'object', properties: {}, required: [] },
     returns: { type: 'object', properties: {}, required: [] },
     plugin: tool.nameForHuman,
-    provenance: { ...tool.provenance, origin: tool.origin, members: tool.members },
+    // Where the plugin came from, without repeating the source file on every sample.
+    provenance: { source: tool.provenance.source, id: tool.provenance.id, index: tool.provenance.index },
   };
 }
 
@@ -60,8 +68,7 @@ export function querySample(item: QueryItem, tools: Map<string, ToolSpec>): Samp
   };
 }
 
-/** Queries → samples, then the dataset's statistics beside the released CSV (Appendix A.5). */
-export function querySamplesStage(options: { statistics: { reference: string | null } }): BatchStage<TooleItem, Sample> {
+export function querySamplesStage(): BatchStage<TooleItem, Sample> {
   return {
     kind: 'batch',
     name: 'toole-samples',
@@ -85,7 +92,6 @@ export function querySamplesStage(options: { statistics: { reference: string | n
       }
       const used = new Set(out.flatMap((s) => s.tools.map((t) => t.name)));
       ctx.report('toole.library', { tools: tools.size, withQueries: used.size, withoutQueries: [...tools.keys()].filter((t) => !used.has(t)).sort() });
-      reportStatistics(out, ctx, options.statistics);
       return { out, rejects };
     },
   };

@@ -1,19 +1,22 @@
 import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { basename, join } from 'node:path';
 import { z } from 'zod';
-import { byString, groupBy } from '../../core/collections.ts';
+import { groupBy } from '../../core/collections.ts';
 import { createEmbedder, type EmbedderConfig } from '../../core/embed/index.ts';
 import { UserError } from '../../core/errors.ts';
 import { readJsonl } from '../../core/jsonl.ts';
 import { Sample, sampleId, type ToolSpec, type Turn } from '../../core/records.ts';
 import type { Rng } from '../../core/rng.ts';
 import type { BatchStage } from '../../core/stage.ts';
+import { mostPopular } from './popularity.ts';
+import { reportStatistics } from './statistics.ts';
 import { multiToolCandidates, reliabilityCandidates, similarCandidates, similarityRanking } from './candidates.ts';
 import { MULTI_TOOL_SPLIT, SINGLE_TOOL_SPLIT } from './records.ts';
-import { goldCalls } from './samples.ts';
+import { goldCalls, SampleInput } from './samples.ts';
 
 /**
- * MetaTool's evaluation task sets (paper §2.3), built from the ToolE queries:
+ * MetaTool's evaluation task sets (paper §2.3), built from the finished ToolE queries (whose
+ * statistics this stage also reports, statistics.ts):
  *  - awareness of tool usage: ToolE queries (need a tool: "yes") against queries that need none
  *    ("no") from a file the user provides;
  *  - tool selection with similar choices: the gold tool among its most similar tools;
@@ -29,6 +32,8 @@ export interface ScenarioSpec {
 
 export interface TaskSetOptions {
   embedder: EmbedderConfig;
+  /** The released CSV the dataset's statistics are compared with (null: no comparison). */
+  statisticsReference: string | null;
   awareness: { noToolFile: string; positives?: number };
   similar: { perTool: number; candidates: number };
   scenario: { popularity: number[]; groups: (string | ScenarioSpec)[]; perTool: number };
@@ -136,9 +141,11 @@ export function taskSetsStage(options: TaskSetOptions): BatchStage<Sample, Sampl
     name: 'toole-task-sets',
     version: 1,
     cardinality: 'fan-out',
-    input: Sample,
+    input: SampleInput,
     output: Sample,
     run: async (samples, ctx) => {
+      // The dataset is final here: its statistics first (Appendix A.5), then the task sets built from it.
+      reportStatistics(samples, ctx, { reference: options.statisticsReference });
       const single = samples.filter((s) => s.split === SINGLE_TOOL_SPLIT);
       const multi = samples.filter((s) => s.split === MULTI_TOOL_SPLIT);
       const library = new Map<string, ToolSpec>();
@@ -177,9 +184,8 @@ export function taskSetsStage(options: TaskSetOptions): BatchStage<Sample, Sampl
       }
 
       // Scenarios: the most popular tools (merged-plugin count), and the configured groups.
-      const popularity = (t: ToolSpec) => ((t.provenance as { members?: string[] } | undefined)?.members ?? [t.name]).length;
-      const popular = [...library.values()].sort((a, b) => popularity(b) - popularity(a) || (byTool.get(b.name)?.length ?? 0) - (byTool.get(a.name)?.length ?? 0) || byString<ToolSpec>((t) => t.name)(a, b));
-      const scenarios: ScenarioSpec[] = [...options.scenario.popularity.map((k) => ({ name: `top-${k}`, tools: popular.slice(0, k).map((t) => t.name) })), ...readScenarios(options.scenario.groups, ctx.resolvePath)];
+      const popular = mostPopular(samples).map((t) => t.tool);
+      const scenarios: ScenarioSpec[] = [...options.scenario.popularity.map((k) => ({ name: `top-${k}`, tools: popular.slice(0, k) })), ...readScenarios(options.scenario.groups, ctx.resolvePath)];
       const scenarioReport: Record<string, { tools: number; unknown: string[]; samples: number }> = {};
       for (const scenario of scenarios) {
         const known = scenario.tools.filter((t) => library.has(t));

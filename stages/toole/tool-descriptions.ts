@@ -78,8 +78,6 @@ export function toolDescriptionsStage(options: ToolDescriptionOptions): BatchSta
           nameForHuman: plugin.nameForHuman.trim(),
           description: plugin.descriptionForHuman.trim(),
           descriptionForModel: plugin.descriptionForModel.trim(),
-          members: [name],
-          origin: 'plugin',
           provenance: { source: 'metatool', id: plugin.nameForModel, file: plugin.file, index: plugin.index },
           checks: [],
           tags,
