@@ -1,11 +1,13 @@
 import { UserError } from '../core/errors.ts';
 import type { PipelineDefinition } from '../core/pipeline.ts';
 import { mtuPipeline } from './mtu.ts';
+import { nestoolsPipeline } from './nestools.ts';
 import { toolePipeline } from './toole.ts';
 
 /** Every recipe `toolkiln run <pipeline>` knows. */
 export const pipelines: Record<string, PipelineDefinition> = {
   mtu: mtuPipeline,
+  nestools: nestoolsPipeline,
   toole: toolePipeline,
 };
 
