@@ -74,7 +74,8 @@ export const runCommand: Command = {
         );
       } else {
         io.out(formatStageTable(result.stats));
-        io.out(`\nllm (${llm.backend} ${llm.model}): ${formatUsage(llm.usage().total)}`);
+        const usage = llm.usage().total;
+        io.out(llm.backend === 'offline' ? `\nllm: offline templates answered ${usage.requests} prompts (no tokens, no cost)` : `\nllm (${llm.backend} ${llm.model}): ${formatUsage(usage)}`);
         const where = result.ref ? `${result.ref.name}@${result.ref.version} (${result.ref.dir})` : '';
         if (result.status === 'published') {
           const c = result.manifest!.counts;
