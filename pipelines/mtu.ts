@@ -1,4 +1,5 @@
 import { definePipeline } from '../core/pipeline.ts';
+import { mergeToolsMtuStage } from '../stages/merge-tools-mtu.ts';
 import { commonExporters } from '../stages/export/index.ts';
 import { candidateToolsStage, mtuToolLibrary } from '../stages/mtu/candidates.ts';
 import { composeStage } from '../stages/mtu/compose.ts';
@@ -12,7 +13,7 @@ import { synthesizeReactStage } from '../stages/mtu/react.ts';
 import { assignSplitsStage } from '../stages/mtu/splits.ts';
 import { statisticsStage } from '../stages/mtu/stats.ts';
 import { documentToolsStage } from '../stages/mtu/tool-docs.ts';
-import { toolInventoryStage } from '../stages/mtu/tool-inventory.ts';
+import { unifyToolSpecsStage } from '../stages/mtu/tool-inventory.ts';
 
 export { MtuConfig };
 
@@ -37,9 +38,8 @@ export const mtuPipeline = definePipeline<MtuConfig>({
   stages: (config) => [
     loadSourcesStage(config),
     createToolsStage({ excludeIntents: config.excludeIntents }),
-    toolInventoryStage('count-created-tools', 'toolsCreated'),
-    // ── Tool clustering (paper step 3) goes here: stages/merge-tools-mtu.ts, from the clustering work,
-    //    once it lands; until then tools keep the names their sources gave them.
+    unifyToolSpecsStage(),
+    mergeToolsMtuStage(config.clustering),
     documentToolsStage(config.documentation),
     assignSplitsStage(config.splits),
     composeStage(config.compose),

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { MergeToolsMtuConfig } from '../merge-tools-mtu.ts';
 
 /**
  * The MTU recipe's config: which sources and splits a run reads and the knobs of every step.
@@ -57,6 +58,8 @@ export const MtuConfig = z
       })
       .strict()
       .prefault({}),
+    /** Tool clustering (paper step 3): embedder, linkage, distance threshold, name / parameter weights. */
+    clustering: MergeToolsMtuConfig.prefault({}),
     documentation: z
       .object({
         /** Share of a parameter's observed values a type or format must fit to be documented. */

@@ -90,7 +90,17 @@ export function releasedFigures(dir: string): Record<string, SetFigures> | null 
 const mean = (a: number, b: number) => (b ? (a / b).toFixed(2) : '-');
 const share = (a: number, b: number) => (b ? `${Math.round((a / b) * 100)}%` : '-');
 
-export function formatMtuStatistics(ours: Record<string, Record<string, SetFigures>>, released: Record<string, SetFigures> | null, tools: { created?: number; clustered?: number }): string {
+export interface ToolFigures {
+  /** Tools as created, by plugin and name. */
+  created?: number;
+  /** Distinct tool names before and after clustering. */
+  namesBefore?: number;
+  namesAfter?: number;
+  /** Documented tools, by plugin and name. */
+  documented?: number;
+}
+
+export function formatMtuStatistics(ours: Record<string, Record<string, SetFigures>>, released: Record<string, SetFigures> | null, tools: ToolFigures): string {
   const cell = (f: SetFigures | undefined) => (f ? `${f.dialogues} / ${f.records}` : '0 / 0');
   const rows = [...SETTINGS, 'OOD'].map((setting) => {
     const mine = setting === 'OOD' ? ours.ood?.OOD : ours.test?.[setting];
@@ -115,8 +125,12 @@ export function formatMtuStatistics(ours: Record<string, Record<string, SetFigur
     ['setting', 'train dlg/rec', 'test dlg/rec', 'hard dlg/rec', 'MTU-Eval dlg/rec', 'args/call', 'MTU-Eval', 'turns/dlg', 'MTU-Eval', 'no-call', 'MTU-Eval', 'tools called', 'MTU-Eval'],
     rows,
   );
-  const ratio = tools.created && tools.clustered ? ` (reduction ${(tools.created / tools.clustered).toFixed(2)}:1)` : '';
-  return `${table}\n(test and OOD columns compare with MTU-Eval; dlg = dialogues, rec = records, one per answered user turn)\ntools: ${tools.created ?? '-'} created, ${tools.clustered ?? '-'} after clustering and documentation${ratio}`;
+  const ratio = tools.namesBefore && tools.namesAfter ? ` (${(tools.namesBefore / tools.namesAfter).toFixed(2)}:1)` : '';
+  return [
+    table,
+    '(test and OOD columns compare with MTU-Eval; dlg = dialogues, rec = records, one per answered user turn)',
+    `tools: ${tools.created ?? '-'} created (${tools.namesBefore ?? '-'} names) → ${tools.namesAfter ?? '-'} names after clustering${ratio}; ${tools.documented ?? '-'} documented (by service and name)`,
+  ].join('\n');
 }
 
 /** What the earlier stages of this run reported (their summaries in the run folder). */
@@ -150,15 +164,18 @@ export function statisticsStage(options: StatisticsOptions): BatchStage<Sample, 
       const summary = (f: SetFigures) => ({ ...f, tools: f.tools.length });
       const mapFigures = (m: Record<string, SetFigures>) => Object.fromEntries(Object.entries(m).map(([k, f]) => [k, summary(f)]));
       const earlier = earlierReports(ctx.runDir);
-      const tools = {
-        created: (earlier.toolsCreated as { tools?: number } | undefined)?.tools,
-        // The documented library is the clustered one: documentation follows clustering.
-        clustered: (earlier.toolDocumentation as { tools?: number } | undefined)?.tools,
+      const created = earlier.toolsCreated as { tools?: number; names?: number } | undefined;
+      const merge = earlier.toolMerge as { toolsBefore?: number; toolsAfter?: number } | undefined;
+      const tools: ToolFigures = {
+        created: created?.tools,
+        namesBefore: merge?.toolsBefore ?? created?.names,
+        namesAfter: merge?.toolsAfter,
+        documented: (earlier.toolDocumentation as { tools?: number } | undefined)?.tools,
       };
       ctx.report('mtuStatistics', {
         ours: Object.fromEntries(Object.entries(ours).map(([split, m]) => [split, mapFigures(m)])),
         released: released ? mapFigures(released) : null,
-        tools: { ...tools, reductionRatio: tools.created && tools.clustered ? Math.round((tools.created / tools.clustered) * 100) / 100 : null },
+        tools: { ...tools, reductionRatio: tools.namesBefore && tools.namesAfter ? Math.round((tools.namesBefore / tools.namesAfter) * 100) / 100 : null },
       });
       ctx.log(`MTU-Bench statistics\n${formatMtuStatistics(ours, released, tools)}`);
       return { out: samples };

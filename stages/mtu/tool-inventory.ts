@@ -1,20 +1,34 @@
-import { Sample } from '../../core/records.ts';
+import { Sample, type ToolSpec } from '../../core/records.ts';
 import type { BatchStage } from '../../core/stage.ts';
 import { toolKey } from './sample.ts';
 
-/** Counts the distinct tools (plugin and name) the samples carry, under `key` in the manifest stats. */
-export function toolInventoryStage(name: string, key: string): BatchStage<Sample, Sample> {
+/**
+ * The tools as created, one spec per plugin and name. Grammar- and LLM-made tools are created per
+ * dialogue, each knowing only the parameters of its own calls; here every sample's copy gets the
+ * union of them, so that clustering compares whole tools. Reports the count of created tools
+ * (`toolsCreated`: by plugin and name, and distinct names) for the before/after figures.
+ */
+export function unifyToolSpecsStage(): BatchStage<Sample, Sample> {
   return {
     kind: 'batch',
-    name,
+    name: 'unify-tool-specs',
     version: 1,
     input: Sample,
     output: Sample,
     run: async (samples, ctx) => {
-      const tools = new Set(samples.flatMap((s) => s.tools.map(toolKey)));
-      const parameters = new Set(samples.flatMap((s) => s.tools.flatMap((t) => Object.keys(t.parameters.properties))));
-      ctx.report(key, { tools: tools.size, parameterNames: parameters.size });
-      return { out: samples };
+      const union = new Map<string, ToolSpec>();
+      for (const sample of samples) {
+        for (const tool of sample.tools) {
+          const known = union.get(toolKey(tool));
+          if (!known) union.set(toolKey(tool), structuredClone(tool));
+          else {
+            for (const [name, property] of Object.entries(tool.parameters.properties)) known.parameters.properties[name] ??= property;
+            if (!known.description) known.description = tool.description;
+          }
+        }
+      }
+      ctx.report('toolsCreated', { tools: union.size, names: new Set([...union.values()].map((t) => t.name)).size });
+      return { out: samples.map((sample) => ({ ...sample, tools: sample.tools.map((t) => union.get(toolKey(t))!) })) };
     },
   };
 }
