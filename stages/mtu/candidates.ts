@@ -38,7 +38,8 @@ export function candidateToolsStage(options: MtuConfig['candidates']): BatchStag
       let total = 0;
       const out = samples.map((sample) => {
         const rng = ctx.rng(sample.id);
-        const { renamed = {}, withheld = [] } = mtuMeta(sample);
+        const meta = mtuMeta(sample);
+        const { renamed = {}, withheld = [] } = meta;
         const gold = new Set(allCalls(sample).map((c) => c.tool));
         const own = new Map<string, ToolSpec>();
         for (const ref of sample.tools) {
@@ -46,7 +47,9 @@ export function candidateToolsStage(options: MtuConfig['candidates']): BatchStag
           own.set(ref.name, documented ? { ...documented, name: ref.name } : ref);
         }
         const shown = new Set([...own.values()].map((t) => renamed[t.name] ?? t.name));
-        for (const plugin of new Set(sample.tools.map((t) => t.plugin ?? ''))) {
+        // The services the dialogue draws on (a variant may have no tool of one left in its list).
+        const plugins = new Set([...meta.services, ...sample.tools.map((t) => t.plugin ?? '')]);
+        for (const plugin of plugins) {
           for (const tool of byPlugin.get(plugin) ?? []) if (!shown.has(tool.name) && !withheld.includes(tool.name) && !own.has(tool.name)) own.set(tool.name, tool);
         }
         const needed = [...own.values()].filter((t) => gold.has(t.name));
@@ -54,9 +57,8 @@ export function candidateToolsStage(options: MtuConfig['candidates']): BatchStag
         let tools = [...needed, ...others.slice(0, Math.max(0, options.max - needed.length))];
         const extra = options.distractors || (tools.length ? 0 : 2);
         if (extra) {
-          const plugins = new Set(sample.tools.map((t) => t.plugin));
           const names = new Set([...tools.map((t) => t.name), ...withheld]);
-          tools = [...tools, ...rng.sample(library.filter((t) => !plugins.has(t.plugin) && !names.has(t.name)), extra)];
+          tools = [...tools, ...rng.sample(library.filter((t) => !plugins.has(t.plugin ?? '') && !names.has(t.name)), extra)];
         }
         tools = [...new Map(tools.map((t) => [t.name, t])).values()];
         total += tools.length;
