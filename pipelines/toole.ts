@@ -3,7 +3,7 @@ import { EmbedderConfig } from '../core/embed/index.ts';
 import { definePipeline } from '../core/pipeline.ts';
 import { dedupNearStage } from '../stages/dedup-near.ts';
 import { commonExporters } from '../stages/export/index.ts';
-import { mergeToolsMetatoolStage } from '../stages/merge-tools-metatool.ts';
+import { MergeToolsMetatoolConfig, mergeToolsMetatoolStage } from '../stages/merge-tools-metatool.ts';
 import { loadMetatoolPluginsStage } from '../stages/sources/metatool-plugins.ts';
 import { detailsHandler } from '../stages/toole/details.ts';
 import { directHandler } from '../stages/toole/direct.ts';
@@ -62,23 +62,15 @@ export const TooleConfig = z
       .prefault({}),
     /** Near-duplicate removal (Appendix A.3 "high repetition"), among the queries of one tool. */
     dedup: z.object({ ratio: z.number().gt(0).max(1).default(0.9), scope: z.enum(['label', 'all']).default('label') }).strict().prefault({}),
-    /** Overlap resolution (Appendix A.1–A.2), by the shared MetaTool merging stage. */
-    overlap: z
-      .object({
-        embedder: EmbedderConfig.default({ kind: 'lexical' }),
-        linkage: z.enum(['single', 'complete', 'average']).default('average'),
-        /** Cosine distance at or below which tools are proposed for merging. */
-        threshold: z.number().min(0).max(2).default(0.45),
-        /** Merge / decompose / keep decisions (.json like the proposals file the run writes, or .csv). */
-        decisions: z.string().optional(),
-        /** Proposals no decision covers: merged (a dataset with the paper's merged tools, to review) or kept. */
-        undecided: z.enum(['merge', 'keep']).default('merge'),
-        silhouetteClusters: z.array(z.number().int().min(2)).default([10, 20, 30, 40, 50]),
-        /** Cluster count the before/after plots are coloured by (the paper's Figure 9 uses 30). */
-        plotClusters: z.number().int().min(1).default(30),
-      })
-      .strict()
-      .prefault({}),
+    /** Overlap resolution (Appendix A.1–A.2), by the shared MetaTool merging stage; ToolE's defaults. */
+    overlap: MergeToolsMetatoolConfig.extend({
+      threshold: z.number().min(0).max(2).default(0.45),
+      /** Proposals no decision covers: merged (a dataset with merged tools, as the paper's, to review) or kept. */
+      undecided: z.enum(['merge', 'keep']).default('merge'),
+      silhouetteClusters: z.array(z.number().int().min(2)).default([10, 20, 30, 40, 50]),
+      /** Cluster count the before/after plots are coloured by (the paper's Figure 9 uses 30). */
+      plotClusters: z.number().int().min(1).default(30),
+    }).prefault({}),
     multiTool: z.object({ topTools: count(15), perPair: count(5) }).strict().prefault({}),
     tasks: z
       .object({

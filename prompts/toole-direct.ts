@@ -2,13 +2,10 @@ import { z } from 'zod';
 import { definePrompt } from '../core/prompt.ts';
 import { requestQuery, simpleArithmetic, looksLikeCalculator, withTypicalFaults } from './toole-offline.ts';
 import { parseNumberedList } from './toole-numbered-list.ts';
+import { USER_LIST_FORMAT, type ToolVars } from './toole-text.ts';
 
 /** ToolE direct diverse generation (paper §2.2.1 (1), Appendix D.1): varied user queries for one tool. */
-export interface DirectVars extends Record<string, unknown> {
-  name: string;
-  nameForHuman: string;
-  humanDescription: string;
-  modelDescription: string;
+export interface DirectVars extends ToolVars {
   count: number;
 }
 
@@ -25,10 +22,7 @@ Description for the assistant: {{modelDescription}}
 
 Write {{count}} different messages a user might send that the assistant would best answer by calling this tool. Give only what the user says. Make the messages clearly different from one another: mix questions, requests and commands, and vary how much detail they carry. Do not name the tool.
 
-Answer as a numbered list, one message per item:
-1. User: <message>
-2. User: <message>
-...`,
+${USER_LIST_FORMAT}`,
   schema: QueryList,
   parseText: (text) => ({ queries: parseNumberedList(text) }),
   temperature: 1,

@@ -1,14 +1,11 @@
 import { definePrompt } from '../core/prompt.ts';
 import { requestQuery, withTypicalFaults } from './toole-offline.ts';
 import { parseNumberedList } from './toole-numbered-list.ts';
+import { USER_LIST_FORMAT, type ToolVars } from './toole-text.ts';
 import { QueryList } from './toole-direct.ts';
 
 /** ToolE emotional generation (paper §2.2.1 (2), Appendix D.1): queries written in a given mood. */
-export interface EmotionalVars extends Record<string, unknown> {
-  name: string;
-  nameForHuman: string;
-  humanDescription: string;
-  modelDescription: string;
+export interface EmotionalVars extends ToolVars {
   emotion: string;
   count: number;
 }
@@ -32,10 +29,7 @@ Write {{count}} messages a user might send that would lead the assistant to call
 - sound like the user is feeling {{emotion}}.
 Do not name the tool.
 
-Answer as a numbered list, one message per item:
-1. User: <message>
-2. User: <message>
-...`,
+${USER_LIST_FORMAT}`,
   schema: QueryList,
   parseText: (text) => ({ queries: parseNumberedList(text) }),
   temperature: 1,

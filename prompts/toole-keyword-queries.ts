@@ -2,13 +2,10 @@ import { z } from 'zod';
 import { definePrompt } from '../core/prompt.ts';
 import { actionPhrase, detail, withoutNames, withTypicalFaults } from './toole-offline.ts';
 import { parseNumberedList, splitLabelled } from './toole-numbered-list.ts';
+import { TOOL_INTRO, type ToolVars } from './toole-text.ts';
 
 /** ToolE keyword generation (paper §2.2.1 (3), Appendix D.1): one query per extracted label. */
-export interface KeywordQueryVars extends Record<string, unknown> {
-  name: string;
-  nameForHuman: string;
-  humanDescription: string;
-  modelDescription: string;
+export interface KeywordQueryVars extends ToolVars {
   /** The labels, as a numbered list text. */
   keywords: string;
   count: number;
@@ -21,11 +18,7 @@ export type KeywordQueries = z.infer<typeof KeywordQueries>;
 
 export default definePrompt<KeywordQueryVars, KeywordQueries>({
   id: 'toole/keyword-queries',
-  template: `An AI assistant can call the tool below to serve its users better.
-
-Description for users: {{humanDescription}}
-
-Description for the assistant: {{modelDescription}}
+  template: `${TOOL_INTRO}
 
 These {{count}} labels describe the tool:
 {{keywords}}

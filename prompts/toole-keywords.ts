@@ -2,13 +2,10 @@ import { z } from 'zod';
 import { definePrompt } from '../core/prompt.ts';
 import { pickWords, withoutNames } from './toole-offline.ts';
 import { parseNumberedList } from './toole-numbered-list.ts';
+import { TOOL_INTRO, type ToolVars } from './toole-text.ts';
 
 /** ToolE keyword extraction (paper §2.2.1 (3), Appendix D.1): short labels of a tool, for keyword generation. */
-export interface KeywordVars extends Record<string, unknown> {
-  name: string;
-  nameForHuman: string;
-  humanDescription: string;
-  modelDescription: string;
+export interface KeywordVars extends ToolVars {
   count: number;
 }
 
@@ -17,11 +14,7 @@ export type KeywordList = z.infer<typeof KeywordList>;
 
 export default definePrompt<KeywordVars, KeywordList>({
   id: 'toole/keywords',
-  template: `An AI assistant can call the tool below to serve its users better.
-
-Description for users: {{humanDescription}}
-
-Description for the assistant: {{modelDescription}}
+  template: `${TOOL_INTRO}
 
 Give {{count}} words or short phrases that label what this tool is for. A label need not appear in the descriptions. Keep every label as short as you can.
 

@@ -70,12 +70,19 @@ const REQUEST_FRAMES: ((phrase: string, word: string, rng: Rng) => string)[] = [
   (p, _w, r) => `Help me ${p}; it is for ${r.pick(WHO)}.`,
 ];
 
-/** A verb phrase usable after "help me": the task phrase when it starts with a verb-like word, else "find <phrase>". */
+const VERBS = /^(find|get|search|book|plan|create|make|track|check|convert|compare|learn|discover|explore|translate|summari[sz]e|generate|write|read|analy[sz]e|shop|buy|order|play|chat|ask|manage|monitor|calculate|design|build|send|scan|explain|look|watch|listen|access|stay|turn|keep|connect|save|organi[sz]e|improve|optimi[sz]e|edit|draw|visuali[sz]e|query|retrieve|fetch|browse|extract|detect|identify|recommend|add|upload|download|share|schedule|reserve|rent|sell|invest|trade|estimate|predict|compute|solve|practice|study|test|review|provide|help|enable|allow|offer|bring|give|let|turn|unlock|boost|simplify|automate|transform|enhance)$/i;
+
+/**
+ * A verb phrase usable after "help me": the task phrase when it starts with a verb ("find the best
+ * flights"), "find a service that …" when it starts with one in the third person ("provides …"),
+ * else "find <phrase>" ("find a better deal on …").
+ */
 export function actionPhrase(description: string): string {
   const phrase = taskPhrase(description);
   const first = phrase.split(' ')[0];
-  const verbish = /^(find|get|search|book|plan|create|make|track|check|convert|compare|learn|discover|explore|translate|summari[sz]e|generate|write|read|analy[sz]e|shop|buy|order|play|chat|ask|manage|monitor|calculate|design|build|send|scan|explain|look|watch|listen|access|stay|turn|keep|connect|save|organi[sz]e|improve|optimi[sz]e|edit|draw|visuali[sz]e|query|retrieve|fetch|browse|extract|detect|identify|recommend|add|upload|download|share|schedule|reserve|rent|sell|invest|trade|estimate|predict|compute|solve|practice|study|test|review)/i.test(first);
-  return verbish ? phrase : `find ${phrase}`;
+  if (VERBS.test(first)) return phrase;
+  if (VERBS.test(first.replace(/ies$/, 'y').replace(/(ch|sh|ss|x)es$/, '$1').replace(/s$/, ''))) return `find a service that ${phrase}`;
+  return `find ${phrase}`;
 }
 
 /**

@@ -15,7 +15,7 @@ import type { TooleQuery, TooleTool } from '../stages/toole/records.ts';
 import { descriptionProblem } from '../stages/toole/tool-descriptions.ts';
 
 function tool(name: string, nameForHuman: string, description: string): TooleTool {
-  return { name, nameForHuman, description, descriptionForModel: description, members: [name], origin: 'plugin', provenance: { source: 'test' }, checks: [], tags: [] };
+  return { name, nameForHuman, description, descriptionForModel: description, provenance: { source: 'test' }, checks: [], tags: [] };
 }
 
 const TOOLS = [

@@ -6,7 +6,7 @@ import { filterContext, filterQuery, filterToolOf, queryOfSample, withQuery, typ
 import { generate } from './jobs.ts';
 import { mostPopular } from './popularity.ts';
 import { queryItem } from './records.ts';
-import { querySample, SampleInput } from './samples.ts';
+import { querySample, SampleInput, toolLibrary } from './samples.ts';
 
 /**
  * Multi-tool queries (paper §2.2.1 "Multi-tool queries generation"): after overlap resolution the
@@ -54,8 +54,7 @@ export function multiToolStage(options: MultiToolOptions): BatchStage<Sample, Sa
     output: Sample,
     prompts: { [multiToolPrompt.id]: multiToolPrompt.hash },
     run: async (samples, ctx) => {
-      const library = new Map<string, ToolSpec>();
-      for (const sample of samples) for (const tool of sample.tools) if (!library.has(tool.name)) library.set(tool.name, tool);
+      const library = toolLibrary(samples);
       const top = mostPopular(samples).filter((t) => library.has(t.tool)).slice(0, options.topTools);
       const pairs: [ToolSpec, ToolSpec][] = [];
       if (options.perPair > 0) for (let a = 0; a < top.length; a++) for (let b = a + 1; b < top.length; b++) pairs.push([library.get(top[a].tool)!, library.get(top[b].tool)!]);

@@ -2,13 +2,13 @@ import { join } from 'node:path';
 import type { Linkage } from '../../core/cluster/index.ts';
 import { createEmbedder, type EmbedderConfig } from '../../core/embed/index.ts';
 import { writeFileAtomic } from '../../core/jsonl.ts';
-import { Sample, type Check, type ToolSpec } from '../../core/records.ts';
+import { Sample, type Check } from '../../core/records.ts';
 import { reject, type BatchStage, type MapStage } from '../../core/stage.ts';
 import reassignPrompt from '../../prompts/toole-reassign-query.ts';
 import { DECOMPOSE_UNASSIGNED_TAG } from '../merge-tools-metatool.ts';
 import { generate } from './jobs.ts';
 import { embedTools, overlapPlot } from './overlap-proposals.ts';
-import { goldCalls } from './samples.ts';
+import { goldCalls, toolLibrary } from './samples.ts';
 
 /**
  * ToolE's parts of overlap resolution (paper Appendix A.1–A.2) around the shared MetaTool merging
@@ -22,12 +22,6 @@ import { goldCalls } from './samples.ts';
 
 export const LLM_REASSIGNED_TAG = 'review:llm-reassigned';
 
-function library(samples: readonly Sample[]): ToolSpec[] {
-  const tools = new Map<string, ToolSpec>();
-  for (const sample of samples) for (const tool of sample.tools) if (!tools.has(tool.name)) tools.set(tool.name, tool);
-  return [...tools.values()];
-}
-
 /**
  * Wraps the merging stage: after it runs, plots the tool library it received and the one it
  * produced (points coloured by their clusters at `clusters`), into the run folder's `toole/`.
@@ -37,8 +31,8 @@ export function withOverlapPlots(merge: BatchStage<Sample, Sample>, options: { e
     ...merge,
     run: async (samples, ctx) => {
       const result = await merge.run(samples, ctx);
-      const before = library(samples);
-      const after = library(result.out);
+      const before = [...toolLibrary(samples).values()];
+      const after = [...toolLibrary(result.out).values()];
       if (before.length < 2 || after.length < 2) return result;
       const embedder = createEmbedder(options.embedder, { gateway: ctx.llm, stage: merge.name, resolvePath: ctx.resolvePath });
       const files = { before: join(ctx.runDir, 'toole', 'overlap-before.html'), after: join(ctx.runDir, 'toole', 'overlap-after.html') };

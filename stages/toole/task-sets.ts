@@ -12,7 +12,7 @@ import { mostPopular } from './popularity.ts';
 import { reportStatistics } from './statistics.ts';
 import { multiToolCandidates, reliabilityCandidates, similarCandidates, similarityRanking } from './candidates.ts';
 import { MULTI_TOOL_SPLIT, SINGLE_TOOL_SPLIT } from './records.ts';
-import { goldCalls, SampleInput } from './samples.ts';
+import { goldCalls, SampleInput, toolLibrary } from './samples.ts';
 
 /**
  * MetaTool's evaluation task sets (paper §2.3), built from the finished ToolE queries (whose
@@ -148,8 +148,7 @@ export function taskSetsStage(options: TaskSetOptions): BatchStage<Sample, Sampl
       reportStatistics(samples, ctx, { reference: options.statisticsReference });
       const single = samples.filter((s) => s.split === SINGLE_TOOL_SPLIT);
       const multi = samples.filter((s) => s.split === MULTI_TOOL_SPLIT);
-      const library = new Map<string, ToolSpec>();
-      for (const s of samples) for (const t of s.tools) if (!library.has(t.name)) library.set(t.name, t);
+      const library = toolLibrary(samples);
       const names = [...library.keys()].sort();
       const specs = (list: string[]) => list.map((n) => library.get(n)!);
       const embedder = createEmbedder(options.embedder, { gateway: ctx.llm, stage: 'toole-task-sets', resolvePath: ctx.resolvePath });

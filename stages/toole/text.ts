@@ -1,14 +1,9 @@
 /** Small text helpers the ToolE stages share: word tokens, spacing-insensitive names, word counts. */
 
+import { splitWords } from '../../core/embed/index.ts';
+
 /** Lower-case alphanumeric tokens: "Vio.com's best-deal" → ["vio", "com", "s", "best", "deal"]. CamelCase is split too. */
-export function tokens(text: string): string[] {
-  return text
-    .replace(/([a-z0-9])([A-Z])/g, '$1 $2')
-    .replace(/([A-Z]+)([A-Z][a-z])/g, '$1 $2')
-    .toLowerCase()
-    .split(/[^\p{L}\p{N}]+/u)
-    .filter(Boolean);
-}
+export const tokens = splitWords;
 
 /** A name with case, spacing and punctuation removed: "Vio.com" → "viocom", "web_scraper" → "webscraper". */
 export function squash(text: string): string {
