@@ -171,8 +171,10 @@ export async function runPipeline(options: RunPipelineOptions): Promise<RunPipel
 
   const tools = (options.pipeline.toolLibrary ?? distinctTools)(result.samples);
   const usage = options.llm.usage();
+  const extraFiles = Object.fromEntries(Object.entries(result.attachments).sort().map(([name, path]) => [`reports/${name}`, readFileSync(path, 'utf8')]));
   const { ref, manifest } = store.publish({
     name: spec.name,
+    extraFiles,
     samples: result.samples,
     tools,
     rejects: result.rejects,

@@ -36,6 +36,8 @@ export interface RunStagesResult {
   stats: StageStats[];
   /** Figures stages reported for the manifest, by key. */
   reports: Record<string, unknown>;
+  /** Files stages attached: name → path of the copy in the run folder. */
+  attachments: Record<string, string>;
 }
 
 interface JournalEntry {
@@ -59,6 +61,7 @@ export async function runStages(options: RunStagesOptions): Promise<RunStagesRes
   const log = options.log ?? (() => {});
   const stages = options.pipeline.stages(options.config);
   const reports: Record<string, unknown> = {};
+  const attachments: Record<string, string> = {};
   const stats: StageStats[] = [];
   const rejects: Rejection[] = [];
   let records: unknown[] = [];
@@ -78,14 +81,21 @@ export async function runStages(options: RunStagesOptions): Promise<RunStagesRes
       report: (key, value) => {
         reports[key] = value;
       },
+      attach: (name, content) => {
+        if (!/^[\w.-]+(\/[\w.-]+)*$/.test(name) || name.split('/').includes('..')) throw new Error(`stage ${stage.name}: attachment name "${name}" must be a relative path of letters, digits, '.', '-', '_'`);
+        const path = join(folder, 'attachments', name);
+        writeFileAtomic(path, content);
+        attachments[name] = path;
+      },
     };
 
     if (existsSync(statsPath)) {
       // Completed before the run was interrupted: read back, do not recompute.
-      const done = JSON.parse(readFileSync(statsPath, 'utf8')) as { stats: StageStats; reports: Record<string, unknown> };
+      const done = JSON.parse(readFileSync(statsPath, 'utf8')) as { stats: StageStats; reports: Record<string, unknown>; attachments?: string[] };
       records = readJsonl(join(folder, 'out.jsonl'));
       rejects.push(...readJsonl<Rejection>(join(folder, 'rejects.jsonl')));
       Object.assign(reports, done.reports);
+      for (const name of done.attachments ?? []) attachments[name] = join(folder, 'attachments', name);
       stats.push(done.stats);
       log(`${stage.name}: already complete (${done.stats.out} out), reused`);
       continue;
@@ -94,7 +104,12 @@ export async function runStages(options: RunStagesOptions): Promise<RunStagesRes
     const started = Date.now();
     const inputs = index === 0 ? [] : records;
     const stageReports: Record<string, unknown> = {};
-    const stageCtx: StageContext = { ...ctx, report: (key, value) => ((stageReports[key] = value), (reports[key] = value)) };
+    const stageAttachments = new Set<string>();
+    const stageCtx: StageContext = {
+      ...ctx,
+      report: (key, value) => ((stageReports[key] = value), (reports[key] = value)),
+      attach: (name, content) => (ctx.attach(name, content), stageAttachments.add(name)),
+    };
     const { out, rejected } =
       stage.kind === 'map'
         ? await runMapStage(stage, inputs, stageCtx, folder, options)
@@ -115,7 +130,7 @@ export async function runStages(options: RunStagesOptions): Promise<RunStagesRes
     writeFileAtomic(join(folder, 'out.jsonl'), toJsonl(outputs));
     writeFileAtomic(join(folder, 'rejects.jsonl'), toJsonl(stageRejects));
     // Written last: its presence means the stage is complete.
-    writeFileAtomic(statsPath, JSON.stringify({ stats: stageStats, reports: stageReports }, null, 2));
+    writeFileAtomic(statsPath, JSON.stringify({ stats: stageStats, reports: stageReports, attachments: [...stageAttachments].sort() }, null, 2));
     stats.push(stageStats);
     rejects.push(...stageRejects);
     records = outputs;
@@ -126,7 +141,7 @@ export async function runStages(options: RunStagesOptions): Promise<RunStagesRes
     if (!parsed.success) throw new Error(`pipeline ${options.pipeline.name}: its last stage emitted record ${i} that is not a Sample: ${formatZodError(parsed.error)}`);
     return parsed.data;
   });
-  return { samples, rejects, stats, reports };
+  return { samples, rejects, stats, reports, attachments };
 }
 
 function keyOf<I>(stage: MapStage<I, unknown>, record: I): string {

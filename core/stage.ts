@@ -28,6 +28,11 @@ export interface StageContext {
   log: (message: string) => void;
   /** Figures a stage wants in the manifest's `stats` (merged by key). */
   report: (key: string, value: unknown) => void;
+  /**
+   * A file published with the dataset version under `reports/<name>` (a plot, a proposals table).
+   * Kept in the run folder until then, so a resumed run still publishes it.
+   */
+  attach: (name: string, content: string) => void;
 }
 
 interface StageBase<I, O> {

@@ -38,7 +38,7 @@ function journalLines(home: string): string[] {
 
 function dataFiles(dir: string): Record<string, string> {
   const files: Record<string, string> = {};
-  for (const name of ['tools.jsonl', 'rejects.jsonl', ...readdirSync(join(dir, 'data')).map((f) => `data/${f}`)]) files[name] = readFileSync(join(dir, name), 'utf8');
+  for (const name of ['tools.jsonl', 'rejects.jsonl', 'reports/summary/scores.txt', ...readdirSync(join(dir, 'data')).map((f) => `data/${f}`)]) files[name] = readFileSync(join(dir, name), 'utf8');
   return files;
 }
 
@@ -90,6 +90,8 @@ describe('runner', () => {
     // n % 7 == 3 rejected (6 of 40); n % 5 == 0 doubled unless rejected (7 of 40: 10 is rejected)
     expect(byStage['score-slowly']).toMatchObject({ in: 40, out: 34 + 7, rejected: 6, fanned: 7, rejectsByReason: { divisible_rest_3: 6 } });
     for (const s of result.stats) expect(s.in).toBe(s.out + s.rejected - s.fanned);
+    expect(readFileSync(join(result.ref!.dir, 'reports', 'summary', 'scores.txt'), 'utf8').split('\n')).toHaveLength(41);
+    expect(result.manifest!.files['reports/summary/scores.txt']).toMatch(/^[0-9a-f]{64}$/);
     const rejects = new DatasetStore(home).rejects(result.ref!);
     expect(rejects).toHaveLength(6);
     expect(rejects[0]).toMatchObject({ stage: 'score-slowly', reason: 'divisible_rest_3', recordId: 'item-3', record: { id: 'item-3', n: 3 } });

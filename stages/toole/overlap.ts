@@ -1,7 +1,5 @@
-import { join } from 'node:path';
 import type { Linkage } from '../../core/cluster/index.ts';
 import { createEmbedder, type EmbedderConfig } from '../../core/embed/index.ts';
-import { writeFileAtomic } from '../../core/jsonl.ts';
 import { Sample, type Check } from '../../core/records.ts';
 import { reject, type BatchStage, type MapStage } from '../../core/stage.ts';
 import reassignPrompt from '../../prompts/toole-reassign-query.ts';
@@ -35,7 +33,7 @@ export function withOverlapPlots(merge: BatchStage<Sample, Sample>, options: { e
       const after = [...toolLibrary(result.out).values()];
       if (before.length < 2 || after.length < 2) return result;
       const embedder = createEmbedder(options.embedder, { gateway: ctx.llm, stage: merge.name, resolvePath: ctx.resolvePath });
-      const files = { before: join(ctx.runDir, 'toole', 'overlap-before.html'), after: join(ctx.runDir, 'toole', 'overlap-after.html') };
+      const files = { before: 'toole/overlap-before.html', after: 'toole/overlap-after.html' };
       for (const [which, tools] of [['before', before], ['after', after]] as const) {
         const html = overlapPlot(await embedTools(embedder, tools), tools.map((t) => t.name), {
           title: `ToolE tool descriptions ${which} overlap resolution (${tools.length} tools)`,
@@ -43,7 +41,8 @@ export function withOverlapPlots(merge: BatchStage<Sample, Sample>, options: { e
           linkage: options.linkage,
           seed: ctx.seed,
         });
-        writeFileAtomic(files[which], html);
+        // Published with the version under reports/.
+        ctx.attach(files[which], html);
       }
       ctx.report('toole.overlapPlots', { ...files, toolsBefore: before.length, toolsAfter: after.length });
       return result;
