@@ -29,7 +29,7 @@ describe('settings (S-S, S-M, M-S, M-M)', () => {
 describe('hard rules (Table 8)', () => {
   it('extensive parameters: more than six arguments in one call', () => {
     const args = (n: number) => Object.fromEntries(Array.from({ length: n }, (_, i) => [`p${i}`, `v${i}`]));
-    const wide = tool('BookFlight', args(7));
+    const wide = tool('BookFlight', Object.fromEntries(Object.keys(args(7)).map((p) => [p, {}])));
     expect(hardRules(handSample('a', [wide], [round('book it', [call('c0', 'BookFlight', args(7))])]), limits)).toEqual(['extensive-parameters']);
     expect(hardRules(handSample('b', [wide], [round('book it', [call('c0', 'BookFlight', args(6))])]), limits)).toEqual([]);
   });

@@ -137,6 +137,9 @@ describe('a full offline MTU run', () => {
     const ours = Object.values(stats.ours.test ?? {}).reduce((n, f) => n + f.dialogues, 0) + Object.values(stats.ours.train ?? {}).reduce((n, f) => n + f.dialogues, 0) + (stats.ours.ood?.OOD?.dialogues ?? 0);
     expect(ours).toBe(samples.length);
     expect(stats.tools.created).toBeGreaterThanOrEqual(25);
+    const printed = readFileSync(join(result.ref!.dir, 'reports', 'mtu-statistics.txt'), 'utf8');
+    expect(printed).toMatch(/^setting +train dlg\/rec +test dlg\/rec/);
+    expect(printed).toContain('104 / 104'); // MTU-Eval S-S: dialogues / records
   });
 
   it('exports MTU records that parse to the gold calls, and OpenAI chat records with tool calls', async () => {

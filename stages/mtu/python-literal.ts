@@ -120,23 +120,3 @@ class LiteralParser {
     }
   }
 }
-
-/** A JSON value printed the way Python's `repr` prints the equivalent dict / list. */
-export function toPythonLiteral(value: Json): string {
-  if (value === null) return 'None';
-  if (value === true) return 'True';
-  if (value === false) return 'False';
-  if (typeof value === 'number') return String(value);
-  if (typeof value === 'string') return pythonString(value);
-  if (Array.isArray(value)) return `[${value.map(toPythonLiteral).join(', ')}]`;
-  return `{${Object.entries(value)
-    .map(([k, v]) => `${pythonString(k)}: ${toPythonLiteral(v)}`)
-    .join(', ')}}`;
-}
-
-function pythonString(text: string): string {
-  // Python prefers single quotes and switches to double quotes when the text holds a single quote only.
-  const quote = text.includes("'") && !text.includes('"') ? '"' : "'";
-  const escaped = text.replace(/\\/g, '\\\\').replace(/\n/g, '\\n').replace(/\r/g, '\\r').replace(/\t/g, '\\t');
-  return quote + (quote === "'" ? escaped.replace(/'/g, "\\'") : escaped) + quote;
-}

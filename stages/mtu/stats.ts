@@ -150,7 +150,10 @@ export interface StatisticsOptions {
   reference: string;
 }
 
-/** The last stage: reports the statistics to the manifest and prints them; records pass unchanged. */
+/**
+ * Reports the statistics to the manifest (`stats.mtuStatistics`), prints them and publishes them
+ * as `reports/mtu-statistics.txt`; records pass unchanged.
+ */
 export function statisticsStage(options: StatisticsOptions): BatchStage<Sample, Sample> {
   return {
     kind: 'batch',
@@ -177,7 +180,9 @@ export function statisticsStage(options: StatisticsOptions): BatchStage<Sample, 
         released: released ? mapFigures(released) : null,
         tools: { ...tools, reductionRatio: tools.namesBefore && tools.namesAfter ? Math.round((tools.namesBefore / tools.namesAfter) * 100) / 100 : null },
       });
-      ctx.log(`MTU-Bench statistics\n${formatMtuStatistics(ours, released, tools)}`);
+      const table = formatMtuStatistics(ours, released, tools);
+      ctx.log(`MTU-Bench statistics\n${table}`);
+      ctx.attach('mtu-statistics.txt', `${table}\n`);
       return { out: samples };
     },
   };

@@ -24,7 +24,6 @@ const GenericLine = z
 export interface GenericDialogueOptions {
   /** Source name: it becomes the tools' plugin and the samples' source dataset. */
   name: string;
-  file: string;
   /** Topic of every dialogue that names none itself. */
   domain?: string;
   split: string;
