@@ -4,7 +4,7 @@ import type { Rng } from '../../core/rng.ts';
 import type { BatchStage } from '../../core/stage.ts';
 import { mtuComposePrompt } from '../../prompts/mtu-compose.ts';
 import type { MtuConfig } from './config.ts';
-import { allCalls, assistantIndexes, categoryOf, expectedOf, literalText, mtuMeta, turnCalls, userTurns, type MtuMeta } from './sample.ts';
+import { allCalls, assistantIndexes, lineageEntry, categoryOf, expectedOf, literalText, mtuMeta, turnCalls, userTurns, type MtuMeta } from './sample.ts';
 
 /**
  * Multi-tool synthesis. The source datasets hardly ever call several tools in one turn, while
@@ -112,7 +112,7 @@ function composedSample(id: string, base: Sample, sources: Sample[], tools: Tool
     expected,
     meta: {
       source: { dataset: 'composed', id: mode },
-      lineage: [...base.meta.lineage, { stage: 'compose-multi-tool', version: 1, prompt: mtuComposePrompt.id, promptHash: mtuComposePrompt.hash }],
+      lineage: [...base.meta.lineage, lineageEntry('compose-multi-tool', 1, mtuComposePrompt)],
       checks: [],
       tags: [`composed:${mode}`],
       mtu: composedMeta(sources, patch),

@@ -7,7 +7,7 @@ import { multiwozTopic } from '../sources/multiwoz.ts';
 import { sgdTopic } from '../sources/sgd.ts';
 import { schemaDialogueTurns, utteranceTurns, type CreatedTurns } from './grammar-tools.ts';
 import { llmDialogueTurns } from './llm-tools.ts';
-import { categoryOf, expectedOf, type MtuMeta } from './sample.ts';
+import { categoryOf, expectedOf, lineageEntry, type MtuMeta } from './sample.ts';
 
 /** Topic of a schema service, by source (SGD `Restaurants_1` → `Restaurants`, MultiWOZ `hotel` → `Hotels`). */
 function topicFunction(dialogue: SourceDialogue): (service: string) => string {
@@ -77,9 +77,7 @@ export function createToolsStage(options: CreateToolsOptions): MapStage<SourceDi
         meta: {
           source: { dataset: dialogue.source, id: dialogue.id, file: dialogue.file },
           lineage: [
-            byLlm
-              ? { stage: name, version: 1, prompt: mtuToolParametersPrompt.id, promptHash: mtuToolParametersPrompt.hash, model: ctx.llm.model }
-              : { stage: name, version: 1 },
+            byLlm ? lineageEntry(name, 1, mtuToolParametersPrompt, ctx.llm.model) : lineageEntry(name, 1),
           ],
           checks: [],
           tags: [],

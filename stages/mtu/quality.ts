@@ -6,7 +6,7 @@ import { valueProblem } from './infer.ts';
 import { historyText } from './llm-tools.ts';
 import { libraryLoader } from './library.ts';
 import { mtuArguments, renderToolList, toolsOfCalls } from './mtu-format.ts';
-import { allCalls, assistantIndexes, refsIn, toolOf, turnCalls } from './sample.ts';
+import { allCalls, assistantIndexes, lineageEntry, refsIn, toolOf, turnCalls } from './sample.ts';
 
 /**
  * MTU-Bench's quality filters (Appendix B), each failure a rejection with its reason:
@@ -115,7 +115,7 @@ export function qualityFilterStage(options: { verify: boolean }): MapStage<Sampl
         meta: {
           ...sample.meta,
           checks: [...sample.meta.checks, ...checks],
-          lineage: [...sample.meta.lineage, { stage: name, version: 1, ...(options.verify ? { prompt: mtuQualityCheckPrompt.id, promptHash: mtuQualityCheckPrompt.hash, model: ctx.llm.model } : {}) }],
+          lineage: [...sample.meta.lineage, options.verify ? lineageEntry(name, 1, mtuQualityCheckPrompt, ctx.llm.model) : lineageEntry(name, 1)],
         },
       };
     },

@@ -6,7 +6,7 @@ import { mtuThoughtPrompt, type ThoughtRound } from '../../prompts/mtu-thought.t
 import { loadMultiwozDb, lookupMultiwoz, type MultiwozDb } from '../sources/multiwoz.ts';
 import { libraryLoader } from './library.ts';
 import { renderToolList } from './mtu-format.ts';
-import { allCalls, assistantIndexes, mtuMeta, toolOf, turnCalls, withMtuMeta, type Situation } from './sample.ts';
+import { allCalls, assistantIndexes, lineageEntry, mtuMeta, toolOf, turnCalls, withMtuMeta, type Situation } from './sample.ts';
 
 /**
  * Step 5 of the paper, tool-use synthesis in the ReAct shape: every assistant turn gets a Thought,
@@ -164,8 +164,8 @@ export function synthesizeReactStage(options: ReactOptions): MapStage<Sample, Sa
       }
       const lineage = [
         ...sample.meta.lineage,
-        ...(rounds.length ? [{ stage: name, version: 1, prompt: mtuThoughtPrompt.id, promptHash: mtuThoughtPrompt.hash, model: ctx.llm.model }] : []),
-        ...(pending.length || needResponse.length ? [{ stage: name, version: 1, prompt: mtuObservationPrompt.id, promptHash: mtuObservationPrompt.hash, model: ctx.llm.model }] : []),
+        ...(rounds.length ? [lineageEntry(name, 1, mtuThoughtPrompt, ctx.llm.model)] : []),
+        ...(pending.length || needResponse.length ? [lineageEntry(name, 1, mtuObservationPrompt, ctx.llm.model)] : []),
       ];
       return withMtuMeta({ ...input, dialogue, meta: { ...sample.meta, lineage } }, { today: options.today });
     },

@@ -4,7 +4,7 @@ import { mtuToolDocPrompt, type ToolDocAnswer } from '../../prompts/mtu-tool-doc
 import type { MtuConfig } from './config.ts';
 import { inferProperty } from './infer.ts';
 import { ToolLibrary, toolReference } from './library.ts';
-import { assistantIndexes, literalText, toolKey, turnCalls } from './sample.ts';
+import { assistantIndexes, lineageEntry, literalText, toolKey, turnCalls } from './sample.ts';
 
 /**
  * Step 4 of the paper, tool documentation: one entry per tool (by plugin and name) with its
@@ -167,7 +167,7 @@ export function documentToolsStage(options: MtuConfig['documentation']): BatchSt
           out.push({
             ...sample,
             tools: sample.tools.map((t) => toolReference(documented.get(toolKey(t))!)),
-            meta: { ...sample.meta, lineage: [...sample.meta.lineage, { stage: name, version: 1, prompt: mtuToolDocPrompt.id, promptHash: mtuToolDocPrompt.hash, model: ctx.llm.model }] },
+            meta: { ...sample.meta, lineage: [...sample.meta.lineage, lineageEntry(name, 1, mtuToolDocPrompt, ctx.llm.model)] },
           });
         }
       }
