@@ -35,8 +35,8 @@ const NAME_LIKE = /name|title|(^|_)id$/;
 /**
  * The first pair of calls in a dialogue where a later call takes a value an earlier call returned
  * and the user could not have known before that result: the value appears in no user turn before
- * the first call, and result field and parameter are the same or both name-like (a restaurant or
- * hotel name, an id), so that two fields sharing a number by chance are no dependency.
+ * the first call, and result field and parameter are both name-like (a restaurant or hotel name,
+ * a title, an id), so that two fields sharing a number or a city by chance are no dependency.
  */
 export function findChain(sample: Sample): Chain | undefined {
   const calls = assistantIndexes(sample).flatMap((turn) => turnCalls(sample, turn).map((call) => ({ call, turn })));
@@ -54,7 +54,7 @@ export function findChain(sample: Sample): Chain | undefined {
       for (const [parameter, value] of Object.entries(calls[j].call.arguments)) {
         const text = literalText(value);
         if (!text || text === 'dontcare' || known.includes(text.toLowerCase())) continue;
-        const field = Object.keys(result).find((f) => String(result[f]) === text && (f === parameter || (NAME_LIKE.test(f) && NAME_LIKE.test(parameter))));
+        const field = NAME_LIKE.test(parameter) ? Object.keys(result).find((f) => String(result[f]) === text && NAME_LIKE.test(f)) : undefined;
         if (field) links[parameter] = field;
       }
       if (Object.keys(links).length) return { first: calls[i], second: calls[j], links };
@@ -129,10 +129,12 @@ function chainedJob(sample: Sample, chain: Chain): Job {
   const stated = [...Object.values(chain.first.call.arguments), ...Object.entries(chain.second.call.arguments).filter(([p]) => !(p in chain.links)).map(([, v]) => v)]
     .map(literalText)
     .filter((v): v is string => !!v && v !== 'dontcare');
-  const users = sample.dialogue.slice(0, chain.second.turn).filter((t) => t.role === 'user');
-  const parts = users
-    .filter((t, i) => i === 0 || stated.some((v) => t.content.toLowerCase().includes(v.toLowerCase())))
-    .map((t) => learnt.reduce((text, v) => text.split(v).join('that one'), t.content));
+  // The first request, the turns that asked for each call, and the turns that state their values.
+  const triggers = new Set([0, chain.first.turn - 1, chain.second.turn - 1]);
+  const parts = sample.dialogue
+    .slice(0, chain.second.turn)
+    .flatMap((t, i) => (t.role === 'user' && (triggers.has(i) || stated.some((v) => t.content.toLowerCase().includes(v.toLowerCase()))) ? [t.content] : []))
+    .map((text) => learnt.reduce((out, v) => out.split(v).join('that one'), text));
   const observations: Record<string, Json> = {};
   for (const [call, source] of [[first, chain.first], [second, chain.second]] as const) {
     const result = sample.dialogue[source.turn].observations?.[source.call.id];
