@@ -28,6 +28,7 @@ const overrides = {
   },
   splits: { mode: 'random', testFraction: 0.3, oodDomains: ['Weather', 'RideSharing'] },
   hard: { nonsensicalNameRate: 0.2, noSuitableToolRate: 0.2 },
+  compose: { chainRate: 1 },
 };
 
 async function run(home: string): Promise<RunPipelineResult> {
@@ -103,7 +104,8 @@ describe('a full offline MTU run', () => {
       if (sample.meta.tags.includes('hard')) expect(sample.split).toBe('test');
     }
     expect(samples.some((s) => mtuMeta(s).hard?.includes('no-suitable-tool'))).toBe(true);
-    expect(samples.some((s) => s.meta.tags.includes('composed:chained'))).toBe(true);
+    expect(samples.some((s) => s.meta.tags.includes('composed:independent'))).toBe(true);
+    expect(samples.some((s) => s.meta.tags.includes('composed:multi-turn'))).toBe(true);
   });
 
   it('observes MultiWOZ calls in its databases and plain dialogues through LLM-made tools', () => {

@@ -1,0 +1,65 @@
+import { describe, expect, it } from 'vitest';
+import { composeStage, findChain } from '../stages/mtu/compose.ts';
+import { allCalls, categoryOf, mtuMeta } from '../stages/mtu/sample.ts';
+import { stageContext } from './fixtures/mtu/context.ts';
+import { call, handSample, round, tool } from './fixtures/mtu/samples.ts';
+
+const search = tool('SearchHotel', { location: {} }, ['location'], ['place_name', 'location']);
+const reserve = tool('ReserveHotel', { place_name: {}, stay_length: {} }, ['place_name'], ['place_name']);
+const weather = tool('GetWeather', { city: {} }, ['city'], ['temperature'], 'weather');
+const music = tool('PlayMusic', { song: {} }, [], [], 'music');
+
+const booking = (userNamesHotel: boolean) =>
+  handSample('booking', [search, reserve], [
+    round(userNamesHotel ? 'Find the Grand Hotel in Paris.' : 'Find me a hotel in Paris.', [call('call_0', 'SearchHotel', { location: 'Paris' })], { call_0: { place_name: 'Grand Hotel', location: 'Paris' } }, 'The Grand Hotel is nice.'),
+    round('Book it for 2 nights.', [call('call_1', 'ReserveHotel', { place_name: 'Grand Hotel', stay_length: '2' })], { call_1: { place_name: 'Grand Hotel' } }, 'Booked.'),
+  ]);
+
+describe('chains', () => {
+  it('link a later argument to an earlier result the user could not have known', () => {
+    expect(findChain(booking(false))).toMatchObject({ first: { turn: 1 }, second: { turn: 3 }, links: { place_name: 'place_name' } });
+    // Named by the user before the search: no dependency on the result.
+    expect(findChain(booking(true))).toBeUndefined();
+  });
+});
+
+describe('multi-tool composition', () => {
+  it('writes chained and independent S-M samples and M-M samples, within one split', async () => {
+    const singles = [
+      handSample('w1', [weather], [round('Weather in Rome?', [call('call_0', 'GetWeather', { city: 'Rome' })])]),
+      handSample('m1', [music], [round('Play Yesterday.', [call('call_0', 'PlayMusic', { song: 'Yesterday' })])]),
+    ];
+    const other = handSample('w2', [weather], [round('Weather in Oslo?', [call('call_0', 'GetWeather', { city: 'Oslo' })])], 'train');
+    const ctx = stageContext();
+    const { out } = await composeStage({ singleTurnRate: 1, minTools: 2, maxTools: 2, chainRate: 1, multiTurnRate: 1 }).run([booking(false), ...singles, other], ctx);
+    const made = out.filter((s) => mtuMeta(s).composedFrom);
+    const kind = (k: string) => made.filter((s) => s.meta.tags.includes(`composed:${k}`));
+
+    const [chained] = kind('chained');
+    expect(categoryOf(chained)).toBe('S-M');
+    expect(allCalls(chained).map((c) => [c.tool, c.arguments])).toEqual([
+      ['SearchHotel', { location: 'Paris' }],
+      ['ReserveHotel', { place_name: { $ref: 'call_0.place_name' }, stay_length: '2' }],
+    ]);
+    expect(chained.dialogue[0].content).toMatch(/^Find me a hotel in Paris.*book it for 2 nights\.$/);
+    expect(chained.dialogue[1].observations).toEqual({ call_0: { place_name: 'Grand Hotel', location: 'Paris' }, call_1: { place_name: 'Grand Hotel' } });
+
+    const independent = kind('independent');
+    expect(independent.length).toBeGreaterThan(0);
+    for (const s of independent) {
+      expect(s.split).toBe('test'); // never mixed with the train sample
+      expect(allCalls(s).map((c) => c.tool).sort()).toEqual(['GetWeather', 'PlayMusic']);
+      expect(new Set(allCalls(s).map((c) => c.id)).size).toBe(2);
+      expect(s.dialogue[0].content).toMatch(/Weather in Rome.*Play Yesterday|Play Yesterday.*Weather in Rome/i);
+    }
+
+    const [multi] = kind('multi-turn');
+    expect(categoryOf(multi)).toBe('M-M');
+    const turn = multi.dialogue.findIndex((t) => (t.calls?.length ?? 0) > 1);
+    expect(multi.dialogue[turn].content).toBe(''); // the reply is written again for both requests
+    expect(multi.tools.map((t) => t.name)).toEqual(expect.arrayContaining(['SearchHotel', 'ReserveHotel']));
+    expect(new Set(made.map((s) => s.id)).size).toBe(made.length);
+    expect(out.length).toBe(4 + made.length);
+    expect(ctx.reports.composition).toMatchObject({ made: { chained: 1, 'multi-turn': 1 } });
+  });
+});
