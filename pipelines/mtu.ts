@@ -13,7 +13,7 @@ import { synthesizeReactStage } from '../stages/mtu/react.ts';
 import { assignSplitsStage } from '../stages/mtu/splits.ts';
 import { statisticsStage } from '../stages/mtu/stats.ts';
 import { documentToolsStage } from '../stages/mtu/tool-docs.ts';
-import { unifyToolSpecsStage } from '../stages/mtu/tool-inventory.ts';
+import { unifyToolSpecsStage } from '../stages/mtu/unify-tool-specs.ts';
 
 export { MtuConfig };
 
