@@ -29,6 +29,10 @@ describe('SNIPS loader', () => {
     for (const [sliced, value] of spans) expect(sliced).toBe(value);
   });
 
+  it('fails naming the file and utterance of a malformed segment', () => {
+    expect(thrown(() => loadSnips({ dir: fromFixtures('snips-broken'), splits: ['train'] }, id))).toMatch(/snips-broken\/train_PlayMusic\.json: not SNIPS segment JSON at PlayMusic\.1\.data\.1\.text/);
+  });
+
   it('names the folder when it holds no files of a split', () => {
     expect(thrown(() => loadSnips({ dir: fromFixtures('generic'), splits: ['train'] }, id))).toMatch(/no SNIPS files for splits train/);
   });
@@ -107,6 +111,11 @@ describe('MultiWOZ loader', () => {
     expect(dialogues.map((d) => d.id)).toEqual(['test/FIX0001.json', 'test/FIX0002.json']);
     expect(dialogues[0]).toMatchObject({ source: 'multiwoz', database: 'multiwoz', domains: ['Hotels', 'Restaurants'] });
     expect(dialogues[0].turns[0].frames?.find((f) => f.service === 'hotel')).toMatchObject({ intent: 'find_hotel', slotValues: { 'hotel-area': ['north'] } });
+  });
+
+  it('fails naming the file and dialogue of a service the schema lacks', () => {
+    const message = thrown(() => loadMultiwoz({ dir: fromData('sources/multiwoz'), dialogues: fromFixtures('multiwoz-broken'), splits: ['test'] }, id));
+    expect(message).toMatch(/multiwoz-broken\/test\/dialogues_001\.json: dialogue 0 \(BAD0001\.json\): service "spaceship" is not in the split's schema\.json/);
   });
 });
 
