@@ -10,6 +10,12 @@ export interface Distances {
   row(i: number, out: Float64Array, from?: number): void;
 }
 
+/** A sparse vector: ascending column indices and their values. */
+export interface SparseRow {
+  cols: Int32Array;
+  values: Float64Array;
+}
+
 /** Below this share of non-zero entries, vectors are stored sparse and compared through an inverted index. */
 const SPARSE_DENSITY = 0.2;
 
@@ -77,8 +83,46 @@ export class VectorSpace implements Distances {
     return new VectorSpace(n, dim, metric, dense, undefined, norms);
   }
 
+  /**
+   * A space from sparse rows (column indices ascending, no zeros), e.g. cluster centroids. Rows
+   * are trusted: they come from vectors already checked.
+   */
+  static fromSparse(rows: readonly SparseRow[], dim: number, metric: Metric): VectorSpace {
+    const n = rows.length;
+    const start = new Int32Array(n + 1);
+    rows.forEach((row, i) => (start[i + 1] = start[i] + row.cols.length));
+    const cols = new Int32Array(start[n]);
+    const values = new Float64Array(start[n]);
+    const norms = new Float64Array(n);
+    rows.forEach((row, i) => {
+      cols.set(row.cols, start[i]);
+      values.set(row.values, start[i]);
+      let norm = 0;
+      for (const x of row.values) norm += x * x;
+      norms[i] = Math.sqrt(norm);
+    });
+    return new VectorSpace(n, dim, metric, undefined, { start, cols, values }, norms);
+  }
+
   get isSparse(): boolean {
     return this.csr !== undefined;
+  }
+
+  /** Euclidean length of item i. */
+  norm(i: number): number {
+    return this.norms[i];
+  }
+
+  /** Item i's non-zero entries. */
+  sparseRow(i: number): SparseRow {
+    if (this.csr) {
+      const { start, cols, values } = this.csr;
+      return { cols: cols.slice(start[i], start[i + 1]), values: values.slice(start[i], start[i + 1]) };
+    }
+    const dense = this.vector(i);
+    const at: number[] = [];
+    dense.forEach((x, k) => x !== 0 && at.push(k));
+    return { cols: Int32Array.from(at), values: Float64Array.from(at, (k) => dense[k]) };
   }
 
   /** The items at `indices`, as a space of their own (for blocks). */
@@ -200,6 +244,53 @@ export class VectorSpace implements Distances {
       }
     }
     for (let j = from; j < this.n; j++) out[j] = this.fromDot(acc[j], i, j);
+  }
+
+  /**
+   * Every pair i < j at cosine distance ≤ threshold (< 1), found without comparing all pairs and
+   * without missing one (sparse vectors only). Prefix filtering with a norm bound: item i's
+   * entries are ordered from the most common feature to the rarest, and the common ones are set
+   * aside as long as their (normalised) weights keep a norm below s = 1 − threshold. By
+   * Cauchy–Schwarz a partner sharing none of the remaining rarer features has similarity below s,
+   * so only their postings are candidates. Returns the number of candidates whose distance was computed.
+   */
+  closePairs(threshold: number, visit: (i: number, j: number, distance: number) => void): number {
+    if (!this.csr || this.metric !== 'cosine') throw new Error('closePairs: sparse cosine vectors only');
+    if (!(threshold < 1)) throw new Error('closePairs: threshold must be below 1');
+    const similarity = 1 - threshold;
+    const budget = similarity * similarity;
+    const postings = (this.postings ??= this.invert());
+    const frequency = (f: number) => postings.start[f + 1] - postings.start[f];
+    const { start, cols, values } = this.csr;
+    const stamp = new Int32Array(this.n).fill(-1);
+    let candidates = 0;
+    for (let i = 0; i < this.n; i++) {
+      const norm = this.norms[i];
+      if (norm === 0) continue; // a zero vector is at distance 1 from everything
+      const entries = Array.from({ length: start[i + 1] - start[i] }, (_, k) => start[i] + k).sort((a, b) => frequency(cols[b]) - frequency(cols[a]) || a - b);
+      let setAside = 0;
+      let first = 0;
+      while (first < entries.length) {
+        const u = values[entries[first]] / norm;
+        if (setAside + u * u >= budget) break;
+        setAside += u * u;
+        first++;
+      }
+      const prefix = entries.slice(first);
+      for (const entry of prefix) {
+        const f = cols[entry];
+        for (let q = postings.start[f + 1] - 1; q >= postings.start[f]; q--) {
+          const j = postings.rows[q];
+          if (j <= i) break; // rows ascending: the rest are earlier items
+          if (stamp[j] === i) continue;
+          stamp[j] = i;
+          candidates++;
+          const d = this.pair(i, j);
+          if (d <= threshold) visit(i, j, d);
+        }
+      }
+    }
+    return candidates;
   }
 
   /** Feature → (row, value) lists, rows ascending. */

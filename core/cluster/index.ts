@@ -6,8 +6,8 @@ import { cutAtHeight, cutIntoGroups, dendrogram, membersOf, type Dendrogram, typ
 
 export { adjustedRandIndex } from './agreement.ts';
 export { blockedClustering, splitIntoBlocks, type BlockedOptions, type BlockedStats } from './blocked.ts';
-export { CondensedMatrix, VectorSpace, type Distances, type Metric } from './distance.ts';
-export { cutAtHeight, cutIntoGroups, dendrogram, membersOf, LINKAGES, type Dendrogram, type Linkage, type Merge } from './linkage.ts';
+export { CondensedMatrix, VectorSpace, type Distances, type Metric, type SparseRow } from './distance.ts';
+export { cutAtHeight, cutIntoGroups, dendrogram, membersOf, LINKAGES, type Dendrogram, type DendrogramOptions, type Linkage, type Merge } from './linkage.ts';
 export { renderClusterPlot, escapeXml, type PlotInput } from './plot.ts';
 export { project2d, type Projection } from './projection.ts';
 export { silhouette, type SilhouetteOptions, type SilhouetteResult } from './silhouette.ts';

@@ -25,14 +25,24 @@ export interface Dendrogram {
  * nearest-neighbour chain on a condensed distance matrix with Lance–Williams updates (O(n²)
  * memory). Both give the hierarchy the classic cubic algorithm (ml-hclust `agnes`) gives.
  */
-export function dendrogram(distances: Distances, linkage: Linkage, options: { consumeMatrix?: boolean } = {}): Dendrogram {
+export interface DendrogramOptions {
+  /** The chain may overwrite a CondensedMatrix it is given (saves a copy). */
+  consumeMatrix?: boolean;
+  /**
+   * Items that are clusters already (with these sizes) and whose distances are linkage distances
+   * between clusters: average linkage then weighs them by size. Default: all 1.
+   */
+  sizes?: ArrayLike<number>;
+}
+
+export function dendrogram(distances: Distances, linkage: Linkage, options: DendrogramOptions = {}): Dendrogram {
   if (distances.n === 0) throw new UserError('nothing to cluster (no items)');
   let merges: Merge[];
   if (linkage === 'single') merges = minimumSpanningTree(distances);
   else {
     // The chain updates the matrix in place; work on a copy unless the caller hands it over.
     const matrix = distances instanceof CondensedMatrix ? (options.consumeMatrix ? distances : new CondensedMatrix(distances.n, distances.data.slice())) : CondensedMatrix.of(distances);
-    merges = nearestNeighbourChain(matrix, linkage);
+    merges = nearestNeighbourChain(matrix, linkage, options.sizes);
   }
   merges.sort((x, y) => x.height - y.height);
   return { n: distances.n, linkage, merges };
@@ -73,10 +83,10 @@ function minimumSpanningTree(distances: Distances): Merge[] {
   return merges;
 }
 
-function nearestNeighbourChain(matrix: CondensedMatrix, linkage: 'complete' | 'average'): Merge[] {
+function nearestNeighbourChain(matrix: CondensedMatrix, linkage: 'complete' | 'average', sizes?: ArrayLike<number>): Merge[] {
   const n = matrix.n;
   const D = matrix.data;
-  const size = new Float64Array(n).fill(1);
+  const size = sizes ? Float64Array.from(sizes) : new Float64Array(n).fill(1);
   // Active clusters as a linked list in index order; a cluster lives in the slot of its lowest leaf.
   const next = new Int32Array(n);
   const prev = new Int32Array(n);
