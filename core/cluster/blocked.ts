@@ -16,8 +16,11 @@ export interface BlockedOptions {
 }
 
 export interface BlockedStats {
-  /** Rounds of blocking run, and items pairs compared in them. */
+  /** How close pairs were found: `prefix-filter` (exact, sparse cosine vectors) or `random-blocks` (approximate). */
+  closePairs: 'prefix-filter' | 'random-blocks';
+  /** Rounds of random blocks run (0 with the prefix filter). */
   rounds: number;
+  /** Item pairs whose distance was computed to find the close pairs. */
   pairsCompared: number;
   /** Groups of items linked by chains of close pairs (the single-linkage clusters). */
   components: number;
@@ -30,7 +33,9 @@ export interface BlockedStats {
  * Agglomerative clustering for inputs too large for an n × n matrix. Clusters cut at threshold t
  * never span two groups of the "distance ≤ t" graph (for single, complete and average linkage a
  * merge at height ≤ t needs at least one pair ≤ t), so:
- *   1. find the close pairs without comparing all pairs: in each round, split the items
+ *   1. find the close pairs without comparing all pairs. Sparse vectors under cosine distance
+ *      (the lexical embedder's): exactly, by prefix filtering (VectorSpace.closePairs), when its
+ *      candidates are fewer than the random blocks would compare. Otherwise: in each round, split the items
  *      recursively (along the line through two far-apart items, at the median) into blocks of
  *      `blockSize` and compare all pairs inside each block; a new random split each round, until a
  *      round links no new groups;
@@ -45,10 +50,15 @@ export function blockedClustering(space: VectorSpace, options: BlockedOptions): 
   const maxRounds = Math.max(1, options.rounds ?? 6);
   const exactLimit = options.exactLimit ?? 20000;
   const all = Int32Array.from({ length: space.n }, (_, i) => i);
-  const stats: BlockedStats = { rounds: 0, pairsCompared: 0, components: 0, largestComponent: 0, splitComponents: 0 };
+  const stats: BlockedStats = { closePairs: 'random-blocks', rounds: 0, pairsCompared: 0, components: 0, largestComponent: 0, splitComponents: 0 };
 
   const links = new UnionFind(space.n);
-  for (let round = 0; round < maxRounds; round++) {
+  const roundsCost = (maxRounds * space.n * Math.min(blockSize, space.n)) / 2;
+  if (space.isSparse && space.metric === 'cosine' && options.threshold < 1 && space.closePairsCost(options.threshold) < roundsCost) {
+    stats.closePairs = 'prefix-filter';
+    stats.pairsCompared = space.closePairs(options.threshold, (i, j) => links.union(i, j));
+  }
+  for (let round = 0; round < maxRounds && stats.closePairs === 'random-blocks'; round++) {
     let linked = 0;
     for (const block of splitIntoBlocks(space, all, blockSize, 0, Rng.derive(options.seed ?? 0, 'blocked', round))) {
       const local = space.subset(block);

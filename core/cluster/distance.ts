@@ -247,38 +247,49 @@ export class VectorSpace implements Distances {
   }
 
   /**
-   * Every pair i < j at cosine distance ≤ threshold (< 1), found without comparing all pairs and
-   * without missing one (sparse vectors only). Prefix filtering with a norm bound: item i's
-   * entries are ordered from the most common feature to the rarest, and the common ones are set
-   * aside as long as their (normalised) weights keep a norm below s = 1 − threshold. By
-   * Cauchy–Schwarz a partner sharing none of the remaining rarer features has similarity below s,
-   * so only their postings are candidates. Returns the number of candidates whose distance was computed.
+   * Item i's prefix for a similarity search at cosine distance ≤ threshold (< 1; sparse cosine
+   * vectors only): its entries are ordered from the most common feature to the rarest, and the
+   * common ones are set aside while their (normalised) weights keep a norm below s = 1 − threshold.
+   * By Cauchy–Schwarz a partner sharing none of the remaining, rarer features has similarity below
+   * s, so the postings of those features hold every partner (prefix filtering with a norm bound).
    */
-  closePairs(threshold: number, visit: (i: number, j: number, distance: number) => void): number {
-    if (!this.csr || this.metric !== 'cosine') throw new Error('closePairs: sparse cosine vectors only');
-    if (!(threshold < 1)) throw new Error('closePairs: threshold must be below 1');
-    const similarity = 1 - threshold;
-    const budget = similarity * similarity;
+  private prefixFeatures(i: number, threshold: number): number[] {
+    if (!this.csr || this.metric !== 'cosine') throw new Error('close-pair search: sparse cosine vectors only');
+    if (!(threshold < 1)) throw new Error('close-pair search: threshold must be below 1');
+    if (this.norms[i] === 0) return []; // a zero vector is at distance 1 from everything
     const postings = (this.postings ??= this.invert());
     const frequency = (f: number) => postings.start[f + 1] - postings.start[f];
     const { start, cols, values } = this.csr;
+    const entries = Array.from({ length: start[i + 1] - start[i] }, (_, k) => start[i] + k).sort((a, b) => frequency(cols[b]) - frequency(cols[a]) || a - b);
+    const budget = (1 - threshold) * (1 - threshold);
+    let setAside = 0;
+    let first = 0;
+    for (; first < entries.length; first++) {
+      const u = values[entries[first]] / this.norms[i];
+      if (setAside + u * u >= budget) break;
+      setAside += u * u;
+    }
+    return entries.slice(first).map((entry) => cols[entry]);
+  }
+
+  /** An upper bound of the candidates `closePairs` would examine (the prefixes' posting lengths). */
+  closePairsCost(threshold: number): number {
+    const postings = (this.postings ??= this.invert());
+    let cost = 0;
+    for (let i = 0; i < this.n; i++) for (const f of this.prefixFeatures(i, threshold)) cost += postings.start[f + 1] - postings.start[f];
+    return cost / 2;
+  }
+
+  /**
+   * Every pair i < j at cosine distance ≤ threshold, without comparing all pairs and without
+   * missing one (see prefixFeatures). Returns the number of candidates whose distance was computed.
+   */
+  closePairs(threshold: number, visit: (i: number, j: number, distance: number) => void): number {
     const stamp = new Int32Array(this.n).fill(-1);
     let candidates = 0;
     for (let i = 0; i < this.n; i++) {
-      const norm = this.norms[i];
-      if (norm === 0) continue; // a zero vector is at distance 1 from everything
-      const entries = Array.from({ length: start[i + 1] - start[i] }, (_, k) => start[i] + k).sort((a, b) => frequency(cols[b]) - frequency(cols[a]) || a - b);
-      let setAside = 0;
-      let first = 0;
-      while (first < entries.length) {
-        const u = values[entries[first]] / norm;
-        if (setAside + u * u >= budget) break;
-        setAside += u * u;
-        first++;
-      }
-      const prefix = entries.slice(first);
-      for (const entry of prefix) {
-        const f = cols[entry];
+      for (const f of this.prefixFeatures(i, threshold)) {
+        const postings = this.postings!;
         for (let q = postings.start[f + 1] - 1; q >= postings.start[f]; q--) {
           const j = postings.rows[q];
           if (j <= i) break; // rows ascending: the rest are earlier items
