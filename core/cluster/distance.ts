@@ -238,9 +238,11 @@ export class VectorSpace implements Distances {
     for (let p = start[i]; p < start[i + 1]; p++) {
       const v = values[p];
       const f = cols[p];
-      for (let q = postings.start[f]; q < postings.start[f + 1]; q++) {
+      // Rows ascending: walk back from the last and stop before `from`.
+      for (let q = postings.start[f + 1] - 1; q >= postings.start[f]; q--) {
         const j = postings.rows[q];
-        if (j >= from) acc[j] += v * postings.values[q];
+        if (j < from) break;
+        acc[j] += v * postings.values[q];
       }
     }
     for (let j = from; j < this.n; j++) out[j] = this.fromDot(acc[j], i, j);
