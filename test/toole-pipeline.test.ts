@@ -130,8 +130,9 @@ describe('toole pipeline on hand-made plugins with a decisions file', () => {
     const stats = r.result.manifest!.stats as Record<string, any>;
     expect(stats.toolMergeMetatool.silhouette.before.byClusters).toHaveProperty('2');
     expect(stats.toolMergeMetatool.silhouette.after.byClusters).toHaveProperty('3');
-    expect(existsSync(stats['toole.overlapPlots'].before)).toBe(true);
-    expect(readFileSync(stats['toole.overlapPlots'].after, 'utf8')).toContain('<svg');
+    // The plots are published with the version under reports/.
+    expect(existsSync(join(r.result.ref!.dir, 'reports', stats['toole.overlapPlots'].before))).toBe(true);
+    expect(readFileSync(join(r.result.ref!.dir, 'reports', stats['toole.overlapPlots'].after), 'utf8')).toContain('<svg');
   });
 
   it('pairs the most popular tools (most merged plugins first) for multi-tool queries that keep both labels', () => {
