@@ -109,7 +109,8 @@ async function matchParameters(member: ToolSpec, representative: ToolSpec, thres
   const restOwn = own.filter((n) => !match.has(n));
   const restTarget = target.filter((n) => ![...match.values()].includes(n));
   if (!restOwn.length || !restTarget.length) return match;
-  const vectors = await lexicalEmbedder().embed([...restOwn, ...restTarget]);
+  // Parameter names are nouns: `title` is no action.
+  const vectors = await lexicalEmbedder({ identifierActions: false }).embed([...restOwn, ...restTarget]);
   const space = VectorSpace.from(vectors, 'cosine', 'parameter names');
   const pairs: [number, number, number][] = [];
   restOwn.forEach((_, i) => restTarget.forEach((__, j) => pairs.push([space.pair(i, restOwn.length + j), i, j])));
@@ -153,8 +154,11 @@ function mergedSpec(representative: ToolSpec, members: { tool: ToolSpec; match: 
 export async function planMtuMerge(tools: ToolSpec[], usage: Map<string, number>, config: z.output<typeof MergeToolsMtuConfig>, deps: { gateway?: unknown; resolvePath?: (p: string) => string; seed?: number }): Promise<MtuMergePlan> {
   const plan: MtuMergePlan = { toolsBefore: tools.length, toolsAfter: tools.length, reductionRatio: 1, mappings: [], conflicts: [], merged: new Map() };
   if (tools.length < 2) return plan;
-  const embedder = createEmbedder(config.embedder, { gateway: deps.gateway, stage: NAME, resolvePath: deps.resolvePath });
-  const [names, parameters] = [await embedder.embed(tools.map((t) => t.name)), await embedder.embed(tools.map(parameterText))];
+  const embedderDeps = { gateway: deps.gateway, stage: NAME, resolvePath: deps.resolvePath };
+  const embedder = createEmbedder(config.embedder, embedderDeps);
+  // Parameter names are nouns: the lexical embedder must not read their first word as an action.
+  const parameterEmbedder = config.embedder.kind === 'lexical' ? createEmbedder({ ...config.embedder, identifierActions: false }, embedderDeps) : embedder;
+  const [names, parameters] = [await embedder.embed(tools.map((t) => t.name)), await parameterEmbedder.embed(tools.map(parameterText))];
   const space = VectorSpace.from(joinViews([names, parameters], [config.nameWeight, 1 - config.nameWeight]), 'cosine', `${NAME}: tool embeddings`);
   const clustering = clusterSpace(space, { threshold: config.threshold, linkage: config.linkage, seed: deps.seed, source: NAME });
 

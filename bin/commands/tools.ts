@@ -76,12 +76,12 @@ export function readToolFile(path: string): { tools: ToolEntry[]; repeated: stri
   return { tools, repeated };
 }
 
-/** Vectors of the tools: their names, names (¾) with parameter names (¼), or descriptions. */
-export async function embedToolEntries(embedder: Embedder, tools: ToolEntry[], by: By): Promise<VectorSpace> {
+/** Vectors of the tools: their names, names (¾) with parameter names (¼, embedded by `parameterEmbedder`), or descriptions. */
+export async function embedToolEntries(embedder: Embedder, tools: ToolEntry[], by: By, parameterEmbedder = embedder): Promise<VectorSpace> {
   if (by === 'description') return VectorSpace.from(await embedder.embed(tools.map((t) => t.description.trim() || t.name)), 'cosine', 'tool descriptions');
   const names = await embedder.embed(tools.map((t) => t.name));
   if (by === 'name') return VectorSpace.from(names, 'cosine', 'tool names');
-  const parameters = await embedder.embed(tools.map((t) => (t.parameters.length ? t.parameters.join(' ') : '(no parameters)')));
+  const parameters = await parameterEmbedder.embed(tools.map((t) => (t.parameters.length ? t.parameters.join(' ') : '(no parameters)')));
   return VectorSpace.from(joinViews([names, parameters], [0.75, 0.25]), 'cosine', 'tool names and parameters');
 }
 
@@ -129,7 +129,8 @@ export const toolsClusterCommand: Command = {
     const { tools, repeated } = readToolFile(file);
     if (repeated.length) io.err(`${positionals[0]}: ${repeated.length} repeated tool name(s) skipped (first kept): ${repeated.slice(0, 5).join(', ')}${repeated.length > 5 ? ', …' : ''}`);
     const embedder = modelPath ? transformersEmbedder({ modelPath: resolve(io.cwd, modelPath) }) : lexicalEmbedder();
-    const space = await embedToolEntries(embedder, tools, by);
+    // Parameter names are nouns: the lexical embedder must not read their first word as an action.
+    const space = await embedToolEntries(embedder, tools, by, modelPath ? embedder : lexicalEmbedder({ identifierActions: false }));
     const started = Date.now();
     const clustering = clusterSpace(space, { threshold, clusters, linkage, mode, seed, source: positionals[0] });
     const seconds = (Date.now() - started) / 1000;

@@ -18,6 +18,7 @@ export const EmbedderConfig = z.discriminatedUnion('kind', [
     ngrams: z.array(z.number().int().min(2).max(8)).optional(),
     views: z.object({ actions: z.number().min(0).optional(), words: z.number().min(0).optional(), chars: z.number().min(0).optional() }).optional(),
     synonyms: z.array(z.array(z.string()).min(2)).optional(),
+    identifierActions: z.boolean().optional(),
   }),
   z.object({ kind: z.literal('openai'), model: z.string().optional() }),
   z.object({

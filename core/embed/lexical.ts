@@ -26,6 +26,11 @@ export interface LexicalOptions {
   views?: { actions?: number; words?: number; chars?: number };
   /** Extra synonym groups: the first word of each group is the form the others fold to. */
   synonyms?: string[][];
+  /**
+   * Read an identifier's first word as its action (default true: tool names such as
+   * `optimizeRoute`); false for names that are nouns, such as parameter names.
+   */
+  identifierActions?: boolean;
 }
 
 /** Verb and noun groups of API names; the first word is the folded form. */
@@ -102,10 +107,11 @@ export class LexicalAnalyzer {
   /**
    * Tokens, with `action` set on the action words. An identifier (no spaces: `reserveBook`) names
    * one action, its first word, or the first word that folds to a verb when it starts with a noun
-   * (`flightBooking`). In a sentence every word that folds to a verb is an action.
+   * (`flightBooking`). In a sentence (or with `identifierActions` off) every word that folds to a
+   * verb is an action.
    */
-  weightedTokens(text: string): { token: string; action: boolean }[] {
-    const identifier = !/\s/.test(text.trim());
+  weightedTokens(text: string, identifierActions = true): { token: string; action: boolean }[] {
+    const identifier = identifierActions && !/\s/.test(text.trim());
     const words = splitWords(text).filter((word) => !STOP_WORDS.has(word));
     const folded = words.map((word) => this.fold.get(word) ?? this.fold.get(stem(word)));
     let actionAt = -1;
@@ -161,14 +167,15 @@ export function lexicalEmbedder(options: LexicalOptions = {}): Embedder {
   const total = VIEWS.reduce((sum, v) => sum + given[v], 0);
   const shares = VIEWS.map((v) => given[v] / total);
   const analyzer = new LexicalAnalyzer([...(options.synonyms ?? []), ...DEFAULT_SYNONYMS]);
+  const identifierActions = options.identifierActions ?? true;
   const synonymsTag = options.synonyms?.length ? `:syn${fnv1a(JSON.stringify(options.synonyms)).toString(16)}` : '';
 
   return {
-    id: `lexical:v1:${dim}:${ngrams.join('-')}:${shares.map((s) => s.toFixed(3)).join('-')}${synonymsTag}`,
+    id: `lexical:v1:${dim}:${ngrams.join('-')}:${shares.map((s) => s.toFixed(3)).join('-')}${identifierActions ? '' : ':nouns'}${synonymsTag}`,
     dim,
     async embed(texts: string[]): Promise<Float32Array[]> {
       const viewsOf = texts.map((text) => {
-        const tokens = analyzer.weightedTokens(text);
+        const tokens = analyzer.weightedTokens(text, identifierActions);
         const others = tokens.filter((t) => !t.action).map((t) => t.token);
         return [count(tokens.filter((t) => t.action).map((t) => t.token)), count(others), count(charGrams(others, ngrams))];
       });

@@ -1,0 +1,155 @@
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { UserError } from '../core/errors.ts';
+import { Sample } from '../core/records.ts';
+import { DECOMPOSE_UNASSIGNED_TAG, mergeToolsMetatoolStage, readDecisionsCsv } from '../stages/merge-tools-metatool.ts';
+import { MERGE_CONFLICT_TAG, mergeToolsMtuStage } from '../stages/merge-tools-mtu.ts';
+import { sample, stageContext, tool } from './fixtures/embed/samples.ts';
+
+describe('MTU-style merging', () => {
+  const searchMovie = tool('search_movie', ['title', 'year?']);
+  const findMovie = tool('find_movie', ['movie_title', 'year?']);
+  const lookupFilm = tool('lookupFilm', ['film_title', 'language?']);
+  const bookHotel = tool('book_hotel', ['city', 'check_in_date']);
+  const reserveHotel = tool('reserve_hotel', ['city', 'check_in_date', 'guests']);
+  const getWeather = tool('get_weather', ['city']);
+  const call = (id: string, name: string, args: Record<string, string>) => ({ id, tool: name, arguments: args });
+  const samples = [
+    sample('m1', 'Find the movie Up', { tools: [searchMovie, getWeather], calls: [call('c1', 'search_movie', { title: 'Up' })] }),
+    sample('m2', 'Look up Heat from 1995', { tools: [searchMovie], calls: [call('c1', 'search_movie', { title: 'Heat', year: '1995' })] }),
+    sample('m3', 'Search for Alien', { tools: [findMovie, getWeather], calls: [call('c1', 'find_movie', { movie_title: 'Alien', year: '1979' })] }),
+    sample('m4', 'Is Amélie in French?', { tools: [searchMovie, lookupFilm], calls: [call('c1', 'lookupFilm', { film_title: 'Amélie', language: 'fr' })] }),
+    sample('h1', 'Book a hotel in Rome', { tools: [bookHotel, reserveHotel], calls: [call('c1', 'book_hotel', { city: 'Rome', check_in_date: '2025-05-01' })] }),
+    sample('w1', 'Weather in Oslo?', { tools: [getWeather], calls: [call('c1', 'get_weather', { city: 'Oslo' })] }),
+  ];
+
+  it('renames every tool and call to the cluster medoid, with its parameter names', async () => {
+    const { ctx, reports } = stageContext();
+    const { out } = await mergeToolsMtuStage({ threshold: 0.25 }).run(samples, ctx);
+    out.forEach((s) => Sample.parse(s));
+    const report = reports.toolMerge as any;
+    expect(report).toMatchObject({ method: 'mtu', toolsBefore: 6, toolsAfter: 4, reductionRatio: 1.5 });
+    // find_movie is the medoid: its parameters sit between the others'.
+    expect(report.mappings.map((m: any) => [m.from, m.to, m.parameters])).toEqual([
+      ['search_movie', 'find_movie', { title: 'movie_title' }],
+      ['lookupFilm', 'find_movie', { film_title: 'movie_title' }],
+    ]);
+    const [m1, m2, m3, m4, h1, w1] = out;
+    expect(m1.expected.calls).toEqual([call('c1', 'find_movie', { movie_title: 'Up' })]);
+    expect(m1.dialogue[1].calls).toEqual(m1.expected.calls);
+    expect(m1.tools.map((t) => t.name)).toEqual(['find_movie', 'get_weather']);
+    expect(m2.expected.calls).toEqual([call('c1', 'find_movie', { movie_title: 'Heat', year: '1995' })]);
+    // The merged spec keeps the representative's parameters and adds members' extra ones as optional.
+    expect(m1.tools[0].parameters).toEqual({ type: 'object', properties: { movie_title: { type: 'string' }, year: { type: 'string' }, language: { type: 'string' } }, required: ['movie_title'] });
+    expect(m3.expected.calls).toEqual(samples[2].expected.calls);
+    expect(m3.tools[0]).toEqual(m1.tools[0]);
+    expect(m4.tools.map((t) => t.name)).toEqual(['find_movie']);
+    expect(m4.expected.calls).toEqual([call('c1', 'find_movie', { movie_title: 'Amélie', language: 'fr' })]);
+    expect(m1.meta.lineage.at(-1)).toEqual({ stage: 'merge-tools-mtu', version: 1 });
+    expect(w1).toBe(samples[5]);
+
+    // The hotel tools disagree on required parameters: not merged, sent to review.
+    expect(h1.tools.map((t) => t.name)).toEqual(['book_hotel', 'reserve_hotel']);
+    expect(h1.expected.calls![0].tool).toBe('book_hotel');
+    expect(h1.meta.tags).toContain(MERGE_CONFLICT_TAG);
+    expect(h1.meta.checks).toEqual([{ name: 'merge-tools-mtu', pass: false, soft: true, reason: expect.stringMatching(/book_hotel, reserve_hotel.*guests/) }]);
+    expect(report.conflicts).toHaveLength(1);
+  });
+
+  it('merges nothing at threshold 0 and everything alike at a loose one', async () => {
+    const { ctx, reports } = stageContext();
+    const { out } = await mergeToolsMtuStage({ threshold: 0 }).run(samples, ctx);
+    expect(out).toEqual(samples);
+    expect((reports.toolMerge as any).reductionRatio).toBe(1);
+  });
+
+  it('checks its config', () => {
+    expect(() => mergeToolsMtuStage({ threshold: 3 })).toThrow();
+    expect(() => mergeToolsMtuStage({ linkage: 'ward' as 'single' })).toThrow();
+  });
+});
+
+describe('MetaTool-style merging', () => {
+  const weatherNow = tool('WeatherNow', [], 'Get the current weather and the forecast for any city.');
+  const weatherForecast = tool('WeatherForecast', [], 'Get the weather forecast for a city for the coming days.');
+  const travelAll = tool('TravelAll', [], 'Book flights and hotels for your trip.');
+  const flightTool = tool('FlightTool', [], 'Search and book flights between cities.');
+  const hotelTool = tool('HotelTool', [], 'Find and reserve hotel rooms.');
+  const stockTool = tool('StockTool', [], 'Stock prices, charts and market news.');
+  const all = [weatherNow, weatherForecast, travelAll, flightTool, hotelTool, stockTool];
+  const samples = [
+    sample('q1', 'Will it rain in Paris tomorrow?', { tools: all, labels: ['WeatherForecast'] }),
+    sample('q2', "What's the weather now in Rome?", { tools: [weatherNow, stockTool], labels: ['WeatherNow'] }),
+    sample('q3', 'Book me a flight to Berlin', { tools: [travelAll, stockTool], labels: ['TravelAll'] }),
+    sample('q4', 'Find a hotel in Lisbon', { tools: [travelAll], labels: ['TravelAll'] }),
+    sample('q5', 'Plan my trip to Oslo', { tools: [travelAll], labels: ['TravelAll'] }),
+    sample('q6', 'How is AAPL doing?', { tools: [stockTool], labels: ['StockTool'] }),
+  ];
+  const decisions = {
+    merge: [{ tools: ['WeatherNow', 'WeatherForecast'], into: 'WeatherTool' }],
+    decompose: [{ tool: 'TravelAll', into: ['FlightTool', 'HotelTool'], queries: { 'Book me a flight to Berlin': 'FlightTool', q4: 'HotelTool' } }],
+    keep: ['StockTool'],
+  };
+
+  async function run(decisionsFile: (dir: string) => string) {
+    const { ctx, reports } = stageContext();
+    const file = decisionsFile(ctx.runDir);
+    const { out } = await mergeToolsMetatoolStage({ decisions: file, threshold: 0.5, silhouetteClusters: [2, 3] }).run(samples, ctx);
+    return { out, reports, ctx };
+  }
+
+  it('applies merge / decompose / keep decisions to the labels and the candidate tools', async () => {
+    const { out, reports, ctx } = await run((dir) => {
+      writeFileSync(join(dir, 'decisions.json'), JSON.stringify(decisions));
+      return 'decisions.json';
+    });
+    out.forEach((s) => Sample.parse(s));
+    const [q1, q2, q3, q4, q5, q6] = out;
+    expect([q1, q2, q3, q4, q5, q6].map((s) => s.expected.labels)).toEqual([['WeatherTool'], ['WeatherTool'], ['FlightTool'], ['HotelTool'], ['TravelAll'], ['StockTool']]);
+    expect(q1.tools.map((t) => t.name)).toEqual(['WeatherTool', 'FlightTool', 'HotelTool', 'StockTool']);
+    expect(q3.tools.map((t) => t.name)).toEqual(['FlightTool', 'StockTool']);
+    expect(q1.tools[0].description).toBe('Merged tool: Get the current weather and the forecast for any city; Get the weather forecast for a city for the coming days.');
+    expect(q5.meta.tags).toContain(DECOMPOSE_UNASSIGNED_TAG);
+    expect(q5.meta.checks[0]).toMatchObject({ name: 'merge-tools-metatool', pass: false, soft: true });
+    expect(q5.tools.map((t) => t.name)).toEqual(['FlightTool', 'HotelTool']);
+    expect(q6).toBe(samples[5]);
+
+    const report = reports.toolMergeMetatool as any;
+    expect(report).toMatchObject({ toolsBefore: 6, toolsAfter: 4, relabelled: 5 });
+    expect(report.merges).toEqual([{ into: 'WeatherTool', members: ['WeatherNow', 'WeatherForecast'], description: q1.tools[0].description, describedBy: 'offline-template' }]);
+    expect(report.decompositions).toEqual([{ tool: 'TravelAll', into: ['FlightTool', 'HotelTool'], assignedQueries: 2 }]);
+    expect(report.silhouette.before.tools).toBe(6);
+    expect(report.silhouette.after.tools).toBe(4);
+    for (const curve of [report.silhouette.before, report.silhouette.after]) for (const k of ['2', '3']) expect(typeof curve.byClusters[k]).toBe('number');
+    const proposals = JSON.parse(readFileSync(join(ctx.runDir, 'merge-tools-metatool', 'proposals.json'), 'utf8'));
+    expect(proposals).toHaveProperty('merge');
+  });
+
+  it('reads the same decisions from a CSV sheet', async () => {
+    const csv = ['decision,tool,into,query,description', 'merge,WeatherNow,WeatherTool,,', 'merge,WeatherForecast,WeatherTool,,', 'decompose,TravelAll,FlightTool,Book me a flight to Berlin,', 'decompose,TravelAll,HotelTool,q4,', 'keep,StockTool,,,'].join('\n');
+    const fromJson = await run((dir) => (writeFileSync(join(dir, 'd.json'), JSON.stringify(decisions)), 'd.json'));
+    const fromCsv = await run((dir) => (writeFileSync(join(dir, 'd.csv'), csv), 'd.csv'));
+    expect(fromCsv.out).toEqual(fromJson.out);
+  });
+
+  it('names the row of a bad decisions sheet', () => {
+    const { ctx } = stageContext();
+    const path = join(ctx.runDir, 'bad.csv');
+    writeFileSync(path, 'decision,tool,into\nsplit,TravelAll,FlightTool\n');
+    expect(() => readDecisionsCsv(path)).toThrow(UserError);
+    expect(() => readDecisionsCsv(path)).toThrow(/row 2: decision/);
+    writeFileSync(path, 'decision,tool,into\nmerge,WeatherNow,\n');
+    expect(() => readDecisionsCsv(path)).toThrow(/row 2: a merge row needs the merged tool's name/);
+    expect(existsSync(path)).toBe(true);
+  });
+
+  it('without decisions only proposes (and merges proposals when told to)', async () => {
+    const { ctx, reports } = stageContext();
+    const { out } = await mergeToolsMetatoolStage({ threshold: 0.5, silhouetteClusters: [2] }).run(samples, ctx);
+    expect(out).toEqual(samples);
+    expect((reports.toolMergeMetatool as any).proposals).toBeGreaterThan(0);
+    const merged = await mergeToolsMetatoolStage({ threshold: 0.5, undecided: 'merge', describe: false, silhouetteClusters: [2] }).run(samples, stageContext().ctx);
+    expect(new Set(merged.out.flatMap((s) => s.expected.labels ?? [])).size).toBeLessThan(5);
+  });
+});
