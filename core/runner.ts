@@ -81,6 +81,7 @@ export async function runStages(options: RunStagesOptions): Promise<RunStagesRes
       report: (key, value) => {
         reports[key] = value;
       },
+      reported: () => structuredClone(reports),
       attach: (name, content) => {
         if (!/^[\w.-]+(\/[\w.-]+)*$/.test(name) || name.split('/').includes('..')) throw new Error(`stage ${stage.name}: attachment name "${name}" must be a relative path of letters, digits, '.', '-', '_'`);
         const path = join(folder, 'attachments', name);

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import type { Rng } from './rng.ts';
+import { Rng } from './rng.ts';
 import type { LlmGateway } from './llm/types.ts';
 import type { Rejection } from './records.ts';
 
@@ -28,6 +28,8 @@ export interface StageContext {
   log: (message: string) => void;
   /** Figures a stage wants in the manifest's `stats` (merged by key). */
   report: (key: string, value: unknown) => void;
+  /** What the stages before this one reported (read-only), e.g. for a closing statistics stage. */
+  reported: () => Readonly<Record<string, unknown>>;
   /**
    * A file published with the dataset version under `reports/<name>` (a plot, a proposals table).
    * Kept in the run folder until then, so a resumed run still publishes it.
@@ -91,5 +93,40 @@ export function sourceStage<O>(spec: { name: string; version: number; output: z.
     input: zUnknown,
     output: spec.output,
     run: async (_records, ctx) => ({ out: await spec.load(ctx) }),
+  };
+}
+
+export interface StandaloneContextOptions {
+  seed?: number;
+  llm: LlmGateway;
+  runDir: string;
+  config?: unknown;
+  resolvePath?: (path: string) => string;
+  log?: (message: string) => void;
+  key?: string;
+}
+
+/**
+ * A context for calling one stage directly (tests, notebooks): what it reports and attaches is
+ * kept in memory and returned alongside.
+ */
+export function standaloneContext(options: StandaloneContextOptions): StageContext & { key: string; reports: Record<string, unknown>; attachments: Record<string, string> } {
+  const seed = options.seed ?? 42;
+  const reports: Record<string, unknown> = {};
+  const attachments: Record<string, string> = {};
+  return {
+    seed,
+    rng: (...keys) => Rng.derive(seed, ...keys),
+    llm: options.llm,
+    config: options.config ?? {},
+    runDir: options.runDir,
+    resolvePath: options.resolvePath ?? ((path) => path),
+    log: options.log ?? (() => {}),
+    report: (key, value) => void (reports[key] = value),
+    reported: () => structuredClone(reports),
+    attach: (name, content) => void (attachments[name] = content),
+    key: options.key ?? 'standalone',
+    reports,
+    attachments,
   };
 }

@@ -1,4 +1,4 @@
-import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { formatTable } from '../../core/runner.ts';
 import { Sample } from '../../core/records.ts';
@@ -133,18 +133,6 @@ export function formatMtuStatistics(ours: Record<string, Record<string, SetFigur
   ].join('\n');
 }
 
-/** What the earlier stages of this run reported (their summaries in the run folder). */
-function earlierReports(runDir: string): Record<string, unknown> {
-  const folder = join(runDir, 'stages');
-  if (!existsSync(folder)) return {};
-  const reports: Record<string, unknown> = {};
-  for (const stage of readdirSync(folder).sort()) {
-    const path = join(folder, stage, 'stats.json');
-    if (existsSync(path)) Object.assign(reports, (JSON.parse(readFileSync(path, 'utf8')) as { reports?: Record<string, unknown> }).reports ?? {});
-  }
-  return reports;
-}
-
 export interface StatisticsOptions {
   /** Folder of the released MTU-Eval files. */
   reference: string;
@@ -166,7 +154,7 @@ export function statisticsStage(options: StatisticsOptions): BatchStage<Sample, 
       const released = releasedFigures(ctx.resolvePath(options.reference));
       const summary = (f: SetFigures) => ({ ...f, tools: f.tools.length });
       const mapFigures = (m: Record<string, SetFigures>) => Object.fromEntries(Object.entries(m).map(([k, f]) => [k, summary(f)]));
-      const earlier = earlierReports(ctx.runDir);
+      const earlier = ctx.reported();
       const created = earlier.toolsCreated as { tools?: number; names?: number } | undefined;
       const merge = earlier.toolMerge as { toolsBefore?: number; toolsAfter?: number } | undefined;
       const tools: ToolFigures = {
