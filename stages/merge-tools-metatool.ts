@@ -11,7 +11,7 @@ import type { BatchStage, StageContext } from '../core/stage.ts';
 import mergeDescriptionPrompt from '../prompts/metatool-merge-description.ts';
 import { OverlapDecisions, planOverlap, proposalsAsDecisions, readDecisionsFile, type OverlapPlan, type Target } from './toole/overlap-decisions.ts';
 import { proposeMerges, silhouetteCurve, type SilhouetteCurve } from './toole/overlap-proposals.ts';
-import { mapCalls, replaceTools } from './merge-tools-mtu.ts';
+import { mapCalls, noteChanges, replaceTools } from './merge-tools-mtu.ts';
 
 /**
  * MetaTool-style tool merging (paper §2.2.1 "Overlapped issue", Appendix A.1–A.2) on canonical
@@ -154,8 +154,7 @@ function relabel(sample: Sample, plan: Relabelling): Sample {
     soft: true,
     reason: `${tool} was decomposed into ${plan.decomposed.get(tool)!.targets.map((t) => t.name).join(', ')} and no decision says which takes this query; assign it in the decisions file`,
   }));
-  const tags = unassigned.length && !out.meta.tags.includes(DECOMPOSE_UNASSIGNED_TAG) ? [...out.meta.tags, DECOMPOSE_UNASSIGNED_TAG] : out.meta.tags;
-  return { ...out, meta: { ...out.meta, tags, checks: [...out.meta.checks, ...checks], lineage: [...out.meta.lineage, { stage: NAME, version: VERSION, prompt: mergeDescriptionPrompt.id, promptHash: mergeDescriptionPrompt.hash }] } };
+  return noteChanges(out, { stage: NAME, version: VERSION, prompt: mergeDescriptionPrompt.id, promptHash: mergeDescriptionPrompt.hash }, checks, DECOMPOSE_UNASSIGNED_TAG);
 }
 
 // ---------------------------------------------------------------- the stage

@@ -90,6 +90,12 @@ export function replaceTools(tools: readonly ToolSpec[], replacement: (tool: Too
   return out;
 }
 
+/** Records a stage's changes on a sample: its lineage entry, failed soft checks, and `tag` when there are any. */
+export function noteChanges(sample: Sample, entry: Sample['meta']['lineage'][number], checks: Check[], tag: string): Sample {
+  const tags = checks.length && !sample.meta.tags.includes(tag) ? [...sample.meta.tags, tag] : sample.meta.tags;
+  return { ...sample, meta: { ...sample.meta, tags, checks: [...sample.meta.checks, ...checks], lineage: [...sample.meta.lineage, entry] } };
+}
+
 // ---------------------------------------------------------------- planning
 
 function parameterText(tool: ToolSpec): string {
@@ -221,8 +227,7 @@ export function applyMtuMerge(sample: Sample, plan: MtuMergePlan, mappingOf: Map
     out = { ...out, tools: replaceTools(out.tools, (tool) => [plan.merged.get(mappingOf.get(tool.name)?.to ?? tool.name) ?? tool]) };
   }
   const checks: Check[] = conflicts.map((c) => ({ name: NAME, pass: false, soft: true, reason: `tools ${c.tools.join(', ')} cluster together but disagree on required parameters (${c.reason}); merge them by hand or leave them apart` }));
-  const tags = conflicts.length && !out.meta.tags.includes(MERGE_CONFLICT_TAG) ? [...out.meta.tags, MERGE_CONFLICT_TAG] : out.meta.tags;
-  return { ...out, meta: { ...out.meta, tags, checks: [...out.meta.checks, ...checks], lineage: [...out.meta.lineage, { stage: NAME, version: VERSION }] } };
+  return noteChanges(out, { stage: NAME, version: VERSION }, checks, MERGE_CONFLICT_TAG);
 }
 
 export function mergeToolsMtuStage(options: MergeToolsMtuConfig = {}): BatchStage<Sample, Sample> {

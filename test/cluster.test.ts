@@ -24,6 +24,12 @@ import { Rng } from '../core/rng.ts';
 const SHARED = new URL('../../shared/data/', import.meta.url);
 const LINKAGES: Linkage[] = ['single', 'complete', 'average'];
 
+/** The Seal-Tools tool names (the first `limit`). */
+function sealNames(limit?: number): string[] {
+  const lines = readFileSync(new URL('sources/seal-tools/tool.jsonl', SHARED), 'utf8').trim().split('\n');
+  return lines.slice(0, limit ?? lines.length).map((line) => JSON.parse(line).api_name as string);
+}
+
 function randomPoints(n: number, dim: number, seed: number): number[][] {
   const rng = new Rng(seed);
   return Array.from({ length: n }, () => Array.from({ length: dim }, () => rng.next()));
@@ -119,11 +125,7 @@ describe('blocked mode', () => {
   });
 
   it('finds close pairs exactly for sparse cosine vectors (prefix filter)', async () => {
-    const names = readFileSync(new URL('sources/seal-tools/tool.jsonl', SHARED), 'utf8')
-      .trim()
-      .split('\n')
-      .slice(0, 1500)
-      .map((line) => JSON.parse(line).api_name as string);
+    const names = sealNames(1500);
     const space = VectorSpace.from(await lexicalEmbedder().embed(names), 'cosine');
     const found = new Set<string>();
     space.closePairs(0.3, (i, j) => found.add(`${i},${j}`));
@@ -196,11 +198,7 @@ describe('projection and plot', () => {
   });
 
   it('reduces long sparse vectors before PCA (lexical vectors of the Seal-Tools names)', async () => {
-    const names = readFileSync(new URL('sources/seal-tools/tool.jsonl', SHARED), 'utf8')
-      .trim()
-      .split('\n')
-      .slice(0, 400)
-      .map((line) => JSON.parse(line).api_name as string);
+    const names = sealNames(400);
     const { points, explained } = project2d(VectorSpace.from(await lexicalEmbedder().embed(names), 'cosine'), { seed: 1 });
     expect(points.every(([x, y]) => Number.isFinite(x) && Number.isFinite(y))).toBe(true);
     expect(explained[0]).toBeGreaterThan(explained[1]);
@@ -209,10 +207,7 @@ describe('projection and plot', () => {
 
 describe('the Seal-Tools library', () => {
   it('clusters 4,076 tool names, putting name variants together', async () => {
-    const names = readFileSync(new URL('sources/seal-tools/tool.jsonl', SHARED), 'utf8')
-      .trim()
-      .split('\n')
-      .map((line) => JSON.parse(line).api_name as string);
+    const names = sealNames();
     expect(names).toHaveLength(4076);
     const space = VectorSpace.from(await lexicalEmbedder().embed(names), 'cosine');
     const result = clusterSpace(space, { threshold: 0.25, linkage: 'average' });

@@ -228,7 +228,24 @@ export class VectorSpace implements Distances {
 
   row(i: number, out: Float64Array, from = 0): void {
     if (this.dense) {
-      for (let j = from; j < this.n; j++) out[j] = this.pair(i, j);
+      // pair() inlined: this loop is most of the time of a whole clustering.
+      const x = this.dense;
+      const d = this.dim;
+      const a = i * d;
+      for (let j = from; j < this.n; j++) {
+        const b = j * d;
+        let sum = 0;
+        if (this.metric === 'euclidean') {
+          for (let k = 0; k < d; k++) {
+            const diff = x[a + k] - x[b + k];
+            sum += diff * diff;
+          }
+          out[j] = Math.sqrt(sum);
+        } else {
+          for (let k = 0; k < d; k++) sum += x[a + k] * x[b + k];
+          out[j] = this.fromDot(sum, i, j);
+        }
+      }
       return;
     }
     const postings = (this.postings ??= this.invert());
