@@ -60,7 +60,7 @@ export function blockedClustering(space: VectorSpace, options: BlockedOptions): 
   }
   for (let round = 0; round < maxRounds && stats.closePairs === 'random-blocks'; round++) {
     let linked = 0;
-    for (const block of splitIntoBlocks(space, all, blockSize, 0, Rng.derive(options.seed ?? 0, 'blocked', round))) {
+    for (const block of splitIntoBlocks(space, all, blockSize, Rng.derive(options.seed ?? 0, 'blocked', round))) {
       const local = space.subset(block);
       const row = new Float64Array(block.length);
       for (let i = 0; i < block.length - 1; i++) {
@@ -82,7 +82,7 @@ export function blockedClustering(space: VectorSpace, options: BlockedOptions): 
   for (const component of components) {
     if (component.length === 1) continue;
     const items = Int32Array.from(component);
-    const groups = component.length <= exactLimit ? [items] : (stats.splitComponents++, splitIntoBlocks(space, items, exactLimit, 0, Rng.derive(options.seed ?? 0, 'blocked', 'split')));
+    const groups = component.length <= exactLimit ? [items] : (stats.splitComponents++, splitIntoBlocks(space, items, exactLimit, Rng.derive(options.seed ?? 0, 'blocked', 'split')));
     for (const group of groups) {
       const labels = cutAtHeight(dendrogram(CondensedMatrix.of(space.subset(group)), options.linkage, { consumeMatrix: true }), options.threshold);
       const firstOf = new Map<number, number>();
@@ -96,8 +96,8 @@ export function blockedClustering(space: VectorSpace, options: BlockedOptions): 
   return { labels: clusters.labels(), stats };
 }
 
-/** Recursive splits along the line through two far-apart items until every block holds at most `limit` items. */
-export function splitIntoBlocks(space: VectorSpace, items: Int32Array, limit: number, overlap: number, rng: Rng): Int32Array[] {
+/** Recursive splits along the line through two far-apart items, at the median, until every block holds at most `limit` items. */
+export function splitIntoBlocks(space: VectorSpace, items: Int32Array, limit: number, rng: Rng): Int32Array[] {
   const blocks: Int32Array[] = [];
   const pending = [items];
   while (pending.length) {
@@ -107,11 +107,10 @@ export function splitIntoBlocks(space: VectorSpace, items: Int32Array, limit: nu
       continue;
     }
     const projection = project(space, set, rng);
-    const order = Array.from(set.keys()).sort((x, y) => projection[x] - projection[y] || set[x] - set[y]);
-    const cutLow = Math.floor(set.length * (0.5 - overlap));
-    const cutHigh = Math.ceil(set.length * (0.5 + overlap));
     // Split by rank, so equal projections (duplicates) still divide the set.
-    pending.push(Int32Array.from(order.slice(0, cutHigh), (k) => set[k]), Int32Array.from(order.slice(cutLow), (k) => set[k]));
+    const order = Array.from(set.keys()).sort((x, y) => projection[x] - projection[y] || set[x] - set[y]);
+    const half = Math.floor(set.length / 2);
+    pending.push(Int32Array.from(order.slice(0, half), (k) => set[k]), Int32Array.from(order.slice(half), (k) => set[k]));
   }
   return blocks;
 }
