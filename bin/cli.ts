@@ -3,25 +3,33 @@ import { resolve } from 'node:path';
 import { UserError, messageOf } from '../core/errors.ts';
 import type { Command, Io } from './command.ts';
 import { commonOptions } from './flags.ts';
-import { datasetsDiffCommand, datasetsListCommand, datasetsShowCommand } from './commands/datasets.ts';
-import { exportCommand } from './commands/export.ts';
-import { checkNestoolsCommand } from './commands/check.ts';
-import { reviewCommands } from './commands/review.ts';
-import { toolsCommands } from './commands/tools.ts';
-import { runCommand } from './commands/run.ts';
 
-export const commands: Command[] = [runCommand, datasetsListCommand, datasetsShowCommand, datasetsDiffCommand, exportCommand, ...reviewCommands, checkNestoolsCommand, ...toolsCommands];
+/**
+ * Every command, loaded only when called: a quick `check nestools` does not pay for the recipes,
+ * the LLM client or the review code.
+ */
+const registry: { path: string[]; load: () => Promise<Command> }[] = [
+  { path: ['run'], load: async () => (await import('./commands/run.ts')).runCommand },
+  { path: ['datasets', 'list'], load: async () => (await import('./commands/datasets.ts')).datasetsListCommand },
+  { path: ['datasets', 'show'], load: async () => (await import('./commands/datasets.ts')).datasetsShowCommand },
+  { path: ['datasets', 'diff'], load: async () => (await import('./commands/datasets.ts')).datasetsDiffCommand },
+  { path: ['export'], load: async () => (await import('./commands/export.ts')).exportCommand },
+  { path: ['review', 'export'], load: async () => (await import('./commands/review.ts')).reviewExportCommand },
+  { path: ['review', 'import'], load: async () => (await import('./commands/review.ts')).reviewImportCommand },
+  { path: ['review', 'agreement'], load: async () => (await import('./commands/review.ts')).reviewAgreementCommand },
+  { path: ['check', 'nestools'], load: async () => (await import('./commands/check.ts')).checkNestoolsCommand },
+  { path: ['tools', 'cluster'], load: async () => (await import('./commands/tools.ts')).toolsClusterCommand },
+];
 
-function helpText(): string {
+async function helpText(): Promise<string> {
+  const commands = await Promise.all(registry.map((entry) => entry.load()));
   return ['toolkiln: regenerate tool-use benchmark datasets', '', ...commands.map((c) => `  ${c.usage}\n      ${c.summary}`), '', 'Every command takes --json (one JSON document on stdout).'].join('\n');
 }
 
 /** The longest command path the arguments start with. */
-function findCommand(argv: string[]): Command | undefined {
+function findCommand(argv: string[]): (typeof registry)[number] | undefined {
   const words = argv.filter((a) => !a.startsWith('-'));
-  return commands
-    .filter((c) => c.path.every((w, i) => words[i] === w))
-    .sort((a, b) => b.path.length - a.path.length)[0];
+  return registry.filter((c) => c.path.every((w, i) => words[i] === w)).sort((a, b) => b.path.length - a.path.length)[0];
 }
 
 export async function main(argv: string[], io: Partial<Io> = {}): Promise<number> {
@@ -34,15 +42,16 @@ export async function main(argv: string[], io: Partial<Io> = {}): Promise<number
     home: io.home ?? resolve(io.cwd ?? process.cwd(), (io.env ?? process.env).TOOLKILN_HOME || '.'),
   };
   if (!argv.length || argv[0] === '--help' || argv[0] === '-h' || argv[0] === 'help') {
-    fullIo.out(helpText());
+    fullIo.out(await helpText());
     return argv.length ? 0 : 2;
   }
-  const command = findCommand(argv);
-  if (!command) {
+  const entry = findCommand(argv);
+  if (!entry) {
     fullIo.err(`toolkiln: unknown command "${argv.filter((a) => !a.startsWith('-')).slice(0, 2).join(' ')}" (see toolkiln --help)`);
     return 2;
   }
   try {
+    const command = await entry.load();
     let parsed;
     try {
       parsed = parseArgs({ args: argv, options: { ...commonOptions, ...command.options }, allowPositionals: true, strict: true });

@@ -1,5 +1,6 @@
 import { setMaxListeners } from 'node:events';
-import OpenAI, { APIConnectionError, APIConnectionTimeoutError, APIError } from 'openai';
+import type OpenAI from 'openai';
+import type { APIError } from 'openai';
 import type { ChatCompletionCreateParamsNonStreaming } from 'openai/resources/chat/completions';
 import { UserError } from '../errors.ts';
 import type { ChatMessage } from '../prompt.ts';
@@ -95,7 +96,9 @@ const MAX_BACKOFF_MS = 30_000;
  * retried here (429 after `Retry-After` capped, 5xx / timeouts / resets with jittered backoff).
  */
 export class OpenAiTransport {
-  private readonly client: OpenAI;
+  /** The SDK is loaded on the first request: offline and replay runs never pay for its import. */
+  private sdk: typeof import('openai') | null = null;
+  private client: Promise<OpenAI> | null = null;
   private readonly quirks = new Map<string, Quirks>();
   private readonly jitter: Rng;
   private typicalCompletion = 256;
@@ -103,16 +106,23 @@ export class OpenAiTransport {
   private readonly closing = new AbortController();
 
   constructor(private readonly options: OpenAiTransportOptions) {
-    this.client = new OpenAI({
-      apiKey: options.apiKey || 'no-key',
-      baseURL: options.baseURL || 'https://api.openai.com/v1',
-      maxRetries: 0,
-      timeout: options.requestTimeoutMs,
-      fetch: options.fetch,
-    });
     this.jitter = Rng.derive(options.seed, 'llm-retry-jitter');
     // Every request and wait in flight listens for close(): thousands at once is normal.
     setMaxListeners(0, this.closing.signal);
+  }
+
+  private connect(): Promise<OpenAI> {
+    this.client ??= import('openai').then((sdk) => {
+      this.sdk = sdk;
+      return new sdk.default({
+        apiKey: this.options.apiKey || 'no-key',
+        baseURL: this.options.baseURL || 'https://api.openai.com/v1',
+        maxRetries: 0,
+        timeout: this.options.requestTimeoutMs,
+        fetch: this.options.fetch,
+      });
+    });
+    return this.client;
   }
 
   async chat(request: ChatSend, context: { stage: string; priority: number }): Promise<ChatReply> {
@@ -260,7 +270,7 @@ export class OpenAiTransport {
     const onClose = () => controller.abort(new Error('the LLM gateway was closed'));
     this.closing.signal.addEventListener('abort', onClose, { once: true });
     try {
-      const result = await spec.send(this.client, controller.signal);
+      const result = await spec.send(await this.connect(), controller.signal);
       this.options.meter.request(spec.stage, spec.model, result.promptTokens, result.completionTokens);
       ticket.settle(result.promptTokens + result.completionTokens);
       return result.value;
@@ -278,16 +288,17 @@ export class OpenAiTransport {
   private classify(error: unknown): Failure {
     if (this.closing.signal.aborted) return { retry: false, reason: 'connection_error', detail: 'the LLM gateway was closed' };
     const seconds = (this.options.requestTimeoutMs / 1000).toFixed(1);
-    if (error instanceof RequestTimeout || error instanceof APIConnectionTimeoutError) {
+    const sdk = this.sdk;
+    if (error instanceof RequestTimeout || (sdk && error instanceof sdk.APIConnectionTimeoutError)) {
       return { retry: true, reason: 'timeout', detail: `no complete answer within ${seconds} s` };
     }
     if (error instanceof BadResponse) return { retry: true, reason: 'bad_response', detail: error.message };
     if (error instanceof SyntaxError) return { retry: true, reason: 'bad_response', detail: `the endpoint sent a body that is not valid JSON (${error.message})` };
-    if (error instanceof APIConnectionError) {
+    if (sdk && error instanceof sdk.APIConnectionError) {
       const cause = (error as { cause?: { code?: string; message?: string } }).cause;
       return { retry: true, reason: 'connection_error', detail: `connection failed (${cause?.code ?? cause?.message ?? error.message})` };
     }
-    if (!(error instanceof APIError) || error.status === undefined) throw error;
+    if (!sdk || !(error instanceof sdk.APIError) || error.status === undefined) throw error;
     const status = error.status;
     const said = error.message.replace(/\s+/g, ' ').slice(0, 300);
     const where = this.options.baseURL ?? 'https://api.openai.com/v1';
