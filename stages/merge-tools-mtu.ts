@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { clusterSpace, medoid, VectorSpace } from '../core/cluster/index.ts';
+import { clusterSpace, VectorSpace } from '../core/cluster/index.ts';
 import { createEmbedder, EmbedderConfig, joinViews, lexicalEmbedder } from '../core/embed/index.ts';
 import { Sample, type Call, type Check, type ToolSpec } from '../core/records.ts';
 import type { BatchStage } from '../core/stage.ts';
@@ -174,11 +174,10 @@ export async function planMtuMerge(tools: ToolSpec[], usage: Map<string, number>
       after++;
       continue;
     }
-    // Medoid; among equally central members the most used, then the first.
-    const center = medoid(space, members);
-    const sumTo = (i: number) => members.reduce((s, j) => s + space.pair(i, j), 0);
-    const best = sumTo(center);
-    const representative = members.filter((i) => sumTo(i) <= best + 1e-12).sort((a, b) => (usage.get(tools[b].name) ?? 0) - (usage.get(tools[a].name) ?? 0) || a - b)[0];
+    // The medoid (least summed distance to the others); among equally central members the most used, then the first.
+    const sums = members.map((i) => members.reduce((sum, j) => sum + space.pair(i, j), 0));
+    const least = Math.min(...sums);
+    const representative = members.filter((_, k) => sums[k] <= least + 1e-12).sort((a, b) => (usage.get(tools[b].name) ?? 0) - (usage.get(tools[a].name) ?? 0) || a - b)[0];
     const rep = tools[representative];
     const folded: { tool: ToolSpec; match: Map<string, string>; distance: number }[] = [];
     const problems: string[] = [];
