@@ -8,7 +8,10 @@ export interface BlockedOptions {
   threshold: number;
   /** Most items compared all-pairs at once while looking for close pairs (default 2,000). */
   blockSize?: number;
-  /** Most rounds of re-blocking (default 6; stops early at a round that links nothing new). */
+  /**
+   * Most rounds of re-blocking (default 12 for single linkage, whose chains one missed pair can
+   * cut, else 6); stops early at a round that links nothing new.
+   */
   rounds?: number;
   /** Largest group clustered exactly; larger groups are clustered block by block (default 20,000). */
   exactLimit?: number;
@@ -47,7 +50,7 @@ export interface BlockedStats {
  */
 export function blockedClustering(space: VectorSpace, options: BlockedOptions): { labels: Int32Array; stats: BlockedStats } {
   const blockSize = Math.max(2, options.blockSize ?? 2000);
-  const maxRounds = Math.max(1, options.rounds ?? 6);
+  const maxRounds = Math.max(1, options.rounds ?? (options.linkage === 'single' ? 12 : 6));
   const exactLimit = options.exactLimit ?? 20000;
   const all = Int32Array.from({ length: space.n }, (_, i) => i);
   const stats: BlockedStats = { closePairs: 'random-blocks', rounds: 0, pairsCompared: 0, components: 0, largestComponent: 0, splitComponents: 0 };
