@@ -30,7 +30,7 @@ export type MergeToolsMtuConfig = z.input<typeof MergeToolsMtuConfig>;
 
 export const MERGE_CONFLICT_TAG = 'review:merge-conflict';
 const NAME = 'merge-tools-mtu';
-const VERSION = 1;
+const VERSION = 2;
 
 /** One tool folded into its representative. */
 export interface ToolMapping {
@@ -157,7 +157,30 @@ function mergedSpec(representative: ToolSpec, members: { tool: ToolSpec; match: 
  * Clusters the tool library and decides every merge. `usage` (calls per tool) breaks medoid ties
  * toward the tool used most.
  */
-export async function planMtuMerge(tools: ToolSpec[], usage: Map<string, number>, config: z.output<typeof MergeToolsMtuConfig>, deps: { gateway?: unknown; resolvePath?: (p: string) => string; seed?: number }): Promise<MtuMergePlan> {
+/** Unordered pair key of two tool names. */
+function pairKey(a: string, b: string): string {
+  return a < b ? `${a}\u0000${b}` : `${b}\u0000${a}`;
+}
+
+/** Pairs of tools some turn calls together: evidence that they are different actions, whatever their names. */
+export function coCalledPairs(samples: readonly Sample[]): Set<string> {
+  const pairs = new Set<string>();
+  for (const sample of samples) {
+    const groups = [...sample.dialogue.map((turn) => turn.calls ?? []), sample.expected.calls ?? [], ...Object.values(sample.expected.turns ?? {})];
+    for (const calls of groups) {
+      const names = [...new Set(calls.map((c) => c.tool))];
+      for (let i = 0; i < names.length; i++) for (let j = i + 1; j < names.length; j++) pairs.add(pairKey(names[i], names[j]));
+    }
+  }
+  return pairs;
+}
+
+export async function planMtuMerge(
+  tools: ToolSpec[],
+  usage: Map<string, number>,
+  config: z.output<typeof MergeToolsMtuConfig>,
+  deps: { gateway?: unknown; resolvePath?: (p: string) => string; seed?: number; coCalled?: Set<string> },
+): Promise<MtuMergePlan> {
   const plan: MtuMergePlan = { toolsBefore: tools.length, toolsAfter: tools.length, reductionRatio: 1, mappings: [], conflicts: [], merged: new Map() };
   if (tools.length < 2) return plan;
   const embedderDeps = { gateway: deps.gateway, stage: NAME, resolvePath: deps.resolvePath };
@@ -189,6 +212,11 @@ export async function planMtuMerge(tools: ToolSpec[], usage: Map<string, number>
       folded.push({ tool: tools[i], match, distance: space.pair(i, representative) });
     }
     const memberNames = members.map((i) => tools[i].name);
+    for (let a = 0; a < memberNames.length; a++) {
+      for (let b = a + 1; b < memberNames.length; b++) {
+        if (deps.coCalled?.has(pairKey(memberNames[a], memberNames[b]))) problems.push(`${memberNames[a]} and ${memberNames[b]} are called together in one turn`);
+      }
+    }
     if (problems.length) {
       plan.conflicts.push({ tools: memberNames, representative: rep.name, reason: problems.join('; ') });
       after += members.length;
@@ -225,7 +253,7 @@ export function applyMtuMerge(sample: Sample, plan: MtuMergePlan, mappingOf: Map
     });
     out = { ...out, tools: replaceTools(out.tools, (tool) => [plan.merged.get(mappingOf.get(tool.name)?.to ?? tool.name) ?? tool]) };
   }
-  const checks: Check[] = conflicts.map((c) => ({ name: NAME, pass: false, soft: true, reason: `tools ${c.tools.join(', ')} cluster together but disagree on required parameters (${c.reason}); merge them by hand or leave them apart` }));
+  const checks: Check[] = conflicts.map((c) => ({ name: NAME, pass: false, soft: true, reason: `tools ${c.tools.join(', ')} cluster together but cannot be merged blindly (${c.reason}); merge them by hand or leave them apart` }));
   return noteChanges(out, { stage: NAME, version: VERSION }, checks, MERGE_CONFLICT_TAG);
 }
 
@@ -246,7 +274,7 @@ export function mergeToolsMtuStage(options: MergeToolsMtuConfig = {}): BatchStag
         mapCalls(sample, (call) => (usage.set(call.tool, (usage.get(call.tool) ?? 0) + 1), call));
       }
       const tools = [...library.values()];
-      const plan = await planMtuMerge(tools, usage, config, { gateway: ctx.llm, resolvePath: ctx.resolvePath, seed: ctx.seed });
+      const plan = await planMtuMerge(tools, usage, config, { gateway: ctx.llm, resolvePath: ctx.resolvePath, seed: ctx.seed, coCalled: coCalledPairs(samples) });
       const mappingOf = new Map(plan.mappings.map((m) => [m.from, m]));
       const conflictOf = new Map(plan.conflicts.flatMap((c) => c.tools.map((name) => [name, c] as const)));
       ctx.report('toolMerge', {

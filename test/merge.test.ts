@@ -46,7 +46,7 @@ describe('MTU-style merging', () => {
     expect(m3.tools[0]).toEqual(m1.tools[0]);
     expect(m4.tools.map((t) => t.name)).toEqual(['find_movie']);
     expect(m4.expected.calls).toEqual([call('c1', 'find_movie', { movie_title: 'Amélie', language: 'fr' })]);
-    expect(m1.meta.lineage.at(-1)).toEqual({ stage: 'merge-tools-mtu', version: 1 });
+    expect(m1.meta.lineage.at(-1)).toEqual({ stage: 'merge-tools-mtu', version: 2 });
     expect(w1).toBe(samples[5]);
 
     // The hotel tools disagree on required parameters: not merged, sent to review.
@@ -55,6 +55,18 @@ describe('MTU-style merging', () => {
     expect(h1.meta.tags).toContain(MERGE_CONFLICT_TAG);
     expect(h1.meta.checks).toEqual([{ name: 'merge-tools-mtu', pass: false, soft: true, reason: expect.stringMatching(/book_hotel, reserve_hotel.*guests/) }]);
     expect(report.conflicts).toHaveLength(1);
+  });
+
+  it('never merges tools that one turn calls together: they are different actions, however alike their names', async () => {
+    const both = sample('m5', 'Find Up and also look up Heat', { tools: [searchMovie, findMovie], calls: [call('c1', 'search_movie', { title: 'Up' }), call('c2', 'find_movie', { movie_title: 'Heat' })] });
+    const { ctx, reports } = stageContext();
+    const { out } = await mergeToolsMtuStage({ threshold: 0.25 }).run([...samples, both], ctx);
+    const report = reports.toolMerge as any;
+    expect(report.mappings).toEqual([]);
+    expect(report.conflicts).toContainEqual(expect.objectContaining({ reason: expect.stringContaining('search_movie and find_movie are called together in one turn') }));
+    const m5 = out.at(-1)!;
+    expect(m5.expected.calls!.map((c) => c.tool)).toEqual(['search_movie', 'find_movie']);
+    expect(m5.meta.tags).toContain(MERGE_CONFLICT_TAG);
   });
 
   it('merges nothing at threshold 0 and everything alike at a loose one', async () => {
