@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { clusterSpace, VectorSpace } from '../core/cluster/index.ts';
 import { createEmbedder, EmbedderConfig, joinViews, lexicalEmbedder } from '../core/embed/index.ts';
+import { hashOf } from '../core/hash.ts';
 import { Sample, type Call, type Check, type ToolSpec } from '../core/records.ts';
 import type { BatchStage } from '../core/stage.ts';
 
@@ -179,7 +180,7 @@ export async function planMtuMerge(
   tools: ToolSpec[],
   usage: Map<string, number>,
   config: z.output<typeof MergeToolsMtuConfig>,
-  deps: { gateway?: unknown; resolvePath?: (p: string) => string; seed?: number; coCalled?: Set<string> },
+  deps: { gateway?: unknown; resolvePath?: (p: string) => string; seed?: number; coCalled?: Set<string>; ambiguous?: Set<string> },
 ): Promise<MtuMergePlan> {
   const plan: MtuMergePlan = { toolsBefore: tools.length, toolsAfter: tools.length, reductionRatio: 1, mappings: [], conflicts: [], merged: new Map() };
   if (tools.length < 2) return plan;
@@ -212,6 +213,8 @@ export async function planMtuMerge(
       folded.push({ tool: tools[i], match, distance: space.pair(i, representative) });
     }
     const memberNames = members.map((i) => tools[i].name);
+    // One name for different tools (SGD's FindRestaurants of two services): renaming by name would swap specs.
+    for (const name of memberNames) if (deps.ambiguous?.has(name)) problems.push(`${name} names different tools in different sources`);
     for (let a = 0; a < memberNames.length; a++) {
       for (let b = a + 1; b < memberNames.length; b++) {
         if (deps.coCalled?.has(pairKey(memberNames[a], memberNames[b]))) problems.push(`${memberNames[a]} and ${memberNames[b]} are called together in one turn`);
@@ -268,13 +271,18 @@ export function mergeToolsMtuStage(options: MergeToolsMtuConfig = {}): BatchStag
     run: async (samples, ctx) => {
       // The library: every distinct tool name, first spec seen; usage counts calls.
       const library = new Map<string, ToolSpec>();
+      const ambiguous = new Set<string>();
       const usage = new Map<string, number>();
       for (const sample of samples) {
-        for (const tool of sample.tools) if (!library.has(tool.name)) library.set(tool.name, tool);
+        for (const tool of sample.tools) {
+          const known = library.get(tool.name);
+          if (!known) library.set(tool.name, tool);
+          else if (known !== tool && hashOf(known.parameters) !== hashOf(tool.parameters)) ambiguous.add(tool.name);
+        }
         mapCalls(sample, (call) => (usage.set(call.tool, (usage.get(call.tool) ?? 0) + 1), call));
       }
       const tools = [...library.values()];
-      const plan = await planMtuMerge(tools, usage, config, { gateway: ctx.llm, resolvePath: ctx.resolvePath, seed: ctx.seed, coCalled: coCalledPairs(samples) });
+      const plan = await planMtuMerge(tools, usage, config, { gateway: ctx.llm, resolvePath: ctx.resolvePath, seed: ctx.seed, coCalled: coCalledPairs(samples), ambiguous });
       const mappingOf = new Map(plan.mappings.map((m) => [m.from, m]));
       const conflictOf = new Map(plan.conflicts.flatMap((c) => c.tools.map((name) => [name, c] as const)));
       ctx.report('toolMerge', {

@@ -69,6 +69,17 @@ describe('MTU-style merging', () => {
     expect(m5.meta.tags).toContain(MERGE_CONFLICT_TAG);
   });
 
+  it('does not merge a name that stands for different tools in different sources', async () => {
+    const otherSearch = tool('search_movie', ['query', 'cinema']);
+    const elsewhere = sample('m6', 'Which cinema shows Up?', { tools: [otherSearch], calls: [call('c1', 'search_movie', { query: 'Up', cinema: 'Rex' })] });
+    const { ctx, reports } = stageContext();
+    const { out } = await mergeToolsMtuStage({ threshold: 0.25 }).run([...samples, elsewhere], ctx);
+    const report = reports.toolMerge as any;
+    expect(report.mappings.map((m: any) => m.from)).not.toContain('search_movie');
+    expect(report.conflicts).toContainEqual(expect.objectContaining({ reason: expect.stringContaining('search_movie names different tools in different sources') }));
+    expect(out.at(-1)!.tools).toEqual([otherSearch]);
+  });
+
   it('merges nothing at threshold 0 and everything alike at a loose one', async () => {
     const { ctx, reports } = stageContext();
     const { out } = await mergeToolsMtuStage({ threshold: 0 }).run(samples, ctx);
