@@ -21,7 +21,7 @@ export interface RunStagesOptions {
   llm: LlmGateway;
   /** The run's folder: stage journals and outputs live here; the same folder resumes the run. */
   runDir: string;
-  /** Process only the first n records the loading stage emits. */
+  /** Process only n of the records the loading stage emits, spread evenly over them. */
   limit?: number;
   /** Records in flight at once in per-record stages (a stage may ask for fewer). */
   concurrency?: number;
@@ -116,7 +116,7 @@ export async function runStages(options: RunStagesOptions): Promise<RunStagesRes
         ? await runMapStage(stage, inputs, stageCtx, folder, options)
         : await runBatchStage(stage, inputs, stageCtx, options);
 
-    const outputs = index === 0 && options.limit !== undefined ? out.slice(0, options.limit) : out;
+    const outputs = index === 0 && options.limit !== undefined ? evenlySpaced(out, options.limit) : out;
     const stageRejects = rejected.map((r) => Rejection.parse({ stage: stage.name, ...r }));
     const stageStats: StageStats = {
       stage: stage.name,
@@ -252,6 +252,15 @@ async function runBatchStage(
   }
   progress.finish(inputs.length);
   return { out, rejected };
+}
+
+/**
+ * `limit` records spread evenly over the list, in order: a trial run with `--limit` sees every
+ * source and split the full run would, not just the first file.
+ */
+export function evenlySpaced<T>(records: readonly T[], limit: number): T[] {
+  if (limit >= records.length) return records.slice();
+  return Array.from({ length: limit }, (_, i) => records[Math.floor((i * records.length) / limit)]);
 }
 
 /** The stage table printed at the end of a run: in = out + rejected (− fanned) per stage. */

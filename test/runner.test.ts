@@ -6,6 +6,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { describe, expect, it } from 'vitest';
 import { OfflineGateway } from '../core/llm/offline.ts';
 import { runPipeline } from '../core/run.ts';
+import { evenlySpaced } from '../core/runner.ts';
 import { DatasetStore } from '../core/store.ts';
 import { slowPipeline } from './fixtures/core/slow-pipeline.ts';
 
@@ -106,5 +107,18 @@ describe('runner', () => {
     const a = await run(7, 1);
     expect(await run(7, 8)).toEqual(a);
     expect(await run(8, 1)).not.toEqual(a);
+  });
+
+  it('--limit takes records spread evenly over what the loader emits, in order', async () => {
+    expect(evenlySpaced([0, 1, 2, 3, 4, 5, 6, 7, 8, 9], 3)).toEqual([0, 3, 6]);
+    expect(evenlySpaced([0, 1, 2], 5)).toEqual([0, 1, 2]);
+    const home = mkdtempSync(join(tmpdir(), 'tk-limit-'));
+    const result = await runPipeline({ pipeline: slowPipeline, configOverrides: { items: 40, delayMs: 0 }, limit: 4, llm: new OfflineGateway(42), home, projectDir: process.cwd(), progress: { quiet: true } });
+    expect(result.stats[0]).toMatchObject({ out: 4 });
+    expect(result.stats[1]).toMatchObject({ in: 4, rejected: 1 }); // item 10 (10 % 7 == 3)
+    const store = new DatasetStore(home);
+    const texts = store.samples(result.ref!).map((s) => s.dialogue[0].content.split(' ')[1]);
+    expect(new Set(texts)).toEqual(new Set(['0', '20', '30']));
+    expect(store.rejects(result.ref!).map((r) => r.recordId)).toEqual(['item-10']);
   });
 });
