@@ -11,7 +11,7 @@ import type { BatchStage, StageContext } from '../core/stage.ts';
 import mergeDescriptionPrompt from '../prompts/metatool-merge-description.ts';
 import { OverlapDecisions, planOverlap, proposalsAsDecisions, readDecisionsFile, type OverlapPlan, type Target } from './toole/overlap-decisions.ts';
 import { proposeMerges, silhouetteCurve, type SilhouetteCurve } from './toole/overlap-proposals.ts';
-import { mapCalls, noteChanges, replaceTools } from './merge-tools-mtu.ts';
+import { flagForReview, mapCalls, noteChanges, replaceTools } from './merge-tools-mtu.ts';
 
 /**
  * MetaTool-style tool merging (paper §2.2.1 "Overlapped issue", Appendix A.1–A.2) on canonical
@@ -45,8 +45,10 @@ export const MergeToolsMetatoolConfig = z
 export type MergeToolsMetatoolConfig = z.input<typeof MergeToolsMetatoolConfig>;
 
 export const DECOMPOSE_UNASSIGNED_TAG = 'review:decompose-unassigned';
+/** Samples relabelled by a merge nobody decided (a proposal taken by `undecided: merge`). */
+export const AUTO_MERGE_TAG = 'review:auto-merge';
 const NAME = 'merge-tools-metatool';
-const VERSION = 1;
+const VERSION = 2;
 
 // ---------------------------------------------------------------- decisions from CSV
 
@@ -112,6 +114,8 @@ function queryOf(sample: Sample): string {
 interface Relabelling {
   /** Old name → the tool it becomes (merged members). */
   renamed: Map<string, ToolSpec>;
+  /** Members of merges taken from proposals, not from decisions: their samples go to review. */
+  unconfirmed: Set<string>;
   /** Decomposed tool → its targets and query assignments. */
   decomposed: Map<string, { targets: ToolSpec[]; queries: Record<string, number> }>;
 }
@@ -154,7 +158,19 @@ function relabel(sample: Sample, plan: Relabelling): Sample {
     soft: true,
     reason: `${tool} was decomposed into ${plan.decomposed.get(tool)!.targets.map((t) => t.name).join(', ')} and no decision says which takes this query; assign it in the decisions file`,
   }));
-  return noteChanges(out, { stage: NAME, version: VERSION, prompt: mergeDescriptionPrompt.id, promptHash: mergeDescriptionPrompt.hash }, checks, DECOMPOSE_UNASSIGNED_TAG);
+  // Only a changed gold answer needs a person: labels and calls, not the other candidates offered.
+  const gold = new Set(sample.expected.labels ?? []);
+  mapCalls(sample, (call) => (gold.add(call.tool), call));
+  const autoChecks: Check[] = [...gold]
+    .filter((name) => plan.unconfirmed.has(name))
+    .map((tool) => ({
+      name: `${NAME}:auto`,
+      pass: false,
+      soft: true,
+      reason: `${tool} was merged into ${plan.renamed.get(tool)!.name} by a proposal nobody decided (undecided: merge); confirm it or decide it in the decisions file`,
+    }));
+  const noted = noteChanges(out, { stage: NAME, version: VERSION, prompt: mergeDescriptionPrompt.id, promptHash: mergeDescriptionPrompt.hash }, checks, DECOMPOSE_UNASSIGNED_TAG);
+  return flagForReview(noted, autoChecks, AUTO_MERGE_TAG);
 }
 
 // ---------------------------------------------------------------- the stage
@@ -209,8 +225,11 @@ export function mergeToolsMetatoolStage(options: MergeToolsMetatoolConfig = {}):
 
       const proposals = proposeMerges(before, names, { linkage: config.linkage, threshold: config.threshold });
       const proposalsPath = join(ctx.runDir, NAME, 'proposals.json');
-      writeFileAtomic(proposalsPath, JSON.stringify(proposalsAsDecisions(proposals), null, 2) + '\n');
-      ctx.log(`${proposals.length} merge proposals written to ${proposalsPath} (edit and pass back as "decisions")`);
+      const proposalsText = JSON.stringify(proposalsAsDecisions(proposals), null, 2) + '\n';
+      writeFileAtomic(proposalsPath, proposalsText);
+      // Also published with the version (reports/), where a curator edits it into a decisions file.
+      ctx.attach(`${NAME}/proposals.json`, proposalsText);
+      ctx.log(`${proposals.length} merge proposals written to ${proposalsPath} and the version's reports/ (edit and pass back as "decisions")`);
       const decisions = config.decisions ? readDecisions(ctx.resolvePath(config.decisions), config.decisions) : null;
       const plan = planOverlap({ decisions, proposals, tools: names, undecided: config.undecided, source: config.decisions ?? 'proposals' });
 
@@ -222,7 +241,8 @@ export function mergeToolsMetatoolStage(options: MergeToolsMetatoolConfig = {}):
       const renamed = new Map(merged.flatMap(({ tool, members }) => members.map((m) => [m, tool] as const)));
       const targetSpec = (target: Target): ToolSpec => ('merge' in target ? merged[target.merge].tool : library.get(target.tool)!);
       const decomposed = new Map(plan.decompositions.map((d) => [d.tool, { targets: d.into.map(targetSpec), queries: d.queries }]));
-      const out = samples.map((sample) => relabel(sample, { renamed, decomposed }));
+      const unconfirmed = new Set(plan.merges.filter((m) => m.source === 'proposal').flatMap((m) => m.members));
+      const out = samples.map((sample) => relabel(sample, { renamed, decomposed, unconfirmed }));
 
       // The library after: merged tools instead of their members, decomposed tools gone.
       const afterTools = [...tools.filter((t) => !renamed.has(t.name) && !decomposed.has(t.name)), ...merged.map((m) => m.tool)];

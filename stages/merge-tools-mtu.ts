@@ -93,8 +93,15 @@ export function replaceTools(tools: readonly ToolSpec[], replacement: (tool: Too
 
 /** Records a stage's changes on a sample: its lineage entry, failed soft checks, and `tag` when there are any. */
 export function noteChanges(sample: Sample, entry: Sample['meta']['lineage'][number], checks: Check[], tag: string): Sample {
-  const tags = checks.length && !sample.meta.tags.includes(tag) ? [...sample.meta.tags, tag] : sample.meta.tags;
-  return { ...sample, meta: { ...sample.meta, tags, checks: [...sample.meta.checks, ...checks], lineage: [...sample.meta.lineage, entry] } };
+  const flagged = flagForReview(sample, checks, tag);
+  return { ...flagged, meta: { ...flagged.meta, lineage: [...flagged.meta.lineage, entry] } };
+}
+
+/** Adds failed soft checks to a sample, and `tag` when there are any: the review queue picks both up. */
+export function flagForReview(sample: Sample, checks: Check[], tag: string): Sample {
+  if (!checks.length) return sample;
+  const tags = sample.meta.tags.includes(tag) ? sample.meta.tags : [...sample.meta.tags, tag];
+  return { ...sample, meta: { ...sample.meta, tags, checks: [...sample.meta.checks, ...checks] } };
 }
 
 // ---------------------------------------------------------------- planning

@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { UserError } from '../core/errors.ts';
 import { Sample } from '../core/records.ts';
-import { DECOMPOSE_UNASSIGNED_TAG, mergeToolsMetatoolStage, readDecisionsCsv } from '../stages/merge-tools-metatool.ts';
+import { AUTO_MERGE_TAG, DECOMPOSE_UNASSIGNED_TAG, mergeToolsMetatoolStage, readDecisionsCsv } from '../stages/merge-tools-metatool.ts';
 import { MERGE_CONFLICT_TAG, mergeToolsMtuStage } from '../stages/merge-tools-mtu.ts';
 import { sample, stageContext, tool } from './fixtures/embed/samples.ts';
 
@@ -147,6 +147,8 @@ describe('MetaTool-style merging', () => {
     for (const curve of [report.silhouette.before, report.silhouette.after]) for (const k of ['2', '3']) expect(typeof curve.byClusters[k]).toBe('number');
     const proposals = JSON.parse(readFileSync(join(ctx.runDir, 'merge-tools-metatool', 'proposals.json'), 'utf8'));
     expect(proposals).toHaveProperty('merge');
+    expect(JSON.parse(ctx.attachments['merge-tools-metatool/proposals.json'])).toEqual(proposals);
+    for (const s of out) expect(s.meta.tags).not.toContain(AUTO_MERGE_TAG); // every merge here was decided
   });
 
   it('reads the same decisions from a CSV sheet', async () => {
@@ -174,5 +176,13 @@ describe('MetaTool-style merging', () => {
     expect((reports.toolMergeMetatool as any).proposals).toBeGreaterThan(0);
     const merged = await mergeToolsMetatoolStage({ threshold: 0.5, undecided: 'merge', describe: false, silhouetteClusters: [2] }).run(samples, stageContext().ctx);
     expect(new Set(merged.out.flatMap((s) => s.expected.labels ?? [])).size).toBeLessThan(5);
+    // Merges nobody decided send the relabelled samples to review.
+    const relabelled = merged.out.filter((s, i) => JSON.stringify(s.expected.labels) !== JSON.stringify(samples[i].expected.labels));
+    expect(relabelled.length).toBeGreaterThan(0);
+    for (const s of relabelled) {
+      expect(s.meta.tags).toContain(AUTO_MERGE_TAG);
+      expect(s.meta.checks).toContainEqual(expect.objectContaining({ name: 'merge-tools-metatool:auto', pass: false, soft: true }));
+    }
+    expect(merged.out.length).toBe(samples.length);
   });
 });
