@@ -442,7 +442,7 @@ describe('backend choice, dry run, cost', () => {
     expect(createGateway({ env: { OPENAI_API_KEY: KEY }, home }).model).toBe('gpt-4o-mini');
     expect(createGateway({ env: { OPENAI_BASE_URL: server.baseURL, TOOLKILN_MODEL: 'llama3.1' }, home }).model).toBe('llama3.1');
     expect(() => createGateway({ env: { OPENAI_BASE_URL: server.baseURL }, home })).toThrow(/pass --model or set TOOLKILN_MODEL/);
-    expect(() => createGateway({ backend: 'claude', env: {} })).toThrow(/--llm must be one of offline, openai, replay/);
+    expect(() => createGateway({ backend: 'llamafile', env: {} })).toThrow(/--llm must be one of offline, openai, replay/);
     expect(() => createGateway({ backend: 'openai', env: { OPENAI_API_KEY: KEY }, home, concurrency: 0 })).toThrow(/--concurrency must be/);
   });
 
