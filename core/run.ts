@@ -88,6 +88,15 @@ export function pathResolver(cwd: string, projectDir: string): (path: string) =>
   };
 }
 
+/** What run `runId` was started with (its `run.json`), or a clear error. */
+export function readRunSpec(home: string, runId: string): RunSpec {
+  const runsDir = join(home, '.toolkiln', 'runs');
+  if (/[\/\\]|\.\./.test(runId)) throw new UserError(`invalid run id "${runId}"`);
+  const specPath = join(runsDir, runId, 'run.json');
+  if (!existsSync(specPath)) throw new UserError(`no run "${runId}" to resume in ${runsDir}`);
+  return JSON.parse(readFileSync(specPath, 'utf8')) as RunSpec;
+}
+
 /**
  * One `toolkiln run`: resolve the config, fingerprint the inputs, skip if an identical version
  * exists, run (or resume) the stages with journals, and publish the next version atomically.
@@ -101,10 +110,8 @@ export async function runPipeline(options: RunPipelineOptions): Promise<RunPipel
   let runId: string;
   if (options.resume) {
     runId = options.resume;
-    if (/[\/\\]|\.\./.test(runId)) throw new UserError(`invalid run id "${runId}"`);
-    const specPath = join(runsDir, runId, 'run.json');
-    if (!existsSync(specPath)) throw new UserError(`no run "${runId}" to resume in ${runsDir}`);
-    spec = JSON.parse(readFileSync(specPath, 'utf8')) as RunSpec;
+    spec = readRunSpec(options.home, runId);
+    if (options.seed !== undefined && options.seed !== spec.seed) throw new UserError(`run ${runId} was started with seed ${spec.seed}; a resumed run keeps its seed`);
     if (spec.pipeline !== options.pipeline.name) throw new UserError(`run ${runId} is a ${spec.pipeline} run, not ${options.pipeline.name}`);
     if (spec.model !== options.llm.model) throw new UserError(`run ${runId} was started with model ${spec.model}; resume it with --model ${spec.model} (now: ${options.llm.model})`);
   } else {

@@ -1,5 +1,5 @@
-import { existsSync, mkdirSync, readFileSync } from 'node:fs';
-import { join, resolve } from 'node:path';
+import { existsSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import PQueue from 'p-queue';
 import { z } from 'zod';
 import { countBy } from './collections.ts';
@@ -137,6 +137,8 @@ export async function runStages(options: RunStagesOptions): Promise<RunStagesRes
     records = outputs;
   }
 
+  // The last stage's output schema already validated its records when it is the Sample schema.
+  if (stages.at(-1)?.output === Sample) return { samples: records as Sample[], rejects, stats, reports, attachments };
   const samples = records.map((record, i) => {
     const parsed = Sample.safeParse(record);
     if (!parsed.success) throw new Error(`pipeline ${options.pipeline.name}: its last stage emitted record ${i} that is not a Sample: ${formatZodError(parsed.error)}`);
@@ -285,7 +287,3 @@ export function formatTable(header: string[], rows: string[][]): string {
   return [line(header), widths.map((w) => '-'.repeat(w)).join('  '), ...rows.map(line)].join('\n');
 }
 
-export function ensureDir(path: string): string {
-  mkdirSync(path, { recursive: true });
-  return resolve(path);
-}

@@ -1,5 +1,5 @@
 import { chmodSync, existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
-import { join, relative } from 'node:path';
+import { join } from 'node:path';
 import { countBy, groupBy } from './collections.ts';
 import { UserError } from './errors.ts';
 import { hashOf, sha256 } from './hash.ts';
@@ -188,10 +188,6 @@ export class DatasetStore {
     const dir = join(ref.dir, ...parts);
     mkdirSync(dir, { recursive: true });
     return dir;
-  }
-
-  describe(ref: VersionRef): string {
-    return relative(process.cwd(), ref.dir) || ref.dir;
   }
 }
 

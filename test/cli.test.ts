@@ -1,5 +1,5 @@
 import { spawnSync } from 'node:child_process';
-import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
@@ -61,6 +61,7 @@ describe('cli', () => {
     ['unknown export format', ['export', 'small@v1', '--format', 'xml'], /cannot be exported as "xml": choose one of/],
     ['missing argument', ['datasets', 'diff', 'small@v1'], /missing argument: usage: toolkiln datasets diff/],
     ['unknown command', ['frobnicate'], /unknown command "frobnicate"/],
+    ['resume with settings of its own', ['run', 'mtu', '--resume', 'mtu-000', '--seed', '3', '--limit', '5'], /a resumed run keeps the settings it started with: drop --seed, --limit/],
     ['resume of an unknown run', ['run', 'mtu', '--resume', 'mtu-000'], /no run "mtu-000" to resume/],
   ];
 
@@ -82,5 +83,17 @@ describe('cli', () => {
     const json = spawnSync(process.execPath, [bin, 'run', 'nope', '--json'], { encoding: 'utf8' });
     expect(json.status).toBe(2);
     expect(JSON.parse(json.stdout)).toEqual({ error: expect.stringContaining('unknown pipeline') });
+  });
+
+  it('resumes a run with the seed it was started with, not the default', async () => {
+    const first = JSON.parse((await cli('run', 'mtu', '--limit', '20', '--seed', '7', '--name', 'seven', '--json', '--quiet')).out);
+    expect(first.status).toBe('published');
+    // Undo every stage after the fourth, as if the run had been killed there.
+    const stagesDir = join(home, '.toolkiln', 'runs', first.runId, 'stages');
+    for (const folder of readdirSync(stagesDir).sort().slice(4)) rmSync(join(stagesDir, folder), { recursive: true });
+    const resumed = JSON.parse((await cli('run', 'mtu', '--resume', first.runId, '--force', '--json', '--quiet')).out);
+    expect(resumed).toMatchObject({ status: 'published', dataset: 'seven@v2', fingerprint: first.fingerprint });
+    const diff = JSON.parse((await cli('datasets', 'diff', 'seven@v1', 'seven@v2', '--json')).out);
+    expect(diff.counts).toEqual({ added: 0, removed: 0, changed: 0, unchanged: first.counts.samples });
   });
 });

@@ -1,7 +1,8 @@
 import { resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { formatStageTable } from '../../core/runner.ts';
-import { readConfigFile, runPipeline } from '../../core/run.ts';
+import { readConfigFile, readRunSpec, runPipeline } from '../../core/run.ts';
+import { UserError } from '../../core/errors.ts';
 import { getPipeline } from '../../pipelines/index.ts';
 import type { Command } from '../command.ts';
 import { intFlag, needPositionals, stringFlag } from '../flags.ts';
@@ -36,8 +37,15 @@ export const runCommand: Command = {
     needPositionals(positionals, 1, this.usage);
     const pipeline = getPipeline(positionals[0]);
     const configFile = stringFlag(values, 'config');
-    const seed = intFlag(values, 'seed', { min: 0, max: 2 ** 32 - 1 }) ?? DEFAULT_SEED;
+    const resume = stringFlag(values, 'resume');
     const limit = intFlag(values, 'limit', { min: 1 });
+    let seed = intFlag(values, 'seed', { min: 0, max: 2 ** 32 - 1 }) ?? DEFAULT_SEED;
+    if (resume) {
+      // A resumed run continues with the settings it started with; the gateway needs its seed too.
+      const given = ['config', 'seed', 'limit', 'name'].filter((flag) => values[flag] !== undefined);
+      if (given.length) throw new UserError(`a resumed run keeps the settings it started with: drop ${given.map((f) => `--${f}`).join(', ')} (or start a new run)`);
+      seed = readRunSpec(io.home, resume).seed;
+    }
     const concurrency = intFlag(values, 'concurrency', { min: 1, max: 4096 });
     const llm = gatewayFromFlags(values, io.env, io.home, seed, io.err);
     try {
@@ -52,7 +60,7 @@ export const runCommand: Command = {
         home: io.home,
         projectDir: PROJECT_DIR,
         cwd: io.cwd,
-        resume: stringFlag(values, 'resume'),
+        resume,
         force: values.force === true,
         dryRun: values['dry-run'] === true,
         concurrency,
