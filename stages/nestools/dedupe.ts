@@ -12,7 +12,6 @@ export function dedupeStage(): BatchStage<Sample, Sample> {
     kind: 'batch',
     name: 'dedupe',
     version: 1,
-    cardinality: 'fan-in',
     input: Sample,
     output: Sample,
     run: async (samples) => {

@@ -80,7 +80,8 @@ export function querySamplesStage(): BatchStage<TooleItem, Sample> {
     kind: 'batch',
     name: 'toole-samples',
     version: 1,
-    cardinality: 'any',
+    // Tool records are consumed into the samples' tool lists; every query becomes a sample or a reject.
+    cardinality: 'fan-in',
     input: TooleItem,
     output: Sample,
     run: async (items, ctx) => {
