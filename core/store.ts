@@ -1,10 +1,10 @@
 import { chmodSync, existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { countBy, groupBy } from './collections.ts';
-import { UserError } from './errors.ts';
+import { UserError, messageOf } from './errors.ts';
 import { hashOf, sha256 } from './hash.ts';
 import { readJsonl, toJsonl, writeFileAtomic } from './jsonl.ts';
-import { Manifest, Rejection, Sample, ToolSpec } from './records.ts';
+import { Manifest, Rejection, Sample, ToolSpec, formatZodError } from './records.ts';
 
 export const TOOLKILN_VERSION = '0.1.0';
 
@@ -94,7 +94,16 @@ export class DatasetStore {
   }
 
   manifest(ref: VersionRef): Manifest {
-    return Manifest.parse(JSON.parse(readFileSync(join(ref.dir, 'manifest.json'), 'utf8')));
+    const path = join(ref.dir, 'manifest.json');
+    let json: unknown;
+    try {
+      json = JSON.parse(readFileSync(path, 'utf8'));
+    } catch (error) {
+      throw new UserError(`${path}: not readable JSON (${messageOf(error)}); the version is damaged: restore it from a copy or publish it again`);
+    }
+    const parsed = Manifest.safeParse(json);
+    if (!parsed.success) throw new UserError(`${path}: not a toolkiln manifest (${formatZodError(parsed.error)}); restore it from a copy or publish the version again`);
+    return parsed.data;
   }
 
   /** All samples of a version, split by split in the order the manifest lists them. */

@@ -1,5 +1,5 @@
 import { spawnSync } from 'node:child_process';
-import { mkdtempSync, readdirSync, readFileSync, statSync } from 'node:fs';
+import { chmodSync, mkdtempSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -68,6 +68,17 @@ describe('dataset store', () => {
     expect(second.ref?.version).toBe('v1');
     expect(new DatasetStore(home).versions('mtu')).toEqual(['v1']);
     expect((await run(true)).ref?.version).toBe('v2');
+  });
+
+  it('names the file when a manifest is damaged', () => {
+    const store = new DatasetStore(tmp('tk-damaged-'));
+    const { ref } = store.publish({ name: 'd', samples: makeSamples(1), tools: [], rejects: [], manifest: draftManifest('a') });
+    const path = join(ref.dir, 'manifest.json');
+    chmodSync(path, 0o644);
+    writeFileSync(path, '{"name": ');
+    expect(() => store.manifest(ref)).toThrow(`${path}: not readable JSON`);
+    writeFileSync(path, '{"name": "d"}');
+    expect(() => store.manifest(ref)).toThrow(new RegExp(`${path}: not a toolkiln manifest \\(version`));
   });
 
   it('refuses dataset names that could escape the store', () => {
