@@ -111,10 +111,13 @@ export async function runStages(options: RunStagesOptions): Promise<RunStagesRes
       report: (key, value) => ((stageReports[key] = value), (reports[key] = value)),
       attach: (name, content) => (ctx.attach(name, content), stageAttachments.add(name)),
     };
+    // Records were validated against the previous stage's output schema; parse again only when this
+    // stage expects another schema.
+    const checkInput = index > 0 && stages[index - 1].output !== stage.input;
     const { out, rejected } =
       stage.kind === 'map'
-        ? await runMapStage(stage, inputs, stageCtx, folder, options)
-        : await runBatchStage(stage, inputs, stageCtx, options);
+        ? await runMapStage(stage, inputs, stageCtx, folder, options, checkInput)
+        : await runBatchStage(stage, inputs, stageCtx, options, checkInput);
 
     const outputs = index === 0 && options.limit !== undefined ? evenlySpaced(out, options.limit) : out;
     const stageRejects = rejected.map((r) => Rejection.parse({ stage: stage.name, ...r }));
@@ -163,7 +166,8 @@ function validateOutputs(stage: Stage, outputs: unknown[], where: string): unkno
   });
 }
 
-function validateInput(stage: Stage, record: unknown, index: number): unknown {
+function validateInput(stage: Stage, record: unknown, index: number, check: boolean): unknown {
+  if (!check) return record;
   const parsed = (stage.input as z.ZodType).safeParse(record);
   if (!parsed.success) {
     throw new Error(`stage ${stage.name}: input record ${index} does not match its input schema (the stage before it emits another shape): ${formatZodError(parsed.error)}`);
@@ -177,6 +181,7 @@ async function runMapStage(
   ctx: StageContext,
   folder: string,
   options: RunStagesOptions,
+  checkInput: boolean,
 ): Promise<{ out: unknown[]; rejected: (RejectReason & { record: unknown })[] }> {
   const { journal, entries } = Journal.open<JournalEntry>(join(folder, 'journal.jsonl'));
   const results = new Map<number, JournalEntry>(entries.map((entry) => [entry.i, entry]));
@@ -192,7 +197,7 @@ async function runMapStage(
       if (failure) return;
       let key = `#${i}`;
       try {
-        const record = validateInput(stage, inputs[i], i);
+        const record = validateInput(stage, inputs[i], i, checkInput);
         key = keyOf(stage, record);
         const result = await stage.run(record, { ...ctx, key, rng: (...keys) => ctx.rng(key, ...keys) });
         let entry: JournalEntry;
@@ -238,9 +243,10 @@ async function runBatchStage(
   inputs: unknown[],
   ctx: StageContext,
   options: RunStagesOptions,
+  checkInput: boolean,
 ): Promise<{ out: unknown[]; rejected: (RejectReason & { record: unknown })[] }> {
   const progress = new Progress(stage.name, inputs.length, options.progress);
-  const valid = inputs.map((record, i) => validateInput(stage, record, i));
+  const valid = inputs.map((record, i) => validateInput(stage, record, i, checkInput));
   const result = await stage.run(valid, ctx);
   const out = validateOutputs(stage, result.out, 'batch');
   const rejected = (result.rejects ?? []).map((r) => {
