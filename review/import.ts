@@ -73,7 +73,7 @@ export function readAndValidate(store: DatasetStore, ref: VersionRef, files: She
   const ctx: ValidationContext = {
     ref,
     items: itemIndex(ref, samples),
-    queue: readQueueEntries(join(ref.dir, 'review'), ref),
+    queue: readQueueEntries(store.derivedDirForReading(ref, 'review'), ref),
     pipeline,
     library: store.tools(ref),
   };
