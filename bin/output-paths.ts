@@ -10,7 +10,7 @@ import type { Io } from './command.ts';
  */
 export function outputFolder(given: string, flag: string, io: Io): string {
   const path = resolve(io.cwd, given);
-  new DatasetStore(io.home).assertOutsideStore(path, flag);
+  new DatasetStore(io.home).assertOutsideStore(path, flag, given);
   if (existsSync(path) && !statSync(path).isDirectory()) throw new UserError(`${flag} ${given} is an existing file; give a folder (new or existing)`);
   return path;
 }
@@ -18,7 +18,7 @@ export function outputFolder(given: string, flag: string, io: Io): string {
 /** Checks an output file the user named (`--plot`) before any work: never inside the store, never a folder. */
 export function outputFile(given: string, flag: string, io: Io): string {
   const path = resolve(io.cwd, given);
-  new DatasetStore(io.home).assertOutsideStore(path, flag);
+  new DatasetStore(io.home).assertOutsideStore(path, flag, given);
   if (existsSync(path) && statSync(path).isDirectory()) throw new UserError(`${flag} ${given} is a folder; give a file name`);
   return path;
 }

@@ -16,12 +16,12 @@ export function messageOf(error: unknown): string {
 
 /** What to do about a file-system error the user can fix, by errno code. */
 const FILE_SYSTEM_ADVICE: Record<string, string> = {
-  ENOSPC: 'the disk is full: free space (toolkiln runs clean removes old run folders) and try again',
-  EDQUOT: 'the disk quota is used up: free space and try again',
+  ENOSPC: 'the disk is full: free space (toolkiln runs clean removes old run folders)',
+  EDQUOT: 'the disk quota is used up: free space',
   EROFS: 'the file system is read-only: point TOOLKILN_HOME (or the path you gave) at a writable folder',
   EACCES: 'permission denied: make the folder writable for this user, or use another folder',
   EPERM: 'the operation is not permitted there: use another folder',
-  EMFILE: 'too many open files: raise the limit (ulimit -n) and try again',
+  EMFILE: 'too many open files: raise the limit (ulimit -n)',
   ENOTDIR: 'a part of the path is a file, not a folder: fix the path',
   EISDIR: 'the path is a folder where a file was expected: fix the path',
 };
@@ -36,4 +36,11 @@ export function fileSystemMessage(error: unknown): string | null {
   if (!advice) return null;
   const what = e.syscall ? `${e.syscall} ${e.path ?? ''}`.trim() : (e.path ?? 'a file');
   return `cannot ${what}: ${advice} (${e.code})`;
+}
+
+/** Names the file on an errno error that lacks it (write(2) errors carry no path), then returns it. */
+export function withPath(error: unknown, path: string): unknown {
+  const e = error as NodeJS.ErrnoException;
+  if (e && typeof e === 'object' && typeof e.code === 'string' && !e.path) e.path = path;
+  return error;
 }

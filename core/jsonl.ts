@@ -1,6 +1,6 @@
 import { closeSync, existsSync, fsyncSync, ftruncateSync, mkdirSync, openSync, readFileSync, renameSync, rmSync, writeFileSync, writeSync } from 'node:fs';
 import { dirname } from 'node:path';
-import { UserError } from './errors.ts';
+import { UserError, withPath } from './errors.ts';
 
 /** Parses a JSONL file; a bad line is an error naming the file and line. */
 export function readJsonl<T = unknown>(path: string): T[] {
@@ -37,7 +37,7 @@ export function writeFileAtomic(path: string, content: string): void {
     renameSync(tmp, path);
   } catch (error) {
     rmSync(tmp, { force: true });
-    throw error;
+    throw withPath(error, path);
   }
 }
 
@@ -78,7 +78,11 @@ export class Journal<T> {
   }
 
   append(entry: T): void {
-    writeSync(this.fd, JSON.stringify(entry) + '\n');
+    try {
+      writeSync(this.fd, JSON.stringify(entry) + '\n');
+    } catch (error) {
+      throw withPath(error, this.path);
+    }
   }
 
   close(): void {

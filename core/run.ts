@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { existsSync, mkdirSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { join, resolve } from 'node:path';
-import { UserError, messageOf } from './errors.ts';
+import { UserError, fileSystemMessage, messageOf } from './errors.ts';
 import { hashFile, hashOf, stableStringify } from './hash.ts';
 import { describeOwner, tryLock, type Lock } from './lock.ts';
 import { writeFileAtomic } from './jsonl.ts';
@@ -229,6 +229,9 @@ export async function runPipeline(options: RunPipelineOptions): Promise<RunPipel
     if (published.status === 'existing') log(`${spec.name}@${published.ref.version} with the same fingerprint was published meanwhile: nothing new to publish`);
     writeOutcome(runDir, { status: published.status, dataset: `${published.ref.name}@${published.ref.version}`, finishedAt: new Date().toISOString() });
     return { runId, fingerprint, status: published.status, ref: published.ref, manifest: published.manifest, stats: published.status === 'existing' ? published.manifest.stages : result.stats };
+  } catch (error) {
+    const disk = fileSystemMessage(error);
+    throw disk ? new UserError(`${disk}; then resume with: toolkiln run ${spec.pipeline} --resume ${runId}`, 1) : error;
   } finally {
     lock.release();
   }

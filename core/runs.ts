@@ -12,7 +12,7 @@ export interface RunEntry {
   dataset: string | null;
   /** `running`: a live process holds it; `unfinished`: stopped before publishing (resumable). */
   state: 'running' | 'unfinished' | RunOutcome['status'];
-  /** When it finished, else when anything in it last changed. */
+  /** When anything in it last changed (for a finished run: when it finished). */
   lastActivity: Date;
   bytes: number;
 }
@@ -39,7 +39,7 @@ export function listRuns(home: string): RunEntry[] {
       pipeline: spec?.pipeline ?? null,
       dataset: outcome?.dataset ?? spec?.name ?? null,
       state: owner && ownerIsAlive(owner) ? 'running' : (outcome?.status ?? 'unfinished'),
-      lastActivity: outcome ? new Date(outcome.finishedAt) : new Date(newest),
+      lastActivity: new Date(newest),
       bytes,
     });
   }

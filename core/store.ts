@@ -1,7 +1,7 @@
 import { chmodSync, existsSync, lstatSync, mkdirSync, readdirSync, readFileSync, realpathSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { basename, dirname, join, resolve, sep } from 'node:path';
 import { countBy, groupBy } from './collections.ts';
-import { UserError, messageOf } from './errors.ts';
+import { UserError, messageOf, withPath } from './errors.ts';
 import { hashFileSync, hashOf, sha256 } from './hash.ts';
 import { parseJsonl, toJsonl, writeFileAtomic } from './jsonl.ts';
 import { describeOwner, waitForLock } from './lock.ts';
@@ -269,7 +269,11 @@ export class DatasetStore {
       const files: Record<string, string> = {};
       const write = (path: string, text: string) => {
         mkdirSync(join(tmpDir, path, '..'), { recursive: true });
-        writeFileSync(join(tmpDir, path), text);
+        try {
+          writeFileSync(join(tmpDir, path), text);
+        } catch (error) {
+          throw withPath(error, join(tmpDir, path));
+        }
         files[path] = sha256(text);
       };
 
@@ -366,11 +370,11 @@ export class DatasetStore {
    * Refuses an output path the user gave (`--out`, `--plot`) that lies inside the store: published
    * data must never be overwritten, and only the store writes under `datasets/`. Call before any work.
    */
-  assertOutsideStore(path: string, flag: string): void {
+  assertOutsideStore(path: string, flag: string, shown = path): void {
     const real = realPathOfNearest(resolve(path));
     const root = realPathOfNearest(this.root);
     if (real === root || real.startsWith(root + sep)) {
-      throw new UserError(`${flag} ${path} is inside the dataset store (${this.root}); only toolkiln writes there: give a folder outside it, or leave ${flag} out to use the version's .derived folder`);
+      throw new UserError(`${flag} ${shown} is inside the dataset store (${this.root}); only toolkiln writes there: give a folder outside it, or leave ${flag} out to use the version's .derived folder`);
     }
   }
 }
