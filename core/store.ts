@@ -210,9 +210,12 @@ export class DatasetStore {
   /** A file of the version as text, checked against the manifest's checksum as it is read. */
   private readChecked(ref: VersionRef, file: string): string {
     const path = join(ref.dir, file);
-    if (!existsSync(path)) return '';
-    const bytes = readFileSync(path);
     const expected = this.manifest(ref).files[file];
+    if (!existsSync(path)) {
+      if (expected === undefined) return '';
+      throw new UserError(intactMessage(ref, { file, problem: 'missing' }));
+    }
+    const bytes = readFileSync(path);
     if (expected !== undefined && !this.verified.has(ref.dir) && sha256(bytes) !== expected) throw new UserError(intactMessage(ref, { file, problem: 'changed' }));
     return bytes.toString('utf8');
   }

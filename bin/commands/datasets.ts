@@ -11,7 +11,7 @@ export const datasetsListCommand: Command = {
   options: {},
   async run(positionals, _values, io) {
     needPositionals(positionals, 0, this.usage);
-    const store = new DatasetStore(io.home);
+    const store = new DatasetStore(io.home, { warn: io.err });
     const rows = store.names().map((name) => {
       const latest = store.resolve(name);
       const manifest = store.manifest(latest);
@@ -31,7 +31,7 @@ export const datasetsShowCommand: Command = {
   options: {},
   async run(positionals, _values, io) {
     needPositionals(positionals, 1, this.usage);
-    const store = new DatasetStore(io.home);
+    const store = new DatasetStore(io.home, { warn: io.err });
     const ref = store.resolve(positionals[0]);
     const manifest = store.manifest(ref);
     if (io.json) {
@@ -65,7 +65,7 @@ export const datasetsDiffCommand: Command = {
   options: { ids: { type: 'boolean' } },
   async run(positionals, values, io) {
     needPositionals(positionals, 2, this.usage);
-    const store = new DatasetStore(io.home);
+    const store = new DatasetStore(io.home, { warn: io.err });
     const diff = store.diff(store.resolve(positionals[0]), store.resolve(positionals[1]));
     if (io.json) {
       io.out(JSON.stringify({ ...diff, counts: { added: diff.added.length, removed: diff.removed.length, changed: diff.changed.length, unchanged: diff.unchanged } }));
