@@ -3,7 +3,7 @@ import { messageOf } from '../core/errors.ts';
 import type { Sample } from '../core/records.ts';
 import type { QueueItem } from './queue.ts';
 import { DECISIONS, dialogueParagraphs, EDITABLE_COLUMNS, paragraphsText, SHEET_COLUMNS, sheetRow, type DatasetLabel, type Paragraph } from './sheet.ts';
-import type { ImportProblem, SheetSource } from './sources.ts';
+import type { ImportProblem, SheetSource } from './rows.ts';
 
 /**
  * Label Studio: a labeling config (dialogue as `Paragraphs`, decision as `Choices`, corrections and

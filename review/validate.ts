@@ -4,7 +4,7 @@ import { applyCorrection, formatCallsJson, goldCalls, parseCorrectedCalls, parse
 import type { QueueItem } from './queue.ts';
 import { callProblems, mergeChecks, recheckSample } from './schema-check.ts';
 import { ADJUDICATION_COLUMNS, datasetLabel, DECISIONS, QUEUE_COLUMNS, SAMPLE_COLUMNS, sampleCells, SHEET_COLUMNS, sheetRow, type DatasetLabel, type Decision } from './sheet.ts';
-import type { ImportProblem, ReviewRow, SheetKind, SheetSource } from './sources.ts';
+import type { ImportProblem, ReviewRow, SheetKind, SheetSource } from './rows.ts';
 
 /** A valid, decided row: one annotator's (or the adjudicator's) decision on one item. */
 export interface RowDecision {
