@@ -21,6 +21,8 @@ export interface ReviewRow {
   row: number | null;
   annotation?: number;
   cells: Record<string, string>;
+  /** Columns whose text arrived starting with a formula character that no `'` neutralised. */
+  formulaColumns: string[];
   /** Who answered when the `annotator` cell is empty: the file's name, or Label Studio's user. */
   defaultAnnotator: string;
 }

@@ -21,7 +21,7 @@ export function readSheetFile(path: string, shown = path): SheetSource {
     kind: parsed.header.includes(ANNOTATIONS_COLUMN) ? 'adjudication' : 'annotator',
     format: 'csv',
     columns: parsed.header,
-    rows: parsed.records.map((r) => ({ file: shown, row: r.row, cells: r.cells, defaultAnnotator })),
+    rows: parsed.records.map((r) => ({ file: shown, row: r.row, cells: r.cells, formulaColumns: r.formulaColumns, defaultAnnotator })),
     problems: parsed.problems.map((p) => ({ file: shown, row: p.row, column: null, message: p.message })),
   };
 }
