@@ -10,7 +10,8 @@ import { agreementReport, type AgreementReport } from './agreement.ts';
 import { publishReviewed } from './apply.ts';
 import { toCsv } from './csv.ts';
 import { itemIndex, readQueueEntries } from './queue.ts';
-import { readSheetFile, type ImportProblem, type SheetSource } from './sources.ts';
+import type { ImportProblem, SheetSource } from './rows.ts';
+import { readSheetFile } from './sources.ts';
 import { validateSheets, type ValidationContext, type ValidationResult } from './validate.ts';
 
 export interface SheetFile {

@@ -142,7 +142,8 @@ describe('CSV sheets', () => {
 
     const query = '-10 degrees in Montréal, "really"\nsecond line ✓';
     const filled = fill(raw, {
-      'rv-01': { decision: 'accept', notes: '=SUM(A1:A3) looks fine, ok' },
+      // A note that must start with "=" carries the export's escape; "-" needs none.
+      'rv-01': { decision: 'accept', notes: "'=SUM(A1:A3) looks fine, ok" },
       'rv-05': { decision: 'Reject', notes: '-unit is invented' },
       'rv-02': { decision: 'edit', corrected_query: query, notes: 'ça va, "quoted"' },
       'rv-04': { decision: 'edit', corrected_calls: '[{"id":"call_0","tool":"book_table","arguments":{"restaurant":"Chez Ïlse","people":5}}]' },
