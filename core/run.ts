@@ -301,7 +301,12 @@ function assertSameInputs(runId: string, spec: RunSpec, now: RunInputs, pipeline
   for (const id of new Set([...Object.keys(then.prompts), ...Object.keys(now.prompts)])) {
     if (then.prompts[id] !== now.prompts[id]) throw new UserError(`prompt ${id} changed since run ${runId} started; ${restart}`);
   }
-  const resolved = resolveConfig(pipeline, spec.config, `run ${runId}`);
+  let resolved: unknown;
+  try {
+    resolved = resolveConfig(pipeline, spec.config, `run ${runId}`);
+  } catch (error) {
+    throw new UserError(`the ${pipeline.name} config schema changed since run ${runId} started (${messageOf(error)}); ${restart}`);
+  }
   if (stableStringify(resolved) !== stableStringify(spec.config)) throw new UserError(`the ${pipeline.name} config schema changed since run ${runId} started (its defaults or fields differ); ${restart}`);
 }
 
