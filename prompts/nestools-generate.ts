@@ -1,9 +1,8 @@
 import { z } from 'zod';
 import { definePrompt } from '../core/prompt.ts';
 import type { Rng } from '../core/rng.ts';
-import type { SampledChain } from '../stages/nestools/chain-graph.ts';
-import { taskFromChain } from '../stages/nestools/offline-text.ts';
-import { renderProgram } from '../stages/nestools/render-program.ts';
+import { taskFromChain } from './nestools-offline.ts';
+import { renderProgram, type SampledChain } from './nestools-render-program.ts';
 
 /** Where the offline renderer gets a chain: a tool library with linked return fields and parameters. */
 export interface OfflineChainSource {

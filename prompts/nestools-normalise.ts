@@ -1,8 +1,8 @@
 import { z } from 'zod';
 import { definePrompt } from '../core/prompt.ts';
 import type { Json } from '../core/records.ts';
-import { appendValues } from '../stages/nestools/offline-text.ts';
-import { cleanRewrittenTask } from '../stages/nestools/rewrite-text.ts';
+import { appendValues } from './nestools-offline.ts';
+import { cleanRewrittenTask } from './nestools-rewrite-text.ts';
 
 export interface NormaliseVars extends Record<string, unknown> {
   /** Gold tools, NesTools `api` entries as JSON. */

@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { definePrompt } from '../core/prompt.ts';
-import { replaceApiNames } from '../stages/nestools/offline-text.ts';
-import { cleanRewrittenTask } from '../stages/nestools/rewrite-text.ts';
+import { replaceApiNames } from './nestools-offline.ts';
+import { cleanRewrittenTask } from './nestools-rewrite-text.ts';
 
 export interface RefineVars extends Record<string, unknown> {
   /** Gold tools, NesTools `api` entries as JSON. */

@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { definePrompt } from '../core/prompt.ts';
-import { dropConjunctions } from '../stages/nestools/offline-text.ts';
-import { cleanRewrittenTask } from '../stages/nestools/rewrite-text.ts';
+import { dropConjunctions } from './nestools-offline.ts';
+import { cleanRewrittenTask } from './nestools-rewrite-text.ts';
 
 export interface RemoveConjunctionsVars extends Record<string, unknown> {
   task: string;

@@ -1,6 +1,6 @@
+import { parse } from 'csv-parse/sync';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { parse } from 'csv-parse/sync';
 import { z } from 'zod';
 import { medoid, VectorSpace } from '../core/cluster/index.ts';
 import { createEmbedder, EmbedderConfig, type Embedder } from '../core/embed/index.ts';
@@ -9,8 +9,8 @@ import { writeFileAtomic } from '../core/jsonl.ts';
 import { Sample, formatZodError, type Check, type ToolSpec } from '../core/records.ts';
 import type { BatchStage, StageContext } from '../core/stage.ts';
 import mergeDescriptionPrompt from '../prompts/metatool-merge-description.ts';
-import { OverlapDecisions, planOverlap, proposalsAsDecisions, readDecisionsFile, type OverlapPlan, type Target } from './toole/overlap-decisions.ts';
-import { proposeMerges, silhouetteCurve, type SilhouetteCurve } from './toole/overlap-proposals.ts';
+import { OverlapDecisions, planOverlap, proposalsAsDecisions, readDecisionsFile, type OverlapPlan, type Target } from './merge-tools-metatool-decisions.ts';
+import { proposeMerges, silhouetteCurve, type SilhouetteCurve } from './merge-tools-metatool-proposals.ts';
 import { flagForReview, mapCalls, noteChanges, replaceTools } from './merge-tools-mtu.ts';
 
 /**
