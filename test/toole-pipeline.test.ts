@@ -12,6 +12,7 @@ import { DatasetStore } from '../core/store.ts';
 import { toolePipeline } from '../pipelines/toole.ts';
 import { LLM_REASSIGNED_TAG } from '../stages/toole/overlap.ts';
 import type { QueryItem } from '../stages/toole/records.ts';
+import { containsName } from '../stages/toole/text.ts';
 
 const projectDir = fileURLToPath(new URL('..', import.meta.url));
 const fixture = (name: string) => fileURLToPath(new URL(`./fixtures/toole/${name}`, import.meta.url));
@@ -205,5 +206,13 @@ describe('toole pipeline on the real plugin list with the shipped defaults', () 
     expect(stats['toole.statistics'].released.queries).toBe(20614);
     expect(Object.keys(stats['toole.statistics'].perMethod).sort()).toEqual(['details', 'direct', 'emotional', 'keyword', 'multi-tool']);
     expect(r.samples.filter((s) => s.split === 'task-awareness' && s.expected.labels![0] === 'no')).toHaveLength(100);
+    // No published query names its tool, by model or human name, even where the name is an ordinary word.
+    const byName = new Map(r.store.tools(r.result.ref!).map((tool) => [tool.name, tool]));
+    const naming = r.samples.flatMap((sample) => {
+      const query = sample.dialogue.find((turn) => turn.role === 'user')!.content;
+      return (sample.expected.labels ?? []).filter((label) => [label, byName.get(label)?.plugin ?? label].some((name) => containsName(query, name))).map((label) => `${label}: ${query}`);
+    });
+    expect(naming).toEqual([]);
+    expect(r.result.stats.find((s) => s.stage === 'toole-filter-queries')!.rejectsByReason.names_tool).toBeGreaterThan(0);
   }, 60_000);
 });
