@@ -1,6 +1,8 @@
 import { z } from 'zod';
+import { UnusableAnswer } from '../core/llm/structured.ts';
 import { definePrompt } from '../core/prompt.ts';
 import type { Rng } from '../core/rng.ts';
+import { opening } from './answer-text.ts';
 import { taskFromChain } from './nestools-offline.ts';
 import { renderProgram, type SampledChain } from './nestools-render-program.ts';
 
@@ -39,8 +41,12 @@ It's your turn to generate.
 Domain: {{domain}}
 Answer:`,
   schema: z.object({ answer: z.string().min(1) }),
-  // The answer is Python in a code block, not JSON: the parser cuts the code out of it.
-  parseText: (text) => ({ answer: text }),
+  // The answer is Python in a code block, not JSON: the parser cuts the code out of it. An answer
+  // without a single function is talk (a refusal, a preamble cut off), sent back once.
+  parseText: (text) => {
+    if (!/^\s*def\s+\w+\s*\(/m.test(text)) throw new UnusableAnswer('chatter', `the answer holds no Python function ("${opening(text)}")`);
+    return { answer: text };
+  },
   temperature: 0.95,
   maxTokens: 2500,
   offline: (vars, rng) => {

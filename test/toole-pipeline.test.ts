@@ -45,7 +45,7 @@ interface Run {
 
 async function run(configOverrides: unknown, limit?: number): Promise<Run> {
   const home = mkdtempSync(join(tmpdir(), 'tk-toole-'));
-  const result = await runPipeline({ pipeline: toolePipeline, configOverrides, llm: new OfflineGateway(42), home, projectDir, cwd: projectDir, limit, progress: { enabled: false } as never });
+  const result = await runPipeline({ pipeline: toolePipeline, configOverrides, llm: new OfflineGateway(42), home, projectDir, cwd: projectDir, limit, progress: { quiet: true } });
   const store = new DatasetStore(home);
   return { home, result, store, samples: store.samples(result.ref!), rejects: store.rejects(result.ref!), runDir: join(home, '.toolkiln', 'runs', result.runId) };
 }
