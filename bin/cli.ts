@@ -1,6 +1,6 @@
 import { parseArgs } from 'node:util';
 import { resolve } from 'node:path';
-import { UserError, messageOf } from '../core/errors.ts';
+import { UserError, fileSystemMessage, messageOf } from '../core/errors.ts';
 import type { Command, Io } from './command.ts';
 import { commonOptions } from './flags.ts';
 
@@ -13,6 +13,9 @@ const registry: { path: string[]; load: () => Promise<Command> }[] = [
   { path: ['datasets', 'list'], load: async () => (await import('./commands/datasets.ts')).datasetsListCommand },
   { path: ['datasets', 'show'], load: async () => (await import('./commands/datasets.ts')).datasetsShowCommand },
   { path: ['datasets', 'diff'], load: async () => (await import('./commands/datasets.ts')).datasetsDiffCommand },
+  { path: ['datasets', 'verify'], load: async () => (await import('./commands/datasets.ts')).datasetsVerifyCommand },
+  { path: ['runs', 'list'], load: async () => (await import('./commands/runs.ts')).runsListCommand },
+  { path: ['runs', 'clean'], load: async () => (await import('./commands/runs.ts')).runsCleanCommand },
   { path: ['export'], load: async () => (await import('./commands/export.ts')).exportCommand },
   { path: ['review', 'export'], load: async () => (await import('./commands/review.ts')).reviewExportCommand },
   { path: ['review', 'import'], load: async () => (await import('./commands/review.ts')).reviewImportCommand },
@@ -67,9 +70,9 @@ export async function main(argv: string[], io: Partial<Io> = {}): Promise<number
     return await command.run(positionals, parsed.values, fullIo);
   } catch (error) {
     const code = error instanceof UserError ? error.exitCode : 1;
-    const line = messageOf(error).split('\n')[0];
-    if (fullIo.json) fullIo.out(JSON.stringify({ error: messageOf(error) }));
-    fullIo.err(`toolkiln: ${error instanceof UserError ? messageOf(error) : line}`);
+    const message = error instanceof UserError ? messageOf(error) : (fileSystemMessage(error) ?? messageOf(error).split('\n')[0]);
+    if (fullIo.json) fullIo.out(JSON.stringify({ error: message }));
+    fullIo.err(`toolkiln: ${message}`);
     if (!(error instanceof UserError) && fullIo.env.TOOLKILN_DEBUG) fullIo.err(String((error as Error).stack));
     return code;
   }

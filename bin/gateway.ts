@@ -16,6 +16,7 @@ export function gatewayFromFlags(values: Values, env: NodeJS.ProcessEnv, home: s
     concurrency: intFlag(values, 'concurrency', { min: 1, max: 4096 }),
     rpm: intFlag(values, 'rpm', { min: 1 }),
     tpm: intFlag(values, 'tpm', { min: 1 }),
+    maxRetries: intFlag(values, 'max-retries', { min: 0, max: 100 }),
     priceTable: stringFlag(values, 'price-table'),
     // Replaying a dataset must reproduce it exactly: a cache miss stops the run instead of rejecting a record.
     replayMiss: 'throw',

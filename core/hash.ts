@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { createReadStream } from 'node:fs';
+import { closeSync, createReadStream, openSync, readSync } from 'node:fs';
 
 /** JSON with object keys sorted at every depth, so equal values always give equal text (and hashes). */
 export function stableStringify(value: unknown): string {
@@ -31,5 +31,18 @@ export function hashOf(value: unknown, length = 64): string {
 export async function hashFile(path: string): Promise<string> {
   const hash = createHash('sha256');
   for await (const chunk of createReadStream(path)) hash.update(chunk as Buffer);
+  return hash.digest('hex');
+}
+
+/** The sha256 of a file read in 1 MiB chunks (no whole-file string or buffer). */
+export function hashFileSync(path: string): string {
+  const hash = createHash('sha256');
+  const fd = openSync(path, 'r');
+  try {
+    const chunk = Buffer.allocUnsafe(1 << 20);
+    for (let n = readSync(fd, chunk); n > 0; n = readSync(fd, chunk)) hash.update(chunk.subarray(0, n));
+  } finally {
+    closeSync(fd);
+  }
   return hash.digest('hex');
 }

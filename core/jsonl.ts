@@ -1,13 +1,17 @@
-import { closeSync, existsSync, fsyncSync, ftruncateSync, openSync, readFileSync, renameSync, writeFileSync, writeSync } from 'node:fs';
+import { closeSync, existsSync, fsyncSync, ftruncateSync, mkdirSync, openSync, readFileSync, renameSync, rmSync, writeFileSync, writeSync } from 'node:fs';
 import { dirname } from 'node:path';
-import { mkdirSync } from 'node:fs';
-import { UserError } from './errors.ts';
+import { UserError, withPath } from './errors.ts';
 
 /** Parses a JSONL file; a bad line is an error naming the file and line. */
 export function readJsonl<T = unknown>(path: string): T[] {
   if (!existsSync(path)) return [];
+  return parseJsonl<T>(readFileSync(path, 'utf8'), path);
+}
+
+/** Parses JSONL text read from `path` (named in errors). */
+export function parseJsonl<T = unknown>(text: string, path: string): T[] {
   const out: T[] = [];
-  const lines = readFileSync(path, 'utf8').split('\n');
+  const lines = text.split('\n');
   for (let i = 0; i < lines.length; i++) {
     const line = lines[i].trim();
     if (!line) continue;
@@ -24,12 +28,17 @@ export function toJsonl(records: readonly unknown[]): string {
   return records.map((r) => JSON.stringify(r) + '\n').join('');
 }
 
-/** Writes a file whole or not at all: a temporary file renamed into place. */
+/** Writes a file whole or not at all: a temporary file renamed into place (removed again if writing fails). */
 export function writeFileAtomic(path: string, content: string): void {
   mkdirSync(dirname(path), { recursive: true });
   const tmp = `${path}.tmp-${process.pid}`;
-  writeFileSync(tmp, content);
-  renameSync(tmp, path);
+  try {
+    writeFileSync(tmp, content);
+    renameSync(tmp, path);
+  } catch (error) {
+    rmSync(tmp, { force: true });
+    throw withPath(error, path);
+  }
 }
 
 /**
@@ -69,11 +78,24 @@ export class Journal<T> {
   }
 
   append(entry: T): void {
-    writeSync(this.fd, JSON.stringify(entry) + '\n');
+    try {
+      writeSync(this.fd, JSON.stringify(entry) + '\n');
+    } catch (error) {
+      throw withPath(error, this.path);
+    }
   }
 
   close(): void {
     fsyncSync(this.fd);
     closeSync(this.fd);
+  }
+}
+
+/** A small JSON file's value, or null when it is missing or unreadable (status files written atomically). */
+export function readJsonFileOrNull<T>(path: string): T | null {
+  try {
+    return JSON.parse(readFileSync(path, 'utf8')) as T;
+  } catch {
+    return null;
   }
 }

@@ -1,7 +1,9 @@
-import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
+import { randomBytes } from 'node:crypto';
+import { existsSync, mkdirSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { join, resolve } from 'node:path';
-import { UserError, messageOf } from './errors.ts';
-import { hashFile, hashOf } from './hash.ts';
+import { UserError, fileSystemMessage, messageOf } from './errors.ts';
+import { hashFile, hashOf, stableStringify } from './hash.ts';
+import { describeOwner, tryLock, type Lock } from './lock.ts';
 import { writeFileAtomic } from './jsonl.ts';
 import type { LlmGateway } from './llm/types.ts';
 import type { PipelineDefinition } from './pipeline.ts';
@@ -21,6 +23,22 @@ export interface RunSpec {
   limit?: number;
   model: string;
   backend: string;
+  /** What the run's output depends on besides its settings, compared again on `--resume`. */
+  inputs?: RunInputs;
+}
+
+/** Source files (config path → relative file → sha256), stage versions and prompt hashes of a run. */
+export interface RunInputs {
+  sources: Record<string, Record<string, string>>;
+  stages: [string, number][];
+  prompts: Record<string, string>;
+}
+
+/** How a run ended, written to its folder (`toolkiln runs list` reads it). */
+export interface RunOutcome {
+  status: 'published' | 'existing' | 'dry-run';
+  dataset: string | null;
+  finishedAt: string;
 }
 
 export interface RunPipelineOptions {
@@ -43,6 +61,8 @@ export interface RunPipelineOptions {
   /** Run every stage but publish nothing. */
   dryRun?: boolean;
   concurrency?: number;
+  /** Stop before publishing when more than this share of a stage's records could not reach the endpoint (default 0.1). */
+  maxTransportRejects?: number;
   log?: (message: string) => void;
   progress?: ProgressOptions;
 }
@@ -91,15 +111,20 @@ export function pathResolver(cwd: string, projectDir: string): (path: string) =>
 /** What run `runId` was started with (its `run.json`), or a clear error. */
 export function readRunSpec(home: string, runId: string): RunSpec {
   const runsDir = join(home, '.toolkiln', 'runs');
-  if (/[\/\\]|\.\./.test(runId)) throw new UserError(`invalid run id "${runId}"`);
+  if (/[\/\\]|\.\./.test(runId) || !runId) throw new UserError(`invalid run id "${runId}"`);
   const specPath = join(runsDir, runId, 'run.json');
-  if (!existsSync(specPath)) throw new UserError(`no run "${runId}" to resume in ${runsDir}`);
-  return JSON.parse(readFileSync(specPath, 'utf8')) as RunSpec;
+  if (!existsSync(specPath)) throw new UserError(`no run "${runId}" to resume in ${runsDir} (see: toolkiln runs list)`);
+  try {
+    return JSON.parse(readFileSync(specPath, 'utf8')) as RunSpec;
+  } catch (error) {
+    throw new UserError(`${specPath}: not readable JSON (${messageOf(error)}); the run folder is damaged: start a new run`);
+  }
 }
 
 /**
  * One `toolkiln run`: resolve the config, fingerprint the inputs, skip if an identical version
  * exists, run (or resume) the stages with journals, and publish the next version atomically.
+ * The run's folder is locked while it runs, so no two processes ever work in one.
  */
 export async function runPipeline(options: RunPipelineOptions): Promise<RunPipelineResult> {
   const log = options.log ?? (() => {});
@@ -107,10 +132,9 @@ export async function runPipeline(options: RunPipelineOptions): Promise<RunPipel
   const resolvePath = pathResolver(options.cwd ?? process.cwd(), options.projectDir);
 
   let spec: RunSpec;
-  let runId: string;
   if (options.resume) {
-    runId = options.resume;
-    spec = readRunSpec(options.home, runId);
+    spec = readRunSpec(options.home, options.resume);
+    const runId = options.resume;
     if (options.seed !== undefined && options.seed !== spec.seed) throw new UserError(`run ${runId} was started with seed ${spec.seed}; a resumed run keeps its seed`);
     if (spec.pipeline !== options.pipeline.name) throw new UserError(`run ${runId} is a ${spec.pipeline} run, not ${options.pipeline.name}`);
     if (spec.model !== options.llm.model) throw new UserError(`run ${runId} was started with model ${spec.model}; resume it with --model ${spec.model} (now: ${options.llm.model})`);
@@ -125,80 +149,158 @@ export async function runPipeline(options: RunPipelineOptions): Promise<RunPipel
       model: options.llm.model,
       backend: options.llm.backend,
     };
-    runId = '';
   }
 
   const stages = options.pipeline.stages(spec.config);
-  const sources: Record<string, string> = {};
-  for (const file of options.pipeline.sourceFiles(spec.config)) {
-    const path = resolvePath(file);
-    if (!existsSync(path)) throw new UserError(`source file not found: ${file} (looked in the current folder and ${options.projectDir}); fix the path in the config`);
-    sources[file] = await hashPath(path);
-  }
-  const prompts: Record<string, string> = Object.assign({}, ...stages.map((s) => s.prompts ?? {}));
+  const inputs: RunInputs = {
+    sources: await hashSources(options.pipeline.sourceFiles(spec.config), resolvePath, options.projectDir),
+    stages: stages.map((s) => [s.name, s.version]),
+    prompts: Object.assign({}, ...stages.map((s) => s.prompts ?? {})),
+  };
+  if (options.resume) assertSameInputs(options.resume, spec, inputs, options.pipeline);
+  const sources = Object.fromEntries(Object.entries(inputs.sources).map(([file, files]) => [file, combinedHash(files)]));
   const fingerprint = hashOf({
     pipeline: spec.pipeline,
     config: spec.config,
     seed: spec.seed,
     limit: spec.limit ?? null,
     model: spec.model,
-    stages: stages.map((s) => [s.name, s.version]),
-    prompts,
+    stages: inputs.stages,
+    prompts: inputs.prompts,
     sources,
   });
 
-  const store = new DatasetStore(options.home);
+  const store = new DatasetStore(options.home, { warn: log });
   if (!options.force && !options.dryRun) {
     const existing = store.findByFingerprint(spec.name, fingerprint);
     if (existing) {
       log(`${spec.name}@${existing.version} already has fingerprint ${fingerprint.slice(0, 12)}: nothing new to publish (--force publishes anyway)`);
-      return { runId: runId || '-', fingerprint, status: 'existing', ref: existing, manifest: store.manifest(existing), stats: store.manifest(existing).stages };
+      const manifest = store.manifest(existing);
+      return { runId: options.resume ?? '-', fingerprint, status: 'existing', ref: existing, manifest, stats: manifest.stages };
     }
   }
 
-  if (!runId) {
-    runId = `${spec.pipeline}-${new Date().toISOString().replace(/[-:]/g, '').replace(/\..*/, '').replace('T', '-')}-${fingerprint.slice(0, 8)}`;
-    writeFileAtomic(join(runsDir, runId, 'run.json'), JSON.stringify(spec, null, 2));
-  }
-  log(`run ${runId} (resume with --resume ${runId})`);
-
-  const result = await runStages({
-    pipeline: options.pipeline,
-    config: spec.config,
-    seed: spec.seed,
-    llm: options.llm,
-    runDir: join(runsDir, runId),
-    limit: spec.limit,
-    concurrency: options.concurrency,
-    resolvePath,
-    log,
-    progress: options.progress,
-  });
-  if (options.dryRun) return { runId, fingerprint, status: 'dry-run', stats: result.stats };
-
-  const tools = (options.pipeline.toolLibrary ?? distinctTools)(result.samples);
-  const usage = options.llm.usage();
-  const extraFiles = Object.fromEntries(Object.entries(result.attachments).sort().map(([name, path]) => [`reports/${name}`, readFileSync(path, 'utf8')]));
-  const { ref, manifest } = store.publish({
-    name: spec.name,
-    extraFiles,
-    samples: result.samples,
-    tools,
-    rejects: result.rejects,
-    manifest: {
-      pipeline: spec.pipeline,
+  const { runId, lock } = options.resume ? { runId: options.resume, lock: lockRun(runsDir, options.resume) } : createRun(runsDir, { ...spec, inputs }, fingerprint);
+  const runDir = join(runsDir, runId);
+  try {
+    log(`run ${runId} (resume with --resume ${runId})`);
+    const result = await runStages({
+      pipeline: options.pipeline,
       config: spec.config,
-      fingerprint,
-      parent: null,
-      stages: result.stats,
-      usage,
-      models: Object.keys(usage.byModel).length ? Object.keys(usage.byModel).sort() : [spec.model],
-      prompts,
-      sources,
-      stats: { ...result.reports, seed: spec.seed, limit: spec.limit ?? null },
-    },
-  });
-  return { runId, fingerprint, status: 'published', ref, manifest, stats: result.stats };
+      seed: spec.seed,
+      llm: options.llm,
+      runDir,
+      limit: spec.limit,
+      concurrency: options.concurrency,
+      maxTransportRejects: options.maxTransportRejects,
+      resumeCommand: `toolkiln run ${spec.pipeline} --resume ${runId}`,
+      resolvePath,
+      log,
+      progress: options.progress,
+    });
+    if (options.dryRun) {
+      writeOutcome(runDir, { status: 'dry-run', dataset: null, finishedAt: new Date().toISOString() });
+      return { runId, fingerprint, status: 'dry-run', stats: result.stats };
+    }
+
+    const tools = (options.pipeline.toolLibrary ?? distinctTools)(result.samples);
+    const usage = options.llm.usage();
+    const extraFiles = Object.fromEntries(Object.entries(result.attachments).sort().map(([name, path]) => [`reports/${name}`, readFileSync(path, 'utf8')]));
+    const published = store.publish({
+      name: spec.name,
+      force: options.force,
+      extraFiles,
+      samples: result.samples,
+      tools,
+      rejects: result.rejects,
+      manifest: {
+        pipeline: spec.pipeline,
+        config: spec.config,
+        fingerprint,
+        parent: null,
+        stages: result.stats,
+        usage,
+        models: Object.keys(usage.byModel).length ? Object.keys(usage.byModel).sort() : [spec.model],
+        prompts: inputs.prompts,
+        sources,
+        stats: { ...result.reports, seed: spec.seed, limit: spec.limit ?? null },
+      },
+    });
+    if (published.status === 'existing') log(`${spec.name}@${published.ref.version} with the same fingerprint was published meanwhile: nothing new to publish`);
+    writeOutcome(runDir, { status: published.status, dataset: `${published.ref.name}@${published.ref.version}`, finishedAt: new Date().toISOString() });
+    return { runId, fingerprint, status: published.status, ref: published.ref, manifest: published.manifest, stats: published.status === 'existing' ? published.manifest.stages : result.stats };
+  } catch (error) {
+    const disk = fileSystemMessage(error);
+    throw disk ? new UserError(`${disk}; then resume with: toolkiln run ${spec.pipeline} --resume ${runId}`, 1) : error;
+  } finally {
+    lock.release();
+  }
+}
+
+export const RUN_LOCK = 'lock';
+export const RUN_OUTCOME = 'outcome.json';
+
+/** A new run folder with a name no other run has (time, fingerprint and randomness), locked by this process. */
+function createRun(runsDir: string, spec: RunSpec, fingerprint: string): { runId: string; lock: Lock } {
+  mkdirSync(runsDir, { recursive: true });
+  const stamp = new Date().toISOString().replace(/[-:]/g, '').replace(/\..*/, '').replace('T', '-');
+  for (;;) {
+    const runId = `${spec.pipeline}-${stamp}-${fingerprint.slice(0, 8)}-${randomBytes(3).toString('hex')}`;
+    try {
+      mkdirSync(join(runsDir, runId)); // fails if the name is taken: two processes never share a folder
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code === 'EEXIST') continue;
+      throw error;
+    }
+    const lock = lockRun(runsDir, runId);
+    writeFileAtomic(join(runsDir, runId, 'run.json'), JSON.stringify(spec, null, 2));
+    return { runId, lock };
+  }
+}
+
+/** Locks a run folder for this process, or refuses while another live process works in it. */
+function lockRun(runsDir: string, runId: string): Lock {
+  const taken = tryLock(join(runsDir, runId, RUN_LOCK), `run ${runId}`);
+  if ('lock' in taken) return taken.lock;
+  throw new UserError(`run ${runId} is in progress in ${describeOwner(taken.heldBy)}; wait for it to end (or stop it) before resuming`);
+}
+
+function writeOutcome(runDir: string, outcome: RunOutcome): void {
+  writeFileAtomic(join(runDir, RUN_OUTCOME), JSON.stringify(outcome, null, 2) + '\n');
+}
+
+/**
+ * A resumed run must see the inputs it started with: the records already journalled came from
+ * them. The first difference is an error naming it.
+ */
+function assertSameInputs(runId: string, spec: RunSpec, now: RunInputs, pipeline: PipelineDefinition): void {
+  const restart = 'start a new run';
+  const then = spec.inputs;
+  if (!then) throw new UserError(`run ${runId} did not record its inputs (an older toolkiln started it), so a resume cannot check them; ${restart}`);
+  for (const [entry, files] of Object.entries(now.sources)) {
+    const before = then.sources[entry];
+    if (!before) throw new UserError(`source ${entry} is new since run ${runId} started; ${restart}`);
+    for (const file of new Set([...Object.keys(before), ...Object.keys(files)])) {
+      const shown = file ? join(entry, file) : entry;
+      if (!(file in files)) throw new UserError(`${shown} was removed since run ${runId} started; ${restart}`);
+      if (!(file in before)) throw new UserError(`${shown} was added since run ${runId} started; ${restart}`);
+      if (before[file] !== files[file]) throw new UserError(`${shown} changed since run ${runId} started; ${restart}`);
+    }
+  }
+  for (const entry of Object.keys(then.sources)) {
+    if (!(entry in now.sources)) throw new UserError(`source ${entry} is no longer read by the ${pipeline.name} recipe since run ${runId} started; ${restart}`);
+  }
+  const versionsThen = new Map(then.stages);
+  for (const [name, version] of now.stages) {
+    if (!versionsThen.has(name)) throw new UserError(`stage ${name} is new in the ${pipeline.name} recipe since run ${runId} started; ${restart}`);
+    if (versionsThen.get(name) !== version) throw new UserError(`stage ${name} is at version ${version}, but run ${runId} started with version ${versionsThen.get(name)}; ${restart}`);
+  }
+  if (then.stages.length !== now.stages.length) throw new UserError(`the ${pipeline.name} recipe's stages changed since run ${runId} started; ${restart}`);
+  for (const id of new Set([...Object.keys(then.prompts), ...Object.keys(now.prompts)])) {
+    if (then.prompts[id] !== now.prompts[id]) throw new UserError(`prompt ${id} changed since run ${runId} started; ${restart}`);
+  }
+  const resolved = resolveConfig(pipeline, spec.config, `run ${runId}`);
+  if (stableStringify(resolved) !== stableStringify(spec.config)) throw new UserError(`the ${pipeline.name} config schema changed since run ${runId} started (its defaults or fields differ); ${restart}`);
 }
 
 /** Every distinct tool the samples offer, by name (first definition wins), sorted by name. */
@@ -208,14 +310,31 @@ export function distinctTools(samples: Sample[]): ToolSpec[] {
   return [...byName.values()].sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
 }
 
-/** A file's hash, or for a folder the hash of every file under it (sorted by relative path). */
-async function hashPath(path: string): Promise<string> {
-  if (!statSync(path).isDirectory()) return hashFile(path);
+/** Each source path of the config → its files (relative path, `''` for a single file) → sha256. */
+async function hashSources(paths: string[], resolvePath: (path: string) => string, projectDir: string): Promise<Record<string, Record<string, string>>> {
+  const out: Record<string, Record<string, string>> = {};
+  for (const file of paths) {
+    const path = resolvePath(file);
+    if (!existsSync(path)) throw new UserError(`source file not found: ${file} (looked in the current folder and ${projectDir}); fix the path in the config`);
+    out[file] = await hashFiles(path);
+  }
+  return out;
+}
+
+/** A file's hash (under `''`), or every file under a folder by relative path, sorted. */
+async function hashFiles(path: string): Promise<Record<string, string>> {
+  if (!statSync(path).isDirectory()) return { '': await hashFile(path) };
   const entries = readdirSync(path, { recursive: true, withFileTypes: true })
     .filter((e) => e.isFile())
     .map((e) => join(e.parentPath, e.name))
     .sort();
   const hashes: Record<string, string> = {};
   for (const file of entries) hashes[file.slice(path.length + 1)] = await hashFile(file);
-  return hashOf(hashes);
+  return hashes;
+}
+
+/** The manifest's hash of one source path: the file's own, or for a folder the hash of its file list. */
+function combinedHash(files: Record<string, string>): string {
+  const keys = Object.keys(files);
+  return keys.length === 1 && keys[0] === '' ? files[''] : hashOf(files);
 }

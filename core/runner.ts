@@ -3,10 +3,10 @@ import { join } from 'node:path';
 import PQueue from 'p-queue';
 import { z } from 'zod';
 import { countBy } from './collections.ts';
-import { UserError, messageOf } from './errors.ts';
+import { UserError, fileSystemMessage, messageOf } from './errors.ts';
 import { hashOf } from './hash.ts';
 import { Journal, readJsonl, toJsonl, writeFileAtomic } from './jsonl.ts';
-import type { LlmGateway } from './llm/types.ts';
+import { TRANSPORT_FAILURES, type LlmGateway } from './llm/types.ts';
 import type { PipelineDefinition } from './pipeline.ts';
 import { Progress, type ProgressOptions } from './progress.ts';
 import { Rejection, Sample, StageStats, formatZodError } from './records.ts';
@@ -28,7 +28,16 @@ export interface RunStagesOptions {
   resolvePath: (path: string) => string;
   log?: (message: string) => void;
   progress?: ProgressOptions;
+  /**
+   * Stop before publishing when more than this share of a stage's records failed to reach the LLM
+   * endpoint (connection, timeout, HTTP error, rate limit after every retry). Default 0.1.
+   */
+  maxTransportRejects?: number;
+  /** The command that resumes this run, quoted in messages of a run that stops. */
+  resumeCommand?: string;
 }
+
+export const DEFAULT_MAX_TRANSPORT_REJECTS = 0.1;
 
 export interface RunStagesResult {
   samples: Sample[];
@@ -44,6 +53,40 @@ interface JournalEntry {
   i: number;
   out?: unknown[];
   reject?: RejectReason;
+  /** The record's LLM requests failed to reach the endpoint: a resumed run does it again. */
+  transport?: true;
+}
+
+/** Records of one stage whose LLM requests failed for transport reasons, and by which reason. */
+class TransportTally {
+  readonly keys = new Set<string>();
+  readonly byReason: Record<string, number> = {};
+
+  /** The gateway a stage (or one record of it) sees: transport failures are counted under `key`. */
+  watch(llm: LlmGateway, key?: string): LlmGateway {
+    return Object.assign(Object.create(llm) as LlmGateway, {
+      generate: async (...args: Parameters<LlmGateway['generate']>) => {
+        const result = await llm.generate(...args);
+        if (!result.ok && TRANSPORT_FAILURES.has(result.reason)) {
+          const counted = key ?? args[2].key;
+          if (!this.keys.has(counted)) this.byReason[result.reason] = (this.byReason[result.reason] ?? 0) + 1;
+          this.keys.add(counted);
+        }
+        return result;
+      },
+    });
+  }
+
+  /** A UserError when more than `share` of `total` records failed, else null. */
+  excess(stage: string, total: number, share: number, resumeCommand: string): UserError | null {
+    if (this.keys.size === 0 || this.keys.size <= share * total) return null;
+    const reasons = Object.entries(this.byReason).map(([reason, n]) => `${reason} ${n}`).join(', ');
+    return new UserError(
+      `stage ${stage}: ${this.keys.size} of ${total} records could not reach the LLM endpoint (${reasons}), more than the ${Math.round(share * 1000) / 10} % that --max-transport-rejects allows; nothing was published. ` +
+        `Answers already received are cached: check the endpoint, then resume with: ${resumeCommand}`,
+      1,
+    );
+  }
 }
 
 /** Folder name of stage `index`, e.g. `02-decode-slots`. */
@@ -114,10 +157,13 @@ export async function runStages(options: RunStagesOptions): Promise<RunStagesRes
     // Records were validated against the previous stage's output schema; parse again only when this
     // stage expects another schema.
     const checkInput = index > 0 && stages[index - 1].output !== stage.input;
+    const tally = new TransportTally();
     const { out, rejected } =
       stage.kind === 'map'
-        ? await runMapStage(stage, inputs, stageCtx, folder, options, checkInput)
-        : await runBatchStage(stage, inputs, stageCtx, options, checkInput);
+        ? await runMapStage(stage, inputs, stageCtx, folder, options, checkInput, tally)
+        : await runBatchStage(stage, inputs, { ...stageCtx, llm: tally.watch(stageCtx.llm) }, options, checkInput);
+    const excess = tally.excess(stage.name, Math.max(inputs.length, 1), options.maxTransportRejects ?? DEFAULT_MAX_TRANSPORT_REJECTS, resumeCommandOf(options));
+    if (excess) throw excess;
 
     const outputs = index === 0 && options.limit !== undefined ? evenlySpaced(out, options.limit) : out;
     const stageRejects = rejected.map((r) => Rejection.parse({ stage: stage.name, ...r }));
@@ -148,6 +194,10 @@ export async function runStages(options: RunStagesOptions): Promise<RunStagesRes
     return parsed.data;
   });
   return { samples, rejects, stats, reports, attachments };
+}
+
+function resumeCommandOf(options: RunStagesOptions): string {
+  return options.resumeCommand ?? 'toolkiln run <pipeline> --resume <runId>';
 }
 
 function keyOf<I>(stage: MapStage<I, unknown>, record: I): string {
@@ -182,10 +232,17 @@ async function runMapStage(
   folder: string,
   options: RunStagesOptions,
   checkInput: boolean,
+  tally: TransportTally,
 ): Promise<{ out: unknown[]; rejected: (RejectReason & { record: unknown })[] }> {
   const { journal, entries } = Journal.open<JournalEntry>(join(folder, 'journal.jsonl'));
-  const results = new Map<number, JournalEntry>(entries.map((entry) => [entry.i, entry]));
+  // The last entry of a record wins; one whose requests never reached the endpoint is done again.
+  const results = new Map<number, JournalEntry>();
+  for (const entry of entries) {
+    if (entry.transport) results.delete(entry.i);
+    else results.set(entry.i, entry);
+  }
   if (results.size) ctx.log(`resuming: ${results.size} of ${inputs.length} records already done`);
+  const share = options.maxTransportRejects ?? DEFAULT_MAX_TRANSPORT_REJECTS;
   const progress = new Progress(stage.name, inputs.length, options.progress);
   progress.tick(results.size);
   const queue = new PQueue({ concurrency: Math.max(1, Math.min(stage.concurrency ?? Infinity, options.concurrency ?? 16)) });
@@ -199,7 +256,7 @@ async function runMapStage(
       try {
         const record = validateInput(stage, inputs[i], i, checkInput);
         key = keyOf(stage, record);
-        const result = await stage.run(record, { ...ctx, key, rng: (...keys) => ctx.rng(key, ...keys) });
+        const result = await stage.run(record, { ...ctx, key, rng: (...keys) => ctx.rng(key, ...keys), llm: tally.watch(ctx.llm, key) });
         let entry: JournalEntry;
         if (isReject(result)) {
           const { reject: _flag, ...reason } = result;
@@ -211,12 +268,19 @@ async function runMapStage(
             : { i, reject: { reason: 'no_output', detail: `${stage.name} emitted nothing for this record` } };
           if (outputs.length > 1 && !stage.fanOut) throw new Error(`stage ${stage.name} emitted ${outputs.length} records for one input without declaring fanOut`);
         }
+        if (tally.keys.has(key)) entry.transport = true;
         journal.append(entry);
         results.set(i, entry);
         progress.tick();
+        // An endpoint that is down fails every record: stop as soon as that is clear, not after all of them.
+        const excess = tally.excess(stage.name, inputs.length, share, resumeCommandOf(options));
+        if (excess) {
+          failure ??= excess;
+          queue.clear();
+        }
       } catch (error) {
         failure ??= new UserError(
-          `stage ${stage.name} failed on record ${key}: ${messageOf(error)} (finished records are kept; fix the cause and resume with --resume)`,
+          `stage ${stage.name} failed on record ${key}: ${fileSystemMessage(error) ?? messageOf(error)} (finished records are kept; fix the cause, then resume with: ${resumeCommandOf(options)})`,
           error instanceof UserError ? error.exitCode : 1,
         );
         queue.clear();

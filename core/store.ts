@@ -1,12 +1,16 @@
-import { chmodSync, existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { chmodSync, existsSync, lstatSync, mkdirSync, readdirSync, readFileSync, realpathSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { basename, dirname, join, resolve, sep } from 'node:path';
 import { countBy, groupBy } from './collections.ts';
-import { UserError, messageOf } from './errors.ts';
-import { hashOf, sha256 } from './hash.ts';
-import { readJsonl, toJsonl, writeFileAtomic } from './jsonl.ts';
+import { UserError, messageOf, withPath } from './errors.ts';
+import { hashFileSync, hashOf, sha256 } from './hash.ts';
+import { parseJsonl, toJsonl, writeFileAtomic } from './jsonl.ts';
+import { describeOwner, waitForLock } from './lock.ts';
 import { Manifest, Rejection, Sample, ToolSpec, formatZodError } from './records.ts';
 
 export const TOOLKILN_VERSION = '0.1.0';
+
+/** Longest dataset name: it becomes a folder name, and must leave room for the version and its derived folder. */
+export const MAX_NAME_LENGTH = 100;
 
 export interface VersionRef {
   name: string;
@@ -25,8 +29,22 @@ export interface PublishInput {
   rejects: Rejection[];
   /** Extra files written into the version before it is published (e.g. a review report), relative path → text. */
   extraFiles?: Record<string, string>;
+  /**
+   * Publish even when a version with the same fingerprint exists. Without it the check is made
+   * again under the publishing lock, so two identical runs finishing together publish once.
+   */
+  force?: boolean;
   /** Called after every file is written and before the rename (tests use it to simulate a crash). */
   beforeRename?: (tmpDir: string) => void;
+  /** How long to wait for another process publishing the same dataset (default 10 minutes). */
+  lockTimeoutMs?: number;
+}
+
+export interface PublishResult {
+  /** `existing`: a version with the same fingerprint was there (or appeared while this one was written). */
+  status: 'published' | 'existing';
+  ref: VersionRef;
+  manifest: Manifest;
 }
 
 export interface DatasetDiff {
@@ -38,45 +56,104 @@ export interface DatasetDiff {
   unchanged: number;
 }
 
+/** A file of a version that does not match the manifest's checksum (or is missing). */
+export interface VerifyProblem {
+  file: string;
+  problem: 'missing' | 'changed';
+}
+
+export interface DatasetStoreOptions {
+  /** Told about folders that look like versions but are not (no valid manifest, a link). */
+  warn?: (message: string) => void;
+}
+
+const TMP_PREFIX = '.tmp-';
+const LEGACY_DERIVED = ['export', 'review', 'eval'];
+
 /**
  * Versioned datasets under `<home>/datasets/<name>/vN`. A version is written to a hidden
- * temporary folder and renamed into place, so a crash never leaves half a version; its data files
- * are made read-only, and nothing here ever rewrites them.
+ * temporary folder and renamed into place, so a crash never leaves half a version; its files are
+ * checksummed in its manifest, made read-only, and nothing here ever rewrites them. Publishing is
+ * serialised per dataset by a lock file, under which the store also repairs what a killed publish
+ * can leave behind (temporary folders, modes, `LATEST`). Files made later from a version (exports,
+ * review sheets, evaluations) go beside it, in `<version>.derived/`.
  */
 export class DatasetStore {
   readonly root: string;
+  private readonly warn: (message: string) => void;
+  private readonly warned = new Set<string>();
+  private readonly verified = new Set<string>();
 
-  constructor(home: string) {
+  constructor(home: string, options: DatasetStoreOptions = {}) {
     this.root = join(home, 'datasets');
+    this.warn = options.warn ?? (() => {});
   }
 
   static checkName(name: string): string {
     if (!name || /[\/\\]/.test(name) || name.includes('..') || name.startsWith('.') || /[\u0000-\u001f]/.test(name)) {
       throw new UserError(`invalid dataset name "${name}": use letters, digits, '-', '_' or '.', without '/', '\\' or '..'`);
     }
+    if (name.length > MAX_NAME_LENGTH) throw new UserError(`dataset name is ${name.length} characters long; use at most ${MAX_NAME_LENGTH}`);
     return name;
   }
 
   names(): string[] {
     if (!existsSync(this.root)) return [];
     return readdirSync(this.root, { withFileTypes: true })
-      .filter((d) => d.isDirectory() && !d.name.startsWith('.') && this.versions(d.name).length > 0)
+      .filter((d) => d.isDirectory() && !d.name.startsWith('.') && d.name.length <= MAX_NAME_LENGTH && this.versions(d.name).length > 0)
       .map((d) => d.name)
       .sort();
   }
 
-  /** Published versions, oldest first (temporary folders are not versions). */
+  /**
+   * Published versions, oldest first. A `vN` entry that is a link, or has no valid manifest of that
+   * name and version, is not a version: it is reported through `warn` and skipped (its number too).
+   */
   versions(name: string): string[] {
-    const dir = join(this.root, DatasetStore.checkName(name));
-    if (!existsSync(dir)) return [];
-    return readdirSync(dir)
-      .filter((v) => /^v\d+$/.test(v) && existsSync(join(dir, v, 'manifest.json')))
-      .sort((a, b) => Number(a.slice(1)) - Number(b.slice(1)));
+    return this.scan(name).valid;
   }
 
   latest(name: string): string | null {
     const versions = this.versions(name);
     return versions.length ? versions[versions.length - 1] : null;
+  }
+
+  /** The `vN` entries of a dataset folder, split into real versions and the highest number taken by any. */
+  private scan(name: string): { valid: string[]; highest: number } {
+    const dir = join(this.root, DatasetStore.checkName(name));
+    if (!existsSync(dir)) return { valid: [], highest: 0 };
+    const valid: string[] = [];
+    let highest = 0;
+    for (const entry of readdirSync(dir)) {
+      if (!/^v\d+$/.test(entry)) continue;
+      highest = Math.max(highest, Number(entry.slice(1)));
+      const problem = this.versionProblem(name, entry);
+      if (problem) this.warnOnce(`${join(dir, entry)}: ${problem}; it is not treated as a version (its number is skipped)`);
+      else valid.push(entry);
+    }
+    return { valid: valid.sort((a, b) => Number(a.slice(1)) - Number(b.slice(1))), highest };
+  }
+
+  private versionProblem(name: string, version: string): string | null {
+    const dir = join(this.root, name, version);
+    const stat = lstatSync(dir);
+    if (stat.isSymbolicLink()) return 'is a symbolic link, and a version must be a real folder of the store';
+    if (!stat.isDirectory()) return 'is not a folder';
+    const path = join(dir, 'manifest.json');
+    if (!existsSync(path)) return 'has no manifest.json';
+    try {
+      const manifest = Manifest.parse(JSON.parse(readFileSync(path, 'utf8')));
+      if (manifest.name !== name || manifest.version !== version) return `its manifest is for ${manifest.name}@${manifest.version}`;
+    } catch {
+      return 'its manifest.json is not a valid toolkiln manifest';
+    }
+    return null;
+  }
+
+  private warnOnce(message: string): void {
+    if (this.warned.has(message)) return;
+    this.warned.add(message);
+    this.warn(message);
   }
 
   /** `name`, `name@v3` or `name@latest` → an existing version, or a clear error. */
@@ -85,6 +162,10 @@ export class DatasetStore {
     const name = DatasetStore.checkName(at === -1 ? ref : ref.slice(0, at));
     const wanted = at === -1 ? 'latest' : ref.slice(at + 1);
     const versions = this.versions(name);
+    const dir = join(this.root, name, wanted);
+    if (wanted !== 'latest' && !versions.includes(wanted) && /^v\d+$/.test(wanted) && existsSync(dir)) {
+      throw new UserError(`${name}@${wanted} is not a usable version: ${this.versionProblem(name, wanted) ?? 'unreadable'}`);
+    }
     if (!versions.length) throw new UserError(`no dataset named "${name}" in ${this.root} (see: toolkiln datasets list)`);
     const version = wanted === 'latest' ? versions[versions.length - 1] : wanted;
     if (!versions.includes(version)) {
@@ -106,18 +187,51 @@ export class DatasetStore {
     return parsed.data;
   }
 
+  /** Every file the manifest lists whose bytes no longer match its checksum, or that is gone. */
+  verify(ref: VersionRef): VerifyProblem[] {
+    const manifest = this.manifest(ref);
+    const problems: VerifyProblem[] = [];
+    for (const [file, checksum] of Object.entries(manifest.files).sort(([a], [b]) => (a < b ? -1 : 1))) {
+      const path = join(ref.dir, file);
+      if (!existsSync(path)) problems.push({ file, problem: 'missing' });
+      else if (hashFileSync(path) !== checksum) problems.push({ file, problem: 'changed' });
+    }
+    return problems;
+  }
+
+  /** Stops with the first file that does not match the manifest (reading commands call this before any work). */
+  assertIntact(ref: VersionRef): void {
+    if (this.verified.has(ref.dir)) return;
+    const [first, ...more] = this.verify(ref);
+    if (first) throw new UserError(`${intactMessage(ref, first)}${more.length ? ` (and ${more.length} more file(s); see toolkiln datasets verify ${ref.name}@${ref.version})` : ''}`);
+    this.verified.add(ref.dir);
+  }
+
+  /** A file of the version as text, checked against the manifest's checksum as it is read. */
+  private readChecked(ref: VersionRef, file: string): string {
+    const path = join(ref.dir, file);
+    const expected = this.manifest(ref).files[file];
+    if (!existsSync(path)) {
+      if (expected === undefined) return '';
+      throw new UserError(intactMessage(ref, { file, problem: 'missing' }));
+    }
+    const bytes = readFileSync(path);
+    if (expected !== undefined && !this.verified.has(ref.dir) && sha256(bytes) !== expected) throw new UserError(intactMessage(ref, { file, problem: 'changed' }));
+    return bytes.toString('utf8');
+  }
+
   /** All samples of a version, split by split in the order the manifest lists them. */
   samples(ref: VersionRef): Sample[] {
     const manifest = this.manifest(ref);
-    return Object.keys(manifest.counts.bySplit).flatMap((split) => readJsonl<Sample>(join(ref.dir, 'data', `${split}.jsonl`)));
+    return Object.keys(manifest.counts.bySplit).flatMap((split) => parseJsonl<Sample>(this.readChecked(ref, `data/${split}.jsonl`), join(ref.dir, 'data', `${split}.jsonl`)));
   }
 
   tools(ref: VersionRef): ToolSpec[] {
-    return readJsonl<ToolSpec>(join(ref.dir, 'tools.jsonl'));
+    return parseJsonl<ToolSpec>(this.readChecked(ref, 'tools.jsonl'), join(ref.dir, 'tools.jsonl'));
   }
 
   rejects(ref: VersionRef): Rejection[] {
-    return readJsonl<Rejection>(join(ref.dir, 'rejects.jsonl'));
+    return parseJsonl<Rejection>(this.readChecked(ref, 'rejects.jsonl'), join(ref.dir, 'rejects.jsonl'));
   }
 
   findByFingerprint(name: string, fingerprint: string): VersionRef | null {
@@ -128,17 +242,41 @@ export class DatasetStore {
     return null;
   }
 
-  publish(input: PublishInput): { ref: VersionRef; manifest: Manifest } {
+  /**
+   * Publishes the next version of `input.name`, or reports the one that already has its fingerprint.
+   * Holds the dataset's lock throughout, so concurrent publishers take turns and number correctly.
+   */
+  publish(input: PublishInput): PublishResult {
     const name = DatasetStore.checkName(input.name);
     const datasetDir = join(this.root, name);
     mkdirSync(datasetDir, { recursive: true });
-    const tmpDir = join(datasetDir, `.tmp-${process.pid}-${Date.now()}`);
+    const taken = waitForLock(join(datasetDir, '.lock'), `publish ${name}`, input.lockTimeoutMs);
+    if (!('lock' in taken)) throw new UserError(`${name}: another process is publishing it, ${describeOwner(taken.heldBy)}; wait for it to finish, then run again`);
+    try {
+      this.repair(name);
+      if (!input.force) {
+        const existing = this.findByFingerprint(name, input.manifest.fingerprint as string);
+        if (existing) return { status: 'existing', ref: existing, manifest: this.manifest(existing) };
+      }
+      return { status: 'published', ...this.writeVersion(name, input) };
+    } finally {
+      taken.lock.release();
+    }
+  }
+
+  private writeVersion(name: string, input: PublishInput): { ref: VersionRef; manifest: Manifest } {
+    const datasetDir = join(this.root, name);
+    const tmpDir = join(datasetDir, `${TMP_PREFIX}${process.pid}-${Date.now()}`);
     mkdirSync(join(tmpDir, 'data'), { recursive: true });
     try {
       const files: Record<string, string> = {};
       const write = (path: string, text: string) => {
         mkdirSync(join(tmpDir, path, '..'), { recursive: true });
-        writeFileSync(join(tmpDir, path), text);
+        try {
+          writeFileSync(join(tmpDir, path), text);
+        } catch (error) {
+          throw withPath(error, join(tmpDir, path));
+        }
         files[path] = sha256(text);
       };
 
@@ -149,7 +287,7 @@ export class DatasetStore {
       write('rejects.jsonl', toJsonl(input.rejects));
       for (const [path, text] of Object.entries(input.extraFiles ?? {})) write(path, text);
 
-      const version = `v${Number((this.latest(name) ?? 'v0').slice(1)) + 1}`;
+      const version = `v${this.scan(name).highest + 1}`;
       const manifest = Manifest.parse({
         ...input.manifest,
         name,
@@ -169,7 +307,6 @@ export class DatasetStore {
       input.beforeRename?.(tmpDir);
 
       const target = join(datasetDir, version);
-      if (existsSync(target)) throw new UserError(`${name}@${version} appeared while publishing (another run?); run again`);
       renameSync(tmpDir, target);
       makeReadOnly(target, ['manifest.json', ...Object.keys(files)]);
       writeFileAtomic(join(datasetDir, 'LATEST'), version + '\n');
@@ -178,6 +315,26 @@ export class DatasetStore {
       rmSync(tmpDir, { recursive: true, force: true });
       throw error;
     }
+  }
+
+  /**
+   * Mends what a publish killed at the wrong moment leaves: temporary folders (only a lock holder
+   * writes them, so under the lock every one is stale), files left writable, a missing or wrong
+   * `LATEST`. Called under the dataset's lock.
+   */
+  private repair(name: string): void {
+    const datasetDir = join(this.root, name);
+    for (const entry of readdirSync(datasetDir)) if (entry.startsWith(TMP_PREFIX)) rmSync(join(datasetDir, entry), { recursive: true, force: true });
+    const versions = this.versions(name);
+    for (const version of versions) {
+      const ref = { name, version, dir: join(datasetDir, version) };
+      makeReadOnly(ref.dir, ['manifest.json', ...Object.keys(this.manifest(ref).files)]);
+    }
+    const latestPath = join(datasetDir, 'LATEST');
+    const latest = versions.at(-1);
+    const recorded = existsSync(latestPath) ? readFileSync(latestPath, 'utf8').trim() : null;
+    if (latest && recorded !== latest) writeFileAtomic(latestPath, latest + '\n');
+    if (!latest && recorded !== null) rmSync(latestPath, { force: true });
   }
 
   /** Sample ids added, removed and changed (same id, other content) from `a` to `b`. */
@@ -192,18 +349,61 @@ export class DatasetStore {
     return { a: `${a.name}@${a.version}`, b: `${b.name}@${b.version}`, added, removed, changed, unchanged };
   }
 
-  /** Where derived files of a version go (review sheets, exports): beside, never over, its data. */
+  /**
+   * Where files made later from a version go (`export`, `review`, `eval`): `<name>/<version>.derived/…`,
+   * beside the version and never inside it. Created on demand.
+   */
   derivedDir(ref: VersionRef, ...parts: string[]): string {
-    const dir = join(ref.dir, ...parts);
+    const dir = join(this.root, ref.name, `${ref.version}.derived`, ...parts);
     mkdirSync(dir, { recursive: true });
     return dir;
   }
+
+  /**
+   * The folder holding derived files of `kind` for reading: the `.derived` one, or for versions
+   * published before derived files moved out, the one inside the version when only it exists.
+   */
+  derivedDirForReading(ref: VersionRef, kind: string): string {
+    const current = join(this.root, ref.name, `${ref.version}.derived`, kind);
+    const legacy = join(ref.dir, kind);
+    return !existsSync(current) && LEGACY_DERIVED.includes(kind) && existsSync(legacy) ? legacy : current;
+  }
+
+  /**
+   * Refuses an output path the user gave (`--out`, `--plot`) that lies inside the store: published
+   * data must never be overwritten, and only the store writes under `datasets/`. Call before any work.
+   */
+  assertOutsideStore(path: string, flag: string, shown = path): void {
+    const real = realPathOfNearest(resolve(path));
+    const root = realPathOfNearest(this.root);
+    if (real === root || real.startsWith(root + sep)) {
+      throw new UserError(`${flag} ${shown} is inside the dataset store (${this.root}); only toolkiln writes there: give a folder outside it, or leave ${flag} out to use the version's .derived folder`);
+    }
+  }
+}
+
+function intactMessage(ref: VersionRef, problem: VerifyProblem): string {
+  const path = join(ref.dir, problem.file);
+  return problem.problem === 'missing'
+    ? `${path} is missing from ${ref.name}@${ref.version}, but its manifest lists it; restore the version from a copy or publish it again`
+    : `${path} does not match its checksum in the manifest of ${ref.name}@${ref.version} (changed after publishing); restore it from a copy or publish the version again`;
+}
+
+/** The real path of `path`, or of its nearest existing ancestor with the rest appended (links resolved). */
+function realPathOfNearest(path: string): string {
+  let existing = path;
+  const rest: string[] = [];
+  while (!existsSync(existing) && dirname(existing) !== existing) {
+    rest.unshift(basename(existing));
+    existing = dirname(existing);
+  }
+  return join(realpathSync(existing), ...rest);
 }
 
 /** Published data files are read-only: a version is never edited after publishing. */
 function makeReadOnly(dir: string, files: string[]): void {
   for (const file of files) {
     const path = join(dir, file);
-    if (existsSync(path) && statSync(path).isFile()) chmodSync(path, 0o444);
+    if (existsSync(path) && statSync(path).isFile() && (statSync(path).mode & 0o222) !== 0) chmodSync(path, 0o444);
   }
 }

@@ -76,6 +76,6 @@ export function publishReviewed(input: PublishReviewedInput): PublishReviewedRes
   };
   const { name: _name, version: _version, files: _files, counts: _counts, createdAt: _createdAt, toolkilnVersion: _tv, ...inherited } = parent;
   const manifest: ManifestDraft = { ...inherited, fingerprint, parent: ref.version, stages: [...parent.stages, stage], stats: { ...parent.stats, review: input.stats } };
-  const published = store.publish({ name: ref.name, manifest, samples, tools: store.tools(ref), rejects: [...store.rejects(ref), ...rejects], extraFiles: input.extraFiles });
-  return { status: 'published', ...published };
+  // The store checks the fingerprint again under its lock: an identical import racing this one publishes once.
+  return store.publish({ name: ref.name, manifest, samples, tools: store.tools(ref), rejects: [...store.rejects(ref), ...rejects], extraFiles: input.extraFiles });
 }

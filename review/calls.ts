@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { Call, formatZodError, isRef, parseRef, type ArgValue, type Sample, type Turn } from '../core/records.ts';
+import { jsonTextProblems, sampleHolds } from './typed-text.ts';
 
 /**
  * The gold calls a reviewer sees and corrects: `expected.calls` as a JSON array, or for multi-turn
@@ -64,6 +65,9 @@ export function parseCorrectedCalls(text: string, sample: Sample): { ok: true; v
   } catch (error) {
     return { ok: false, message: `not valid JSON (${(error as Error).message}); copy calls_json and edit it` };
   }
+  // Before the schema: it would drop a `__proto__` key silently.
+  const unsafe = jsonTextProblems(json, (text) => sampleHolds(sample, text));
+  if (unsafe.length) return { ok: false, message: `not accepted: ${unsafe.join('; ')}` };
   const perTurn = !Array.isArray(goldCalls(sample)) && goldCalls(sample) !== null;
   const parsed = perTurn ? TurnCalls.safeParse(json) : CallList.safeParse(json);
   if (!parsed.success) {

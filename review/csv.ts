@@ -19,6 +19,20 @@ export function restoreFormula(cell: string): string {
   return ESCAPED.test(cell) ? cell.slice(1) : cell;
 }
 
+/**
+ * What a reviewer may not type at the start of a cell: what spreadsheets run as a formula. `-` is
+ * escaped on export but allowed back in: `-5 degrees` is ordinary text.
+ */
+export const TYPED_FORMULA = /^[=+@\t\r]/;
+
+/**
+ * A cell as read back: the escape undone, and `formula` set when it starts with a formula character
+ * that no `'` neutralised (someone typed it into the sheet; toolkiln's export never writes that).
+ */
+export function readCell(raw: string): { text: string; formula: boolean } {
+  return ESCAPED.test(raw) ? { text: raw.slice(1), formula: false } : { text: raw, formula: TYPED_FORMULA.test(raw) };
+}
+
 /** UTF-8 with a BOM and CRLF between records, as Excel writes and reads it; every cell neutralised. */
 export function toCsv(columns: readonly string[], rows: readonly Record<string, string>[]): string {
   const table = [columns.slice(), ...rows.map((row) => columns.map((c) => neutraliseFormula(row[c] ?? '')))];
@@ -30,6 +44,8 @@ export interface CsvRecord {
   /** The row number a spreadsheet shows (the header is row 1). */
   row: number;
   cells: Record<string, string>;
+  /** Columns whose cell starts with a formula character no `'` neutralised (see `readCell`). */
+  formulaColumns: string[];
 }
 
 export interface ParsedCsv {
@@ -41,8 +57,8 @@ export interface ParsedCsv {
 
 /**
  * Reads a sheet however a spreadsheet saved it: with or without BOM, CRLF or LF, comma, semicolon
- * or tab delimited (guessed from the header). Cells come back with the formula escape undone;
- * rows with every cell empty are skipped.
+ * or tab delimited (guessed from the header). Cells come back with the formula escape undone, and
+ * cells that arrived as formulas are named; rows with every cell empty are skipped.
  */
 export function readCsv(path: string): ParsedCsv {
   let text: string;
@@ -68,7 +84,8 @@ export function readCsv(path: string): ParsedCsv {
     if (cells.length > header.length && cells.slice(header.length).some((c) => c.trim() !== '')) {
       problems.push({ row, message: `the row has ${cells.length} cells but the header only ${header.length}: a cell is outside the columns` });
     }
-    records.push({ row, cells: Object.fromEntries(header.map((h, k) => [h, restoreFormula(cells[k] ?? '')])) });
+    const read = header.map((h, k) => [h, readCell(cells[k] ?? '')] as const);
+    records.push({ row, cells: Object.fromEntries(read.map(([h, cell]) => [h, cell.text])), formulaColumns: read.filter(([, cell]) => cell.formula).map(([h]) => h) });
   });
   return { header, records, problems };
 }

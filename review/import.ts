@@ -10,7 +10,8 @@ import { agreementReport, type AgreementReport } from './agreement.ts';
 import { publishReviewed } from './apply.ts';
 import { toCsv } from './csv.ts';
 import { itemIndex, readQueueEntries } from './queue.ts';
-import { readSheetFile, type ImportProblem, type SheetSource } from './sources.ts';
+import type { ImportProblem, SheetSource } from './rows.ts';
+import { readSheetFile } from './sources.ts';
 import { validateSheets, type ValidationContext, type ValidationResult } from './validate.ts';
 
 export interface SheetFile {
@@ -73,7 +74,7 @@ export function readAndValidate(store: DatasetStore, ref: VersionRef, files: She
   const ctx: ValidationContext = {
     ref,
     items: itemIndex(ref, samples),
-    queue: readQueueEntries(join(ref.dir, 'review'), ref),
+    queue: readQueueEntries(store.derivedDirForReading(ref, 'review'), ref),
     pipeline,
     library: store.tools(ref),
   };

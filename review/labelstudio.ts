@@ -1,9 +1,10 @@
 import { readFileSync } from 'node:fs';
 import { messageOf } from '../core/errors.ts';
 import type { Sample } from '../core/records.ts';
+import { readCell } from './csv.ts';
 import type { QueueItem } from './queue.ts';
 import { DECISIONS, dialogueParagraphs, EDITABLE_COLUMNS, paragraphsText, SHEET_COLUMNS, sheetRow, type DatasetLabel, type Paragraph } from './sheet.ts';
-import type { ImportProblem, SheetSource } from './sources.ts';
+import type { ImportProblem, SheetSource } from './rows.ts';
 
 /**
  * Label Studio: a labeling config (dialogue as `Paragraphs`, decision as `Choices`, corrections and
@@ -118,6 +119,7 @@ export function readLabelStudioExport(path: string, shown = path): SheetSource {
       const entry = (annotation ?? {}) as { result?: unknown; completed_by?: unknown; was_cancelled?: unknown };
       if (entry.was_cancelled === true) return;
       const cells: Record<string, string> = { ...base, ...Object.fromEntries(EDITABLE_COLUMNS.map((c) => [c, ''])) };
+      const formulaColumns: string[] = [];
       for (const item of (Array.isArray(entry.result) ? entry.result : []) as ResultItem[]) {
         const name = String(item?.from_name ?? '');
         if (name === 'decision') {
@@ -126,11 +128,14 @@ export function readLabelStudioExport(path: string, shown = path): SheetSource {
           else cells.decision = String(choices[0]);
         } else if ((TEXT_CONTROLS as readonly string[]).includes(name)) {
           const text = item.value?.text;
-          cells[name] = Array.isArray(text) ? text.map(String).join('\n') : typeof text === 'string' ? text : '';
+          // The same rule as a sheet's cells: a leading formula character needs a `'` before it.
+          const cell = readCell(Array.isArray(text) ? text.map(String).join('\n') : typeof text === 'string' ? text : '');
+          cells[name] = cell.text;
+          if (cell.formula) formulaColumns.push(name);
         }
         // Other controls (a rating someone added to the config) carry nothing toolkiln applies.
       }
-      source.rows.push({ file: shown, row, annotation: a + 1, cells, defaultAnnotator: annotatorOf(entry.completed_by) });
+      source.rows.push({ file: shown, row, annotation: a + 1, cells, formulaColumns, defaultAnnotator: annotatorOf(entry.completed_by) });
     });
   });
   return source;

@@ -23,7 +23,7 @@ export function callProblems(calls: GoldCalls, tools: ToolSpec[]): string[] {
         const { properties, required } = tool.parameters;
         const open = (tool.parameters as { additionalProperties?: unknown }).additionalProperties;
         for (const [name, value] of Object.entries(call.arguments)) {
-          const schema = properties[name];
+          const schema = Object.hasOwn(properties, name) ? properties[name] : undefined;
           if (!schema) {
             if (open !== true && !(open && typeof open === 'object')) problems.push(`${where}: ${call.tool} has no parameter "${name}" (parameters: ${Object.keys(properties).join(', ') || 'none'})`);
             continue;

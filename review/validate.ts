@@ -3,8 +3,9 @@ import type { Sample, ToolSpec } from '../core/records.ts';
 import { applyCorrection, formatCallsJson, goldCalls, parseCorrectedCalls, parseLabels, type Correction } from './calls.ts';
 import type { QueueItem } from './queue.ts';
 import { callProblems, mergeChecks, recheckSample } from './schema-check.ts';
-import { ADJUDICATION_COLUMNS, datasetLabel, DECISIONS, QUEUE_COLUMNS, SAMPLE_COLUMNS, sampleCells, SHEET_COLUMNS, sheetRow, type DatasetLabel, type Decision } from './sheet.ts';
-import type { ImportProblem, ReviewRow, SheetKind, SheetSource } from './sources.ts';
+import { ADJUDICATION_COLUMNS, datasetLabel, DECISIONS, EDITABLE_COLUMNS, QUEUE_COLUMNS, SAMPLE_COLUMNS, sampleCells, SHEET_COLUMNS, sheetRow, type DatasetLabel, type Decision } from './sheet.ts';
+import type { ImportProblem, ReviewRow, SheetKind, SheetSource } from './rows.ts';
+import { formulaLead, RUNS_AS_FORMULA, sampleHolds } from './typed-text.ts';
 
 /** A valid, decided row: one annotator's (or the adjudicator's) decision on one item. */
 export interface RowDecision {
@@ -92,6 +93,7 @@ export function validateSheets(sources: SheetSource[], ctx: ValidationContext): 
       const annotator = cell('annotator').trim() || row.defaultAnnotator;
       const itemId = cell('item_id').trim();
       const result = checkRow(row, ctx, label, problem);
+      typedFormulaProblems(row, problem);
 
       // Duplicates: the same item twice in one sheet, or twice from the same annotator (a Label
       // Studio export holds every annotator's answers, so only the second rule applies to it).
@@ -115,6 +117,30 @@ export function validateSheets(sources: SheetSource[], ctx: ValidationContext): 
     }
   }
   return { decisions, problems, rows, pending, invalidRows };
+}
+
+/**
+ * Reviewer cells that would carry a formula into data: typed with a leading formula character and no
+ * `'` before it, or with one behind the white space import trims away; and an annotator's name taken
+ * from the file or the Label Studio user that starts with one.
+ */
+function typedFormulaProblems(row: ReviewRow, problem: (column: string, message: string) => void): void {
+  // The decision is one of three words, checked on its own; every other reviewer cell can reach data.
+  for (const column of EDITABLE_COLUMNS.filter((c) => c !== 'decision')) {
+    const text = row.cells[column] ?? '';
+    const typed = row.formulaColumns.includes(column);
+    // A neutralised cell (`'=…`) comes back starting with its formula character: that one is fine.
+    const lead = typed ? formulaLead(text) : formulaLead(text) ? null : formulaLead(text.trim());
+    if (!lead) continue;
+    const after = typed ? '' : ' after the white space import removes';
+    problem(column, `${column} starts with ${lead}${after}, ${RUNS_AS_FORMULA}: remove it, or write ' before it to keep it as text`);
+  }
+  // The default name reaches data only with a decision; blank rows need not repeat the problem.
+  const lead = (row.cells.annotator ?? '').trim() || !(row.cells.decision ?? '').trim() ? null : formulaLead(row.defaultAnnotator);
+  if (lead) {
+    const from = row.annotation ? `the Label Studio user "${row.defaultAnnotator}"` : `the file name "${row.defaultAnnotator}"`;
+    problem('annotator', `the annotator would be ${from}, which starts with ${lead}, ${RUNS_AS_FORMULA}: ${row.annotation ? 'change that user name' : 'rename the file'} or fill in the annotator column`);
+  }
 }
 
 function where(row: ReviewRow): string {
@@ -227,7 +253,11 @@ function readCorrections(cell: (column: string) => string, sample: Sample, probl
   const labelsText = cell('corrected_labels').trim();
   if (labelsText) {
     const labels = parseLabels(labelsText);
-    if (!sample.expected.labels) {
+    const typed = labels.filter((l) => formulaLead(l) && !sampleHolds(sample, l));
+    if (typed.length) {
+      for (const l of typed) problem('corrected_labels', `the label ${JSON.stringify(l)} starts with ${formulaLead(l)}, ${RUNS_AS_FORMULA}; labels are tool names: remove that character`);
+      invalid = true;
+    } else if (!sample.expected.labels) {
       problem('corrected_labels', 'this sample has no labels to correct (its gold answer is its calls): clear corrected_labels');
       invalid = true;
     } else if (labels.join('\n') !== sample.expected.labels.join('\n')) correction.labels = labels;

@@ -7,7 +7,7 @@ import type { DatasetStore, VersionRef } from '../core/store.ts';
 import { readCsv } from '../review/csv.ts';
 import { exportReview } from '../review/export.ts';
 import { importReview } from '../review/import.ts';
-import type { ImportProblem } from '../review/sources.ts';
+import type { ImportProblem } from '../review/rows.ts';
 import { draft, publishReviewDataset, reviewSamples, tools } from './fixtures/review/dataset.ts';
 import { fill, readRawSheet, writeSheet, type RawSheet } from './fixtures/review/sheets.ts';
 

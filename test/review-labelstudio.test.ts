@@ -20,7 +20,7 @@ describe('Label Studio export', () => {
   it('writes tasks and a labeling config: Paragraphs for the dialogue, Choices for the decision, TextAreas for corrections', () => {
     const { store, ref } = threeSamples();
     const result = exportReview({ store, ref, format: 'labelstudio' });
-    expect(result.files.map((f) => f.slice(ref.dir.length + 1))).toEqual(['review/demo-v1-labelstudio-config.xml', 'review/demo-v1-tasks.json']);
+    expect(result.files.map((f) => f.slice(`${ref.dir}.derived`.length + 1))).toEqual(['review/demo-v1-labelstudio-config.xml', 'review/demo-v1-tasks.json']);
     const xml = readFileSync(result.files[0], 'utf8');
     expect(xml).toMatch(/<Paragraphs name="dialogue" value="\$dialogue" layout="dialogue" nameKey="author" textKey="text"\/>/);
     expect(xml).toMatch(/<Choices name="decision" toName="dialogue" choice="single"[^>]*>\s*<Choice value="accept"\/>\s*<Choice value="reject"\/>\s*<Choice value="edit"\/>\s*<\/Choices>/);
@@ -42,7 +42,7 @@ describe('Label Studio export', () => {
   it('writes one tasks file per annotator', () => {
     const { store, ref } = threeSamples();
     const result = exportReview({ store, ref, format: 'labelstudio', annotators: 2, overlap: 1 });
-    expect(result.sheets.map((s) => [s.annotator, s.items, s.file.slice(ref.dir.length + 1)])).toEqual([
+    expect(result.sheets.map((s) => [s.annotator, s.items, s.file.slice(`${ref.dir}.derived`.length + 1)])).toEqual([
       ['annotator-1', 3, 'review/demo-v1-tasks-annotator-1.json'],
       ['annotator-2', 3, 'review/demo-v1-tasks-annotator-2.json'],
     ]);

@@ -73,11 +73,11 @@ describe('review queue selection', () => {
     const { store, ref } = publishReviewDataset(tmp());
     const before = snapshot(ref);
     const result = exportReview({ store, ref, format: 'csv' });
-    expect(result.queueFile).toBe(join(ref.dir, 'review', 'queue.json'));
+    expect(result.queueFile).toBe(join(`${ref.dir}.derived`, 'review', 'queue.json'));
     const queue = JSON.parse(readFileSync(result.queueFile, 'utf8'));
     expect(queue).toMatchObject({ dataset: 'demo', version: 'v1', selection: { randomRate: 0 } });
     expect(queue.items.map((i: { sampleId: string }) => i.sampleId)).toEqual(['rv-01', 'rv-05', 'rv-03', 'rv-06']);
-    expect(result.files).toEqual([join(ref.dir, 'review', 'demo-v1-review.csv')]);
+    expect(result.files).toEqual([join(`${ref.dir}.derived`, 'review', 'demo-v1-review.csv')]);
     expect(snapshot(ref)).toEqual(before);
   });
 
@@ -86,7 +86,7 @@ describe('review queue selection', () => {
     const { store, ref } = publishReviewDataset(home);
     const first = exportReview({ store, ref, format: 'csv', selection: { randomRate: 1 }, outDir: join(home, 'round-1') });
     exportReview({ store, ref, format: 'csv', selection: { randomRate: 0.5, seed: 3 } });
-    expect(readdirSync(join(ref.dir, 'review', 'queues'))).toHaveLength(2);
+    expect(readdirSync(join(`${ref.dir}.derived`, 'review', 'queues'))).toHaveLength(2);
     const sheet = readRawSheet(first.files[0]);
     const decided = fill(sheet, Object.fromEntries(sheet.rows.map((r) => [r[sheet.header.indexOf('sample_id')], { decision: 'accept' }])));
     const result = importReview({ store, ref, files: [{ path: writeSheet(join(home, 'round-1.csv'), decided) }] });
@@ -142,7 +142,8 @@ describe('CSV sheets', () => {
 
     const query = '-10 degrees in Montréal, "really"\nsecond line ✓';
     const filled = fill(raw, {
-      'rv-01': { decision: 'accept', notes: '=SUM(A1:A3) looks fine, ok' },
+      // A note that must start with "=" carries the export's escape; "-" needs none.
+      'rv-01': { decision: 'accept', notes: "'=SUM(A1:A3) looks fine, ok" },
       'rv-05': { decision: 'Reject', notes: '-unit is invented' },
       'rv-02': { decision: 'edit', corrected_query: query, notes: 'ça va, "quoted"' },
       'rv-04': { decision: 'edit', corrected_calls: '[{"id":"call_0","tool":"book_table","arguments":{"restaurant":"Chez Ïlse","people":5}}]' },

@@ -83,6 +83,32 @@ describe('runner', () => {
     expect(store.manifest(store.resolve('slow@v1')).fingerprint).toBe(clean.fingerprint);
   });
 
+  it('survives repeated kill -9 at any moment (soak): nothing lost, duplicated or changed', async () => {
+    const home = mkdtempSync(join(tmpdir(), 'tk-soak-'));
+    let runId: string | undefined;
+    // Kill points move through the stage: early, middle, late; the last run is left to finish.
+    for (const after of [5, 25, 45]) {
+      const run = startRun(home, runId);
+      const deadline = Date.now() + 30_000;
+      while (journalLines(home).length < after && Date.now() < deadline) await sleep(10);
+      run.child.kill('SIGKILL');
+      const ended = await run.done;
+      runId ??= runDirOf(home).split('/').pop();
+      if (ended.code === 0) break; // finished before the kill landed (a fast machine): nothing left to soak
+      expect(ended.signal).toBe('SIGKILL');
+      expect(readdirSync(join(home, '.toolkiln', 'runs'))).toEqual([runId]);
+    }
+    const last = await startRun(home, runId).done;
+    expect(last.code, last.stderr).toBe(0);
+    const indexes = journalLines(home).map((line) => JSON.parse(line).i as number);
+    expect(new Set(indexes).size).toBe(60);
+    expect(indexes.length).toBe(60);
+
+    const cleanHome = mkdtempSync(join(tmpdir(), 'tk-soak-clean-'));
+    await runPipeline({ pipeline: slowPipeline, llm: new OfflineGateway(42), home: cleanHome, projectDir: process.cwd(), progress: { quiet: true } });
+    expect(dataFiles(new DatasetStore(home).resolve('slow@v1').dir)).toEqual(dataFiles(new DatasetStore(cleanHome).resolve('slow@v1').dir));
+  }, 60_000);
+
   it('accounts every input: in = out + rejected − fanned, per stage', async () => {
     const home = mkdtempSync(join(tmpdir(), 'tk-acct-'));
     const result = await runPipeline({ pipeline: slowPipeline, configOverrides: { items: 40, delayMs: 0 }, llm: new OfflineGateway(42), home, projectDir: process.cwd(), progress: { quiet: true } });

@@ -1,3 +1,4 @@
+import { join } from 'node:path';
 import { DatasetStore } from '../../core/store.ts';
 import { formatTable } from '../../core/runner.ts';
 import type { Command } from '../command.ts';
@@ -10,7 +11,7 @@ export const datasetsListCommand: Command = {
   options: {},
   async run(positionals, _values, io) {
     needPositionals(positionals, 0, this.usage);
-    const store = new DatasetStore(io.home);
+    const store = new DatasetStore(io.home, { warn: io.err });
     const rows = store.names().map((name) => {
       const latest = store.resolve(name);
       const manifest = store.manifest(latest);
@@ -30,7 +31,7 @@ export const datasetsShowCommand: Command = {
   options: {},
   async run(positionals, _values, io) {
     needPositionals(positionals, 1, this.usage);
-    const store = new DatasetStore(io.home);
+    const store = new DatasetStore(io.home, { warn: io.err });
     const ref = store.resolve(positionals[0]);
     const manifest = store.manifest(ref);
     if (io.json) {
@@ -64,7 +65,7 @@ export const datasetsDiffCommand: Command = {
   options: { ids: { type: 'boolean' } },
   async run(positionals, values, io) {
     needPositionals(positionals, 2, this.usage);
-    const store = new DatasetStore(io.home);
+    const store = new DatasetStore(io.home, { warn: io.err });
     const diff = store.diff(store.resolve(positionals[0]), store.resolve(positionals[1]));
     if (io.json) {
       io.out(JSON.stringify({ ...diff, counts: { added: diff.added.length, removed: diff.removed.length, changed: diff.changed.length, unchanged: diff.unchanged } }));
@@ -77,5 +78,26 @@ export const datasetsDiffCommand: Command = {
       if (ids.length > show) io.out(`${label} … ${ids.length - show} more (--ids lists all)`);
     }
     return 0;
+  },
+};
+
+export const datasetsVerifyCommand: Command = {
+  path: ['datasets', 'verify'],
+  usage: 'toolkiln datasets verify <name>[@v] [--json]',
+  summary: "recompute every file's sha256 and compare it with the version's manifest (exit 1 on any difference)",
+  options: {},
+  async run(positionals, _values, io) {
+    needPositionals(positionals, 1, this.usage);
+    const store = new DatasetStore(io.home, { warn: io.err });
+    const ref = store.resolve(positionals[0]);
+    const files = Object.keys(store.manifest(ref).files).length;
+    const problems = store.verify(ref);
+    if (io.json) io.out(JSON.stringify({ dataset: `${ref.name}@${ref.version}`, path: ref.dir, files, ok: problems.length === 0, problems }));
+    else if (!problems.length) io.out(`${ref.name}@${ref.version}: all ${files} files match the manifest`);
+    else {
+      for (const p of problems) io.out(`${p.problem === 'missing' ? 'missing' : 'changed'}  ${join(ref.dir, p.file)}`);
+      io.out(`${ref.name}@${ref.version}: ${problems.length} of ${files} files do not match the manifest; restore the version from a copy or publish it again`);
+    }
+    return problems.length ? 1 : 0;
   },
 };

@@ -1,18 +1,20 @@
-import { resolve } from 'node:path';
 import { UserError } from '../../core/errors.ts';
 import { DatasetStore } from '../../core/store.ts';
 import { exportFormats } from '../../pipelines/index.ts';
 import type { Command } from '../command.ts';
 import { needPositionals, stringFlag } from '../flags.ts';
+import { outputFolder } from '../output-paths.ts';
 
 export const exportCommand: Command = {
   path: ['export'],
   usage: 'toolkiln export <name>@v --format <format> [--out dir] [--json]',
-  summary: "write a version in a benchmark's native format (default folder: the version's export/<format>/)",
+  summary: "write a version in a benchmark's native format (default folder: datasets/<name>/<v>.derived/export/<format>/)",
   options: { format: { type: 'string' }, out: { type: 'string' } },
   async run(positionals, values, io) {
     needPositionals(positionals, 1, this.usage);
-    const store = new DatasetStore(io.home);
+    const out = stringFlag(values, 'out');
+    const outFolder = out === undefined ? undefined : outputFolder(out, '--out', io);
+    const store = new DatasetStore(io.home, { warn: io.err });
     const ref = store.resolve(positionals[0]);
     const manifest = store.manifest(ref);
     const formats = exportFormats(manifest.pipeline);
@@ -20,8 +22,8 @@ export const exportCommand: Command = {
     if (!format) throw new UserError(`--format is required: one of ${Object.keys(formats).join(', ')}`);
     const exporter = formats[format];
     if (!exporter) throw new UserError(`${ref.name}@${ref.version} (${manifest.pipeline}) cannot be exported as "${format}": choose one of ${Object.keys(formats).join(', ')}`);
-    const out = stringFlag(values, 'out');
-    const outDir = out ? resolve(io.cwd, out) : store.derivedDir(ref, 'export', format);
+    store.assertIntact(ref);
+    const outDir = outFolder ?? store.derivedDir(ref, 'export', format);
     const files = await exporter(store.samples(ref), store.tools(ref), outDir);
     if (io.json) io.out(JSON.stringify({ dataset: `${ref.name}@${ref.version}`, format, files }));
     else io.out(`wrote ${files.length} file(s) for ${ref.name}@${ref.version} as ${format}:\n${files.map((f) => `  ${f}`).join('\n')}`);

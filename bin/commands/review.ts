@@ -9,6 +9,7 @@ import { importReview, reviewAgreement, type SheetFile } from '../../review/impo
 import type { ImportProblem } from '../../review/sources.ts';
 import type { Command, Io } from '../command.ts';
 import { choiceFlag, intFlag, needPositionals, numberFlag, stringFlag } from '../flags.ts';
+import { outputFolder } from '../output-paths.ts';
 
 /** Problems printed in human mode before "… and n more". */
 const SHOWN_PROBLEMS = 50;
@@ -16,7 +17,7 @@ const SHOWN_PROBLEMS = 50;
 export const reviewExportCommand: Command = {
   path: ['review', 'export'],
   usage: 'toolkiln review export <name>@v --format csv|labelstudio [--annotators n --overlap f [--raters k]] [--rate f] [--seed n] [--limit n] [--out dir] [--json]',
-  summary: "select the version's review queue (written to its review/) and write sheets for annotators",
+  summary: "select the version's review queue (written to datasets/<name>/<v>.derived/review/) and write sheets for annotators",
   options: {
     format: { type: 'string' },
     annotators: { type: 'string' },
@@ -33,14 +34,16 @@ export const reviewExportCommand: Command = {
     if (!format) throw new UserError(`--format is required: one of ${REVIEW_FORMATS.join(', ')}`);
     const annotators = intFlag(values, 'annotators', { min: 1, max: 100 }) ?? 1;
     const overlap = numberFlag(values, 'overlap', { min: 0, max: 1 }) ?? 0;
-    const store = new DatasetStore(io.home);
-    const ref = store.resolve(positionals[0]);
     const out = stringFlag(values, 'out');
+    const outDir = out === undefined ? undefined : outputFolder(out, '--out', io);
+    const store = new DatasetStore(io.home, { warn: io.err });
+    const ref = store.resolve(positionals[0]);
+    store.assertIntact(ref);
     const result = exportReview({
       store,
       ref,
       format,
-      outDir: out ? resolve(io.cwd, out) : undefined,
+      outDir,
       annotators,
       overlap,
       raters: intFlag(values, 'raters', { min: 2 }) ?? 2,
@@ -72,8 +75,10 @@ function recipeOf(store: DatasetStore, ref: VersionRef) {
 function versionAndSheets(positionals: string[], io: Io, usage: string): { store: DatasetStore; ref: VersionRef; files: SheetFile[] } {
   if (positionals.length < 1) throw new UserError(`missing argument: usage: ${usage}`);
   if (positionals.length < 2) throw new UserError('give at least one sheet: a .csv sheet or a Label Studio .json export');
-  const store = new DatasetStore(io.home);
-  return { store, ref: store.resolve(positionals[0]), files: positionals.slice(1).map((p) => ({ path: resolve(io.cwd, p), shown: p })) };
+  const store = new DatasetStore(io.home, { warn: io.err });
+  const ref = store.resolve(positionals[0]);
+  store.assertIntact(ref);
+  return { store, ref, files: positionals.slice(1).map((p) => ({ path: resolve(io.cwd, p), shown: p })) };
 }
 
 function printProblems(problems: ImportProblem[], io: Io): void {

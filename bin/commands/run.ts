@@ -5,7 +5,7 @@ import { readConfigFile, readRunSpec, runPipeline } from '../../core/run.ts';
 import { UserError } from '../../core/errors.ts';
 import { getPipeline } from '../../pipelines/index.ts';
 import type { Command } from '../command.ts';
-import { intFlag, needPositionals, stringFlag } from '../flags.ts';
+import { intFlag, needPositionals, numberFlag, stringFlag } from '../flags.ts';
 import { gatewayFromFlags } from '../gateway.ts';
 import { formatUsage } from '../../core/llm/index.ts';
 import { DEFAULT_SEED } from '../../core/run.ts';
@@ -14,7 +14,7 @@ export const PROJECT_DIR = fileURLToPath(new URL('../..', import.meta.url));
 
 export const runCommand: Command = {
   path: ['run'],
-  usage: 'toolkiln run <pipeline> [--config f] [--llm offline|openai|replay] [--model m] [--limit n] [--seed n] [--concurrency n] [--rpm n] [--tpm n] [--name dataset] [--resume runId] [--force] [--no-cache] [--dry-run] [--price-table f] [--json]',
+  usage: 'toolkiln run <pipeline> [--config f] [--llm offline|openai|replay] [--model m] [--limit n] [--seed n] [--concurrency n] [--rpm n] [--tpm n] [--name dataset] [--resume runId] [--force] [--no-cache] [--dry-run] [--price-table f] [--max-retries n] [--max-transport-rejects share] [--quiet] [--json]',
   summary: 'run a recipe end to end and publish the next dataset version',
   options: {
     config: { type: 'string' },
@@ -31,6 +31,8 @@ export const runCommand: Command = {
     'no-cache': { type: 'boolean' },
     'dry-run': { type: 'boolean' },
     'price-table': { type: 'string' },
+    'max-retries': { type: 'string' },
+    'max-transport-rejects': { type: 'string' },
     quiet: { type: 'boolean' },
   },
   async run(positionals, values, io) {
@@ -64,6 +66,7 @@ export const runCommand: Command = {
         force: values.force === true,
         dryRun: values['dry-run'] === true,
         concurrency,
+        maxTransportRejects: numberFlag(values, 'max-transport-rejects', { min: 0, max: 1 }),
         log: io.err,
         progress: { quiet: values.quiet === true },
       });

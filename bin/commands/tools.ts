@@ -5,6 +5,7 @@ import { joinViews, lexicalEmbedder, transformersEmbedder, type Embedder } from 
 import { UserError, messageOf } from '../../core/errors.ts';
 import type { Command } from '../command.ts';
 import { choiceFlag, intFlag, needPositionals, numberFlag, stringFlag } from '../flags.ts';
+import { outputFile } from '../output-paths.ts';
 
 /** What `tools cluster` needs of a tool, read leniently from the tool formats toolkiln meets. */
 export interface ToolEntry {
@@ -125,6 +126,7 @@ export const toolsClusterCommand: Command = {
     const seed = intFlag(values, 'seed') ?? 0;
     const modelPath = stringFlag(values, 'model-path');
     const plotPath = stringFlag(values, 'plot');
+    const plotFile = plotPath === undefined ? undefined : outputFile(plotPath, '--plot', io);
 
     const { tools, repeated } = readToolFile(file);
     if (repeated.length) io.err(`${positionals[0]}: ${repeated.length} repeated tool name(s) skipped (first kept): ${repeated.slice(0, 5).join(', ')}${repeated.length > 5 ? ', …' : ''}`);
@@ -138,12 +140,12 @@ export const toolsClusterCommand: Command = {
     const summaries = summarize(space, clustering, tools);
     const reductionRatio = Math.round((tools.length / clustering.clusters.length) * 100) / 100;
 
-    if (plotPath) {
+    if (plotFile) {
       const { points, explained } = project2d(space, { seed });
       const representatives = new Map(summaries.map((s) => [clustering.labels[clustering.clusters[s.id][0]], s.representative]));
       const cut = threshold !== undefined ? `distance ≤ ${threshold}` : `${clusters} clusters`;
       writeFileSync(
-        resolve(io.cwd, plotPath),
+        plotFile,
         renderClusterPlot({
           title: `Tool clusters: ${positionals[0]}`,
           notes: [

@@ -79,6 +79,9 @@ export function createGateway(options: GatewayOptions = {}): LlmGateway {
   const backend = resolveBackend(options, env);
   if (backend === 'offline') return new OfflineGateway(seed);
 
+  if (backend === 'openai' && !options.dryRun && !env.OPENAI_API_KEY && !env.OPENAI_BASE_URL) {
+    throw new UserError('--llm openai needs an endpoint: set OPENAI_API_KEY (for OpenAI) or OPENAI_BASE_URL (for another OpenAI-compatible server), or use --llm offline');
+  }
   const home = options.home ?? env.TOOLKILN_HOME ?? process.cwd();
   const cacheDir = resolve(options.cacheDir ?? join(home, '.toolkiln', 'cache'));
   if (backend === 'replay' && options.noCache) throw new UserError('--llm replay answers only from the cache, so it cannot be combined with --no-cache');

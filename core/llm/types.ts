@@ -44,6 +44,9 @@ export type FailureReason =
   | 'replay_miss'
   | 'offline_schema_error';
 
+/** Failures that say the endpoint could not be reached or would not answer, not that an answer was bad. */
+export const TRANSPORT_FAILURES: ReadonlySet<string> = new Set<FailureReason>(['connection_error', 'timeout', 'http_error', 'rate_limited']);
+
 export type GenerateResult<O> =
   | { ok: true; value: O; model: string; cached: boolean }
   | { ok: false; reason: string; detail: string };

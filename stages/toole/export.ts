@@ -8,6 +8,12 @@ import { MULTI_TOOL_SPLIT, SINGLE_TOOL_SPLIT } from './records.ts';
 import { TASKS, taskSplit } from './task-sets.ts';
 
 /**
+ * A cell a spreadsheet may run as a formula. It is quoted, which keeps the text exact for CSV readers
+ * and makes importers that honour quotes (LibreOffice's "quoted field as text") take it as text.
+ */
+const FORMULA_LEAD = /^[=+\-@\t\r]/;
+
+/**
  * ToolE's released shapes:
  *   all_clean_data.csv             `Query,Tool`, one row per single-tool query
  *   multi_tool_query_golden.json   `[{"query", "tool": [a, b]}]`
@@ -33,7 +39,7 @@ export async function exportToolE(samples: Sample[], tools: ToolSpec[], outDir: 
     'all_clean_data.csv',
     stringify(
       single.map((s) => [query(s), s.expected.labels?.[0] ?? '']),
-      { header: true, columns: ['Query', 'Tool'], record_delimiter: 'unix', quoted_match: /[\r\n]/ },
+      { header: true, columns: ['Query', 'Tool'], record_delimiter: 'unix', quoted_match: [/[\r\n]/, FORMULA_LEAD] },
     ),
   );
   const multi = bySplit.get(MULTI_TOOL_SPLIT) ?? [];
