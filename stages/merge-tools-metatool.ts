@@ -1,6 +1,6 @@
-import { parse } from 'csv-parse/sync';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { parse } from 'csv-parse/sync';
 import { z } from 'zod';
 import { medoid, VectorSpace } from '../core/cluster/index.ts';
 import { createEmbedder, EmbedderConfig, type Embedder } from '../core/embed/index.ts';

@@ -6,13 +6,13 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { createGateway, type LlmGateway } from '../core/llm/index.ts';
 import { AnswerError, parseAnswer } from '../core/llm/structured.ts';
 import type { PromptFile } from '../core/prompt.ts';
-import { standaloneContext } from '../core/stage.ts';
 import { runPipeline } from '../core/run.ts';
+import { standaloneContext } from '../core/stage.ts';
 import { DatasetStore } from '../core/store.ts';
 import { toolePipeline } from '../pipelines/toole.ts';
+import { readRewrittenTask } from '../prompts/nestools-rewrite-text.ts';
 import detailsPrompt from '../prompts/toole-details.ts';
 import directPrompt from '../prompts/toole-direct.ts';
-import { readRewrittenTask } from '../prompts/nestools-rewrite-text.ts';
 import { checkProgram } from '../stages/nestools/check-program.ts';
 import { parseProgram } from '../stages/nestools/parse-program.ts';
 import { detailsHandler } from '../stages/toole/details.ts';
@@ -151,12 +151,18 @@ afterEach(async () => {
   server.reset();
 });
 
-function gateway(): LlmGateway {
+/** The real gateway (openai backend, default repairs) against the local server, in a fresh home. */
+function gateway(): { llm: LlmGateway; home: string } {
   const home = mkdtempSync(join(tmpdir(), 'toolkiln-chatter-'));
   homes.push(home);
-  const created = createGateway({ backend: 'openai', model: 'test-model', home, env: { OPENAI_API_KEY: 'sk-test', OPENAI_BASE_URL: server.baseURL }, retryBaseMs: 5, requestTimeoutMs: 5000 });
-  gateways.push(created);
-  return created;
+  const llm = createGateway({ backend: 'openai', model: 'test-model', home, env: { OPENAI_API_KEY: 'sk-test', OPENAI_BASE_URL: server.baseURL }, retryBaseMs: 5, requestTimeoutMs: 5000 });
+  gateways.push(llm);
+  return { llm, home };
+}
+
+function contextFor(key: string) {
+  const { llm, home } = gateway();
+  return standaloneContext({ llm, runDir: home, key });
 }
 
 const userText = (request: RecordedRequest) => String(request.body.messages.find((m: { role: string }) => m.role === 'user')?.content ?? '');
@@ -167,7 +173,7 @@ const TOOL = { name: 'hotel_deals', nameForHuman: 'Hotel Deals', description: 'A
 describe('a ToolE generation stage through the gateway', () => {
   const stage = jobStage({ name: 'toole-generate', version: 1, handlers: { direct: directHandler({ details: false }) } });
   const job = jobItem({ method: 'direct', tools: [TOOL], count: 3, round: 1 });
-  const run = async () => stage.run(job, standaloneContext({ llm: gateway(), runDir: homes.at(-1) ?? tmpdir(), key: job.id }));
+  const run = async () => stage.run(job, contextFor(job.id));
 
   it('rejects chatter as no_list after one repair round', async () => {
     server.setResponder('chat', () => ({ content: 'Sure! Here is what you asked: {not json' }));
@@ -199,7 +205,7 @@ describe('a ToolE generation stage through the gateway', () => {
     const details = jobStage({ name: 'toole-generate-followups', version: 1, handlers: { details: detailsHandler } });
     const base = { id: 'q:base', text: 'Find a hotel in Lima.', tool: TOOL.name, method: 'direct' as const, generatedFor: TOOL.name, checks: [], tags: [], lineage: [] };
     const item = jobItem({ method: 'details', tools: [TOOL], count: 1, round: 1, base });
-    const result = await details.run(item, standaloneContext({ llm: gateway(), runDir: homes.at(-1)!, key: item.id }));
+    const result = await details.run(item, contextFor(item.id));
     expect(result).toMatchObject({ reject: true, reason: 'chatter' });
     expect(server.count('chat')).toBe(2);
   });
@@ -226,10 +232,7 @@ describe('the ToolE recipe against an endpoint that talks', () => {
 
   it('publishes no chatter: talk ends in repairs, then a sample or a no_list / chatter reject', async () => {
     server.setResponder('chat', responder);
-    const home = mkdtempSync(join(tmpdir(), 'toolkiln-chatter-run-'));
-    homes.push(home);
-    const llm = createGateway({ backend: 'openai', model: 'test-model', home, noCache: true, env: { OPENAI_API_KEY: 'sk-test', OPENAI_BASE_URL: server.baseURL }, retryBaseMs: 5, requestTimeoutMs: 5000 });
-    gateways.push(llm);
+    const { llm, home } = gateway();
     const fixture = (name: string) => fileURLToPath(new URL(`./fixtures/toole/${name}`, import.meta.url));
     const projectDir = fileURLToPath(new URL('..', import.meta.url));
     const result = await runPipeline({
