@@ -8,8 +8,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
+import { renderProgram } from '../prompts/nestools-render-program.ts';
 import { checkNesToolsFiles } from '../stages/nestools/check-files.ts';
-import { renderProgram } from '../stages/nestools/render-program.ts';
 import { loadNesToolsSamples } from '../stages/sources/nestools.ts';
 
 const projectDir = fileURLToPath(new URL('..', import.meta.url));

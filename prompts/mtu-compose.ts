@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { definePrompt } from '../core/prompt.ts';
-import { joinRequests } from '../stages/mtu/offline-text.ts';
+import { joinRequests } from './mtu-offline.ts';
 
 /** Multi-tool composition: several requests written as one user message (S-M and M-M samples). */
 export type ComposeVars = {

@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { definePrompt } from '../core/prompt.ts';
 import { JsonValue, type Json } from '../core/records.ts';
-import { simulateValue, wordsOf, type ValueShape } from '../stages/mtu/offline-text.ts';
+import { simulateValue, wordsOf, type ValueShape } from './mtu-offline.ts';
 
 /** MTU-Bench observation simulation: what each call without a real result returned, and replies where the source has none. */
 export type PendingCall = {

@@ -1,8 +1,8 @@
 import { z } from 'zod';
 import { definePrompt } from '../core/prompt.ts';
 import type { Json } from '../core/records.ts';
-import { wordsOf } from '../stages/mtu/offline-text.ts';
-import type { Situation } from '../stages/mtu/sample.ts';
+import { wordsOf } from './mtu-offline.ts';
+import type { Situation } from './mtu-situation.ts';
 
 /** MTU-Bench thought synthesis: the assistant's reasoning before each round's (non-)call. */
 export type ThoughtRound = {

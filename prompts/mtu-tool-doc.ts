@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { definePrompt } from '../core/prompt.ts';
-import { describeParameter, describeTool, proposeReturns } from '../stages/mtu/offline-text.ts';
+import { describeParameter, describeTool, proposeReturns } from './mtu-offline.ts';
 
 /**
  * MTU-Bench tool documentation: the prose of a tool's entry. The structure (parameters, types,

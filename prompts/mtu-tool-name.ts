@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { definePrompt } from '../core/prompt.ts';
-import { offlineApiNames, offlineSituation } from '../stages/mtu/offline-text.ts';
-import { Situation } from '../stages/mtu/sample.ts';
+import { offlineApiNames, offlineSituation } from './mtu-offline.ts';
+import { Situation } from './mtu-situation.ts';
 
 /** MTU-Bench tool name synthesis: which of the five situations an assistant turn is in, and which APIs it needs. */
 export type ToolNameVars = {

@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { definePrompt } from '../core/prompt.ts';
 import { JsonValue } from '../core/records.ts';
-import { describeTool, extractArguments, wordsOf } from '../stages/mtu/offline-text.ts';
+import { describeTool, extractArguments, wordsOf } from './mtu-offline.ts';
 
 /** MTU-Bench tool parameter synthesis: the call(s) behind an assistant turn, with their arguments. */
 export type ToolParametersVars = {

@@ -1,9 +1,10 @@
 import { z } from 'zod';
+import { UnusableAnswer } from '../core/llm/structured.ts';
 import { definePrompt } from '../core/prompt.ts';
 import type { Rng } from '../core/rng.ts';
-import type { SampledChain } from '../stages/nestools/chain-graph.ts';
-import { taskFromChain } from '../stages/nestools/offline-text.ts';
-import { renderProgram } from '../stages/nestools/render-program.ts';
+import { opening } from './answer-text.ts';
+import { taskFromChain } from './nestools-offline.ts';
+import { renderProgram, type SampledChain } from './nestools-render-program.ts';
 
 /** Where the offline renderer gets a chain: a tool library with linked return fields and parameters. */
 export interface OfflineChainSource {
@@ -40,8 +41,12 @@ It's your turn to generate.
 Domain: {{domain}}
 Answer:`,
   schema: z.object({ answer: z.string().min(1) }),
-  // The answer is Python in a code block, not JSON: the parser cuts the code out of it.
-  parseText: (text) => ({ answer: text }),
+  // The answer is Python in a code block, not JSON: the parser cuts the code out of it. An answer
+  // without a single function is talk (a refusal, a preamble cut off), sent back once.
+  parseText: (text) => {
+    if (!/^\s*def\s+\w+\s*\(/m.test(text)) throw new UnusableAnswer('chatter', `the answer holds no Python function ("${opening(text)}")`);
+    return { answer: text };
+  },
   temperature: 0.95,
   maxTokens: 2500,
   offline: (vars, rng) => {

@@ -1,8 +1,8 @@
 import { z } from 'zod';
 import { definePrompt } from '../core/prompt.ts';
 import type { Json } from '../core/records.ts';
-import { appendValues } from '../stages/nestools/offline-text.ts';
-import { cleanRewrittenTask } from '../stages/nestools/rewrite-text.ts';
+import { appendValues } from './nestools-offline.ts';
+import { readRewrittenTask } from './nestools-rewrite-text.ts';
 
 export interface NormaliseVars extends Record<string, unknown> {
   /** Gold tools, NesTools `api` entries as JSON. */
@@ -51,7 +51,7 @@ Values missing from the task:
 {{missing}}
 Rewritten task:`,
   schema: z.object({ task: z.string().min(1) }),
-  parseText: (text) => ({ task: cleanRewrittenTask(text) }),
+  parseText: (text) => ({ task: readRewrittenTask(text) }),
   temperature: 0.2,
   maxTokens: 600,
   offline: (vars) => ({ task: appendValues(vars.task, vars.missingValues) }),

@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { definePrompt } from '../core/prompt.ts';
-import { replaceApiNames } from '../stages/nestools/offline-text.ts';
-import { cleanRewrittenTask } from '../stages/nestools/rewrite-text.ts';
+import { replaceApiNames } from './nestools-offline.ts';
+import { readRewrittenTask } from './nestools-rewrite-text.ts';
 
 export interface RefineVars extends Record<string, unknown> {
   /** Gold tools, NesTools `api` entries as JSON. */
@@ -44,7 +44,7 @@ API call result:
 {{calls}}
 Rewritten task:`,
   schema: z.object({ task: z.string().min(1) }),
-  parseText: (text) => ({ task: cleanRewrittenTask(text) }),
+  parseText: (text) => ({ task: readRewrittenTask(text) }),
   temperature: 0.7,
   maxTokens: 600,
   offline: (vars) => ({ task: replaceApiNames(vars.task, vars.toolNames) }),

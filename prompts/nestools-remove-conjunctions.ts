@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { definePrompt } from '../core/prompt.ts';
-import { dropConjunctions } from '../stages/nestools/offline-text.ts';
-import { cleanRewrittenTask } from '../stages/nestools/rewrite-text.ts';
+import { dropConjunctions } from './nestools-offline.ts';
+import { readRewrittenTask } from './nestools-rewrite-text.ts';
 
 export interface RemoveConjunctionsVars extends Record<string, unknown> {
   task: string;
@@ -22,7 +22,7 @@ Now it is your turn.
 Task description: {{task}}
 Result:`,
   schema: z.object({ task: z.string().min(1) }),
-  parseText: (text) => ({ task: cleanRewrittenTask(text) }),
+  parseText: (text) => ({ task: readRewrittenTask(text) }),
   temperature: 0.2,
   maxTokens: 600,
   offline: (vars) => ({ task: dropConjunctions(vars.task) }),

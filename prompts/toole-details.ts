@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { definePrompt } from '../core/prompt.ts';
+import { answerText } from './answer-text.ts';
 import { detail } from './toole-offline.ts';
 import { cleanItem, parseNumberedList } from './toole-numbered-list.ts';
 
@@ -25,7 +26,7 @@ Message: {{query}}
 Rewrite the message so that it carries more details a real user might add: names, places, dates, amounts, preferences or constraints, as fits the tool. Keep its intent, keep it the first message of a new conversation, and do not name the tool. Answer with the rewritten message only.`,
   schema: DetailedQuery,
   // A model may still answer "1. User: …" or wrap the message in quotes.
-  parseText: (text) => ({ query: parseNumberedList(text)[0] ?? cleanItem(text) }),
+  parseText: (text) => ({ query: answerText(text, 'rewritten message', (rest) => parseNumberedList(rest)[0] ?? cleanItem(rest)) }),
   temperature: 0.9,
   offline: (vars, rng) => {
     const base = vars.query.replace(/[.?!]+$/, '');

@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { definePrompt } from '../core/prompt.ts';
 import { requestQuery, simpleArithmetic, looksLikeCalculator, withTypicalFaults } from './toole-offline.ts';
-import { parseNumberedList } from './toole-numbered-list.ts';
+import { readList } from './toole-numbered-list.ts';
 import { USER_LIST_FORMAT, type ToolVars } from './toole-text.ts';
 
 /** ToolE direct diverse generation (paper §2.2.1 (1), Appendix D.1): varied user queries for one tool. */
@@ -24,7 +24,7 @@ Write {{count}} different messages a user might send that the assistant would be
 
 ${USER_LIST_FORMAT}`,
   schema: QueryList,
-  parseText: (text) => ({ queries: parseNumberedList(text) }),
+  parseText: (text) => ({ queries: readList(text) }),
   temperature: 1,
   offline: (vars, rng) => ({
     queries: Array.from({ length: vars.count }, () =>

@@ -1,6 +1,6 @@
 import { definePrompt } from '../core/prompt.ts';
 import { requestQuery, withTypicalFaults } from './toole-offline.ts';
-import { parseNumberedList } from './toole-numbered-list.ts';
+import { readList } from './toole-numbered-list.ts';
 import { USER_LIST_FORMAT, type ToolVars } from './toole-text.ts';
 import { QueryList } from './toole-direct.ts';
 
@@ -31,7 +31,7 @@ Do not name the tool.
 
 ${USER_LIST_FORMAT}`,
   schema: QueryList,
-  parseText: (text) => ({ queries: parseNumberedList(text) }),
+  parseText: (text) => ({ queries: readList(text) }),
   temperature: 1,
   offline: (vars, rng) => ({
     queries: Array.from({ length: vars.count }, () => {

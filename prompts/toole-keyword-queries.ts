@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { definePrompt } from '../core/prompt.ts';
 import { actionPhrase, detail, withoutNames, withTypicalFaults } from './toole-offline.ts';
-import { parseNumberedList, splitLabelled } from './toole-numbered-list.ts';
+import { readList, splitLabelled } from './toole-numbered-list.ts';
 import { TOOL_INTRO, type ToolVars } from './toole-text.ts';
 
 /** ToolE keyword generation (paper §2.2.1 (3), Appendix D.1): one query per extracted label. */
@@ -31,7 +31,7 @@ Answer as a numbered list in the order of the labels:
 ...`,
   schema: KeywordQueries,
   parseText: (text) => ({
-    queries: parseNumberedList(text).map((item) => {
+    queries: readList(text).map((item) => {
       const { label, text: query } = splitLabelled(item);
       return { keyword: label ?? null, query };
     }),

@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { definePrompt } from '../core/prompt.ts';
 import { pickWords, withoutNames } from './toole-offline.ts';
-import { parseNumberedList } from './toole-numbered-list.ts';
+import { readList } from './toole-numbered-list.ts';
 import { TOOL_INTRO, type ToolVars } from './toole-text.ts';
 
 /** ToolE keyword extraction (paper §2.2.1 (3), Appendix D.1): short labels of a tool, for keyword generation. */
@@ -23,7 +23,7 @@ Answer as a numbered list:
 2. <label>
 ...`,
   schema: KeywordList,
-  parseText: (text) => ({ keywords: parseNumberedList(text).map((k) => k.replace(/[.;,]$/, '')) }),
+  parseText: (text) => ({ keywords: readList(text).map((k) => k.replace(/[.;,]$/, '')) }),
   temperature: 0.7,
   offline: (vars, rng) => ({ keywords: pickWords(withoutNames(`${vars.humanDescription} ${vars.modelDescription}`, [vars.name, vars.nameForHuman]), vars.count, rng) }),
 });

@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { definePrompt } from '../core/prompt.ts';
 import { actionPhrase, detail, withoutNames, withTypicalFaults } from './toole-offline.ts';
-import { parseNumberedList, splitUsageTag } from './toole-numbered-list.ts';
+import { readList, splitUsageTag } from './toole-numbered-list.ts';
 
 /** ToolE multi-tool generation (paper §2.2.1, Appendix D.1): queries that need two tools at once. */
 export interface MultiToolVars extends Record<string, unknown> {
@@ -35,7 +35,7 @@ Answer as a numbered list, each item marked with its kind:
 ...`,
   schema: MultiToolQueries,
   parseText: (text) => ({
-    queries: parseNumberedList(text).map((item) => {
+    queries: readList(text).map((item) => {
       const { usage, text: query } = splitUsageTag(item);
       return { query, usage: usage ?? null };
     }),

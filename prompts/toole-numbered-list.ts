@@ -1,3 +1,6 @@
+import { UnusableAnswer } from '../core/llm/structured.ts';
+import { opening } from './answer-text.ts';
+
 /**
  * Reading the numbered lists ToolE's generation prompts ask for ("1. User: …  2. User: …"). Models
  * answer them in many shapes: a preamble ("Sure! Here are ten examples:"), one item per line or all
@@ -72,6 +75,22 @@ function splitInline(line: string, first: number): string[] {
  * are commentary). Empty items are dropped.
  */
 export function parseNumberedList(text: string): string[] {
+  return listItems(text).items;
+}
+
+/**
+ * The items of an answer that was asked for a list: numbered, bulleted or several numbered items on
+ * one line. An answer without any list marker is talk (a refusal, a preamble cut off, prose), not a
+ * list: `UnusableAnswer('no_list')`, which the gateway sends back once before rejecting the record.
+ */
+export function readList(text: string): string[] {
+  const { items, marked } = listItems(text);
+  if (!marked) throw new UnusableAnswer('no_list', `the answer holds no numbered list ("${opening(text)}")`);
+  return items;
+}
+
+/** The list's items, and whether list markers set them apart (else they are plain lines). */
+function listItems(text: string): { items: string[]; marked: boolean } {
   const lines = text.replace(/\r\n?/g, '\n').split('\n');
   const numbered = lines.filter((line) => MARKER.test(line)).length;
   const items: string[] = [];
@@ -97,16 +116,16 @@ export function parseNumberedList(text: string): string[] {
     if (current) items.push(current.join(' '));
     // A single numbered line may hold the whole list.
     const expanded = items.length === 1 ? splitInline(`1. ${items[0]}`, 1) : items;
-    return finish(expanded);
+    return { items: finish(expanded), marked: true };
   }
 
   const bullets = lines.filter((line) => BULLET.test(line));
-  if (bullets.length) return finish(bullets.map((line) => line.replace(BULLET, '')));
+  if (bullets.length) return { items: finish(bullets.map((line) => line.replace(BULLET, ''))), marked: true };
   const inline = splitInline(text.replace(/\s+/g, ' ').trim(), 1);
-  if (inline.length > 1) return finish(inline.filter((item, i) => i > 0 || !PREAMBLE.test(item.trim())));
+  if (inline.length > 1) return { items: finish(inline.filter((item, i) => i > 0 || !PREAMBLE.test(item.trim()))), marked: true };
   const plain = lines.map((l) => l.trim()).filter(Boolean);
   // A preamble line ending in a colon is not an item.
-  return finish(plain.filter((line, i) => !(i === 0 && plain.length > 1 && (line.endsWith(':') || PREAMBLE.test(line)))));
+  return { items: finish(plain.filter((line, i) => !(i === 0 && plain.length > 1 && (line.endsWith(':') || PREAMBLE.test(line))))), marked: false };
 }
 
 function finish(items: string[]): string[] {

@@ -9,8 +9,8 @@ import { writeFileAtomic } from '../core/jsonl.ts';
 import { Sample, formatZodError, type Check, type ToolSpec } from '../core/records.ts';
 import type { BatchStage, StageContext } from '../core/stage.ts';
 import mergeDescriptionPrompt from '../prompts/metatool-merge-description.ts';
-import { OverlapDecisions, planOverlap, proposalsAsDecisions, readDecisionsFile, type OverlapPlan, type Target } from './toole/overlap-decisions.ts';
-import { proposeMerges, silhouetteCurve, type SilhouetteCurve } from './toole/overlap-proposals.ts';
+import { OverlapDecisions, planOverlap, proposalsAsDecisions, readDecisionsFile, type OverlapPlan, type Target } from './merge-tools-metatool-decisions.ts';
+import { proposeMerges, silhouetteCurve, type SilhouetteCurve } from './merge-tools-metatool-proposals.ts';
 import { flagForReview, mapCalls, noteChanges, replaceTools } from './merge-tools-mtu.ts';
 
 /**
@@ -48,7 +48,7 @@ export const DECOMPOSE_UNASSIGNED_TAG = 'review:decompose-unassigned';
 /** Samples relabelled by a merge nobody decided (a proposal taken by `undecided: merge`). */
 export const AUTO_MERGE_TAG = 'review:auto-merge';
 const NAME = 'merge-tools-metatool';
-const VERSION = 2;
+const VERSION = 3;
 
 // ---------------------------------------------------------------- decisions from CSV
 
@@ -200,7 +200,10 @@ async function mergedTool(members: ToolSpec[], space: VectorSpace, indexOf: Map<
   const properties = Object.assign({}, ...members.map((m) => m.parameters.properties));
   // A parameter is required only when every member requires it: a query written for any member still fits.
   const required = members[0].parameters.required.filter((p) => members.every((m) => m.parameters.required.includes(p)));
-  return { tool: { ...members[0], name, description, parameters: { type: 'object', properties, required } }, describedBy };
+  // The member the merged tool is named after lends it its human name and provenance; under a new
+  // name the human name is that name (another member's would name a different tool).
+  const base = members.find((m) => m.name === name) ?? { ...members[0], plugin: name };
+  return { tool: { ...base, name, description, parameters: { type: 'object', properties, required } }, describedBy };
 }
 
 export function mergeToolsMetatoolStage(options: MergeToolsMetatoolConfig = {}): BatchStage<Sample, Sample> {

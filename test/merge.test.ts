@@ -169,6 +169,21 @@ describe('MetaTool-style merging', () => {
     expect(existsSync(path)).toBe(true);
   });
 
+  it('a merged tool takes the human name and provenance of the member it is named after, or its new name', async () => {
+    const now = { ...weatherNow, plugin: 'Weather', provenance: { source: 'metatool', id: 'WeatherNow' } };
+    const forecast = { ...weatherForecast, plugin: 'WeatherWhiz', provenance: { source: 'metatool', id: 'WeatherForecast' } };
+    const weatherSamples = [sample('w1', 'Rain in Oslo?', { tools: [now, forecast], labels: ['WeatherNow'] }), sample('w2', 'Sun in Rome?', { tools: [forecast, now], labels: ['WeatherForecast'] })];
+    const mergedInto = async (into: string) => {
+      const { ctx } = stageContext();
+      writeFileSync(join(ctx.runDir, 'd.json'), JSON.stringify({ merge: [{ tools: ['WeatherNow', 'WeatherForecast'], into }] }));
+      const { out } = await mergeToolsMetatoolStage({ decisions: 'd.json', describe: false, silhouetteClusters: [2] }).run(weatherSamples, ctx);
+      return out.map((s) => s.tools.map((t) => ({ name: t.name, plugin: t.plugin, id: t.provenance?.id })));
+    };
+    // Named after the second member: its human name, not the first member's ("Weather" would name another tool).
+    for (const tools of await mergedInto('WeatherForecast')) expect(tools).toEqual([{ name: 'WeatherForecast', plugin: 'WeatherWhiz', id: 'WeatherForecast' }]);
+    for (const tools of await mergedInto('WeatherTool')) expect(tools).toEqual([{ name: 'WeatherTool', plugin: 'WeatherTool', id: 'WeatherNow' }]);
+  });
+
   it('without decisions only proposes (and merges proposals when told to)', async () => {
     const { ctx, reports } = stageContext();
     const { out } = await mergeToolsMetatoolStage({ threshold: 0.5, silhouetteClusters: [2] }).run(samples, ctx);

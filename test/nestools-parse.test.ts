@@ -1,8 +1,8 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
+import { parseDocstring } from '../prompts/nestools-docstring.ts';
 import { checkProgram } from '../stages/nestools/check-program.ts';
 import { programToChain } from '../stages/nestools/convert.ts';
-import { parseDocstring } from '../stages/nestools/docstring.ts';
 import { extractCode, parseProgram, type CallStatement } from '../stages/nestools/parse-program.ts';
 
 const fixtures = new URL('./fixtures/nestools/', import.meta.url);

@@ -2,11 +2,11 @@ import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { UserError } from '../core/errors.ts';
 import { Sample } from '../core/records.ts';
+import { renderProgram } from '../prompts/nestools-render-program.ts';
 import { checkProgram } from '../stages/nestools/check-program.ts';
 import { programToChain } from '../stages/nestools/convert.ts';
 import { fromNesToolsRecord, fromSealToolsRecord, toNesToolsRecord, toSealToolsRecord } from '../stages/nestools/import-export.ts';
 import { parseProgram } from '../stages/nestools/parse-program.ts';
-import { renderProgram } from '../stages/nestools/render-program.ts';
 import { loadNesToolsSamples } from '../stages/sources/nestools.ts';
 import { loadSealToolsLibrary, sealToolEntry } from '../stages/sources/seal-tools.ts';
 

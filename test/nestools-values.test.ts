@@ -1,8 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import type { Call, Sample } from '../core/records.ts';
-import { dropConjunctions, replaceApiNames } from '../stages/nestools/offline-text.ts';
+import { dropConjunctions, replaceApiNames } from '../prompts/nestools-offline.ts';
+import { cleanRewrittenTask } from '../prompts/nestools-rewrite-text.ts';
 import { presenceOf, valueMentions } from '../stages/nestools/query-values.ts';
-import { cleanRewrittenTask } from '../stages/nestools/rewrite-text.ts';
 import { computeStatistics, viewOfSample } from '../stages/nestools/statistics.ts';
 import { chainStructure } from '../stages/nestools/structure.ts';
 import { reviewNotes } from '../stages/nestools/tag-for-review.ts';

@@ -1,14 +1,15 @@
+import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { isSimpleArithmetic } from '../stages/toole/arithmetic.ts';
 import {
   calculationTools,
   CHATGPT_TAG,
   filterQuery,
-  identifyingNames,
   namedTool,
   replaceChatGPT,
   SIMPLE_ARITHMETIC_TAG,
   type FilterContext,
+  toolNames,
   type FilterOptions,
 } from '../stages/toole/filters.ts';
 import type { TooleQuery, TooleTool } from '../stages/toole/records.ts';
@@ -37,7 +38,7 @@ const OPTIONS: FilterOptions = {
 };
 
 function context(options: FilterOptions = OPTIONS): FilterContext {
-  return { options, names: identifyingNames(TOOLS).names, calculation: calculationTools(TOOLS, options) };
+  return { options, names: toolNames(TOOLS), calculation: calculationTools(TOOLS, options) };
 }
 
 function query(text: string, label: string): TooleQuery {
@@ -80,13 +81,36 @@ describe('ToolE query filters (Appendix A.3)', () => {
     expect(namedTool('Try the scraper', ['web_scraper'])).toBeUndefined();
   });
 
-  it('treats a name that other tools\' descriptions also use as ordinary vocabulary', () => {
-    const { names, generic } = identifyingNames(TOOLS);
-    // "Weather" appears in the forecaster's description: a weather question is not a hint.
-    expect(generic).toContain('Weather');
-    expect(names.get('weather_now')).toEqual(['weather_now']);
-    expect(outcome('What is the weather in Quito?', 'weather_now')).toHaveProperty('query');
+  it('rejects a query naming its tool even when the name is an ordinary word other tools use', () => {
+    // "Weather" is also in the forecaster's description: a query saying "weather" still names the tool.
+    expect(toolNames(TOOLS).get('weather_now')).toEqual(['weather_now', 'Weather']);
+    expect(outcome('What is the weather in Quito?', 'weather_now')).toEqual({ reject: expect.objectContaining({ reason: 'names_tool', detail: expect.stringContaining('"Weather"') }) });
     expect(outcome('Ask weather_now about Quito', 'weather_now')).toEqual({ reject: expect.objectContaining({ reason: 'names_tool' }) });
+    // The same word is no hint for another tool.
+    expect(outcome('What is the weather in Quito?', 'forecaster')).toHaveProperty('query');
+  });
+
+  it('on the real plugin list: every query that spells its tool\'s model or human name is rejected, in any case or punctuation', () => {
+    const plugins = JSON.parse(readFileSync(new URL('../../shared/data/sources/metatool/plugin_info.json', import.meta.url), 'utf8')) as { name_for_model: string; name_for_human: string; description_for_human: string }[];
+    const tools = plugins.map((p) => tool(p.name_for_model, p.name_for_human, p.description_for_human));
+    const ctx: FilterContext = { options: OPTIONS, names: toolNames(tools), calculation: new Set() };
+    const spellings = (name: string) => [name, name.toLowerCase(), name.toUpperCase(), name.replace(/[^A-Za-z0-9]+/g, ' ').trim(), `"${name}"`];
+    const missed: string[] = [];
+    for (const t of tools) {
+      for (const name of [t.name, t.nameForHuman]) {
+        for (const spelled of spellings(name)) {
+          const text = `Find me something good this weekend using ${spelled}.`;
+          if (!('reject' in filterQuery(query(text, t.name), ctx))) missed.push(`${t.name}: ${text}`);
+        }
+      }
+    }
+    expect(missed).toEqual([]);
+    // Whole words only: a name inside a longer word is no hint ("Now" in "knowledge", "maps" in "roadmaps").
+    expect(filterQuery(query('Share some knowledge about roadmaps.', 'Now'), ctx)).toHaveProperty('query');
+    expect(filterQuery(query('Share some knowledge about roadmaps.', 'maps'), ctx)).toHaveProperty('query');
+    for (const [text, label] of [['What is trending right now?', 'Now'], ['Show the route to Lima using maps', 'maps'], ['Any quakes today? Check with Earthquake.', 'earthquake']]) {
+      expect(filterQuery(query(text, label), ctx), text).toEqual({ reject: expect.objectContaining({ reason: 'names_tool' }) });
+    }
   });
 
   it('flags simple arithmetic for a calculation tool with a soft check and a tag, keeps complex calculations', () => {

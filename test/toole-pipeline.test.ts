@@ -12,6 +12,7 @@ import { DatasetStore } from '../core/store.ts';
 import { toolePipeline } from '../pipelines/toole.ts';
 import { LLM_REASSIGNED_TAG } from '../stages/toole/overlap.ts';
 import type { QueryItem } from '../stages/toole/records.ts';
+import { containsName } from '../stages/toole/text.ts';
 
 const projectDir = fileURLToPath(new URL('..', import.meta.url));
 const fixture = (name: string) => fileURLToPath(new URL(`./fixtures/toole/${name}`, import.meta.url));
@@ -44,7 +45,7 @@ interface Run {
 
 async function run(configOverrides: unknown, limit?: number): Promise<Run> {
   const home = mkdtempSync(join(tmpdir(), 'tk-toole-'));
-  const result = await runPipeline({ pipeline: toolePipeline, configOverrides, llm: new OfflineGateway(42), home, projectDir, cwd: projectDir, limit, progress: { enabled: false } as never });
+  const result = await runPipeline({ pipeline: toolePipeline, configOverrides, llm: new OfflineGateway(42), home, projectDir, cwd: projectDir, limit, progress: { quiet: true } });
   const store = new DatasetStore(home);
   return { home, result, store, samples: store.samples(result.ref!), rejects: store.rejects(result.ref!), runDir: join(home, '.toolkiln', 'runs', result.runId) };
 }
@@ -205,5 +206,13 @@ describe('toole pipeline on the real plugin list with the shipped defaults', () 
     expect(stats['toole.statistics'].released.queries).toBe(20614);
     expect(Object.keys(stats['toole.statistics'].perMethod).sort()).toEqual(['details', 'direct', 'emotional', 'keyword', 'multi-tool']);
     expect(r.samples.filter((s) => s.split === 'task-awareness' && s.expected.labels![0] === 'no')).toHaveLength(100);
+    // No published query names its tool, by model or human name, even where the name is an ordinary word.
+    const byName = new Map(r.store.tools(r.result.ref!).map((tool) => [tool.name, tool]));
+    const naming = r.samples.flatMap((sample) => {
+      const query = sample.dialogue.find((turn) => turn.role === 'user')!.content;
+      return (sample.expected.labels ?? []).filter((label) => [label, byName.get(label)?.plugin ?? label].some((name) => containsName(query, name))).map((label) => `${label}: ${query}`);
+    });
+    expect(naming).toEqual([]);
+    expect(r.result.stats.find((s) => s.stage === 'toole-filter-queries')!.rejectsByReason.names_tool).toBeGreaterThan(0);
   }, 60_000);
 });

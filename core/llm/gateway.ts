@@ -3,7 +3,7 @@ import type { ChatMessage, PromptFile } from '../prompt.ts';
 import type { ResponseCache } from './cache.ts';
 import { TransportError, type OpenAiTransport } from './openai.ts';
 import { buildChatRequest, chatCacheKey, embeddingCacheKey, type ChatCacheEntry, type EmbeddingCacheEntry } from './request.ts';
-import { AnswerError, parseAnswer, repairMessage } from './structured.ts';
+import { AnswerError, parseAnswer, repairLimit, repairMessage } from './structured.ts';
 import type { EmbedOptions, FailureReason, GenerateOptions, GenerateResult, LlmGateway, UsageReport } from './types.ts';
 import type { UsageMeter } from './usage.ts';
 
@@ -124,7 +124,7 @@ export class CachedGateway implements LlmGateway {
         return { ok: true, text: reply.text };
       } catch (error) {
         if (!(error instanceof AnswerError)) throw error;
-        if (repairs >= this.options.maxRepairs) {
+        if (repairs >= repairLimit(error, this.options.maxRepairs)) {
           return { ok: false, reason: error.reason, detail: `${prompt.id}: ${error.message} (after ${repairs} repair attempt${repairs === 1 ? '' : 's'}); the answer began: ${clip(reply.text)}` };
         }
         repairs++;

@@ -99,9 +99,28 @@ export function withJsonInstruction(messages: readonly ChatMessage[], format: Re
 }
 
 export class AnswerError extends Error {
-  constructor(readonly reason: 'invalid_json' | 'schema_invalid' | 'empty_answer', message: string) {
+  constructor(readonly reason: 'invalid_json' | 'schema_invalid' | 'empty_answer' | UnusableReason, message: string) {
     super(message);
   }
+}
+
+/** `no_list`: no list where a list was asked for; `chatter`: talk (a refusal, a bare preamble) instead of the text asked for. */
+export type UnusableReason = 'no_list' | 'chatter';
+
+/**
+ * What a prompt's `parseText` throws for an answer that holds none of what was asked, only talk
+ * around it. The gateway sends such an answer back once (a model that answered with talk twice
+ * rarely does better a third time), then rejects the record with the reason.
+ */
+export class UnusableAnswer extends Error {
+  constructor(readonly reason: UnusableReason, message: string) {
+    super(message);
+  }
+}
+
+/** How many repair attempts an answer failing with `error` gets, given the gateway's `maxRepairs`. */
+export function repairLimit(error: AnswerError, maxRepairs: number): number {
+  return error.reason === 'no_list' || error.reason === 'chatter' ? Math.min(1, maxRepairs) : maxRepairs;
 }
 
 /**
@@ -164,6 +183,7 @@ export function parseAnswer<O>(prompt: PromptFile<any, O>, text: string): O {
     try {
       raw = prompt.parseText(text);
     } catch (error) {
+      if (error instanceof UnusableAnswer) throw new AnswerError(error.reason, error.message);
       throw new AnswerError('schema_invalid', `the answer could not be read: ${(error as Error).message}`);
     }
   } else {

@@ -23,11 +23,14 @@ export interface GenerateOptions {
  * retry), `http_error` (an HTTP error that retrying did not cure), `prompt_too_long` (over the
  * model's context), `bad_response` (the endpoint sent something that is not a chat completion),
  * `timeout`, `connection_error`, `replay_miss` (the replay backend has no cached answer),
- * `offline_schema_error`.
+ * `offline_schema_error`, `no_list` (no list where the prompt asked for one, after a repair),
+ * `chatter` (talk such as a refusal or a bare preamble instead of the asked-for text, after a repair).
  */
 export type FailureReason =
   | 'schema_invalid'
   | 'invalid_json'
+  | 'no_list'
+  | 'chatter'
   | 'truncated'
   | 'empty_answer'
   | 'refused'

@@ -1,7 +1,7 @@
 import type { Call, Json, ToolSpec, Turn } from '../../core/records.ts';
+import type { Situation } from '../../prompts/mtu-situation.ts';
 import type { SchemaIntent, SourceDialogue, SourceTurn } from '../sources/dialogue.ts';
 import { parameterNameOfSlot, toolNameOfIntent } from './names.ts';
-import type { Situation } from './sample.ts';
 
 /**
  * Grammar-based tool creation (MTU-Bench §2.1): for datasets annotated with intents and slots,

@@ -1,12 +1,12 @@
 import type { Call, Json, ToolSpec, Turn } from '../../core/records.ts';
 import { reject, type RejectReason, type StageContext } from '../../core/stage.ts';
+import type { Situation } from '../../prompts/mtu-situation.ts';
 import { mtuToolNamePrompt } from '../../prompts/mtu-tool-name.ts';
 import { mtuToolParametersPrompt } from '../../prompts/mtu-tool-parameters.ts';
 import type { SourceDialogue } from '../sources/dialogue.ts';
 import type { CreatedTurns } from './grammar-tools.ts';
 import { renderToolList } from './mtu-format.ts';
 import { toolNameOfFreeText } from './names.ts';
-import type { Situation } from './sample.ts';
 
 /**
  * LLM-based tool creation (MTU-Bench §2.1) for dialogues without intent or slot annotations:

@@ -2,11 +2,12 @@ import { isRef, parseRef, Sample, type ArgValue, type Call, type Json, type Tool
 import type { Rng } from '../../core/rng.ts';
 import { reject, type MapStage } from '../../core/stage.ts';
 import { mtuObservationPrompt, type PendingCall } from '../../prompts/mtu-observation.ts';
+import type { Situation } from '../../prompts/mtu-situation.ts';
 import { mtuThoughtPrompt, type ThoughtRound } from '../../prompts/mtu-thought.ts';
 import { loadMultiwozDb, lookupMultiwoz, type MultiwozDb } from '../sources/multiwoz.ts';
 import { libraryLoader } from './library.ts';
 import { renderToolList } from './mtu-format.ts';
-import { allCalls, assistantIndexes, lineageEntry, mtuMeta, toolOf, turnCalls, withMtuMeta, type Situation } from './sample.ts';
+import { allCalls, assistantIndexes, lineageEntry, mtuMeta, toolOf, turnCalls, withMtuMeta } from './sample.ts';
 
 /**
  * Step 5 of the paper, tool-use synthesis in the ReAct shape: every assistant turn gets a Thought,

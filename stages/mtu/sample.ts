@@ -1,16 +1,12 @@
 import { z } from 'zod';
 import { isRef, parseRef, type ArgValue, type Call, type Sample, type SampleMeta, type ToolSpec, type Turn } from '../../core/records.ts';
+import { Situation } from '../../prompts/mtu-situation.ts';
 
 /**
  * What an MTU sample carries in `meta.mtu`, and small helpers over MTU samples. A sample is a
  * whole dialogue: user turns, assistant turns with ReAct calls / observations / responses, and
  * `expected.turns` holding the gold calls of every assistant turn (an empty list: no call).
  */
-
-/** The paper's five situations of an assistant turn; only `api_call` makes a tool call. */
-export const SITUATIONS = ['information_missing', 'information_exists', 'confirmation', 'chit_chat', 'api_call'] as const;
-export const Situation = z.enum(SITUATIONS);
-export type Situation = z.infer<typeof Situation>;
 
 export const MtuMeta = z
   .object({

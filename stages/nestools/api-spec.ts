@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { ToolSpec, type PropertySchema } from '../../core/records.ts';
-import { isLosslessPythonType, jsonTypeOfPython, pythonTypeOfJson } from './python-types.ts';
+import { isLosslessPythonType, jsonTypeOfPython, pythonTypeOfJson } from '../../prompts/nestools-python-types.ts';
 
 /**
  * The tool format NesTools (`api` entries) and Seal-Tools (`tool.jsonl`) share:
@@ -79,9 +79,4 @@ export function apiOfToolSpec(tool: ToolSpec): ApiSpec {
     responses: mapValues(tool.returns.properties, fieldOfProperty),
     ...((tool.provenance?.apiExtra as Record<string, unknown> | undefined) ?? {}),
   };
-}
-
-/** Declared return fields of a tool, in order: the order NesTools numbers its placeholders in. */
-export function returnFields(tool: ToolSpec): string[] {
-  return Object.keys(tool.returns.properties);
 }

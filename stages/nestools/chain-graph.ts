@@ -1,9 +1,9 @@
 import type { ArgValue, Call, Json, PropertySchema, ToolSpec } from '../../core/records.ts';
 import type { Rng } from '../../core/rng.ts';
-import { returnFields } from './api-spec.ts';
-import { nameTokens, preparedMatch, prepareField, type PreparedField } from './edge-match.ts';
-import { basePythonType, pythonTypeOfJson } from './python-types.ts';
-import { isPythonIdentifier } from './render-program.ts';
+import { nameTokens } from '../../prompts/nestools-names.ts';
+import { basePythonType, pythonTypeOfJson } from '../../prompts/nestools-python-types.ts';
+import { isPythonIdentifier, returnFields, type SampledChain } from '../../prompts/nestools-render-program.ts';
+import { preparedMatch, prepareField, type PreparedField } from './edge-match.ts';
 
 /**
  * Nested call chains sampled over a real tool library (Seal-Tools) for the offline generator. Two
@@ -18,11 +18,6 @@ export interface ChainEdge {
   to: string;
   param: string;
   score: number;
-}
-
-export interface SampledChain {
-  tools: ToolSpec[];
-  calls: Call[];
 }
 
 export interface ChainShapeOptions {

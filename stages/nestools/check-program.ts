@@ -1,6 +1,6 @@
+import { elementPythonType, basePythonType, literalFits, pythonTypeOfValue, typesCompatible } from '../../prompts/nestools-python-types.ts';
 import { IssueList, type CheckOutcome } from './issues.ts';
 import type { ArgExpr, CallStatement, Callee, FunctionStub, ParsedProgram } from './parse-program.ts';
-import { elementPythonType, basePythonType, literalFits, pythonTypeOfValue, typesCompatible } from './python-types.ts';
 import { signatureOf, type ToolSignature } from './signature.ts';
 
 /**

@@ -1,8 +1,8 @@
+import { literalFits, pythonTypeOfValue, typesCompatible } from '../../prompts/nestools-python-types.ts';
 import type { ApiSpec } from './api-spec.ts';
 import type { NesToolsRecord } from './import-export.ts';
 import { IssueList, type CheckOutcome } from './issues.ts';
 import { placeholder, placeholderNumber } from './placeholders.ts';
-import { literalFits, pythonTypeOfValue, typesCompatible } from './python-types.ts';
 
 /**
  * Consistency check of NesTools-format records (`{test_id, api, task, call, field}`): every call

@@ -1,7 +1,7 @@
 import { ToolSpec, type ArgValue, type Call, type PropertySchema } from '../../core/records.ts';
+import { basePythonType, elementPythonType, jsonTypeOfPython } from '../../prompts/nestools-python-types.ts';
 import type { ProgramCheck } from './check-program.ts';
 import type { ArgExpr, CallStatement, ParsedProgram } from './parse-program.ts';
-import { basePythonType, elementPythonType, jsonTypeOfPython } from './python-types.ts';
 import type { ToolSignature } from './signature.ts';
 
 /**

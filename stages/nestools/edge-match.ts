@@ -1,3 +1,5 @@
+import { nameTokens, singular } from '../../prompts/nestools-names.ts';
+
 /**
  * How well a producer's return field matches the parameter it feeds, by name and description: the
  * offline generator links tools with it, and review tags flag nested arguments whose producer and
@@ -15,22 +17,6 @@ const GENERIC_NAMES = new Set(['result', 'results', 'data', 'output', 'response'
 const STOPWORDS = new Set(
   'a an the of for to in on at by with and or from into per as is are be this that its it which who whom what when where how whether e g eg etc i ie'.split(' '),
 );
-
-function singular(word: string): string {
-  if (word.length > 4 && word.endsWith('ies')) return `${word.slice(0, -3)}y`;
-  if (word.length > 3 && word.endsWith('s') && !word.endsWith('ss')) return word.slice(0, -1);
-  return word;
-}
-
-/** `bookDetails`, `book_details` → `book detail`. */
-export function nameTokens(name: string): string[] {
-  return name
-    .replace(/([a-z0-9])([A-Z])/g, '$1 $2')
-    .toLowerCase()
-    .split(/[^a-z0-9]+/)
-    .filter(Boolean)
-    .map(singular);
-}
 
 export function descriptionTokens(text: string): Set<string> {
   return new Set(

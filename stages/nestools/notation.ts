@@ -1,6 +1,6 @@
 import { UserError } from '../../core/errors.ts';
 import { isRef, type ArgValue, type Call, type Json, type ToolSpec } from '../../core/records.ts';
-import { returnFields } from './api-spec.ts';
+import { returnFields } from '../../prompts/nestools-render-program.ts';
 import { placeholder, placeholderNumber } from './placeholders.ts';
 
 export { placeholder, placeholderNumber };

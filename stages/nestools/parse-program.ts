@@ -1,8 +1,8 @@
 import type { SyntaxNode } from '@lezer/common';
 import { parser } from '@lezer/python';
 import type { Json } from '../../core/records.ts';
-import { parseDocstring, type ParsedDocstring } from './docstring.ts';
-import { decodePythonNumber, decodePythonString } from './python-values.ts';
+import { parseDocstring, type ParsedDocstring } from '../../prompts/nestools-docstring.ts';
+import { decodePythonNumber, decodePythonString } from '../../prompts/nestools-python-values.ts';
 
 /**
  * Reads a generated NesTools program (Python stubs with docstrings and a `main()` of tuple-unpacking

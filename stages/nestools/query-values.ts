@@ -201,15 +201,3 @@ function stripRefs(value: ArgValue): Json {
   if (value && typeof value === 'object') return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, stripRefs(v as ArgValue)]));
   return value;
 }
-
-/** A value as words for a task sentence: lists as "a, b and c", dicts as "key: value" pairs. */
-export function valueText(value: Json): string {
-  if (value === null) return 'none';
-  if (Array.isArray(value)) {
-    const items = value.map(valueText);
-    return items.length > 1 ? `${items.slice(0, -1).join(', ')} and ${items[items.length - 1]}` : (items[0] ?? 'nothing');
-  }
-  if (typeof value === 'object') return Object.entries(value).map(([key, item]) => `${key.replace(/_/g, ' ')} ${valueText(item)}`).join(', ');
-  if (typeof value === 'string') return `"${value}"`;
-  return String(value);
-}

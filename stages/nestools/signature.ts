@@ -1,5 +1,5 @@
 import type { Json } from '../../core/records.ts';
-import type { DocField } from './docstring.ts';
+import type { DocField } from '../../prompts/nestools-docstring.ts';
 import type { FunctionStub } from './parse-program.ts';
 
 /**

@@ -1,9 +1,9 @@
 import { Sample, isRef, parseRef, type Check, type ToolSpec } from '../../core/records.ts';
 import type { MapStage } from '../../core/stage.ts';
+import { pythonTypeOfJson, typesCompatible } from '../../prompts/nestools-python-types.ts';
 import { fieldMatch } from './edge-match.ts';
 import { taskOf } from './import-export.ts';
 import { leaves } from './notation.ts';
-import { pythonTypeOfJson, typesCompatible } from './python-types.ts';
 import { valueMentions } from './query-values.ts';
 import { apiNamesIn } from './refine-query.ts';
 import { withChecks, withMeta, withTags } from './sample-meta.ts';

@@ -2,7 +2,7 @@ import type { Check, Sample, ToolSpec } from '../../core/records.ts';
 import type { BatchStage, RejectReason } from '../../core/stage.ts';
 import { isSimpleArithmetic } from './arithmetic.ts';
 import { TooleItem, withTag, type QueryMethod, type TooleQuery, type TooleTool } from './records.ts';
-import { containsName, spellsName, squash, tokens, wordCount } from './text.ts';
+import { containsName, squash, wordCount } from './text.ts';
 
 /**
  * The query filters of the paper's human validation (Appendix A.3), each counted by its reason:
@@ -30,10 +30,9 @@ export function filterToolOf(spec: ToolSpec): FilterTool {
   return { name: spec.name, nameForHuman: spec.plugin ?? spec.name, description: spec.description, descriptionForModel: spec.description };
 }
 
-/** The filter context for a library: identifying names and calculation tools. */
-export function filterContext(tools: FilterTool[], options: FilterOptions): FilterContext & { generic: string[] } {
-  const { names, generic } = identifyingNames(tools);
-  return { options, names, calculation: calculationTools(tools, options), generic };
+/** The filter context for a library: each tool's names and the calculation tools. */
+export function filterContext(tools: FilterTool[], options: FilterOptions): FilterContext {
+  return { options, names: toolNames(tools), calculation: calculationTools(tools, options) };
 }
 
 export const SIMPLE_ARITHMETIC_TAG = 'review:simple-arithmetic';
@@ -44,37 +43,13 @@ export function replaceChatGPT(text: string, replacement: string): string {
   return replacement ? text.replace(/\bchat[\s-]?gpt\b/gi, replacement) : text;
 }
 
-/** The names of a tool a query must not contain: those that identify it (see `identifyingNames`). */
-export interface ToolNames {
-  tool: string;
-  names: string[];
-}
-
 /**
- * The names of each tool that would give it away (model name, human name). A name that also occurs
- * in other tools' descriptions is ordinary vocabulary ("Weather", "Calculator"), not a hint: a
- * query asking about the weather must not be dropped for it. Such names are returned as `generic`.
+ * The names a query must not contain, per tool: its model name and its human name (Appendix A.3,
+ * "queries contain tool name"). Every name counts, also one that is an ordinary word ("maps",
+ * "Now"): the released rule removes any query that spells its tool's name.
  */
-export function identifyingNames(tools: FilterTool[]): { names: Map<string, string[]>; generic: string[] } {
-  // The squashed text screens out most pairs before the word-boundary test.
-  const described = tools.map((t) => {
-    const words = tokens(`${t.description} ${t.descriptionForModel}`);
-    return { words, squashed: words.join('') };
-  });
-  const names = new Map<string, string[]>();
-  const generic: string[] = [];
-  tools.forEach((tool, i) => {
-    const own: string[] = [];
-    for (const name of new Set([tool.name, tool.nameForHuman])) {
-      const target = squash(name);
-      if (target.length < 3) continue;
-      const common = described.some((d, j) => j !== i && d.squashed.includes(target) && spellsName(d.words, name));
-      if (common) generic.push(name);
-      else own.push(name);
-    }
-    names.set(tool.name, own);
-  });
-  return { names, generic: [...new Set(generic)].sort() };
+export function toolNames(tools: FilterTool[]): Map<string, string[]> {
+  return new Map(tools.map((tool) => [tool.name, [...new Set([tool.name, tool.nameForHuman])].filter((name) => squash(name).length > 0)]));
 }
 
 /** The first of `names` the query spells (case- and spacing-insensitive, on word boundaries), or undefined. */
@@ -86,7 +61,7 @@ export type FilterOutcome = { query: TooleQuery } | { reject: RejectReason };
 
 export interface FilterContext {
   options: FilterOptions;
-  /** Identifying names per tool label. */
+  /** The names of each tool, by label. */
   names: Map<string, string[]>;
   /** Labels of calculation tools. */
   calculation: Set<string>;
@@ -130,7 +105,7 @@ export function filterQueriesStage(options: FilterOptions, spec: { name: string;
   return {
     kind: 'batch',
     name: spec.name,
-    version: 1,
+    version: 2,
     input: TooleItem,
     output: TooleItem,
     run: async (items, ctx) => {
@@ -177,7 +152,7 @@ class FilterCounter {
     return after;
   }
 
-  report(filter: FilterContext & { generic: string[] }): Record<string, unknown> {
-    return { chatgptReplaced: this.rewritten, simpleArithmeticFlagged: this.flagged, calculationTools: [...filter.calculation].sort(), genericNames: filter.generic };
+  report(filter: FilterContext): Record<string, unknown> {
+    return { chatgptReplaced: this.rewritten, simpleArithmeticFlagged: this.flagged, calculationTools: [...filter.calculation].sort() };
   }
 }

@@ -3,9 +3,9 @@ import { createEmbedder, type EmbedderConfig } from '../../core/embed/index.ts';
 import { Sample, type Check } from '../../core/records.ts';
 import { reject, type BatchStage, type MapStage } from '../../core/stage.ts';
 import reassignPrompt from '../../prompts/toole-reassign-query.ts';
+import { embedTools, overlapPlot } from '../merge-tools-metatool-proposals.ts';
 import { DECOMPOSE_UNASSIGNED_TAG } from '../merge-tools-metatool.ts';
 import { generate } from './jobs.ts';
-import { embedTools, overlapPlot } from './overlap-proposals.ts';
 import { goldCalls, toolLibrary } from './samples.ts';
 
 /**

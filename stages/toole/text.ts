@@ -33,7 +33,7 @@ export function containsName(text: string, name: string): boolean {
 }
 
 /** `containsName` on text already split by `tokens` (to test many names against one text). */
-export function spellsName(words: readonly string[], name: string): boolean {
+function spellsName(words: readonly string[], name: string): boolean {
   const target = squash(name);
   if (!target) return false;
   for (let start = 0; start < words.length; start++) {

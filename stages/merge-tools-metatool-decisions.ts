@@ -1,8 +1,8 @@
 import { readFileSync } from 'node:fs';
 import { z } from 'zod';
-import { UserError } from '../../core/errors.ts';
-import { formatZodError } from '../../core/records.ts';
-import type { MergeProposal } from './overlap-proposals.ts';
+import { UserError } from '../core/errors.ts';
+import { formatZodError } from '../core/records.ts';
+import type { MergeProposal } from './merge-tools-metatool-proposals.ts';
 
 /**
  * Overlap decisions (paper Appendix A.1 step 2): which tools are merged into one, which tool is

@@ -1,8 +1,7 @@
-import { isRef, type ArgValue, type Call, type Json, type PropertySchema, type ToolSpec } from '../../core/records.ts';
-import { returnFields } from './api-spec.ts';
-import { renderDocstring, type DocField } from './docstring.ts';
-import { basePythonType, pythonTypeOfJson } from './python-types.ts';
-import { pythonLiteral, pythonString } from './python-values.ts';
+import { isRef, type ArgValue, type Call, type Json, type PropertySchema, type ToolSpec } from '../core/records.ts';
+import { renderDocstring, type DocField } from './nestools-docstring.ts';
+import { basePythonType, pythonTypeOfJson } from './nestools-python-types.ts';
+import { pythonLiteral, pythonString } from './nestools-python-values.ts';
 
 /**
  * A canonical chain → the program text the generation prompt asks an LLM for: one stub per tool
@@ -11,10 +10,19 @@ import { pythonLiteral, pythonString } from './python-values.ts';
  * generator writes its answers with this, so they go through the same parser and checks.
  */
 
-export interface RenderableChain {
+/** A chain of calls over its tools (what the offline generator samples). */
+export interface SampledChain {
   tools: ToolSpec[];
   calls: Call[];
+}
+
+export interface RenderableChain extends SampledChain {
   task: string;
+}
+
+/** Declared return fields of a tool, in order: the order NesTools numbers its placeholders in. */
+export function returnFields(tool: ToolSpec): string[] {
+  return Object.keys(tool.returns.properties);
 }
 
 const PYTHON_KEYWORDS = new Set(

@@ -1,6 +1,6 @@
-import type { Json } from '../../core/records.ts';
-import type { Rng } from '../../core/rng.ts';
-import type { Situation } from './sample.ts';
+import type { Json } from '../core/records.ts';
+import type { Rng } from '../core/rng.ts';
+import type { Situation } from './mtu-situation.ts';
 
 /**
  * Deterministic stand-ins for what the LLM writes in the MTU prompts, used by their offline

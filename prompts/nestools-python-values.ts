@@ -1,4 +1,4 @@
-import type { Json } from '../../core/records.ts';
+import type { Json } from '../core/records.ts';
 
 /**
  * Python literal tokens ↔ JSON values: decoding the text of one `String` or `Number` token the

@@ -1,6 +1,5 @@
-import { clusterSpace, project2d, renderClusterPlot, silhouette, VectorSpace, type Linkage } from '../../core/cluster/index.ts';
-import type { Embedder } from '../../core/embed/index.ts';
-import type { TooleTool } from './records.ts';
+import { clusterSpace, project2d, renderClusterPlot, silhouette, VectorSpace, type Linkage } from '../core/cluster/index.ts';
+import type { Embedder } from '../core/embed/index.ts';
 
 /**
  * Overlap detection (paper Appendix A.1 step 1, A.2): tool descriptions are embedded and clustered
@@ -23,7 +22,7 @@ export interface MergeProposal {
   similarity: number;
 }
 
-export async function embedTools(embedder: Embedder, tools: Pick<TooleTool, 'description'>[]): Promise<VectorSpace> {
+export async function embedTools(embedder: Embedder, tools: { description: string }[]): Promise<VectorSpace> {
   const vectors = await embedder.embed(tools.map((t) => t.description));
   return VectorSpace.from(vectors, 'cosine', 'tool descriptions');
 }

@@ -1,7 +1,6 @@
-import { isRef, parseRef, type Call, type Json, type ToolSpec } from '../../core/records.ts';
-import type { Rng } from '../../core/rng.ts';
-import { nameTokens } from './edge-match.ts';
-import { valueText } from './query-values.ts';
+import { isRef, parseRef, type Call, type Json, type ToolSpec } from '../core/records.ts';
+import type { Rng } from '../core/rng.ts';
+import { nameTokens } from './nestools-names.ts';
 
 /**
  * Template text for the offline backend of the NesTools prompts: a task sentence per call, the
@@ -24,6 +23,18 @@ function capitalise(text: string): string {
 
 function joinList(items: string[]): string {
   return items.length > 1 ? `${items.slice(0, -1).join(', ')} and ${items[items.length - 1]}` : (items[0] ?? '');
+}
+
+/** A value as words for a task sentence: lists as "a, b and c", dicts as "key: value" pairs. */
+function valueText(value: Json): string {
+  if (value === null) return 'none';
+  if (Array.isArray(value)) {
+    const items = value.map(valueText);
+    return items.length > 1 ? `${items.slice(0, -1).join(', ')} and ${items[items.length - 1]}` : (items[0] ?? 'nothing');
+  }
+  if (typeof value === 'object') return Object.entries(value).map(([key, item]) => `${key.replace(/_/g, ' ')} ${valueText(item)}`).join(', ');
+  if (typeof value === 'string') return `"${value}"`;
+  return String(value);
 }
 
 const OPENERS = ['First, ', 'Please ', 'To start, '];
