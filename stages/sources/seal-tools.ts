@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { UserError } from '../../core/errors.ts';
 import { readJsonl } from '../../core/jsonl.ts';
 import { formatZodError, type Sample, type ToolSpec } from '../../core/records.ts';
-import { ApiSpec, apiOfToolSpec, toolSpecOfApi } from '../nestools/api-spec.ts';
+import { ApiSpec, toolSpecOfApi } from '../nestools/api-spec.ts';
 import { fromSealToolsRecord } from '../nestools/import-export.ts';
 import { existsSync } from 'node:fs';
 
@@ -42,12 +42,6 @@ export function loadSealToolsLibrary(path: string): SealToolsLibrary {
     tools.push(tool);
   });
   return { tools, byName, duplicates };
-}
-
-/** A ToolSpec as a Seal-Tools `tool.jsonl` line (keys in that file's order). */
-export function sealToolEntry(tool: ToolSpec): Record<string, unknown> {
-  const { api_name, api_description, ...rest } = apiOfToolSpec(tool);
-  return { api_name, api_description, ...(tool.domain ? { field: tool.domain } : {}), ...rest };
 }
 
 /** Seal-Tools call records (dev / test files) as Samples, their tools taken from `library`. */
