@@ -1,7 +1,4 @@
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { afterAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { OfflineGateway } from '../core/llm/offline.ts';
 import { DEFAULT_SEED, pathResolver } from '../core/run.ts';
 import { runStages } from '../core/runner.ts';
@@ -9,6 +6,7 @@ import { standaloneContext } from '../core/stage.ts';
 import { NesToolsConfig, nestoolsPipeline } from '../pipelines/nestools.ts';
 import { GeneratedProgram, generateChainsStage } from '../stages/nestools/generate-chains.ts';
 import { DomainRequest, loadDomainsStage } from '../stages/sources/nestools.ts';
+import { tempDirs } from './helpers/files.ts';
 
 /**
  * The offline NesTools recipe beyond the 906 domains it once managed: with the CLI's default seed,
@@ -17,17 +15,7 @@ import { DomainRequest, loadDomainsStage } from '../stages/sources/nestools.ts';
 
 const projectDir = new URL('..', import.meta.url).pathname;
 const resolvePath = pathResolver(projectDir, projectDir);
-const dirs: string[] = [];
-
-function tempDir(): string {
-  const dir = mkdtempSync(join(tmpdir(), 'nestools-scale-'));
-  dirs.push(dir);
-  return dir;
-}
-
-afterAll(() => {
-  for (const dir of dirs) rmSync(dir, { recursive: true, force: true });
-});
+const tempDir = tempDirs('nestools-scale-');
 
 describe('nestools offline at scale', () => {
   it('generates a program or a reason for each of 5,000 domain requests', async () => {

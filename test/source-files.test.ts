@@ -1,10 +1,8 @@
 import { execFileSync } from 'node:child_process';
-import { closeSync, mkdirSync, mkdtempSync, openSync, rmSync, writeFileSync, writeSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { closeSync, mkdirSync, openSync, writeFileSync, writeSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { afterAll, describe, expect, it } from 'vitest';
-import { UserError } from '../core/errors.ts';
+import { describe, expect, it } from 'vitest';
 import { MAX_LINE_BYTES, parseJsonText, readJsonlLines, readLines } from '../core/source-files.ts';
 import { MtuConfig } from '../stages/mtu/config.ts';
 import { loadMtuSources } from '../stages/mtu/load-sources.ts';
@@ -16,31 +14,12 @@ import { loadDomainFields, loadNesToolsSamples } from '../stages/sources/nestool
 import { loadSealToolsLibrary } from '../stages/sources/seal-tools.ts';
 import { parseSchemaFile } from '../stages/sources/sgd.ts';
 import { loadSnips } from '../stages/sources/snips.ts';
+import { tempDirs, userErrorOf as thrown } from './helpers/files.ts';
 
 const projectDir = fileURLToPath(new URL('..', import.meta.url));
 const fixture = (path: string) => fileURLToPath(new URL(`./fixtures/sources/${path}`, import.meta.url));
 const id = (path: string) => path;
-const dirs: string[] = [];
-
-function tempDir(): string {
-  const dir = mkdtempSync(join(tmpdir(), 'source-files-'));
-  dirs.push(dir);
-  return dir;
-}
-
-afterAll(() => {
-  for (const dir of dirs) rmSync(dir, { recursive: true, force: true });
-});
-
-function thrown(fn: () => unknown): string {
-  try {
-    fn();
-  } catch (error) {
-    expect(error).toBeInstanceOf(UserError);
-    return (error as Error).message;
-  }
-  throw new Error('expected an error');
-}
+const tempDir = tempDirs('source-files-');
 
 const escape = (text: string) => text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
 
