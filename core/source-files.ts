@@ -67,12 +67,12 @@ function readSourceText(path: string, shown: string): string {
   try {
     return readFileSync(path, 'utf8');
   } catch (error) {
-    throw new UserError(`${shown}: cannot read the file (${errnoText(error)}); check the path in the config`);
+    throw cannotRead(shown, error);
   }
 }
 
-function errnoText(error: unknown): string {
-  return (error as NodeJS.ErrnoException).code ?? (error as Error).message;
+function cannotRead(shown: string, error: unknown): UserError {
+  return new UserError(`${shown}: cannot read the file (${(error as NodeJS.ErrnoException).code ?? (error as Error).message}); check the path in the config`);
 }
 
 /**
@@ -87,7 +87,7 @@ export function* readLines(path: string, options: LineFileOptions = {}): Generat
   try {
     fd = openSync(path, 'r');
   } catch (error) {
-    throw new UserError(`${shown}: cannot read the file (${errnoText(error)}); check the path in the config`);
+    throw cannotRead(shown, error);
   }
   try {
     const chunk = Buffer.allocUnsafe(CHUNK_BYTES);
