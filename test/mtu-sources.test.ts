@@ -1,23 +1,13 @@
 import { describe, expect, it } from 'vitest';
-import { UserError } from '../core/errors.ts';
 import { loadAtis } from '../stages/sources/atis.ts';
 import { parseGenericDialogues } from '../stages/sources/generic-dialogue.ts';
 import { loadMultiwoz, multiwozSchemas, loadMultiwozDb } from '../stages/sources/multiwoz.ts';
 import { loadSgd, parseDialogueFile, parseSchemaFile, sgdTopic } from '../stages/sources/sgd.ts';
 import { loadSnips } from '../stages/sources/snips.ts';
 import { fromData, fromFixtures } from './fixtures/mtu/paths.ts';
+import { userErrorOf as thrown } from './helpers/files.ts';
 
 const id = (p: string) => p;
-
-function thrown(fn: () => unknown): string {
-  try {
-    fn();
-  } catch (error) {
-    expect(error).toBeInstanceOf(UserError);
-    return (error as Error).message;
-  }
-  throw new Error('expected an error');
-}
 
 describe('SNIPS loader', () => {
   it('reads every utterance of both splits with exact slot spans', () => {

@@ -5,10 +5,10 @@ import { Sample } from '../core/records.ts';
 import { renderProgram } from '../prompts/nestools-render-program.ts';
 import { checkProgram } from '../stages/nestools/check-program.ts';
 import { programToChain } from '../stages/nestools/convert.ts';
-import { fromNesToolsRecord, fromSealToolsRecord, toNesToolsRecord, toSealToolsRecord } from '../stages/nestools/import-export.ts';
+import { fromNesToolsRecord, fromSealToolsRecord, sealToolEntry, toNesToolsRecord, toSealToolsRecord } from '../stages/nestools/import-export.ts';
 import { parseProgram } from '../stages/nestools/parse-program.ts';
 import { loadNesToolsSamples } from '../stages/sources/nestools.ts';
-import { loadSealToolsLibrary, sealToolEntry } from '../stages/sources/seal-tools.ts';
+import { loadSealToolsLibrary } from '../stages/sources/seal-tools.ts';
 
 const data = new URL('../../shared/data/', import.meta.url);
 const REFERENCE = new URL('reference/nestools/test_data.jsonl', data);

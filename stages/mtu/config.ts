@@ -16,7 +16,16 @@ export const MtuConfig = z
     sources: z
       .object({
         snips: z.object({ ...SourceBase, dir: z.string().default(`${DATA}/snips`), splits: z.array(z.enum(['train', 'validate'])).default(['train', 'validate']) }).strict().prefault({}),
-        atis: z.object({ ...SourceBase, dir: z.string().default(`${DATA}/atis`), splits: z.array(z.string().min(1)).default(['train', 'valid', 'test']) }).strict().prefault({}),
+        atis: z
+          .object({
+            ...SourceBase,
+            dir: z.string().default(`${DATA}/atis`),
+            splits: z.array(z.string().min(1)).default(['train', 'valid', 'test']),
+            /** Read an `I-x` tag with no `B-x` before it as `B-x` (conlleval's reading); unset or false: such a tag is an error. */
+            lenientBio: z.boolean().optional(),
+          })
+          .strict()
+          .prefault({}),
         sgd: z.object({ ...SourceBase, dir: z.string().default(`${DATA}/sgd`), splits: z.array(z.string().min(1)).default(['train', 'dev', 'test']) }).strict().prefault({}),
         multiwoz: z
           .object({

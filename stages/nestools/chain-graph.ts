@@ -152,8 +152,10 @@ export class ChainGraph {
     if (!consumers.length) return undefined;
     const [name, edges] = rng.pick(consumers);
     const first = rng.pick(edges);
-    const second = rng.pick(edges.filter((e) => e.from !== first.from && e.param !== first.param && e.from !== name));
-    if (!second) return undefined;
+    const partners = edges.filter((e) => e.from !== first.from && e.param !== first.param && e.from !== name);
+    // The first edge drawn may have no partner (every other edge shares its producer or parameter).
+    if (!partners.length) return undefined;
+    const second = rng.pick(partners);
     return [
       { tool: this.byName.get(first.from)!, args: {} },
       { tool: this.byName.get(second.from)!, args: {} },

@@ -3,7 +3,7 @@ import { basename, extname, join } from 'node:path';
 import { UserError } from '../../core/errors.ts';
 import { checkNesToolsRecord } from './check-records.ts';
 import type { CheckIssue } from './issues.ts';
-import { readJsonlLines } from './jsonl-lines.ts';
+import { readJsonlLines } from '../../core/source-files.ts';
 import type { ChainView } from './statistics.ts';
 
 /**

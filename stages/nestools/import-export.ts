@@ -7,7 +7,6 @@ import { toJsonl } from '../../core/jsonl.ts';
 import { Sample, formatZodError, isRef, sampleId, type Call, type Json, type ToolSpec } from '../../core/records.ts';
 import { ApiSpec, apiOfToolSpec, toolSpecDraft } from './api-spec.ts';
 import { fromNotation, leaves, toNotation } from './notation.ts';
-import { sealToolEntry } from '../sources/seal-tools.ts';
 
 /**
  * NesTools and Seal-Tools JSONL records ↔ canonical Samples. Importing a file and exporting it again
@@ -166,6 +165,12 @@ export function toSealToolsRecord(sample: Sample): SealToolsRecord {
     calling: calls.map((call) => ({ api: call.api_name, parameters: call.parameters, responses: call.responses })),
     ...extra,
   };
+}
+
+/** A ToolSpec as a Seal-Tools `tool.jsonl` line (keys in that file's order). */
+export function sealToolEntry(tool: ToolSpec): Record<string, unknown> {
+  const { api_name, api_description, ...rest } = apiOfToolSpec(tool);
+  return { api_name, api_description, ...(tool.domain ? { field: tool.domain } : {}), ...rest };
 }
 
 // ---------------------------------------------------------------- exporters

@@ -1,12 +1,18 @@
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { UserError } from '../../core/errors.ts';
+import { readLineFile } from '../../core/source-files.ts';
 import type { AnnotatedUtterance, SlotSpan } from './utterance.ts';
 
 export interface AtisOptions {
   /** Folder holding one sub-folder per split, each with `seq.in`, `seq.out` and `label`. */
   dir: string;
   splits: string[];
+  /**
+   * Read an `I-x` that continues no `x` span as `B-x` (conlleval's reading), for corpora tagged
+   * that way. Off (the default), such a tag is an error naming its file and line.
+   */
+  lenientBio?: boolean;
 }
 
 const TAG = /^(O|[BI]-\S+)$/;
@@ -14,7 +20,8 @@ const TAG = /^(O|[BI]-\S+)$/;
 /**
  * Decodes BIO tags over tokens into exact character spans of the space-joined text: a `B-x`
  * opens a span, an `I-x` continues the open `x` span, `O` closes it. An `I-x` that follows no
- * open `x` span (a tagging slip some ATIS lines have) opens a new span, as conlleval reads it.
+ * open `x` span opens a new span, as conlleval reads it (the loader refuses such tags unless
+ * told to read them so: see `orphanInsideTag`).
  */
 export function decodeBio(tokens: string[], tags: string[]): { text: string; slots: SlotSpan[] } {
   if (tokens.length !== tags.length) throw new Error(`${tags.length} tags for ${tokens.length} tokens`);
@@ -46,21 +53,27 @@ export function decodeBio(tokens: string[], tags: string[]): { text: string; slo
   return { text, slots };
 }
 
+/** Index of the first `I-x` tag with no open `x` span before it (no `B-x` or `I-x` right before), or -1. */
+export function orphanInsideTag(tags: string[]): number {
+  return tags.findIndex((tag, i) => tag.startsWith('I-') && (i === 0 || tags[i - 1].slice(2) !== tag.slice(2)));
+}
+
 function readLines(path: string): string[] {
   if (!existsSync(path)) throw new UserError(`ATIS file missing: ${path} (each split folder needs seq.in, seq.out and label)`);
-  const lines = readFileSync(path, 'utf8').split('\n');
-  if (lines.at(-1) === '') lines.pop();
-  return lines;
+  return readLineFile(path);
 }
 
 /** Reads one ATIS split folder; a count mismatch or bad tag names the file and line. */
-export function parseAtisSplit(dir: string, split: string): AnnotatedUtterance[] {
+export function parseAtisSplit(dir: string, split: string, options: { lenientBio?: boolean } = {}): AnnotatedUtterance[] {
   const folder = join(dir, split);
   const inputs = readLines(join(folder, 'seq.in'));
   const outputs = readLines(join(folder, 'seq.out'));
   const labels = readLines(join(folder, 'label'));
   if (inputs.length !== outputs.length || inputs.length !== labels.length) {
     throw new UserError(`${folder}: seq.in has ${inputs.length} lines, seq.out ${outputs.length}, label ${labels.length}; the three files must be parallel (one utterance per line)`);
+  }
+  if (!inputs.length) {
+    throw new UserError(`${folder}: seq.in, seq.out and label are empty; an ATIS split needs one utterance per line (or leave "${split}" out of sources.atis.splits)`);
   }
   return inputs.map((line, i) => {
     const where = (file: string) => `${join(folder, file)}:${i + 1}`;
@@ -72,6 +85,13 @@ export function parseAtisSplit(dir: string, split: string): AnnotatedUtterance[]
     }
     const badTag = tags.findIndex((tag) => !TAG.test(tag));
     if (badTag !== -1) throw new UserError(`${where('seq.out')}: tag ${badTag + 1} "${tags[badTag]}" is not BIO (O, B-<slot> or I-<slot>)`);
+    const orphan = options.lenientBio ? -1 : orphanInsideTag(tags);
+    if (orphan !== -1) {
+      const slot = tags[orphan].slice(2);
+      throw new UserError(
+        `${where('seq.out')}: tag ${orphan + 1} "${tags[orphan]}" continues no ${slot} slot (no B-${slot} before it); tag it B-${slot}, or set sources.atis.lenientBio to true to read such tags as B-`,
+      );
+    }
     const label = labels[i].trim();
     const intents = label.split('#').map((s) => s.trim());
     if (!label || intents.some((s) => !s)) throw new UserError(`${where('label')}: empty intent in "${labels[i]}"`);
@@ -84,7 +104,7 @@ export function parseAtisSplit(dir: string, split: string): AnnotatedUtterance[]
 export function loadAtis(options: AtisOptions, resolvePath: (p: string) => string): AnnotatedUtterance[] {
   const dir = resolvePath(options.dir);
   if (!existsSync(dir)) throw new UserError(`ATIS folder not found: ${dir} (set sources.atis.dir in the config)`);
-  return options.splits.flatMap((split) => parseAtisSplit(dir, split));
+  return options.splits.flatMap((split) => parseAtisSplit(dir, split, { lenientBio: options.lenientBio }));
 }
 
 /** Every ATIS intent is about air travel. */

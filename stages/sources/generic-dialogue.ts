@@ -1,7 +1,8 @@
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync } from 'node:fs';
 import { basename } from 'node:path';
 import { z } from 'zod';
 import { UserError } from '../../core/errors.ts';
+import { jsonlErrorMessage, readJsonlLines } from '../../core/source-files.ts';
 import type { SourceDialogue, SourceTurn } from './dialogue.ts';
 
 /**
@@ -33,18 +34,11 @@ export interface GenericDialogueOptions {
 export function parseGenericDialogues(path: string, options: GenericDialogueOptions): SourceDialogue[] {
   if (!existsSync(path)) throw new UserError(`dialogue file not found: ${path} (sources.generic[].file)`);
   const out: SourceDialogue[] = [];
-  const lines = readFileSync(path, 'utf8').split('\n');
   const ids = new Set<string>();
-  lines.forEach((text, i) => {
-    if (!text.trim()) return;
-    const where = `${path}:${i + 1}`;
-    let json: unknown;
-    try {
-      json = JSON.parse(text);
-    } catch (error) {
-      throw new UserError(`${where}: not valid JSON (${(error as Error).message})`);
-    }
-    const parsed = GenericLine.safeParse(json);
+  for (const entry of readJsonlLines(path)) {
+    if ('error' in entry) throw new UserError(jsonlErrorMessage(path, entry, 'one dialogue object per line'));
+    const where = `${path}:${entry.line}`;
+    const parsed = GenericLine.safeParse(entry.value);
     if (!parsed.success) {
       const issue = parsed.error.issues[0];
       throw new UserError(`${where}: ${issue.path.join('.') || 'dialogue'} ${issue.message} (expected {"turns": [{"role": "user"|"assistant", "content": "..."}]})`);
@@ -54,7 +48,7 @@ export function parseGenericDialogues(path: string, options: GenericDialogueOpti
     if (!turns.some((t) => t.speaker === 'user') || !turns.some((t) => t.speaker === 'system')) {
       throw new UserError(`${where}: a dialogue needs at least one user and one assistant turn`);
     }
-    const id = String(line.id ?? `line-${i + 1}`);
+    const id = String(line.id ?? `line-${entry.line}`);
     if (ids.has(id)) throw new UserError(`${where}: dialogue id "${id}" appears twice in the file`);
     ids.add(id);
     const domain = line.domain ?? options.domain ?? 'General';
@@ -68,7 +62,7 @@ export function parseGenericDialogues(path: string, options: GenericDialogueOpti
       turns,
       schema: [],
     });
-  });
+  }
   if (!out.length) throw new UserError(`${path}: no dialogues in the file`);
   return out;
 }

@@ -1,7 +1,8 @@
-import { readFileSync } from 'node:fs';
+import { existsSync } from 'node:fs';
 import { z } from 'zod';
 import { UserError } from '../../core/errors.ts';
 import { formatZodError } from '../../core/records.ts';
+import { readJsonFile } from '../../core/source-files.ts';
 import { sourceStage } from '../../core/stage.ts';
 
 /** One OpenAI plugin record as MetaTool's `plugin_info.json` lists it. */
@@ -26,13 +27,8 @@ export type PluginRecord = z.infer<typeof PluginRecord>;
 
 /** Reads a `plugin_info.json`-shaped file: a JSON list of `{name_for_model, name_for_human, description_for_model, description_for_human}`. */
 export function loadMetatoolPlugins(path: string, shown = path): PluginRecord[] {
-  let json: unknown;
-  try {
-    json = JSON.parse(readFileSync(path, 'utf8'));
-  } catch (error) {
-    const code = (error as NodeJS.ErrnoException).code;
-    throw new UserError(code ? `plugin file not readable: ${shown} (${code}); set source.file in the toole config` : `${shown}: not valid JSON (${(error as Error).message})`);
-  }
+  if (!existsSync(path)) throw new UserError(`plugin file not readable: ${shown} (ENOENT); set source.file in the toole config`);
+  const json = readJsonFile(path, { shown, expected: 'a JSON list of plugin records' });
   if (!Array.isArray(json)) throw new UserError(`${shown}: expected a JSON list of plugin records, found ${json === null ? 'null' : typeof json}`);
   return json.map((item, index) => {
     const parsed = PluginInfo.safeParse(item);

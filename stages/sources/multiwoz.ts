@@ -1,8 +1,9 @@
-import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { existsSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { UserError } from '../../core/errors.ts';
 import type { Json } from '../../core/records.ts';
 import type { Rng } from '../../core/rng.ts';
+import { readJsonFile } from '../../core/source-files.ts';
 import type { SourceDialogue } from './dialogue.ts';
 import { dialogueFiles, parseDialogueFile, parseSchemaFile, type ServiceSchemas } from './sgd.ts';
 
@@ -48,12 +49,7 @@ export function loadMultiwozDb(dir: string): MultiwozDb {
   const db: MultiwozDb = {};
   for (const file of readdirSync(folder).filter((f) => f.endsWith('_db.json')).sort()) {
     const path = join(folder, file);
-    let rows: unknown;
-    try {
-      rows = JSON.parse(readFileSync(path, 'utf8'));
-    } catch (error) {
-      throw new UserError(`${path}: not valid JSON (${(error as Error).message})`);
-    }
+    const rows = readJsonFile(path, { expected: 'a JSON list of database rows' });
     if (!Array.isArray(rows)) throw new UserError(`${path}: expected a JSON list of rows`);
     const bad = rows.findIndex((row) => !row || typeof row !== 'object' || Array.isArray(row));
     if (bad !== -1) throw new UserError(`${path}: row ${bad} is not a JSON object`);

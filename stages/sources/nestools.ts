@@ -1,17 +1,15 @@
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync } from 'node:fs';
 import { basename } from 'node:path';
 import { z } from 'zod';
 import { UserError, messageOf } from '../../core/errors.ts';
 import { Sample as SampleSchema, type Sample } from '../../core/records.ts';
 import { Rng } from '../../core/rng.ts';
+import { jsonlErrorMessage, readJsonFile, readJsonlLines } from '../../core/source-files.ts';
 import type { BatchStage, RejectReason } from '../../core/stage.ts';
 import { checkNesToolsRecord } from '../nestools/check-records.ts';
 import { formatIssue } from '../nestools/issues.ts';
 import { loadSealToolsLibrary } from './seal-tools.ts';
 import { fromNesToolsRecord, fromSealToolsRecord } from '../nestools/import-export.ts';
-import { readJsonlLines } from '../nestools/jsonl-lines.ts';
-
-export { readJsonlLines, type JsonlLine } from '../nestools/jsonl-lines.ts';
 
 /**
  * NesTools sources: `fields.json` (the `Domain/Subdomain` list that seeds generation) and
@@ -23,13 +21,7 @@ const Fields = z.array(z.string());
 /** The domain list, in file order (duplicates kept: the loader decides what to do with them). */
 export function loadDomainFields(path: string): string[] {
   if (!existsSync(path)) throw new UserError(`NesTools domain list not found: ${path} (set fieldsFile in the config)`);
-  let json: unknown;
-  try {
-    json = JSON.parse(readFileSync(path, 'utf8'));
-  } catch (error) {
-    throw new UserError(`${path}: not valid JSON (${(error as Error).message}); expected a list of "Domain/Subdomain" strings`);
-  }
-  const parsed = Fields.safeParse(json);
+  const parsed = Fields.safeParse(readJsonFile(path, { expected: 'a JSON list of "Domain/Subdomain" strings' }));
   if (!parsed.success) throw new UserError(`${path}: expected a JSON list of "Domain/Subdomain" strings`);
   return parsed.data.map((field) => field.trim()).filter(Boolean);
 }
@@ -38,7 +30,7 @@ export function loadDomainFields(path: string): string[] {
 export function loadNesToolsSamples(path: string, split = 'test'): Sample[] {
   const file = basename(path);
   return readJsonlLines(path).map((entry) => {
-    if ('error' in entry) throw new UserError(`${path}:${entry.line}: not valid JSON (${entry.error}); fix or remove that line`);
+    if ('error' in entry) throw new UserError(jsonlErrorMessage(path, entry));
     return fromNesToolsRecord(entry.value, { file, split, where: `${path}:${entry.line}` });
   });
 }
@@ -121,7 +113,7 @@ export function importFileStage(options: ImportFileOptions): BatchStage<unknown,
       for (const entry of readJsonlLines(path)) {
         const where = `${path}:${entry.line}`;
         if ('error' in entry) {
-          rejects.push({ reason: 'invalid_json', detail: `${where}: ${entry.error}`, record: null });
+          rejects.push({ reason: 'invalid_json', detail: jsonlErrorMessage(path, entry), record: null });
           continue;
         }
         if (!library) {

@@ -1,8 +1,8 @@
 import { z } from 'zod';
 import { UserError } from '../../core/errors.ts';
-import { readJsonl } from '../../core/jsonl.ts';
 import { formatZodError, type Sample, type ToolSpec } from '../../core/records.ts';
-import { ApiSpec, apiOfToolSpec, toolSpecOfApi } from '../nestools/api-spec.ts';
+import { readJsonlValues } from '../../core/source-files.ts';
+import { ApiSpec, toolSpecOfApi } from '../nestools/api-spec.ts';
 import { fromSealToolsRecord } from '../nestools/import-export.ts';
 import { existsSync } from 'node:fs';
 
@@ -25,33 +25,27 @@ export function loadSealToolsLibrary(path: string): SealToolsLibrary {
   const tools: ToolSpec[] = [];
   const byName = new Map<string, ToolSpec>();
   const duplicates: SealToolsLibrary['duplicates'] = [];
-  readJsonl(path).forEach((raw, i) => {
-    const parsed = SealTool.safeParse(raw);
-    if (!parsed.success) throw new UserError(`${path}: record ${i + 1} is not a Seal-Tools tool: ${formatZodError(parsed.error)}`);
+  for (const { line, value } of readJsonlValues(path, { expected: 'one Seal-Tools tool object per line' })) {
+    const parsed = SealTool.safeParse(value);
+    if (!parsed.success) throw new UserError(`${path}:${line}: not a Seal-Tools tool: ${formatZodError(parsed.error)}`);
     let tool: ToolSpec;
     try {
       tool = toolSpecOfApi(parsed.data, { source: 'seal-tools', id: parsed.data.api_name, file: 'tool.jsonl' }, parsed.data.field);
     } catch (error) {
-      throw new UserError(`${path}: record ${i + 1} (${parsed.data.api_name}): ${(error as Error).message}`);
+      throw new UserError(`${path}:${line} (${parsed.data.api_name}): ${(error as Error).message}`);
     }
     if (byName.has(tool.name)) {
-      duplicates.push({ line: i + 1, name: tool.name });
-      return;
+      duplicates.push({ line, name: tool.name });
+      continue;
     }
     byName.set(tool.name, tool);
     tools.push(tool);
-  });
+  }
   return { tools, byName, duplicates };
-}
-
-/** A ToolSpec as a Seal-Tools `tool.jsonl` line (keys in that file's order). */
-export function sealToolEntry(tool: ToolSpec): Record<string, unknown> {
-  const { api_name, api_description, ...rest } = apiOfToolSpec(tool);
-  return { api_name, api_description, ...(tool.domain ? { field: tool.domain } : {}), ...rest };
 }
 
 /** Seal-Tools call records (dev / test files) as Samples, their tools taken from `library`. */
 export function loadSealToolsRecords(path: string, library: SealToolsLibrary, split = 'test'): Sample[] {
   const file = path.split('/').pop();
-  return readJsonl(path).map((raw, i) => fromSealToolsRecord(raw, library.byName, { file, split, where: `${path}:${i + 1}` }));
+  return readJsonlValues(path).map(({ line, value }) => fromSealToolsRecord(value, library.byName, { file, split, where: `${path}:${line}` }));
 }

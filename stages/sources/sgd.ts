@@ -1,8 +1,9 @@
-import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
+import { existsSync, readdirSync, statSync } from 'node:fs';
 import { basename, join } from 'node:path';
 import { z } from 'zod';
 import { UserError } from '../../core/errors.ts';
 import { JsonValue } from '../../core/records.ts';
+import { readJsonFile } from '../../core/source-files.ts';
 import type { SchemaIntent, SourceDialogue, SourceTurn, StateFrame } from './dialogue.ts';
 
 /**
@@ -69,13 +70,9 @@ const DialogueJson = z.object({
 /** Intents by service, read from a schema file (errors name the file and the service). */
 export type ServiceSchemas = Map<string, SchemaIntent[]>;
 
-function readJson(path: string, what: string): unknown {
+function readJson(path: string, what: string, expected: string): unknown {
   if (!existsSync(path)) throw new UserError(`${what} not found: ${path}`);
-  try {
-    return JSON.parse(readFileSync(path, 'utf8'));
-  } catch (error) {
-    throw new UserError(`${path}: not valid JSON (${(error as Error).message})`);
-  }
+  return readJsonFile(path, { expected });
 }
 
 function issueText(error: z.ZodError): string {
@@ -84,7 +81,7 @@ function issueText(error: z.ZodError): string {
 }
 
 export function parseSchemaFile(path: string): ServiceSchemas {
-  const parsed = SchemaFile.safeParse(readJson(path, 'schema file'));
+  const parsed = SchemaFile.safeParse(readJson(path, 'schema file', 'an SGD schema: a JSON list of services'));
   if (!parsed.success) {
     const service = parsed.error.issues[0].path[0];
     throw new UserError(`${path}: service ${String(service)} is not SGD schema JSON at ${issueText(parsed.error)}`);
@@ -128,7 +125,7 @@ export interface SgdDialogueContext {
 
 /** Parses one dialogues file; an error names the file, the dialogue (index and id) and the turn. */
 export function parseDialogueFile(path: string, context: SgdDialogueContext): SourceDialogue[] {
-  const json = readJson(path, 'dialogue file');
+  const json = readJson(path, 'dialogue file', 'a JSON list of SGD dialogues');
   if (!Array.isArray(json)) throw new UserError(`${path}: expected a JSON list of dialogues`);
   const file = `${context.split}/${basename(path)}`;
   return json.map((raw, index) => {

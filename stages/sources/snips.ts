@@ -1,11 +1,14 @@
-import { readdirSync, readFileSync } from 'node:fs';
+import { readdirSync } from 'node:fs';
 import { basename, join } from 'node:path';
 import { z } from 'zod';
 import { UserError } from '../../core/errors.ts';
+import { readJsonFile } from '../../core/source-files.ts';
 import { AnnotatedUtterance, type SlotSpan } from './utterance.ts';
 
 const SnipsSegment = z.object({ text: z.string(), entity: z.string().min(1).optional() });
 const SnipsFile = z.record(z.string(), z.array(z.object({ data: z.array(SnipsSegment).min(1) })));
+
+const SNIPS_SHAPE = '{"<Intent>": [{"data": [{"text", "entity"?}]}]}';
 
 export interface SnipsOptions {
   /** Folder holding `train_<Intent>.json` / `validate_<Intent>.json`. */
@@ -16,16 +19,10 @@ export interface SnipsOptions {
 
 /** Parses one SNIPS segment file into utterances; a malformed file names the file and utterance. */
 export function parseSnipsFile(path: string, split: string): AnnotatedUtterance[] {
-  let json: unknown;
-  try {
-    json = JSON.parse(readFileSync(path, 'utf8'));
-  } catch (error) {
-    throw new UserError(`${path}: not readable SNIPS JSON (${(error as Error).message})`);
-  }
-  const parsed = SnipsFile.safeParse(json);
+  const parsed = SnipsFile.safeParse(readJsonFile(path, { expected: SNIPS_SHAPE }));
   if (!parsed.success) {
     const issue = parsed.error.issues[0];
-    throw new UserError(`${path}: not SNIPS segment JSON at ${issue.path.join('.')}: ${issue.message} (expected {"<Intent>": [{"data": [{"text", "entity"?}]}]})`);
+    throw new UserError(`${path}: not SNIPS segment JSON at ${issue.path.join('.')}: ${issue.message} (expected ${SNIPS_SHAPE})`);
   }
   const out: AnnotatedUtterance[] = [];
   for (const [intent, utterances] of Object.entries(parsed.data)) {
