@@ -19,12 +19,6 @@ const RANK: Record<Folder, number> = { core: 0, prompts: 1, stages: 2, pipelines
 /** Same-rank imports that the architecture allows: review reaches a recipe through its pipeline. */
 const ALLOWED_ACROSS: readonly string[] = ['review→pipelines'];
 
-/**
- * A circle being removed on another branch; drop the entry when that fix is merged. Listed by its
- * members, so any other circle (or a larger one through these files) still fails.
- */
-const KNOWN_CIRCLES: readonly string[][] = [['stages/nestools/import-export.ts', 'stages/sources/seal-tools.ts']];
-
 /** Module → the project modules it imports (root-relative, `/`-separated). */
 type ImportGraph = Map<string, string[]>;
 
@@ -115,7 +109,6 @@ function importCircles(graph: ImportGraph): string[][] {
   return circles.sort((a, b) => a[0].localeCompare(b[0]));
 }
 
-const sameMembers = (a: string[], b: string[]) => a.length === b.length && a.every((m, i) => m === b[i]);
 
 describe('import layout', () => {
   const graph = projectGraph();
@@ -136,9 +129,8 @@ describe('import layout', () => {
     expect(sharedStageProblems(graph, recipesOf(graph))).toEqual([]);
   });
 
-  it('no import circles (but the one being removed elsewhere)', () => {
-    const unknown = importCircles(graph).filter((circle) => !KNOWN_CIRCLES.some((known) => sameMembers(known, circle)));
-    expect(unknown).toEqual([]);
+  it('no import circles', () => {
+    expect(importCircles(graph)).toEqual([]);
   });
 
   it('the checks catch each kind of fault', () => {
