@@ -87,11 +87,11 @@ export function createGateway(options: GatewayOptions = {}): LlmGateway {
   const log = (message: string) => options.log?.(redact(message));
   const seed = options.seed ?? 42;
   const backend = resolveBackend(options, env);
-  if (backend === 'offline') return new OfflineGateway(seed);
-
   if ((options.batch || options.batchResults) && (backend !== 'openai' || options.dryRun || options.noCache)) {
     throw new UserError('--batch, --batch-file and --batch-results work with --llm openai and the response cache (not with --dry-run or --no-cache)');
   }
+  if (backend === 'offline') return new OfflineGateway(seed);
+
   if (backend === 'openai' && !options.dryRun && options.batch?.mode !== 'file' && !env.OPENAI_API_KEY && !env.OPENAI_BASE_URL) {
     throw new UserError('--llm openai needs an endpoint: set OPENAI_API_KEY (for OpenAI) or OPENAI_BASE_URL (for another OpenAI-compatible server), or use --llm offline');
   }
