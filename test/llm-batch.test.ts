@@ -198,19 +198,19 @@ describe('--batch-file / --batch-results (vllm run-batch)', () => {
     const { home, file } = homeWithLines();
     const out = join(home, 'requests.jsonl');
     const fileMode = { gateway: { env: {} } }; // no endpoint: the file is all that is written
+    const results = join(home, 'requests.results.jsonl');
     const stopped = await run(home, file, { mode: 'file', file: out }, fileMode).catch((error) => error);
     expect(stopped).toBeInstanceOf(BatchFileWritten);
     expect(stopped.exitCode).toBe(0);
     const runId = readdirSync(join(home, '.toolkiln', 'runs'))[0];
     expect(stopped.message).toContain(`wrote 5 requests to ${out}; nothing was published. Next: vllm run-batch -i ${out} -o ${join(home, 'requests.results.jsonl')} --model gpt-4o-mini`);
-    expect(stopped.message).toContain(`--resume ${runId} --batch-results`);
+    expect(stopped.message).toContain(`--resume ${runId} --llm openai --model gpt-4o-mini --batch-results ${results} --batch-file ${out}`);
     expect(new DatasetStore(home).versions('echo')).toEqual([]);
     expect(server.requests).toHaveLength(0);
 
     const lines = readFileSync(out, 'utf8').split('\n').filter(Boolean).map((l) => JSON.parse(l));
     expect(lines).toHaveLength(5);
     // What vllm run-batch writes: one output line per request; one in the older shape with the completion directly under `response`.
-    const results = join(home, 'requests.results.jsonl');
     writeFileSync(
       results,
       lines
@@ -233,6 +233,20 @@ describe('--batch-file / --batch-results (vllm run-batch)', () => {
     const results = join(home, 'bad.jsonl');
     writeFileSync(results, '{"custom_id": "request-1", "response": {"status_code": 200, "body": {}}}\n');
     expect(() => gateway(home, undefined, { batchResults: results })).toThrow(`${results}:1: custom_id "request-1" is not a toolkiln request key`);
+  });
+
+  it('toolkiln run --batch-file writes the requests of the first stage that asks the model and exits 0 with what to run next', async () => {
+    const { home } = homeWithLines();
+    const out: string[] = [];
+    const code = await main(['run', 'mtu', '--limit', '3', '--llm', 'openai', '--model', 'served-model', '--batch-file', 'next.jsonl', '--quiet', '--json'], { out: (t) => out.push(t), err: () => {}, home, cwd: home, env: {} });
+    expect(code).toBe(0);
+    const doc = JSON.parse(out.join('\n'));
+    expect(doc).toMatchObject({ status: 'batch-file', file: join(home, 'next.jsonl') });
+    expect(doc.next).toMatch(/nothing was published\. Next: vllm run-batch -i .*next\.jsonl -o .*next\.results\.jsonl --model served-model/);
+    const lines = readFileSync(join(home, 'next.jsonl'), 'utf8').split('\n').filter(Boolean).map((l) => JSON.parse(l));
+    expect(lines).toHaveLength(doc.requests);
+    expect(lines[0]).toMatchObject({ method: 'POST', url: '/v1/chat/completions', body: { model: 'served-model' } });
+    expect(new DatasetStore(home).versions('mtu')).toEqual([]);
   });
 
   it('the CLI refuses --batch with --batch-file, and --batch with another backend', async () => {

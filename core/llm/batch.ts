@@ -122,7 +122,7 @@ export class BatchController implements BatchHook {
     const results = file.replace(/(\.jsonl)?$/, '.results.jsonl');
     throw new BatchFileWritten(
       `stage ${options.stage}: wrote ${requests.size} requests to ${file}; nothing was published. Next: vllm run-batch -i ${file} -o ${results} --model ${model}, ` +
-        `then: ${options.resumeCommand} --batch-results ${results} --batch-file ${file} (it writes the requests still missing, if any, or finishes the run)`,
+        `then: ${options.resumeCommand} --llm openai --model ${model} --batch-results ${results} --batch-file ${file} (it writes the requests still missing, if any, or finishes the run)`,
       file,
       requests.size,
     );
