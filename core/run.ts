@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { existsSync, mkdirSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { join, resolve } from 'node:path';
+import { checkConfigKeys } from './config-keys.ts';
 import { UserError, fileSystemMessage, messageOf } from './errors.ts';
 import { hashFile, hashOf, stableStringify } from './hash.ts';
 import { describeOwner, tryLock, type Lock } from './lock.ts';
@@ -78,6 +79,7 @@ export interface RunPipelineResult {
 }
 
 export function resolveConfig(pipeline: PipelineDefinition, overrides: unknown, source = 'config'): unknown {
+  checkConfigKeys(pipeline.configSchema, overrides, source);
   const parsed = pipeline.configSchema.safeParse(overrides ?? {});
   if (!parsed.success) throw new UserError(`${source}: invalid ${pipeline.name} config: ${formatZodError(parsed.error)}`);
   return parsed.data;

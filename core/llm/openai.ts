@@ -6,6 +6,7 @@ import { UserError } from '../errors.ts';
 import type { ChatMessage } from '../prompt.ts';
 import { Rng } from '../rng.ts';
 import type { RequestLimiter, Ticket } from './limiter.ts';
+import { keyMasker, maskingFetch } from './secrets.ts';
 import { withJsonInstruction, type ResponseFormat } from './structured.ts';
 import type { FailureReason } from './types.ts';
 import { estimateMessageTokens, estimateTokens, type UsageMeter } from './usage.ts';
@@ -119,7 +120,8 @@ export class OpenAiTransport {
         baseURL: this.options.baseURL || 'https://api.openai.com/v1',
         maxRetries: 0,
         timeout: this.options.requestTimeoutMs,
-        fetch: this.options.fetch,
+        // Every body is masked on arrival: an endpoint echoing the key cannot put it in an answer or error.
+        fetch: maskingFetch(this.options.fetch ?? globalThis.fetch, keyMasker(this.options.apiKey)),
       });
     });
     return this.client;
