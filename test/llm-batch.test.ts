@@ -12,6 +12,7 @@ import { echoPipeline } from './fixtures/core/echo-pipeline.ts';
 import { echoChat, startOpenAiServer, type OpenAiTestServer, type RecordedRequest } from './helpers/openai-server.ts';
 
 const LINES = ['alpha', 'bravo', 'charlie', 'delta', 'echo'];
+const KEY = 'sk-batch-test-key-0123456789';
 const script = new URL('./fixtures/core/run-batch.ts', import.meta.url).pathname;
 
 let server: OpenAiTestServer;
@@ -38,7 +39,7 @@ function gateway(home: string, batch?: BatchOptions, extra: Partial<GatewayOptio
     backend: 'openai',
     model: 'gpt-4o-mini',
     home,
-    env: { OPENAI_BASE_URL: server.baseURL, OPENAI_API_KEY: 'sk-test' },
+    env: { OPENAI_BASE_URL: server.baseURL, OPENAI_API_KEY: KEY },
     batch: batch && { pollIntervalMs: 1, maxPollIntervalMs: 4, ...batch },
     ...extra,
   });
@@ -160,6 +161,16 @@ describe('--batch (OpenAI Batch API)', () => {
     expect(server.batches[1].lines[0].body.messages).toHaveLength(3); // the question, the bad answer, the repair request
     expect(result.manifest!.stats.batch).toEqual(counts({ batches: 2, submitted: 6, completed: 6 }));
     expect(result.manifest!.counts.samples).toBe(5);
+  });
+
+  it('masks the API key in batch answers before they reach the cache, the run folder or the dataset', async () => {
+    server.setResponder('chat', (request) => ({ content: JSON.stringify({ echo: `${request.body.messages[0].content} ${KEY}` }) }));
+    const { home, file } = homeWithLines();
+    const { result } = await run(home, file, { mode: 'openai' });
+    expect(readFileSync(join(result.ref!.dir, 'data/test.jsonl'), 'utf8')).toContain('alpha [redacted]');
+    const files = readdirSync(home, { recursive: true, withFileTypes: true }).filter((e) => e.isFile());
+    expect(files.length).toBeGreaterThan(5);
+    for (const entry of files) expect(readFileSync(join(entry.parentPath, entry.name), 'utf8'), entry.name).not.toContain(KEY);
   });
 
   it('a run SIGKILLed between submit and collect resumes by polling the batch it submitted, not paying again', async () => {

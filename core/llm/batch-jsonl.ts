@@ -119,16 +119,16 @@ export function forEachLine(path: string, each: (line: string, number: number) =
 
 /**
  * Loads a batch output file (from `vllm run-batch`, or downloaded from a provider) into the cache:
- * each answered line becomes the reply of its request. Lines with an error are counted and left out,
+ * each answered line becomes the reply of its request, the API key masked. Lines with an error are counted and left out,
  * so their requests are asked again.
  */
-export function loadBatchResults(path: string, cache: ResponseCache, log: (message: string) => void): { loaded: number; failed: number } {
+export function loadBatchResults(path: string, cache: ResponseCache, log: (message: string) => void, mask: (text: string) => string): { loaded: number; failed: number } {
   if (!existsSync(path)) throw new UserError(`--batch-results: file not found: ${path}`);
   let loaded = 0;
   let failed = 0;
   let firstError = '';
   forEachLine(path, (line, number) => {
-    const result = readBatchResult(line, `${path}:${number}`);
+    const result = readBatchResult(mask(line), `${path}:${number}`);
     if ('reply' in result) {
       cache.forget(result.key);
       cache.put(result.key, result.reply);

@@ -1,13 +1,14 @@
-import { closeSync, createReadStream, createWriteStream, mkdirSync, openSync, writeSync } from 'node:fs';
+import { closeSync, createReadStream, mkdirSync, openSync, writeSync } from 'node:fs';
 import { basename, join } from 'node:path';
+import { createInterface } from 'node:readline';
 import { Readable } from 'node:stream';
-import { pipeline } from 'node:stream/promises';
 import type OpenAI from 'openai';
 import { UserError, messageOf } from '../errors.ts';
 import { readJsonFileOrNull, writeFileAtomic } from '../jsonl.ts';
 import { BATCH_ENDPOINT, batchInputLine, forEachLine, readBatchResult, type BatchInputLine } from './batch-jsonl.ts';
 import type { ResponseCache } from './cache.ts';
 import type { ChatSend } from './openai.ts';
+import { keyMasker, maskingFetch } from './secrets.ts';
 import type { BatchCounts } from './types.ts';
 
 /** The provider's limits on one batch, and how patiently it is polled. */
@@ -91,10 +92,13 @@ export class OpenAiBatches {
   private readonly limits: BatchLimits;
   private readonly state: BatchState;
   private client: Promise<{ sdk: typeof import('openai'); client: OpenAI }> | null = null;
+  /** Masks the API key in what the provider sends back, before it is stored or logged. */
+  private readonly mask: (text: string) => string;
 
   constructor(private readonly options: OpenAiBatchesOptions) {
     this.limits = { ...DEFAULT_BATCH_LIMITS, ...Object.fromEntries(Object.entries(options.limits).filter(([, v]) => v !== undefined)) };
     this.state = readBatchState(options.runDir) ?? emptyState();
+    this.mask = keyMasker(options.apiKey);
   }
 
   /**
@@ -202,15 +206,24 @@ export class OpenAiBatches {
       const local = join(this.options.runDir, record.file.replace(/\.jsonl$/, `.${suffix}.jsonl`));
       const content = await this.call(`download ${suffix} file ${fileId} of batch ${record.id}`, (client) => client.files.content(fileId));
       if (!content.body) throw new UserError(`batch ${record.id}: the ${suffix} file ${fileId} came back empty; resume later with: ${this.options.resumeCommand}`, 1);
-      await pipeline(Readable.fromWeb(content.body as import('node:stream/web').ReadableStream), createWriteStream(local));
-      forEachLine(local, (line, number) => {
-        const result = readBatchResult(line, `${local}:${number}`);
-        if ('reply' in result) {
-          this.options.cache.forget(result.key);
-          this.options.cache.put(result.key, result.reply);
-          answered.add(result.key);
-        } else failures.set(result.key, { error: result.error, expired: result.expired });
-      });
+      // Read as a stream, line by line, key masked; a copy stays in the run folder.
+      const fd = openSync(local, 'w');
+      try {
+        let number = 0;
+        for await (const raw of createInterface({ input: Readable.fromWeb(content.body as import('node:stream/web').ReadableStream), crlfDelay: Infinity })) {
+          if (!raw.trim()) continue;
+          const line = this.mask(raw);
+          writeSync(fd, line + '\n');
+          const result = readBatchResult(line, `${local}:${++number}`);
+          if ('reply' in result) {
+            this.options.cache.forget(result.key);
+            this.options.cache.put(result.key, result.reply);
+            answered.add(result.key);
+          } else failures.set(result.key, { error: result.error, expired: result.expired });
+        }
+      } finally {
+        closeSync(fd);
+      }
     }
     // Lines with no result at all: not run before the window closed, or the whole batch failed.
     const why: Failure =
@@ -261,9 +274,21 @@ export class OpenAiBatches {
   private connect(): Promise<{ sdk: typeof import('openai'); client: OpenAI }> {
     this.client ??= import('openai').then((sdk) => ({
       sdk,
-      client: new sdk.default({ apiKey: this.options.apiKey || 'no-key', baseURL: this.options.baseURL || 'https://api.openai.com/v1', maxRetries: 0, timeout: 600_000 }),
+      client: new sdk.default({
+        apiKey: this.options.apiKey || 'no-key',
+        baseURL: this.options.baseURL || 'https://api.openai.com/v1',
+        maxRetries: 0,
+        timeout: 600_000,
+        fetch: this.fetch(),
+      }),
     }));
     return this.client;
+  }
+
+  /** JSON answers are masked whole on arrival; file contents (up to gigabytes) line by line as they are read, in `collect`. */
+  private fetch(): typeof fetch {
+    const masked = maskingFetch(globalThis.fetch, this.mask);
+    return (input, init) => (/\/files\/[^/]+\/content$/.test(urlOf(input)) ? globalThis.fetch(input, init) : masked(input, init));
   }
 
   /** One Files/Batches call, retried with backoff after a 408/409/429/5xx or a broken connection. */
@@ -284,4 +309,8 @@ export class OpenAiBatches {
       }
     }
   }
+}
+
+function urlOf(input: string | URL | Request): string {
+  return typeof input === 'string' ? input : input instanceof URL ? input.href : input.url;
 }

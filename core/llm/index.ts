@@ -10,7 +10,7 @@ import { OfflineGateway } from './offline.ts';
 import { OpenAiTransport } from './openai.ts';
 import { loadPriceTable, type PriceTable } from './pricing.ts';
 import type { ChatCacheEntry } from './request.ts';
-import { redactor } from './secrets.ts';
+import { keyMasker, redactor } from './secrets.ts';
 import type { Backend, LlmGateway } from './types.ts';
 import { UsageMeter } from './usage.ts';
 
@@ -134,7 +134,7 @@ export function createGateway(options: GatewayOptions = {}): LlmGateway {
   } else {
     log(`llm: replay ${model} from ${cacheNote}`);
   }
-  if (options.batchResults) loadBatchResults(resolve(options.batchResults), cache!, log);
+  if (options.batchResults) loadBatchResults(resolve(options.batchResults), cache!, log, keyMasker(env.OPENAI_API_KEY));
   const batch =
     options.batch || options.batchResults
       ? new BatchController({ cache: cache!, meter, collect: options.batch ?? null, transport, apiKey: env.OPENAI_API_KEY, baseURL: env.OPENAI_BASE_URL || undefined, log, redact })
