@@ -163,6 +163,16 @@ describe('--batch (OpenAI Batch API)', () => {
     expect(result.manifest!.counts.samples).toBe(5);
   });
 
+  it('adopts the batch a lost create answer made instead of creating a second one', async () => {
+    server.dropCreateAnswers(1);
+    const { home, file } = homeWithLines();
+    const { result } = await run(home, file, { mode: 'openai' });
+    expect(creates()).toBe(1);
+    expect(server.batches).toHaveLength(1);
+    expect(result.manifest!.stats.batch).toEqual(counts({}));
+    expect(result.manifest!.counts.samples).toBe(5);
+  });
+
   it('masks the API key in batch answers before they reach the cache, the run folder or the dataset', async () => {
     server.setResponder('chat', (request) => ({ content: JSON.stringify({ echo: `${request.body.messages[0].content} ${KEY}` }) }));
     const { home, file } = homeWithLines();

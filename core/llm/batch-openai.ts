@@ -61,6 +61,8 @@ interface BatchState {
 const STATE_FILE = 'batches.json';
 const TERMINAL = new Set(['completed', 'expired', 'failed', 'cancelled']);
 const MAX_CALL_RETRIES = 5;
+/** Batches listed, newest first, when looking for one already made from an upload. */
+const MAX_LISTED = 1000;
 
 export function readBatchState(runDir: string): BatchState | null {
   return readJsonFileOrNull<BatchState>(join(runDir, STATE_FILE));
@@ -114,6 +116,7 @@ export class OpenAiBatches {
       else if (!live.has(key)) fresh.push(batchInputLine(key, request));
     }
     if (live.size) this.options.log(`batch: ${live.size} requests are in batches already submitted; waiting for those`);
+    for (const record of this.state.batches.filter((b) => !b.id)) await this.create(record);
     await this.submit(stage, fresh);
 
     let wait = this.limits.pollIntervalMs;
@@ -186,15 +189,31 @@ export class OpenAiBatches {
       closeSync(fd);
     }
     const uploaded = await this.call(`upload ${file}`, (client) => client.files.create({ file: createReadStream(path), purpose: 'batch' }));
-    const batch = await this.call(`create a batch of ${file}`, (client) =>
-      client.batches.create({ input_file_id: uploaded.id, endpoint: BATCH_ENDPOINT, completion_window: '24h', metadata: { toolkiln_run: basename(this.options.runDir), stage } }),
-    );
-    // Recorded before anything else happens: a run killed from here on resumes by polling this batch.
-    this.state.batches.push({ id: batch.id, inputFileId: uploaded.id, stage, file, requests: lines.length, status: batch.status, collected: false });
-    this.state.counts.batches++;
-    this.state.counts.submitted += lines.length;
+    const record: BatchRecord = { id: '', inputFileId: uploaded.id, stage, file, requests: lines.length, status: 'uploaded', collected: false };
+    this.state.batches.push(record);
     this.save();
-    this.options.log(`batch ${batch.id}: submitted ${lines.length} requests of stage ${stage} (${file})`);
+    await this.create(record);
+  }
+
+  /**
+   * Creates the batch of an uploaded file and records it at once: a run killed from then on resumes
+   * by polling it. A batch already made from the file (its create answer was lost, or the run was
+   * killed before recording it) is adopted instead of paying for a second one.
+   */
+  private async create(record: BatchRecord): Promise<void> {
+    const batch = await this.call(`create a batch of ${record.file}`, async (client) => {
+      let seen = 0;
+      for await (const made of client.batches.list({ limit: 100 })) {
+        if (made.input_file_id === record.inputFileId) return made;
+        if (++seen >= MAX_LISTED) break; // newest first: a batch of this upload is among the latest
+      }
+      return client.batches.create({ input_file_id: record.inputFileId, endpoint: BATCH_ENDPOINT, completion_window: '24h', metadata: { toolkiln_run: basename(this.options.runDir), stage: record.stage } });
+    });
+    Object.assign(record, { id: batch.id, status: batch.status });
+    this.state.counts.batches++;
+    this.state.counts.submitted += record.requests;
+    this.save();
+    this.options.log(`batch ${batch.id}: submitted ${record.requests} requests of stage ${record.stage} (${record.file})`);
   }
 
   /** Reads a finished batch's output and error files: answers into the cache, the rest as failures by key. */

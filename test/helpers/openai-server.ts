@@ -8,7 +8,7 @@ import type { AddressInfo, Socket } from 'node:net';
  * reply queued for its endpoint, else by the endpoint's responder. Every request is recorded.
  *
  * It also serves the Files and Batches APIs: POST /v1/files (multipart upload), GET /v1/files/:id and
- * /v1/files/:id/content, POST /v1/batches, GET /v1/batches/:id. A batch answers `in_progress` for the
+ * /v1/files/:id/content, POST /v1/batches, GET /v1/batches (list) and /v1/batches/:id. A batch answers `in_progress` for the
  * retrieves its plan asks (or while batches are held), then ends as planned (completed / expired /
  * failed) with output and error files whose chat answers come from the chat responder.
  */
@@ -110,6 +110,8 @@ export interface OpenAiTestServer {
   setBatchPlanner(planner: BatchPlanner): void;
   /** While held, every batch answers `in_progress` (a run waits between submit and collect). */
   holdBatches(hold: boolean): void;
+  /** The next `n` batch creates make their batch but drop the connection instead of answering (a lost answer). */
+  dropCreateAnswers(n: number): void;
   /** Uploaded or generated file contents, by id. */
   fileContent(id: string): string | undefined;
   /** Forgets requests, queued replies and counters. */
@@ -149,6 +151,7 @@ export async function startOpenAiServer(options: OpenAiServerOptions = {}): Prom
   const batches: TestBatch[] = [];
   let planner: BatchPlanner = () => ({});
   let held = false;
+  let dropCreates = 0;
 
   const server = createServer((req, res) => {
     inFlight++;
@@ -278,7 +281,16 @@ export async function startOpenAiServer(options: OpenAiServerOptions = {}): Prom
       const batch: TestBatch = { id, inputFileId: request.body.input_file_id, lines, status: 'validating', retrieves: 0, plan: {}, metadata: request.body.metadata ?? null };
       batch.plan = planner({ id, number: batches.length + 1, lines });
       batches.push(batch);
+      if (dropCreates > 0) {
+        dropCreates--;
+        req.socket.destroy();
+        return;
+      }
       return send(res, 200, {}, batchObject(batch));
+    }
+    if (request.method === 'GET' && path === '/v1/batches') {
+      const data = [...batches].reverse().map(batchObject);
+      return send(res, 200, {}, { object: 'list', data, first_id: batches.at(-1)?.id ?? null, last_id: batches[0]?.id ?? null, has_more: false });
     }
     match = /^\/v1\/batches\/([^/]+)$/.exec(path);
     if (request.method === 'GET' && match) {
@@ -382,11 +394,13 @@ export async function startOpenAiServer(options: OpenAiServerOptions = {}): Prom
     },
     setBatchPlanner: (next) => void (planner = next),
     holdBatches: (hold) => void (held = hold),
+    dropCreateAnswers: (n) => void (dropCreates = n),
     fileContent: (id) => files.get(id)?.content,
     reset() {
       requests.length = 0;
       batches.length = 0;
       files.clear();
+      dropCreates = 0;
       queues.chat.length = 0;
       queues.embeddings.length = 0;
       maxInFlight = inFlight;
