@@ -8,7 +8,10 @@ import { main } from '../bin/cli.ts';
 import { BatchFileWritten, createGateway, type BatchOptions, type GatewayOptions } from '../core/llm/index.ts';
 import { runPipeline } from '../core/run.ts';
 import { DatasetStore } from '../core/store.ts';
-import { echoPipeline } from './fixtures/core/echo-pipeline.ts';
+import type { PipelineDefinition } from '../core/pipeline.ts';
+import { Sample, sampleId } from '../core/records.ts';
+import { reject, type BatchStage } from '../core/stage.ts';
+import { echoPipeline, echoPrompt } from './fixtures/core/echo-pipeline.ts';
 import { echoChat, startOpenAiServer, type OpenAiTestServer, type RecordedRequest } from './helpers/openai-server.ts';
 
 const LINES = ['alpha', 'bravo', 'charlie', 'delta', 'echo'];
@@ -45,10 +48,41 @@ function gateway(home: string, batch?: BatchOptions, extra: Partial<GatewayOptio
   });
 }
 
-async function run(home: string, file: string, batch?: BatchOptions, extra: { resume?: string; gateway?: Partial<GatewayOptions> } = {}) {
+/** The echo recipe with its LLM step as a whole-set stage that asks one line after the other. */
+const wholeSetPipeline: PipelineDefinition<{ file: string }> = {
+  ...echoPipeline,
+  name: 'echo-whole',
+  stages: (config) => [
+    echoPipeline.stages(config)[0],
+    {
+      kind: 'batch',
+      name: 'ask-all',
+      version: 1,
+      input: echoPipeline.stages(config)[0].output,
+      output: Sample,
+      prompts: { [echoPrompt.id]: echoPrompt.hash },
+      run: async (lines: { id: string; text: string }[], ctx) => {
+        const out: Sample[] = [];
+        const rejects = [];
+        for (const line of lines) {
+          const answer = await ctx.llm.generate(echoPrompt, { text: line.text }, { stage: 'ask-all', key: line.id });
+          if (!answer.ok) {
+            rejects.push({ ...reject(answer.reason, answer.detail), record: line });
+            continue;
+          }
+          const dialogue = [{ role: 'user' as const, content: line.text }, { role: 'assistant' as const, content: answer.value.echo }];
+          out.push({ id: sampleId('echo', line), benchmark: 'echo', category: 'echo', split: 'test', tools: [], dialogue, expected: { labels: [answer.value.echo] }, meta: { lineage: [], checks: [], tags: [] } });
+        }
+        return { out, rejects };
+      },
+    } satisfies BatchStage<{ id: string; text: string }, Sample>,
+  ],
+};
+
+async function run(home: string, file: string, batch?: BatchOptions, extra: { resume?: string; gateway?: Partial<GatewayOptions>; pipeline?: PipelineDefinition } = {}) {
   const llm = gateway(home, batch, extra.gateway);
   try {
-    const result = await runPipeline({ pipeline: echoPipeline, configOverrides: extra.resume ? undefined : { file }, resume: extra.resume, llm, home, projectDir: process.cwd(), cwd: home, progress: { quiet: true } });
+    const result = await runPipeline({ pipeline: extra.pipeline ?? echoPipeline, configOverrides: extra.resume ? undefined : { file }, resume: extra.resume, llm, home, projectDir: process.cwd(), cwd: home, progress: { quiet: true } });
     return { result, usage: llm.usage() };
   } finally {
     await llm.close();
@@ -161,6 +195,26 @@ describe('--batch (OpenAI Batch API)', () => {
     expect(server.batches[1].lines[0].body.messages).toHaveLength(3); // the question, the bad answer, the repair request
     expect(result.manifest!.stats.batch).toEqual(counts({ batches: 2, submitted: 6, completed: 6 }));
     expect(result.manifest!.counts.samples).toBe(5);
+  });
+
+  it('resubmits every request of a batch the provider failed whole', async () => {
+    server.setBatchPlanner(({ number }) => (number === 1 ? { status: 'failed' } : {}));
+    const { home, file } = homeWithLines();
+    const { result } = await run(home, file, { mode: 'openai' });
+    expect(result.manifest!.stats.batch).toEqual({ batches: 2, submitted: 10, completed: 5, failed: 5, expired: 0, resubmitted: 5, abandoned: 0 });
+    expect(result.manifest!.counts.samples).toBe(5);
+  });
+
+  it('a whole-set stage asking one request after another sends them all in one batch, then runs again from the cache', async () => {
+    const direct = homeWithLines();
+    const plain = await run(direct.home, direct.file, undefined, { pipeline: wholeSetPipeline });
+    server.reset();
+    const { home, file } = homeWithLines();
+    const { result } = await run(home, file, { mode: 'openai' }, { pipeline: wholeSetPipeline });
+    expect(server.batches.map((b) => b.lines.length)).toEqual([5]);
+    expect(server.count('chat')).toBe(0);
+    expect(published(result.ref!.dir)).toEqual(published(plain.result.ref!.dir));
+    expect(result.stats[1]).toMatchObject({ stage: 'ask-all', in: 5, out: 5, rejected: 0 });
   });
 
   it('adopts the batch a lost create answer made instead of creating a second one', async () => {
