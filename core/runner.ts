@@ -6,7 +6,7 @@ import { countBy } from './collections.ts';
 import { UserError, fileSystemMessage, messageOf } from './errors.ts';
 import { hashOf } from './hash.ts';
 import { Journal, readJsonl, toJsonl, writeFileAtomic } from './jsonl.ts';
-import { BatchRound } from './llm/batch-round.ts';
+import { BatchRound, checkBatchesInFlight } from './llm/batch-round.ts';
 import { TRANSPORT_FAILURES, type LlmGateway } from './llm/types.ts';
 import type { PipelineDefinition } from './pipeline.ts';
 import { Progress, type ProgressOptions } from './progress.ts';
@@ -104,6 +104,7 @@ function stageFolder(runDir: string, index: number, stage: Stage): string {
 export async function runStages(options: RunStagesOptions): Promise<RunStagesResult> {
   const log = options.log ?? (() => {});
   const stages = options.pipeline.stages(options.config);
+  checkBatchesInFlight(options.runDir, options.llm, resumeCommandOf(options));
   const reports: Record<string, unknown> = {};
   const attachments: Record<string, string> = {};
   const stats: StageStats[] = [];

@@ -6,6 +6,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { main } from '../bin/cli.ts';
 import { BatchFileWritten, createGateway, type BatchOptions, type GatewayOptions } from '../core/llm/index.ts';
+import { readBatchState } from '../core/llm/batch-openai.ts';
 import { runPipeline } from '../core/run.ts';
 import { DatasetStore } from '../core/store.ts';
 import type { PipelineDefinition } from '../core/pipeline.ts';
@@ -227,6 +228,12 @@ describe('--batch (OpenAI Batch API)', () => {
     expect(result.manifest!.counts.samples).toBe(5);
   });
 
+  it('refuses a damaged batches.json rather than guess (a guess could pay for submitted batches twice)', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'tk-batch-state-'));
+    writeFileSync(join(dir, 'batches.json'), '{"batches": [');
+    expect(() => readBatchState(dir)).toThrow(`${join(dir, 'batches.json')}: not readable JSON`);
+  });
+
   it('masks the API key in batch answers before they reach the cache, the run folder or the dataset', async () => {
     server.setResponder('chat', (request) => ({ content: JSON.stringify({ echo: `${request.body.messages[0].content} ${KEY}` }) }));
     const { home, file } = homeWithLines();
@@ -255,6 +262,9 @@ describe('--batch (OpenAI Batch API)', () => {
 
     server.holdBatches(false);
     const runId = readdirSync(runs)[0];
+    // Resumed without --batch, it would pay for the submitted requests again: refused.
+    await expect(run(home, file, undefined, { resume: runId })).rejects.toThrow(`this run has 1 batch submitted and not yet collected (${server.batches[0].id}); resume with --batch`);
+    expect(server.count('chat')).toBe(0);
     const { result } = await run(home, file, { mode: 'openai' }, { resume: runId });
     expect(result.status).toBe('published');
     expect(creates()).toBe(1); // no second batch for the same requests

@@ -1,10 +1,10 @@
-import { closeSync, createReadStream, mkdirSync, openSync, writeSync } from 'node:fs';
+import { closeSync, createReadStream, existsSync, mkdirSync, openSync, readFileSync, writeSync } from 'node:fs';
 import { basename, join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { Readable } from 'node:stream';
 import type OpenAI from 'openai';
 import { UserError, messageOf } from '../errors.ts';
-import { readJsonFileOrNull, writeFileAtomic } from '../jsonl.ts';
+import { writeFileAtomic } from '../jsonl.ts';
 import { BATCH_ENDPOINT, batchInputLine, forEachLine, readBatchResult, type BatchInputLine } from './batch-jsonl.ts';
 import type { ResponseCache } from './cache.ts';
 import type { ChatSend } from './openai.ts';
@@ -36,7 +36,7 @@ export const DEFAULT_BATCH_LIMITS: BatchLimits = {
 };
 
 /** One submitted batch, as `<runDir>/batches.json` remembers it. */
-interface BatchRecord {
+export interface BatchRecord {
   id: string;
   inputFileId: string;
   stage: string;
@@ -49,7 +49,7 @@ interface BatchRecord {
 }
 
 /** `<runDir>/batches.json`: what a resumed run picks up instead of paying again. */
-interface BatchState {
+export interface BatchState {
   batches: BatchRecord[];
   counts: BatchCounts;
   /** Submissions beyond the first, per request key that failed or expired. */
@@ -58,14 +58,21 @@ interface BatchState {
   abandoned: Record<string, string>;
 }
 
-const STATE_FILE = 'batches.json';
+export const BATCH_STATE_FILE = 'batches.json';
 const TERMINAL = new Set(['completed', 'expired', 'failed', 'cancelled']);
 const MAX_CALL_RETRIES = 5;
 /** Batches listed, newest first, when looking for one already made from an upload. */
 const MAX_LISTED = 1000;
 
 export function readBatchState(runDir: string): BatchState | null {
-  return readJsonFileOrNull<BatchState>(join(runDir, STATE_FILE));
+  const path = join(runDir, BATCH_STATE_FILE);
+  if (!existsSync(path)) return null;
+  try {
+    return JSON.parse(readFileSync(path, 'utf8')) as BatchState;
+  } catch (error) {
+    // Guessing would risk paying for submitted batches twice.
+    throw new UserError(`${path}: not readable JSON (${messageOf(error)}); it lists the run's submitted batches: restore it, or delete it to send their requests again`);
+  }
 }
 
 function emptyState(): BatchState {
@@ -287,7 +294,7 @@ export class OpenAiBatches {
   }
 
   private save(): void {
-    writeFileAtomic(join(this.options.runDir, STATE_FILE), JSON.stringify(this.state, null, 2) + '\n');
+    writeFileAtomic(join(this.options.runDir, BATCH_STATE_FILE), JSON.stringify(this.state, null, 2) + '\n');
   }
 
   private connect(): Promise<{ sdk: typeof import('openai'); client: OpenAI }> {
@@ -321,7 +328,7 @@ export class OpenAiBatches {
         const transient = error instanceof sdk.APIConnectionError || status === 408 || status === 409 || status === 429 || (status !== undefined && status >= 500);
         if (!(error instanceof sdk.APIError)) throw error;
         if (!transient || attempt >= MAX_CALL_RETRIES) {
-          const kept = this.state.batches.length ? `; the ${this.state.batches.length} batches submitted so far are recorded in ${join(this.options.runDir, STATE_FILE)}` : '';
+          const kept = this.state.batches.length ? `; the ${this.state.batches.length} batches submitted so far are recorded in ${join(this.options.runDir, BATCH_STATE_FILE)}` : '';
           throw new UserError(this.options.redact(`batch: ${what} failed (${status ? `HTTP ${status}: ` : ''}${messageOf(error)})${kept}; fix the cause, then resume with: ${this.options.resumeCommand}`), 1);
         }
         await this.limits.sleep(Math.min(this.limits.maxPollIntervalMs, this.limits.pollIntervalMs * 2 ** attempt));

@@ -1,4 +1,6 @@
+import { join } from 'node:path';
 import { UserError } from '../errors.ts';
+import { BATCH_STATE_FILE, readBatchState } from './batch-openai.ts';
 import type { BatchSettleOptions, LlmGateway } from './types.ts';
 
 /** Passes over a stage before its remaining requests are given up as a misconfiguration (repairs and chained prompts need one pass each). */
@@ -48,4 +50,18 @@ export class BatchRound {
     await this.llm.batch!.settle(options);
     this.deferredKeys.clear();
   }
+}
+
+/**
+ * A resumed run with batches submitted and not yet collected must pick them up in batch mode:
+ * otherwise their requests would be sent (and paid for) a second time.
+ */
+export function checkBatchesInFlight(runDir: string, llm: LlmGateway, resumeCommand: string): void {
+  if (llm.batch) return;
+  const open = (readBatchState(runDir)?.batches ?? []).filter((b) => !b.collected);
+  if (!open.length) return;
+  throw new UserError(
+    `this run has ${open.length} batch${open.length === 1 ? '' : 'es'} submitted and not yet collected (${open.map((b) => b.id || b.inputFileId).join(', ')}); ` +
+      `resume with --batch to collect them (${resumeCommand} --batch), or delete ${join(runDir, BATCH_STATE_FILE)} to send their requests again directly`,
+  );
 }
