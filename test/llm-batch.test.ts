@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { main } from '../bin/cli.ts';
-import { BatchFileWritten, createGateway, type BatchOptions, type GatewayOptions } from '../core/llm/index.ts';
+import { BatchFileWritten, createGateway, formatBatchCounts, type BatchOptions, type GatewayOptions } from '../core/llm/index.ts';
 import { readBatchState } from '../core/llm/batch-openai.ts';
 import { runPipeline } from '../core/run.ts';
 import { DatasetStore } from '../core/store.ts';
@@ -166,6 +166,7 @@ describe('--batch (OpenAI Batch API)', () => {
     expect(server.batches.map((b) => b.lines.length)).toEqual([5, 2, 1]);
     expect(server.batches[2].lines[0].custom_id).toBe(server.batches[1].lines[1].custom_id);
     expect(result.manifest!.stats.batch).toEqual({ batches: 3, submitted: 8, completed: 5, failed: 2, expired: 1, resubmitted: 3, abandoned: 0 });
+    expect(formatBatchCounts(result.manifest!.stats.batch as never)).toBe('batch: 3 batches, 8 requests submitted, 5 completed, 2 failed, 1 expired, 3 resubmitted, 0 given up');
     expect(result.manifest!.counts.samples).toBe(5);
     expect(result.manifest!.counts.rejects).toBe(0);
     const state = JSON.parse(readFileSync(join(home, '.toolkiln', 'runs', result.runId, 'batches.json'), 'utf8'));

@@ -114,11 +114,11 @@ export class OpenAiBatches {
    * Sends `requests` (those not already in a live batch), polls every live batch until it ends, and
    * resubmits what failed or expired up to the limit. Returns the requests given up, with why.
    */
-  async settle(stage: string, requests: Map<string, { request: ChatSend }>): Promise<Map<string, string>> {
+  async settle(stage: string, requests: Map<string, ChatSend>): Promise<Map<string, string>> {
     const abandoned = new Map<string, string>();
     const live = this.keysOfLiveBatches();
     const fresh: BatchInputLine[] = [];
-    for (const [key, { request }] of requests) {
+    for (const [key, request] of requests) {
       if (this.state.abandoned[key]) abandoned.set(key, this.state.abandoned[key]);
       else if (!live.has(key)) fresh.push(batchInputLine(key, request));
     }

@@ -47,7 +47,7 @@ export class BatchFileWritten extends UserError {
  * collected. Repairs and larger token limits are new requests, collected on the next pass.
  */
 export class BatchController implements BatchHook {
-  private readonly collected = new Map<string, { stage: string; request: ChatSend }>();
+  private readonly collected = new Map<string, ChatSend>();
   private readonly metered = new Set<string>();
   /** Requests given up after their last submission failed, with why. */
   private readonly abandoned = new Map<string, string>();
@@ -78,7 +78,7 @@ export class BatchController implements BatchHook {
     }
     const gaveUp = this.abandoned.get(key);
     if (gaveUp) throw new TransportError('batch_failed', `the batch request failed on every submission (${gaveUp})`);
-    this.collected.set(key, { stage: context.stage, request });
+    this.collected.set(key, request);
     throw new TransportError('batch_deferred', 'waiting for a batch answer');
   }
 
@@ -108,17 +108,17 @@ export class BatchController implements BatchHook {
   }
 
   /** Writes the requests as batch JSONL (one line at a time, then renamed into place) and stops the run. */
-  private writeFile(file: string, requests: Map<string, { request: ChatSend }>, options: BatchSettleOptions): never {
+  private writeFile(file: string, requests: Map<string, ChatSend>, options: BatchSettleOptions): never {
     mkdirSync(dirname(file), { recursive: true });
     const temporary = `${file}.${process.pid}.tmp`;
     const fd = openSync(temporary, 'w');
     try {
-      for (const [key, { request }] of requests) writeSync(fd, JSON.stringify(batchInputLine(key, request)) + '\n');
+      for (const [key, request] of requests) writeSync(fd, JSON.stringify(batchInputLine(key, request)) + '\n');
     } finally {
       closeSync(fd);
     }
     renameSync(temporary, file);
-    const model = [...requests.values()][0]?.request.model ?? '<model>';
+    const model = requests.values().next().value?.model ?? '<model>';
     const results = file.replace(/(\.jsonl)?$/, '.results.jsonl');
     throw new BatchFileWritten(
       `stage ${options.stage}: wrote ${requests.size} requests to ${file}; nothing was published. Next: vllm run-batch -i ${file} -o ${results} --model ${model}, ` +
@@ -131,5 +131,5 @@ export class BatchController implements BatchHook {
 
 /** One line for a run summary: `batch: 3 batches, 120 requests submitted, 117 completed, 2 failed, 1 expired, 3 resubmitted, 0 given up`. */
 export function formatBatchCounts(counts: BatchCounts): string {
-  return `batch: ${counts.batches} batches, ${counts.submitted} requests submitted, ${counts.completed} completed, ${counts.failed} failed, ${counts.expired} expired, ${counts.resubmitted} resubmitted, ${counts.abandoned} given up`;
+  return `batch: ${counts.batches} batch${counts.batches === 1 ? '' : 'es'}, ${counts.submitted} requests submitted, ${counts.completed} completed, ${counts.failed} failed, ${counts.expired} expired, ${counts.resubmitted} resubmitted, ${counts.abandoned} given up`;
 }
