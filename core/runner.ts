@@ -6,6 +6,7 @@ import { countBy } from './collections.ts';
 import { UserError, fileSystemMessage, messageOf } from './errors.ts';
 import { hashOf } from './hash.ts';
 import { Journal, readJsonl, toJsonl, writeFileAtomic } from './jsonl.ts';
+import { BatchRound, checkBatchesInFlight } from './llm/batch-round.ts';
 import { TRANSPORT_FAILURES, type LlmGateway } from './llm/types.ts';
 import type { PipelineDefinition } from './pipeline.ts';
 import { Progress, type ProgressOptions } from './progress.ts';
@@ -103,6 +104,7 @@ function stageFolder(runDir: string, index: number, stage: Stage): string {
 export async function runStages(options: RunStagesOptions): Promise<RunStagesResult> {
   const log = options.log ?? (() => {});
   const stages = options.pipeline.stages(options.config);
+  checkBatchesInFlight(options.runDir, options.llm, resumeCommandOf(options));
   const reports: Record<string, unknown> = {};
   const attachments: Record<string, string> = {};
   const stats: StageStats[] = [];
@@ -186,6 +188,8 @@ export async function runStages(options: RunStagesOptions): Promise<RunStagesRes
     records = outputs;
   }
 
+  const batchCounts = options.llm.batch?.counts(options.runDir);
+  if (batchCounts) reports.batch = batchCounts;
   // The last stage's output schema already validated its records when it is the Sample schema.
   if (stages.at(-1)?.output === Sample) return { samples: records as Sample[], rejects, stats, reports, attachments };
   const samples = records.map((record, i) => {
@@ -248,46 +252,57 @@ async function runMapStage(
   const queue = new PQueue({ concurrency: Math.max(1, Math.min(stage.concurrency ?? Infinity, options.concurrency ?? 16)) });
   let failure: UserError | undefined;
 
-  for (let i = 0; i < inputs.length; i++) {
-    if (results.has(i)) continue;
-    queue.add(async () => {
-      if (failure) return;
-      let key = `#${i}`;
-      try {
-        const record = validateInput(stage, inputs[i], i, checkInput);
-        key = keyOf(stage, record);
-        const result = await stage.run(record, { ...ctx, key, rng: (...keys) => ctx.rng(key, ...keys), llm: tally.watch(ctx.llm, key) });
-        let entry: JournalEntry;
-        if (isReject(result)) {
-          const { reject: _flag, ...reason } = result;
-          entry = { i, reject: reason };
-        } else {
-          const outputs = Array.isArray(result) && stage.fanOut ? result : [result];
-          entry = outputs.length
-            ? { i, out: validateOutputs(stage, outputs, `record ${key}`) }
-            : { i, reject: { reason: 'no_output', detail: `${stage.name} emitted nothing for this record` } };
-          if (outputs.length > 1 && !stage.fanOut) throw new Error(`stage ${stage.name} emitted ${outputs.length} records for one input without declaring fanOut`);
-        }
-        if (tally.keys.has(key)) entry.transport = true;
-        journal.append(entry);
-        results.set(i, entry);
-        progress.tick();
-        // An endpoint that is down fails every record: stop as soon as that is clear, not after all of them.
-        const excess = tally.excess(stage.name, inputs.length, share, resumeCommandOf(options));
-        if (excess) {
-          failure ??= excess;
+  // Batch mode: a record that waits for a batch answer is not journalled; it runs again once the batch settles.
+  const batch = new BatchRound(ctx.llm);
+  for (;;) {
+    for (let i = 0; i < inputs.length; i++) {
+      if (results.has(i)) continue;
+      queue.add(async () => {
+        if (failure) return;
+        let key = `#${i}`;
+        try {
+          const record = validateInput(stage, inputs[i], i, checkInput);
+          key = keyOf(stage, record);
+          const result = await stage.run(record, { ...ctx, key, rng: (...keys) => ctx.rng(key, ...keys), llm: batch.watch(tally.watch(ctx.llm, key), key) });
+          if (batch.deferred(key)) return;
+          let entry: JournalEntry;
+          if (isReject(result)) {
+            const { reject: _flag, ...reason } = result;
+            entry = { i, reject: reason };
+          } else {
+            const outputs = Array.isArray(result) && stage.fanOut ? result : [result];
+            entry = outputs.length
+              ? { i, out: validateOutputs(stage, outputs, `record ${key}`) }
+              : { i, reject: { reason: 'no_output', detail: `${stage.name} emitted nothing for this record` } };
+            if (outputs.length > 1 && !stage.fanOut) throw new Error(`stage ${stage.name} emitted ${outputs.length} records for one input without declaring fanOut`);
+          }
+          if (tally.keys.has(key)) entry.transport = true;
+          journal.append(entry);
+          results.set(i, entry);
+          progress.tick();
+          // An endpoint that is down fails every record: stop as soon as that is clear, not after all of them.
+          const excess = tally.excess(stage.name, inputs.length, share, resumeCommandOf(options));
+          if (excess) {
+            failure ??= excess;
+            queue.clear();
+          }
+        } catch (error) {
+          if (batch.deferred(key)) return;
+          failure ??= new UserError(
+            `stage ${stage.name} failed on record ${key}: ${fileSystemMessage(error) ?? messageOf(error)} (finished records are kept; fix the cause, then resume with: ${resumeCommandOf(options)})`,
+            error instanceof UserError ? error.exitCode : 1,
+          );
           queue.clear();
         }
-      } catch (error) {
-        failure ??= new UserError(
-          `stage ${stage.name} failed on record ${key}: ${fileSystemMessage(error) ?? messageOf(error)} (finished records are kept; fix the cause, then resume with: ${resumeCommandOf(options)})`,
-          error instanceof UserError ? error.exitCode : 1,
-        );
-        queue.clear();
-      }
+      });
+    }
+    await queue.onIdle();
+    if (failure || !batch.waiting) break;
+    await batch.settle({ runDir: options.runDir, stage: stage.name, log: ctx.log, resumeCommand: resumeCommandOf(options) }).catch((error) => {
+      journal.close();
+      throw error;
     });
   }
-  await queue.onIdle();
   journal.close();
   if (failure) throw failure;
   progress.finish();
@@ -311,7 +326,17 @@ async function runBatchStage(
 ): Promise<{ out: unknown[]; rejected: (RejectReason & { record: unknown })[] }> {
   const progress = new Progress(stage.name, inputs.length, options.progress);
   const valid = inputs.map((record, i) => validateInput(stage, record, i, checkInput));
-  const result = await stage.run(valid, ctx);
+  // Batch mode: a pass that deferred requests is discarded (even if it failed for want of them) and run again once the batch settles.
+  const batch = new BatchRound(ctx.llm);
+  let result: Awaited<ReturnType<typeof stage.run>>;
+  for (;;) {
+    const pass = await stage.run(valid, { ...ctx, llm: batch.watch(ctx.llm, stage.name) }).catch((error) => (batch.waiting ? null : Promise.reject(error)));
+    if (pass && !batch.waiting) {
+      result = pass;
+      break;
+    }
+    await batch.settle({ runDir: options.runDir, stage: stage.name, log: ctx.log, resumeCommand: resumeCommandOf(options) });
+  }
   const out = validateOutputs(stage, result.out, 'batch');
   const rejected = (result.rejects ?? []).map((r) => {
     const { reject: _flag, ...rest } = r as typeof r & { reject?: boolean };

@@ -7,14 +7,14 @@ import { getPipeline } from '../../pipelines/index.ts';
 import type { Command } from '../command.ts';
 import { intFlag, needPositionals, numberFlag, stringFlag } from '../flags.ts';
 import { gatewayFromFlags } from '../gateway.ts';
-import { formatUsage } from '../../core/llm/index.ts';
+import { BatchFileWritten, formatBatchCounts, formatUsage, type BatchCounts } from '../../core/llm/index.ts';
 import { DEFAULT_SEED } from '../../core/run.ts';
 
 export const PROJECT_DIR = fileURLToPath(new URL('../..', import.meta.url));
 
 export const runCommand: Command = {
   path: ['run'],
-  usage: 'toolkiln run <pipeline> [--config f] [--llm offline|openai|replay] [--model m] [--limit n] [--seed n] [--concurrency n] [--rpm n] [--tpm n] [--name dataset] [--resume runId] [--force] [--no-cache] [--dry-run] [--price-table f] [--max-retries n] [--max-transport-rejects share] [--quiet] [--json]',
+  usage: 'toolkiln run <pipeline> [--config f] [--llm offline|openai|replay] [--model m] [--limit n] [--seed n] [--concurrency n] [--rpm n] [--tpm n] [--name dataset] [--resume runId] [--force] [--no-cache] [--dry-run] [--price-table f] [--max-retries n] [--max-transport-rejects share] [--batch | --batch-file out.jsonl] [--batch-results in.jsonl] [--quiet] [--json]',
   summary: 'run a recipe end to end and publish the next dataset version',
   options: {
     config: { type: 'string' },
@@ -34,6 +34,9 @@ export const runCommand: Command = {
     'max-retries': { type: 'string' },
     'max-transport-rejects': { type: 'string' },
     quiet: { type: 'boolean' },
+    batch: { type: 'boolean' },
+    'batch-file': { type: 'string' },
+    'batch-results': { type: 'string' },
   },
   async run(positionals, values, io) {
     needPositionals(positionals, 1, this.usage);
@@ -49,7 +52,7 @@ export const runCommand: Command = {
       seed = readRunSpec(io.home, resume).seed;
     }
     const concurrency = intFlag(values, 'concurrency', { min: 1, max: 4096 });
-    const llm = gatewayFromFlags(values, io.env, io.home, seed, io.err);
+    const llm = gatewayFromFlags(values, io.env, io.home, seed, io.err, io.cwd);
     try {
       const result = await runPipeline({
         pipeline,
@@ -69,7 +72,14 @@ export const runCommand: Command = {
         maxTransportRejects: numberFlag(values, 'max-transport-rejects', { min: 0, max: 1 }),
         log: io.err,
         progress: { quiet: values.quiet === true },
+      }).catch((error) => {
+        if (!(error instanceof BatchFileWritten)) throw error;
+        if (io.json) io.out(JSON.stringify({ status: 'batch-file', file: error.file, requests: error.requests, next: error.message }));
+        else io.out(error.message);
+        return null;
       });
+      if (!result) return 0;
+      const batch = (result.manifest?.stats.batch ?? null) as BatchCounts | null;
       if (io.json) {
         io.out(
           JSON.stringify({
@@ -81,12 +91,14 @@ export const runCommand: Command = {
             stages: result.stats,
             counts: result.manifest?.counts ?? null,
             usage: llm.usage(),
+            batch,
           }),
         );
       } else {
         io.out(formatStageTable(result.stats));
         const usage = llm.usage().total;
         io.out(llm.backend === 'offline' ? `\nllm: offline templates answered ${usage.requests} prompts (no tokens, no cost)` : `\nllm (${llm.backend} ${llm.model}): ${formatUsage(usage)}`);
+        if (batch) io.out(formatBatchCounts(batch));
         const where = result.ref ? `${result.ref.name}@${result.ref.version} (${result.ref.dir})` : '';
         if (result.status === 'published') {
           const c = result.manifest!.counts;

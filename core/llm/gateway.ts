@@ -1,10 +1,11 @@
 import { UserError } from '../errors.ts';
 import type { ChatMessage, PromptFile } from '../prompt.ts';
+import type { BatchController } from './batch.ts';
 import type { ResponseCache } from './cache.ts';
 import { TransportError, type OpenAiTransport } from './openai.ts';
 import { buildChatRequest, chatCacheKey, embeddingCacheKey, type ChatCacheEntry, type EmbeddingCacheEntry } from './request.ts';
 import { AnswerError, parseAnswer, repairLimit, repairMessage } from './structured.ts';
-import type { EmbedOptions, FailureReason, GenerateOptions, GenerateResult, LlmGateway, UsageReport } from './types.ts';
+import type { BatchHook, EmbedOptions, FailureReason, GenerateOptions, GenerateResult, LlmGateway, UsageReport } from './types.ts';
 import type { UsageMeter } from './usage.ts';
 
 /** A replay miss, for callers that stop the run on the first one (`replayMiss: 'throw'`). */
@@ -34,6 +35,8 @@ export interface CachedGatewayOptions {
   /** Texts per embeddings request. */
   embedBatchSize: number;
   log: (message: string) => void;
+  /** Batch mode (or loaded batch results): asked in place of the transport's chat. */
+  batch?: BatchController;
 }
 
 type Conversation = { ok: true; text: string } | { ok: false; reason: FailureReason; detail: string };
@@ -48,11 +51,13 @@ export class CachedGateway implements LlmGateway {
   readonly backend: 'openai' | 'replay';
   readonly model: string;
   readonly dryRun = false;
+  readonly batch?: BatchHook;
   private readonly inflight = new Map<string, Promise<Conversation>>();
 
   constructor(private readonly options: CachedGatewayOptions) {
     this.backend = options.backend;
     this.model = options.model;
+    if (options.batch?.collecting) this.batch = options.batch;
   }
 
   async generate<V extends Record<string, unknown>, O>(prompt: PromptFile<V, O>, vars: V, options: GenerateOptions): Promise<GenerateResult<O>> {
@@ -94,7 +99,7 @@ export class CachedGateway implements LlmGateway {
 
   /** Asks until an answer passes the schema or attempts run out. */
   private async converse(prompt: PromptFile<any, unknown>, request: ReturnType<typeof buildChatRequest>, stage: string): Promise<Conversation> {
-    const transport = this.options.transport!;
+    const transport = this.options.batch ?? this.options.transport!;
     let messages: ChatMessage[] = request.messages;
     let maxTokens = request.maxTokens;
     let grown = false;

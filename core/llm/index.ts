@@ -1,5 +1,7 @@
 import { join, resolve } from 'node:path';
 import { UserError } from '../errors.ts';
+import { BatchController, type BatchOptions } from './batch.ts';
+import { loadBatchResults } from './batch-jsonl.ts';
 import { ResponseCache } from './cache.ts';
 import { DryRunGateway } from './dryrun.ts';
 import { CachedGateway } from './gateway.ts';
@@ -8,12 +10,13 @@ import { OfflineGateway } from './offline.ts';
 import { OpenAiTransport } from './openai.ts';
 import { loadPriceTable, type PriceTable } from './pricing.ts';
 import type { ChatCacheEntry } from './request.ts';
-import { redactor } from './secrets.ts';
+import { keyMasker, redactor } from './secrets.ts';
 import type { Backend, LlmGateway } from './types.ts';
 import { UsageMeter } from './usage.ts';
 
-export type { Backend, EmbedOptions, FailureReason, GenerateOptions, GenerateResult, LlmGateway, UsageReport } from './types.ts';
+export type { Backend, BatchCounts, EmbedOptions, FailureReason, GenerateOptions, GenerateResult, LlmGateway, UsageReport } from './types.ts';
 export { ReplayMissError } from './gateway.ts';
+export { BatchFileWritten, formatBatchCounts, type BatchOptions } from './batch.ts';
 export { formatUsage } from './usage.ts';
 export { DEFAULT_PRICE_TABLE_PATH, type PriceTable } from './pricing.ts';
 
@@ -68,6 +71,13 @@ export interface GatewayOptions {
   rateWindowMs?: number;
   /** Texts per embeddings request (default 128). */
   embedBatchSize?: number;
+  /**
+   * Batch mode (openai backend): cache misses are collected per stage and sent through the Batch
+   * API (`mode: 'openai'`), or written to a file for `vllm run-batch` (`mode: 'file'`).
+   */
+  batch?: BatchOptions;
+  /** A batch output file (`vllm run-batch -o`, or a provider's) whose answers are loaded into the cache first. */
+  batchResults?: string;
 }
 
 /** Picks and builds the backend. Throws a UserError for settings that cannot work. */
@@ -77,9 +87,12 @@ export function createGateway(options: GatewayOptions = {}): LlmGateway {
   const log = (message: string) => options.log?.(redact(message));
   const seed = options.seed ?? 42;
   const backend = resolveBackend(options, env);
+  if ((options.batch || options.batchResults) && (backend !== 'openai' || options.dryRun || options.noCache)) {
+    throw new UserError('--batch, --batch-file and --batch-results work with --llm openai and the response cache (not with --dry-run or --no-cache)');
+  }
   if (backend === 'offline') return new OfflineGateway(seed);
 
-  if (backend === 'openai' && !options.dryRun && !env.OPENAI_API_KEY && !env.OPENAI_BASE_URL) {
+  if (backend === 'openai' && !options.dryRun && options.batch?.mode !== 'file' && !env.OPENAI_API_KEY && !env.OPENAI_BASE_URL) {
     throw new UserError('--llm openai needs an endpoint: set OPENAI_API_KEY (for OpenAI) or OPENAI_BASE_URL (for another OpenAI-compatible server), or use --llm offline');
   }
   const home = options.home ?? env.TOOLKILN_HOME ?? process.cwd();
@@ -121,6 +134,12 @@ export function createGateway(options: GatewayOptions = {}): LlmGateway {
   } else {
     log(`llm: replay ${model} from ${cacheNote}`);
   }
+  if (options.batchResults) loadBatchResults(resolve(options.batchResults), cache!, log, keyMasker(env.OPENAI_API_KEY));
+  const batch =
+    options.batch || options.batchResults
+      ? new BatchController({ cache: cache!, meter, collect: options.batch ?? null, transport, apiKey: env.OPENAI_API_KEY, baseURL: env.OPENAI_BASE_URL || undefined, log, redact })
+      : undefined;
+  if (options.batch) log(options.batch.mode === 'file' ? `llm: batch file mode: requests not in the cache are written to ${options.batch.file}` : 'llm: batch mode: requests not in the cache go through the Batch API (24 h window)');
   return new CachedGateway({
     backend,
     model,
@@ -134,6 +153,7 @@ export function createGateway(options: GatewayOptions = {}): LlmGateway {
     replayMiss: options.replayMiss ?? 'reject',
     embedBatchSize,
     log,
+    batch,
   });
 }
 

@@ -4,8 +4,8 @@ import { z } from 'zod';
 import { UserError } from '../errors.ts';
 import { formatZodError } from '../records.ts';
 
-/** Dollars per 1,000,000 tokens. */
-export const ModelPrice = z.object({ input: z.number().nonnegative(), output: z.number().nonnegative() });
+/** Dollars per 1,000,000 tokens; `batchDiscount`: the share taken off for requests answered through a Batch API (0.5 = half price). */
+export const ModelPrice = z.object({ input: z.number().nonnegative(), output: z.number().nonnegative(), batchDiscount: z.number().min(0).max(1).optional() });
 export type ModelPrice = z.infer<typeof ModelPrice>;
 
 export const PriceTableFile = z.object({ _about: z.string().optional(), models: z.record(z.string(), ModelPrice) });
@@ -24,7 +24,7 @@ export function readPriceTable(path: string): PriceTable {
   }
   const parsed = PriceTableFile.safeParse(json);
   if (!parsed.success) {
-    throw new UserError(`${path}: invalid price table: ${formatZodError(parsed.error)}; expected {"models": {"<model>": {"input": <$ per 1M tokens>, "output": <$ per 1M tokens>}}}`);
+    throw new UserError(`${path}: invalid price table: ${formatZodError(parsed.error)}; expected {"models": {"<model>": {"input": <$ per 1M tokens>, "output": <$ per 1M tokens>, "batchDiscount": <optional share, 0 to 1>}}}`);
   }
   return parsed.data.models;
 }
@@ -48,7 +48,9 @@ export function priceOf(table: PriceTable, model: string): ModelPrice | null {
   return base !== model && Object.hasOwn(table, base) ? table[base] : null;
 }
 
-export function costOf(price: ModelPrice | null, promptTokens: number, completionTokens: number): number | null {
+/** Dollars for the tokens; `batch`: answered through a Batch API, at the model's batch discount. */
+export function costOf(price: ModelPrice | null, promptTokens: number, completionTokens: number, batch = false): number | null {
   if (!price) return null;
-  return (promptTokens * price.input + completionTokens * price.output) / 1_000_000;
+  const full = (promptTokens * price.input + completionTokens * price.output) / 1_000_000;
+  return batch ? full * (1 - (price.batchDiscount ?? 0)) : full;
 }

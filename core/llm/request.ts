@@ -26,9 +26,20 @@ export function buildChatRequest<V extends Record<string, unknown>>(prompt: Prom
  * schema and format, and tools. Never the endpoint or the key, so a copied cache replays anywhere.
  */
 export function chatCacheKey(request: ChatSend): string {
-  return hashOf({
-    v: 1,
-    kind: 'chat',
+  return hashOf({ v: 1, kind: 'chat', ...sentFields(request) });
+}
+
+/**
+ * The cache key of one raw reply to exactly this request (a batch answer, kept before it is checked
+ * against the schema); also the request's `custom_id` in batch files. Distinct from `chatCacheKey`,
+ * which holds only answers that passed.
+ */
+export function chatReplyKey(request: ChatSend): string {
+  return hashOf({ v: 1, kind: 'chat-reply', ...sentFields(request) });
+}
+
+function sentFields(request: ChatSend): Record<string, unknown> {
+  return {
     model: request.model,
     messages: request.messages,
     temperature: request.temperature ?? null,
@@ -37,7 +48,7 @@ export function chatCacheKey(request: ChatSend): string {
     maxTokens: request.maxTokens ?? null,
     response: { kind: request.format.kind, name: request.format.name, schema: request.format.schema },
     tools: null,
-  });
+  };
 }
 
 export function embeddingCacheKey(model: string, text: string): string {
@@ -49,6 +60,17 @@ export interface ChatCacheEntry {
   promptId: string;
   model: string;
   text: string;
+}
+
+/** What the cache holds under a `chatReplyKey`: one raw reply, whatever its content. */
+export interface ChatReplyEntry {
+  kind: 'chat-reply';
+  model: string;
+  text: string;
+  finishReason: string;
+  refusal: string | null;
+  promptTokens: number;
+  completionTokens: number;
 }
 
 export interface EmbeddingCacheEntry {

@@ -24,7 +24,9 @@ export interface GenerateOptions {
  * model's context), `bad_response` (the endpoint sent something that is not a chat completion),
  * `timeout`, `connection_error`, `replay_miss` (the replay backend has no cached answer),
  * `offline_schema_error`, `no_list` (no list where the prompt asked for one, after a repair),
- * `chatter` (talk such as a refusal or a bare preamble instead of the asked-for text, after a repair).
+ * `chatter` (talk such as a refusal or a bare preamble instead of the asked-for text, after a repair),
+ * `batch_failed` (a Batch API request failed or expired on every submission),
+ * `batch_deferred` (batch mode: the request waits for a batch; the runner asks again once it is answered).
  */
 export type FailureReason =
   | 'schema_invalid'
@@ -42,7 +44,9 @@ export type FailureReason =
   | 'timeout'
   | 'connection_error'
   | 'replay_miss'
-  | 'offline_schema_error';
+  | 'offline_schema_error'
+  | 'batch_failed'
+  | 'batch_deferred';
 
 /** Failures that say the endpoint could not be reached or would not answer, not that an answer was bad. */
 export const TRANSPORT_FAILURES: ReadonlySet<string> = new Set<FailureReason>(['connection_error', 'timeout', 'http_error', 'rate_limited']);
@@ -64,6 +68,40 @@ export interface UsageReport {
   byModel: Record<string, Usage>;
 }
 
+/** Figures of a run's Batch API use; each request line counts once per submission. */
+export interface BatchCounts {
+  batches: number;
+  /** Request lines sent in batches, resubmissions included. */
+  submitted: number;
+  completed: number;
+  /** Lines answered with an error. */
+  failed: number;
+  /** Lines the batch did not run before its window closed (or it was cancelled). */
+  expired: number;
+  /** Failed or expired lines sent again in a later batch. */
+  resubmitted: number;
+  /** Requests given up after their last submission failed: their records are rejected `batch_failed`. */
+  abandoned: number;
+}
+
+export interface BatchSettleOptions {
+  runDir: string;
+  stage: string;
+  log: (message: string) => void;
+  /** The command that resumes the run, quoted in messages. */
+  resumeCommand: string;
+}
+
+/** Batch mode of a gateway: misses are collected (answered `batch_deferred`) and sent together by `settle`. */
+export interface BatchHook {
+  /** Requests collected and not yet settled. */
+  readonly pending: number;
+  /** Sends what was collected and waits until each request is answered (into the cache) or given up. */
+  settle(options: BatchSettleOptions): Promise<void>;
+  /** The run's counts, kept in `<runDir>/batches.json`; null when no batch was sent. */
+  counts(runDir: string): BatchCounts | null;
+}
+
 /** The one door to a language model: every generation step of every recipe goes through it. */
 export interface LlmGateway {
   readonly backend: Backend;
@@ -73,6 +111,8 @@ export interface LlmGateway {
    * estimate of what a real run would send (requests not answered by the cache, tokens, dollars).
    */
   readonly dryRun?: boolean;
+  /** Present in batch mode (`--batch`, `--batch-file`): the runner settles collected requests through it. */
+  readonly batch?: BatchHook;
   /**
    * Ask for a structured answer. A failure after all retries and repairs is a result, not a throw;
    * only a misconfiguration that would fail every request (rejected key, unknown model) throws a UserError.

@@ -17,6 +17,8 @@ export function estimateMessageTokens(messages: readonly { content: string }[]):
 interface Cell {
   stage: string;
   model: string;
+  /** Answered through a Batch API: priced at the model's batch discount. */
+  batch: boolean;
   requests: number;
   cached: number;
   promptTokens: number;
@@ -33,11 +35,11 @@ export class UsageMeter {
 
   constructor(private readonly prices: PriceTable, private readonly log: (message: string) => void = () => {}) {}
 
-  private cell(stage: string, model: string): Cell {
-    const id = `${stage}\u0000${model}`;
+  private cell(stage: string, model: string, batch = false): Cell {
+    const id = `${stage}\u0000${model}\u0000${batch}`;
     let cell = this.cells.get(id);
     if (!cell) {
-      cell = { stage, model, requests: 0, cached: 0, promptTokens: 0, completionTokens: 0 };
+      cell = { stage, model, batch, requests: 0, cached: 0, promptTokens: 0, completionTokens: 0 };
       this.cells.set(id, cell);
       if (!priceOf(this.prices, model) && !this.warned.has(model)) {
         this.warned.add(model);
@@ -47,9 +49,9 @@ export class UsageMeter {
     return cell;
   }
 
-  /** One request sent (whatever its outcome), with the tokens it used. */
-  request(stage: string, model: string, promptTokens: number, completionTokens: number): void {
-    const cell = this.cell(stage, model);
+  /** One request sent (whatever its outcome), with the tokens it used; `batch`: answered through a Batch API. */
+  request(stage: string, model: string, promptTokens: number, completionTokens: number, batch = false): void {
+    const cell = this.cell(stage, model, batch);
     cell.requests++;
     cell.promptTokens += promptTokens;
     cell.completionTokens += completionTokens;
@@ -74,7 +76,7 @@ export class UsageMeter {
       priced.add(usage);
     };
     for (const cell of this.cells.values()) {
-      const cost = costOf(priceOf(this.prices, cell.model), cell.promptTokens, cell.completionTokens);
+      const cost = costOf(priceOf(this.prices, cell.model), cell.promptTokens, cell.completionTokens, cell.batch);
       for (const usage of [report.total, (report.byStage[cell.stage] ??= emptyUsage()), (report.byModel[cell.model] ??= emptyUsage())]) {
         add(usage, cell, cost, !priced.has(usage));
       }

@@ -6,6 +6,11 @@ import type { AddressInfo, Socket } from 'node:net';
  * A local, scriptable OpenAI-compatible endpoint for tests and benchmarks: POST /v1/chat/completions
  * and POST /v1/embeddings on 127.0.0.1 (random port). Each request is answered by the next scripted
  * reply queued for its endpoint, else by the endpoint's responder. Every request is recorded.
+ *
+ * It also serves the Files and Batches APIs: POST /v1/files (multipart upload), GET /v1/files/:id and
+ * /v1/files/:id/content, POST /v1/batches, GET /v1/batches (list) and /v1/batches/:id. A batch answers `in_progress` for the
+ * retrieves its plan asks (or while batches are held), then ends as planned (completed / expired /
+ * failed) with output and error files whose chat answers come from the chat responder.
  */
 
 export type Endpoint = 'chat' | 'embeddings';
@@ -40,7 +45,7 @@ export interface ScriptedReply {
 }
 
 export interface RecordedRequest {
-  endpoint: Endpoint | 'other';
+  endpoint: Endpoint | 'files' | 'batches' | 'other';
   method: string;
   path: string;
   headers: Record<string, string | string[] | undefined>;
@@ -51,6 +56,33 @@ export interface RecordedRequest {
 }
 
 export type Responder = (request: RecordedRequest) => ScriptedReply | Promise<ScriptedReply>;
+
+/** How one input line of a batch ends: answered, answered with an HTTP error, or not run (expired). */
+export type BatchLineOutcome = 'ok' | 'error' | 'expired';
+
+export interface BatchPlan {
+  /** Retrieves answered `in_progress` before the batch ends (default 1). */
+  polls?: number;
+  /** How it ends (default `completed`); `failed` is a batch rejected whole, with no files. */
+  status?: 'completed' | 'expired' | 'failed';
+  /** Per line (0-based within the batch); default `ok`, or `expired` when the batch expires. */
+  line?: (line: any, index: number) => BatchLineOutcome;
+}
+
+/** Picks the plan of a new batch; `number` counts batches created since start or reset (1-based). */
+export type BatchPlanner = (batch: { id: string; number: number; lines: any[] }) => BatchPlan;
+
+export interface TestBatch {
+  id: string;
+  inputFileId: string;
+  lines: any[];
+  status: string;
+  retrieves: number;
+  plan: BatchPlan;
+  outputFileId?: string;
+  errorFileId?: string;
+  metadata: unknown;
+}
 
 export interface OpenAiServerOptions {
   /** Default latency of every reply (a scripted reply's latencyMs wins). */
@@ -73,6 +105,15 @@ export interface OpenAiTestServer {
   readonly maxInFlight: number;
   /** The most requests that arrived within any span shorter than `windowMs`. */
   maxInWindow(windowMs: number, endpoint?: Endpoint): number;
+  /** Batches created, in order. */
+  readonly batches: readonly TestBatch[];
+  setBatchPlanner(planner: BatchPlanner): void;
+  /** While held, every batch answers `in_progress` (a run waits between submit and collect). */
+  holdBatches(hold: boolean): void;
+  /** The next `n` batch creates make their batch but drop the connection instead of answering (a lost answer). */
+  dropCreateAnswers(n: number): void;
+  /** Uploaded or generated file contents, by id. */
+  fileContent(id: string): string | undefined;
   /** Forgets requests, queued replies and counters. */
   reset(): void;
   close(): Promise<void>;
@@ -106,6 +147,11 @@ export async function startOpenAiServer(options: OpenAiServerOptions = {}): Prom
   let maxInFlight = 0;
   let sequence = 0;
   const sockets = new Set<Socket>();
+  const files = new Map<string, { filename: string; purpose: string; content: string }>();
+  const batches: TestBatch[] = [];
+  let planner: BatchPlanner = () => ({});
+  let held = false;
+  let dropCreates = 0;
 
   const server = createServer((req, res) => {
     inFlight++;
@@ -132,7 +178,15 @@ export async function startOpenAiServer(options: OpenAiServerOptions = {}): Prom
 
   async function handle(req: IncomingMessage, res: ServerResponse, text: string): Promise<void> {
     const path = (req.url ?? '/').split('?')[0];
-    const endpoint: Endpoint | 'other' = path.endsWith('/chat/completions') ? 'chat' : path.endsWith('/embeddings') ? 'embeddings' : 'other';
+    const endpoint: RecordedRequest['endpoint'] = path.endsWith('/chat/completions')
+      ? 'chat'
+      : path.endsWith('/embeddings')
+        ? 'embeddings'
+        : /\/v1\/files(\/|$)/.test(path)
+          ? 'files'
+          : /\/v1\/batches(\/|$)/.test(path)
+            ? 'batches'
+            : 'other';
     let body: unknown;
     try {
       body = text ? JSON.parse(text) : undefined;
@@ -141,6 +195,7 @@ export async function startOpenAiServer(options: OpenAiServerOptions = {}): Prom
     }
     const request: RecordedRequest = { endpoint, method: req.method ?? 'GET', path, headers: req.headers, body, at: performance.now() };
     requests.push(request);
+    if (endpoint === 'files' || endpoint === 'batches') return batchApi(req, res, request, text);
     if (endpoint === 'other') return send(res, 404, {}, { error: { message: `no route ${path}`, type: 'invalid_request_error' } });
     const reply = queues[endpoint].shift() ?? (await responders[endpoint](request));
     const wait = reply.latencyMs ?? latencyMs;
@@ -199,6 +254,113 @@ export async function startOpenAiServer(options: OpenAiServerOptions = {}): Prom
     };
   }
 
+  async function batchApi(req: IncomingMessage, res: ServerResponse, request: RecordedRequest, text: string): Promise<void> {
+    const notFound = (what: string) => send(res, 404, {}, { error: { message: `No such ${what}`, type: 'invalid_request_error', code: null, param: null } });
+    const path = request.path;
+    if (request.method === 'POST' && path === '/v1/files') {
+      const parts = multipart(text, String(req.headers['content-type'] ?? ''));
+      if (parts.file === undefined) return send(res, 400, {}, { error: { message: 'no file part', type: 'invalid_request_error' } });
+      const id = `file-${++sequence}`;
+      files.set(id, { filename: parts.filename ?? 'upload.jsonl', purpose: parts.purpose ?? '', content: parts.file });
+      return send(res, 200, {}, fileObject(id));
+    }
+    let match = /^\/v1\/files\/([^/]+)(\/content)?$/.exec(path);
+    if (request.method === 'GET' && match) {
+      const file = files.get(match[1]);
+      if (!file) return notFound('file');
+      if (!match[2]) return send(res, 200, {}, fileObject(match[1]));
+      res.writeHead(200, { 'content-type': 'application/octet-stream', 'content-length': Buffer.byteLength(file.content) });
+      res.end(file.content);
+      return;
+    }
+    if (request.method === 'POST' && path === '/v1/batches') {
+      const input = files.get(request.body?.input_file_id);
+      if (!input) return notFound('file');
+      const lines = input.content.split('\n').filter(Boolean).map((line) => JSON.parse(line));
+      const id = `batch_${++sequence}`;
+      const batch: TestBatch = { id, inputFileId: request.body.input_file_id, lines, status: 'validating', retrieves: 0, plan: {}, metadata: request.body.metadata ?? null };
+      batch.plan = planner({ id, number: batches.length + 1, lines });
+      batches.push(batch);
+      if (dropCreates > 0) {
+        dropCreates--;
+        req.socket.destroy();
+        return;
+      }
+      return send(res, 200, {}, batchObject(batch));
+    }
+    if (request.method === 'GET' && path === '/v1/batches') {
+      const data = [...batches].reverse().map(batchObject);
+      return send(res, 200, {}, { object: 'list', data, first_id: batches.at(-1)?.id ?? null, last_id: batches[0]?.id ?? null, has_more: false });
+    }
+    match = /^\/v1\/batches\/([^/]+)$/.exec(path);
+    if (request.method === 'GET' && match) {
+      const batch = batches.find((b) => b.id === match![1]);
+      if (!batch) return notFound('batch');
+      if (batch.status === 'validating' || batch.status === 'in_progress') {
+        batch.retrieves++;
+        if (held || batch.retrieves <= (batch.plan.polls ?? 1)) batch.status = 'in_progress';
+        else await finish(batch);
+      }
+      return send(res, 200, {}, batchObject(batch));
+    }
+    return send(res, 404, {}, { error: { message: `no route ${request.method} ${path}`, type: 'invalid_request_error' } });
+  }
+
+  /** Ends a batch as planned: output and error files in the Batch API's line format. */
+  async function finish(batch: TestBatch): Promise<void> {
+    const status = batch.plan.status ?? 'completed';
+    batch.status = status;
+    if (status === 'failed') return;
+    const output: string[] = [];
+    const errors: string[] = [];
+    for (const [index, line] of batch.lines.entries()) {
+      const outcome = batch.plan.line?.(line, index) ?? (status === 'expired' ? 'expired' : 'ok');
+      const id = `batch_req_${++sequence}`;
+      if (outcome === 'expired') {
+        errors.push(JSON.stringify({ id, custom_id: line.custom_id, response: null, error: { code: 'batch_expired', message: 'This request could not be executed before the completion window expired.' } }));
+      } else if (outcome === 'error') {
+        const body = { error: { message: 'scripted batch line error', type: 'server_error', code: null, param: null } };
+        errors.push(JSON.stringify({ id, custom_id: line.custom_id, response: { status_code: 500, request_id: `req_${sequence}`, body }, error: null }));
+      } else {
+        const request: RecordedRequest = { endpoint: 'chat', method: 'POST', path: '/v1/chat/completions', headers: {}, body: line.body, at: performance.now() };
+        const reply = await responders.chat(request);
+        const body = completion(request, reply, await contentOf(request, reply));
+        output.push(JSON.stringify({ id, custom_id: line.custom_id, response: { status_code: 200, request_id: `req_${sequence}`, body }, error: null }));
+      }
+    }
+    const store = (lines: string[]) => {
+      const id = `file-${++sequence}`;
+      files.set(id, { filename: `${batch.id}.jsonl`, purpose: 'batch_output', content: lines.map((l) => l + '\n').join('') });
+      return id;
+    };
+    if (output.length) batch.outputFileId = store(output);
+    if (errors.length) batch.errorFileId = store(errors);
+  }
+
+  function fileObject(id: string): unknown {
+    const file = files.get(id)!;
+    return { id, object: 'file', bytes: Buffer.byteLength(file.content), created_at: 1700000000, filename: file.filename, purpose: file.purpose, status: 'processed' };
+  }
+
+  function batchObject(batch: TestBatch): unknown {
+    const answered = batch.outputFileId ? files.get(batch.outputFileId)!.content.split('\n').filter(Boolean).length : 0;
+    const ended = batch.status === 'completed' || batch.status === 'expired' || batch.status === 'failed';
+    return {
+      id: batch.id,
+      object: 'batch',
+      endpoint: '/v1/chat/completions',
+      input_file_id: batch.inputFileId,
+      completion_window: '24h',
+      status: batch.status,
+      created_at: 1700000000,
+      output_file_id: batch.outputFileId ?? null,
+      error_file_id: batch.errorFileId ?? null,
+      errors: batch.status === 'failed' ? { object: 'list', data: [{ code: 'invalid_request', message: 'scripted batch failure', line: null, param: null }] } : null,
+      request_counts: { total: batch.lines.length, completed: answered, failed: ended ? batch.lines.length - answered : 0 },
+      metadata: batch.metadata,
+    };
+  }
+
   function send(res: ServerResponse, status: number, headers: Record<string, string>, payload: unknown): void {
     const json = typeof payload === 'string' ? payload : JSON.stringify(payload);
     res.writeHead(status, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(json), ...headers });
@@ -227,8 +389,18 @@ export async function startOpenAiServer(options: OpenAiServerOptions = {}): Prom
       }
       return best;
     },
+    get batches() {
+      return batches;
+    },
+    setBatchPlanner: (next) => void (planner = next),
+    holdBatches: (hold) => void (held = hold),
+    dropCreateAnswers: (n) => void (dropCreates = n),
+    fileContent: (id) => files.get(id)?.content,
     reset() {
       requests.length = 0;
+      batches.length = 0;
+      files.clear();
+      dropCreates = 0;
       queues.chat.length = 0;
       queues.embeddings.length = 0;
       maxInFlight = inFlight;
@@ -238,4 +410,22 @@ export async function startOpenAiServer(options: OpenAiServerOptions = {}): Prom
       await new Promise<void>((resolve) => server.close(() => resolve()));
     },
   };
+}
+
+/** The fields of a multipart/form-data body (text parts only), with the file part's name. */
+function multipart(text: string, contentType: string): Record<string, string | undefined> & { filename?: string } {
+  const boundary = /boundary=(?:"([^"]+)"|([^;]+))/.exec(contentType);
+  const fields: Record<string, string | undefined> & { filename?: string } = {};
+  if (!boundary) return fields;
+  for (const part of text.split(`--${boundary[1] ?? boundary[2]}`)) {
+    const split = part.indexOf('\r\n\r\n');
+    if (split < 0) continue;
+    const headers = part.slice(0, split);
+    const name = /name="([^"]+)"/.exec(headers)?.[1];
+    if (!name) continue;
+    fields[name] = part.slice(split + 4).replace(/\r\n$/, '');
+    const filename = /filename="([^"]*)"/.exec(headers)?.[1];
+    if (filename !== undefined) fields.filename = filename;
+  }
+  return fields;
 }
