@@ -1,31 +1,153 @@
-import { closeSync, existsSync, fsyncSync, ftruncateSync, mkdirSync, openSync, readFileSync, renameSync, rmSync, writeFileSync, writeSync } from 'node:fs';
+import { createHash } from 'node:crypto';
+import { closeSync, existsSync, fsyncSync, ftruncateSync, mkdirSync, openSync, readFileSync, readSync, renameSync, rmSync, writeFileSync, writeSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { UserError, withPath } from './errors.ts';
 
-/** Parses a JSONL file; a bad line is an error naming the file and line. */
-export function readJsonl<T = unknown>(path: string): T[] {
-  if (!existsSync(path)) return [];
-  return parseJsonl<T>(readFileSync(path, 'utf8'), path);
+/** Bytes read or buffered at a time when a file is read or written line by line. */
+const LINE_CHUNK = 1 << 20;
+
+/** One line of a file: its bytes without the `\n`, where it starts, and whether a `\n` ended it. */
+export interface FileLine {
+  bytes: Buffer;
+  start: number;
+  complete: boolean;
 }
 
-/** Parses JSONL text read from `path` (named in errors). */
-export function parseJsonl<T = unknown>(text: string, path: string): T[] {
-  const out: T[] = [];
-  const lines = text.split('\n');
-  for (let i = 0; i < lines.length; i++) {
-    const line = lines[i].trim();
-    if (!line) continue;
+/**
+ * The lines of a file, read in 1 MiB chunks: no file is ever held whole, so files past V8's longest
+ * string (~512 MB) or a Buffer's 2 GiB read like small ones. A last line without `\n` comes with
+ * `complete: false` (for a journal: a torn write). `onChunk` sees every byte read (for hashing).
+ */
+export function* fileLines(path: string, onChunk?: (bytes: Buffer) => void): Generator<FileLine> {
+  const fd = openSync(path, 'r');
+  try {
+    const chunk = Buffer.allocUnsafe(LINE_CHUNK);
+    let carry: Buffer[] = [];
+    let lineStart = 0;
+    let position = 0;
+    for (;;) {
+      const read = readSync(fd, chunk, 0, LINE_CHUNK, null);
+      if (read === 0) break;
+      const bytes = chunk.subarray(0, read);
+      onChunk?.(bytes);
+      let from = 0;
+      for (let end = bytes.indexOf(10, from); end !== -1; end = bytes.indexOf(10, from)) {
+        // Copied: the chunk buffer is reused by the next read.
+        const line = carry.length ? Buffer.concat([...carry, bytes.subarray(from, end)]) : Buffer.from(bytes.subarray(from, end));
+        carry = [];
+        yield { bytes: line, start: lineStart, complete: true };
+        from = end + 1;
+        lineStart = position + from;
+      }
+      if (from < read) carry.push(Buffer.from(bytes.subarray(from)));
+      position += read;
+    }
+    if (carry.length) yield { bytes: Buffer.concat(carry), start: lineStart, complete: false };
+  } finally {
+    closeSync(fd);
+  }
+}
+
+/**
+ * The records of a JSONL file, one at a time; a bad line is an error naming the file and line.
+ * `onChunk` sees every byte read (a reader can hash the file as it parses it).
+ */
+export function* eachJsonl<T = unknown>(path: string, onChunk?: (bytes: Buffer) => void): Generator<T> {
+  if (!existsSync(path)) return;
+  let number = 0;
+  for (const { bytes } of fileLines(path, onChunk)) {
+    number++;
+    const text = bytes.toString('utf8').trim();
+    if (!text) continue;
     try {
-      out.push(JSON.parse(line) as T);
+      yield JSON.parse(text) as T;
     } catch (error) {
-      throw new UserError(`${path}:${i + 1}: not valid JSON (${(error as Error).message}); fix or remove that line`);
+      throw new UserError(`${path}:${number}: not valid JSON (${(error as Error).message}); fix or remove that line`);
     }
   }
-  return out;
 }
 
+/** Parses a JSONL file; a bad line is an error naming the file and line. */
+export function readJsonl<T = unknown>(path: string): T[] {
+  return [...eachJsonl<T>(path)];
+}
+
+/** JSONL text of a few records (small files only: large ones go through `writeJsonlAtomic`). */
 export function toJsonl(records: readonly unknown[]): string {
   return records.map((r) => JSON.stringify(r) + '\n').join('');
+}
+
+/**
+ * Writes records as JSONL, whole or not at all (a temporary file renamed into place), through a
+ * 1 MiB buffer: the file is never built as one string. Returns its sha256 and line count.
+ */
+export function writeJsonlAtomic(path: string, records: Iterable<unknown>): { sha256: string; count: number } {
+  const tmp = `${path}.tmp-${process.pid}`;
+  try {
+    const writer = new JsonlWriter(tmp);
+    try {
+      for (const record of records) writer.write(record);
+    } finally {
+      writer.close();
+    }
+    renameSync(tmp, path);
+    return { sha256: writer.sha256(), count: writer.count };
+  } catch (error) {
+    rmSync(tmp, { force: true });
+    throw withPath(error, path);
+  }
+}
+
+/** Writes JSON lines to a new file through a 1 MiB buffer, hashing what it writes. */
+export class JsonlWriter {
+  private readonly fd: number;
+  private readonly hash = createHash('sha256');
+  private pending: string[] = [];
+  private pendingLength = 0;
+  count = 0;
+
+  constructor(readonly path: string) {
+    mkdirSync(dirname(path), { recursive: true });
+    try {
+      this.fd = openSync(path, 'w');
+    } catch (error) {
+      throw withPath(error, path);
+    }
+  }
+
+  write(record: unknown): void {
+    const line = JSON.stringify(record) + '\n';
+    this.pending.push(line);
+    this.pendingLength += line.length;
+    this.count++;
+    if (this.pendingLength >= LINE_CHUNK) this.flush();
+  }
+
+  private flush(): void {
+    if (!this.pending.length) return;
+    const bytes = Buffer.from(this.pending.join(''), 'utf8');
+    this.pending = [];
+    this.pendingLength = 0;
+    this.hash.update(bytes);
+    try {
+      for (let written = 0; written < bytes.length; ) written += writeSync(this.fd, bytes, written);
+    } catch (error) {
+      throw withPath(error, this.path);
+    }
+  }
+
+  close(): void {
+    try {
+      this.flush();
+    } finally {
+      closeSync(this.fd);
+    }
+  }
+
+  /** The sha256 of everything written (after `close`). */
+  sha256(): string {
+    return this.hash.digest('hex');
+  }
 }
 
 /** Writes a file whole or not at all: a temporary file renamed into place (removed again if writing fails). */
@@ -58,18 +180,14 @@ export class Journal<T> {
     const entries: T[] = [];
     let goodBytes = 0;
     if (existsSync(path)) {
-      const buffer = readFileSync(path);
-      let start = 0;
-      while (start < buffer.length) {
-        const end = buffer.indexOf(10, start);
-        if (end === -1) break; // torn last line: no newline, dropped
+      for (const line of fileLines(path)) {
+        if (!line.complete) break; // torn last line: no newline, dropped
         try {
-          entries.push(JSON.parse(buffer.subarray(start, end).toString('utf8')) as T);
+          entries.push(JSON.parse(line.bytes.toString('utf8')) as T);
         } catch {
           break; // a torn line and anything after it is dropped; those records run again
         }
-        start = end + 1;
-        goodBytes = start;
+        goodBytes = line.start + line.bytes.length + 1;
       }
     }
     const fd = openSync(path, 'a+');

@@ -5,7 +5,7 @@ import { z } from 'zod';
 import { countBy } from './collections.ts';
 import { UserError, fileSystemMessage, messageOf } from './errors.ts';
 import { hashOf } from './hash.ts';
-import { Journal, readJsonl, toJsonl, writeFileAtomic } from './jsonl.ts';
+import { Journal, readJsonl, writeFileAtomic, writeJsonlAtomic } from './jsonl.ts';
 import { BatchRound, checkBatchesInFlight } from './llm/batch-round.ts';
 import { TRANSPORT_FAILURES, type LlmGateway } from './llm/types.ts';
 import type { PipelineDefinition } from './pipeline.ts';
@@ -179,8 +179,8 @@ export async function runStages(options: RunStagesOptions): Promise<RunStagesRes
       rejectsByReason: countBy(stageRejects.map((r) => r.reason)),
       seconds: Math.round((Date.now() - started) / 10) / 100,
     };
-    writeFileAtomic(join(folder, 'out.jsonl'), toJsonl(outputs));
-    writeFileAtomic(join(folder, 'rejects.jsonl'), toJsonl(stageRejects));
+    writeJsonlAtomic(join(folder, 'out.jsonl'), outputs);
+    writeJsonlAtomic(join(folder, 'rejects.jsonl'), stageRejects);
     // Written last: its presence means the stage is complete.
     writeFileAtomic(statsPath, JSON.stringify({ stats: stageStats, reports: stageReports, attachments: [...stageAttachments].sort() }, null, 2));
     stats.push(stageStats);

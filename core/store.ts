@@ -1,9 +1,10 @@
+import { createHash } from 'node:crypto';
 import { chmodSync, existsSync, lstatSync, mkdirSync, readdirSync, readFileSync, realpathSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { basename, dirname, join, resolve, sep } from 'node:path';
 import { countBy, groupBy } from './collections.ts';
 import { UserError, messageOf, withPath } from './errors.ts';
 import { hashFileSync, hashOf, sha256 } from './hash.ts';
-import { parseJsonl, toJsonl, writeFileAtomic } from './jsonl.ts';
+import { eachJsonl, writeFileAtomic, writeJsonlAtomic } from './jsonl.ts';
 import { describeOwner, waitForLock } from './lock.ts';
 import { Manifest, Rejection, Sample, ToolSpec, formatZodError } from './records.ts';
 
@@ -207,31 +208,36 @@ export class DatasetStore {
     this.verified.add(ref.dir);
   }
 
-  /** A file of the version as text, checked against the manifest's checksum as it is read. */
-  private readChecked(ref: VersionRef, file: string): string {
+  /**
+   * The records of one JSONL file of the version, read line by line and checked against the
+   * manifest's checksum as they are read (a mismatch is an error once the file is read).
+   */
+  private readChecked<T>(ref: VersionRef, file: string): T[] {
     const path = join(ref.dir, file);
     const expected = this.manifest(ref).files[file];
     if (!existsSync(path)) {
-      if (expected === undefined) return '';
+      if (expected === undefined) return [];
       throw new UserError(intactMessage(ref, { file, problem: 'missing' }));
     }
-    const bytes = readFileSync(path);
-    if (expected !== undefined && !this.verified.has(ref.dir) && sha256(bytes) !== expected) throw new UserError(intactMessage(ref, { file, problem: 'changed' }));
-    return bytes.toString('utf8');
+    const check = expected !== undefined && !this.verified.has(ref.dir);
+    const hash = createHash('sha256');
+    const records = [...eachJsonl<T>(path, check ? (bytes) => hash.update(bytes) : undefined)];
+    if (check && hash.digest('hex') !== expected) throw new UserError(intactMessage(ref, { file, problem: 'changed' }));
+    return records;
   }
 
   /** All samples of a version, split by split in the order the manifest lists them. */
   samples(ref: VersionRef): Sample[] {
     const manifest = this.manifest(ref);
-    return Object.keys(manifest.counts.bySplit).flatMap((split) => parseJsonl<Sample>(this.readChecked(ref, `data/${split}.jsonl`), join(ref.dir, 'data', `${split}.jsonl`)));
+    return Object.keys(manifest.counts.bySplit).flatMap((split) => this.readChecked<Sample>(ref, `data/${split}.jsonl`));
   }
 
   tools(ref: VersionRef): ToolSpec[] {
-    return parseJsonl<ToolSpec>(this.readChecked(ref, 'tools.jsonl'), join(ref.dir, 'tools.jsonl'));
+    return this.readChecked<ToolSpec>(ref, 'tools.jsonl');
   }
 
   rejects(ref: VersionRef): Rejection[] {
-    return parseJsonl<Rejection>(this.readChecked(ref, 'rejects.jsonl'), join(ref.dir, 'rejects.jsonl'));
+    return this.readChecked<Rejection>(ref, 'rejects.jsonl');
   }
 
   findByFingerprint(name: string, fingerprint: string): VersionRef | null {
@@ -279,12 +285,16 @@ export class DatasetStore {
         }
         files[path] = sha256(text);
       };
+      // Data files are streamed: a large version is never built as one string.
+      const writeRecords = (path: string, records: Iterable<unknown>) => {
+        files[path] = writeJsonlAtomic(join(tmpDir, path), records).sha256;
+      };
 
       const bySplit = groupBy(input.samples, (s) => s.split);
       const splits = [...bySplit.keys()].sort();
-      for (const split of splits) write(`data/${split}.jsonl`, toJsonl(bySplit.get(split)!));
-      write('tools.jsonl', toJsonl(input.tools));
-      write('rejects.jsonl', toJsonl(input.rejects));
+      for (const split of splits) writeRecords(`data/${split}.jsonl`, bySplit.get(split)!);
+      writeRecords('tools.jsonl', input.tools);
+      writeRecords('rejects.jsonl', input.rejects);
       for (const [path, text] of Object.entries(input.extraFiles ?? {})) write(path, text);
 
       const version = `v${this.scan(name).highest + 1}`;

@@ -1,7 +1,7 @@
-import { mkdirSync, writeFileSync } from 'node:fs';
+import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { byString, groupBy } from '../../core/collections.ts';
-import { toJsonl } from '../../core/jsonl.ts';
+import { writeJsonlAtomic } from '../../core/jsonl.ts';
 import type { Sample, ToolSpec } from '../../core/records.ts';
 
 /** The canonical records as they are: one JSONL per split plus the tool library. */
@@ -9,9 +9,9 @@ export async function exportCanonical(samples: Sample[], tools: ToolSpec[], outD
   mkdirSync(outDir, { recursive: true });
   const written: string[] = [];
   for (const [split, rows] of [...groupBy(samples, (s) => s.split)].sort(byString(([split]) => split))) {
-    writeFileSync(join(outDir, `${split}.jsonl`), toJsonl(rows));
+    writeJsonlAtomic(join(outDir, `${split}.jsonl`), rows);
     written.push(join(outDir, `${split}.jsonl`));
   }
-  writeFileSync(join(outDir, 'tools.jsonl'), toJsonl(tools));
+  writeJsonlAtomic(join(outDir, 'tools.jsonl'), tools);
   return [...written, join(outDir, 'tools.jsonl')];
 }

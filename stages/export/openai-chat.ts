@@ -1,4 +1,5 @@
-import { mkdirSync, writeFileSync } from 'node:fs';
+import { mkdirSync } from 'node:fs';
+import { writeJsonlAtomic } from '../../core/jsonl.ts';
 import { join } from 'node:path';
 import { byString, groupBy } from '../../core/collections.ts';
 import { isRef, parseRef, toOpenAITool, type ArgValue, type Call, type Sample, type ToolSpec } from '../../core/records.ts';
@@ -61,7 +62,7 @@ export async function exportOpenAIChat(samples: Sample[], _tools: ToolSpec[], ou
   const written: string[] = [];
   for (const [split, rows] of [...groupBy(samples, (s) => s.split)].sort(byString(([split]) => split))) {
     const path = join(outDir, `${split}.jsonl`);
-    writeFileSync(path, rows.map((s) => JSON.stringify(sampleToChat(s)) + '\n').join(''));
+    writeJsonlAtomic(path, rows.map(sampleToChat));
     written.push(path);
   }
   return written;

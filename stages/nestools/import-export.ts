@@ -1,9 +1,9 @@
-import { mkdirSync, writeFileSync } from 'node:fs';
+import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { z } from 'zod';
 import { groupBy } from '../../core/collections.ts';
 import { UserError } from '../../core/errors.ts';
-import { toJsonl } from '../../core/jsonl.ts';
+import { writeJsonlAtomic } from '../../core/jsonl.ts';
 import { Sample, formatZodError, isRef, sampleId, type Call, type Json, type ToolSpec } from '../../core/records.ts';
 import { ApiSpec, apiOfToolSpec, toolSpecDraft } from './api-spec.ts';
 import { fromNotation, leaves, toNotation } from './notation.ts';
@@ -181,7 +181,7 @@ export async function exportNesTools(samples: Sample[], _tools: ToolSpec[], outD
   const written: string[] = [];
   for (const [split, rows] of [...groupBy(samples, (s) => s.split)].sort(([a], [b]) => (a < b ? -1 : 1))) {
     const path = join(outDir, `${split}.jsonl`);
-    writeFileSync(path, toJsonl(rows.map((sample, i) => toNesToolsRecord(sample, i + 1))));
+    writeJsonlAtomic(path, rows.map((sample, i) => toNesToolsRecord(sample, i + 1)));
     written.push(path);
   }
   return written;
@@ -193,10 +193,10 @@ export async function exportSealTools(samples: Sample[], tools: ToolSpec[], outD
   const written: string[] = [];
   for (const [split, rows] of [...groupBy(samples, (s) => s.split)].sort(([a], [b]) => (a < b ? -1 : 1))) {
     const path = join(outDir, `${split}.jsonl`);
-    writeFileSync(path, toJsonl(rows.map(toSealToolsRecord)));
+    writeJsonlAtomic(path, rows.map(toSealToolsRecord));
     written.push(path);
   }
   const library = join(outDir, 'tool.jsonl');
-  writeFileSync(library, toJsonl(tools.map(sealToolEntry)));
+  writeJsonlAtomic(library, tools.map(sealToolEntry));
   return [...written, library];
 }
