@@ -7,6 +7,21 @@ export const commonOptions: Options = {
   help: { type: 'boolean', short: 'h' },
 };
 
+/**
+ * parseArgs reads the "-3" of `--limit -3` as a flag of its own ("argument is ambiguous"). A value
+ * that looks like a negative number after a flag that takes a value is that flag's value, so that
+ * the range check can say what is wrong with it.
+ */
+export function attachNegativeNumbers(argv: string[], options: Options): string[] {
+  const joined: string[] = [];
+  for (let i = 0; i < argv.length; i++) {
+    const name = /^--([^=]+)$/.exec(argv[i])?.[1];
+    if (name && options[name]?.type === 'string' && /^-(\d|\.\d)/.test(argv[i + 1] ?? '')) joined.push(`${argv[i]}=${argv[++i]}`);
+    else joined.push(argv[i]);
+  }
+  return joined;
+}
+
 export function intFlag(values: Values, name: string, range: { min?: number; max?: number } = {}): number | undefined {
   const raw = values[name];
   if (raw === undefined) return undefined;

@@ -85,6 +85,23 @@ describe('cli', () => {
     expect(JSON.parse(json.stdout)).toEqual({ error: expect.stringContaining('unknown pipeline') });
   });
 
+  it('a rerun of an unchanged pipeline prints only that it is unchanged, not the stored stage table', async () => {
+    const again = await cli('run', 'mtu', '--limit', '30', '--quiet', '--name', 'small');
+    expect(again.code).toBe(0);
+    expect(again.out).toMatch(/^unchanged: small@v\d \(.*\) has the same fingerprint; nothing published \(--force to publish anyway\)$/);
+  });
+
+  it('diffs two different datasets only with --across, and says so', async () => {
+    expect((await cli('run', 'mtu', '--limit', '5', '--quiet', '--name', 'tiny')).code).toBe(0);
+    const refused = await cli('datasets', 'diff', 'small@v1', 'tiny@v1');
+    expect(refused.code).toBe(2);
+    expect(refused.err).toBe('toolkiln: small@v1 and tiny@v1 are different datasets; datasets diff compares versions of one dataset (add --across to compare them anyway)');
+    const across = await cli('datasets', 'diff', 'small@v1', 'tiny@v1', '--across');
+    expect(across.code).toBe(0);
+    expect(across.out.split('\n')[0]).toMatch(/^small@v1 → tiny@v1 \(two different datasets\): \d+ added, \d+ removed/);
+    expect(JSON.parse((await cli('datasets', 'diff', 'small@v1', 'tiny@v1', '--across', '--json')).out).across).toBe(true);
+  });
+
   it('resumes a run with the seed it was started with, not the default', async () => {
     const first = JSON.parse((await cli('run', 'mtu', '--limit', '20', '--seed', '7', '--name', 'seven', '--json', '--quiet')).out);
     expect(first.status).toBe('published');

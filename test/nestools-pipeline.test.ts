@@ -43,7 +43,7 @@ async function run(llm: LlmGateway, overrides: Partial<NesToolsConfig>): Promise
     llm,
     runDir: tempDir(),
     resolvePath: pathResolver(projectDir, projectDir),
-    progress: { enabled: false } as never,
+    progress: { quiet: true },
   });
 }
 

@@ -1,6 +1,6 @@
-import { existsSync } from 'node:fs';
+import { existsSync, readFileSync, statSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
-import { resolve } from 'node:path';
+import { extname, resolve, sep } from 'node:path';
 import { UserError } from '../../core/errors.ts';
 import { checkNesToolsFiles } from '../../stages/nestools/check-files.ts';
 import { formatIssue } from '../../stages/nestools/issues.ts';
@@ -10,16 +10,53 @@ import { stringFlag } from '../flags.ts';
 /** Where the released NesTools set lives relative to the toolkiln project folder. */
 const DEFAULT_REFERENCE = fileURLToPath(new URL('../../../shared/data/reference/nestools/test_data.jsonl', import.meta.url));
 
+const ANSWER_EXTENSIONS = new Set(['.md', '.txt']);
+
+/**
+ * A named program file must hold a program: an empty .py, or a .md / .txt (read as an LLM answer)
+ * with no Python function in its code, is bad input (exit 2), not a failed check of a Markdown page
+ * parsed as Python.
+ */
+async function refuseFilesWithoutProgram(paths: string[]): Promise<void> {
+  for (const path of paths) {
+    const extension = extname(path);
+    if (extension !== '.py' && !ANSWER_EXTENSIONS.has(extension)) continue;
+    let text: string;
+    try {
+      if (!statSync(path).isFile()) continue;
+      text = readFileSync(path, 'utf8');
+    } catch {
+      continue; // the checker names a missing or unreadable file
+    }
+    if (!text.trim()) throw new UserError(`${path}: empty file, nothing to check`);
+    if (!ANSWER_EXTENSIONS.has(extension)) continue;
+    // Loaded only for answers: the Python parser is the slow part of starting the check.
+    const { extractCode } = await import('../../stages/nestools/parse-program.ts');
+    if (!/^\s*(async\s+)?def\s/m.test(extractCode(text).code)) {
+      throw new UserError(`${path}: no Python program in it (a ${extension} file is read as an LLM answer whose code block defines the functions and main()); give .py programs or NesTools records (.jsonl, .json)`);
+    }
+  }
+}
+
+/** Every input must give at least one record or program: an empty one checks nothing and must not pass. */
+function refuseInputsThatGaveNothing(paths: string[], results: { file: string }[]): void {
+  for (const path of paths) {
+    if (!results.some((r) => r.file === path || r.file.startsWith(path + sep))) throw new UserError(`${path}: no records or programs in it, nothing to check`);
+  }
+}
+
 export const checkNestoolsCommand: Command = {
   path: ['check', 'nestools'],
   usage: 'toolkiln check nestools <file.py|file.jsonl|folder>… [--strict] [--stats [--reference file.jsonl]] [--json]',
-  summary: 'consistency check of NesTools records or generated Python programs (exit 0 all pass, 1 some fail, 2 unreadable)',
+  summary: 'consistency check of NesTools records (.jsonl, .json) or generated Python programs (.py; .md / .txt holding a code block): exit 0 all pass, 1 some fail, 2 unreadable, empty or of another kind',
   options: { strict: { type: 'boolean' }, stats: { type: 'boolean' }, reference: { type: 'string' } },
   async run(positionals, values, io) {
     if (!positionals.length) throw new UserError(`missing argument: usage: ${this.usage}`);
     const paths = positionals.map((p) => resolve(io.cwd, p));
     const wantStats = values.stats === true;
+    await refuseFilesWithoutProgram(paths);
     const report = await checkNesToolsFiles(paths, { strict: values.strict === true, collectChains: wantStats });
+    refuseInputsThatGaveNothing(paths, report.results);
 
     let statistics: { table: string; sets: Record<string, unknown> } | undefined;
     if (wantStats) {

@@ -1,4 +1,5 @@
 import { join } from 'node:path';
+import { UserError } from '../../core/errors.ts';
 import { DatasetStore } from '../../core/store.ts';
 import { formatTable } from '../../core/runner.ts';
 import type { Command } from '../command.ts';
@@ -60,18 +61,25 @@ export const datasetsShowCommand: Command = {
 
 export const datasetsDiffCommand: Command = {
   path: ['datasets', 'diff'],
-  usage: 'toolkiln datasets diff <name>@a <name>@b [--json]',
-  summary: 'sample ids added, removed and changed between two versions',
-  options: { ids: { type: 'boolean' } },
+  usage: 'toolkiln datasets diff <name>@a <name>@b [--ids] [--across] [--json]',
+  summary: 'sample ids added, removed and changed between two versions of one dataset (--ids lists every id; --across compares two different datasets)',
+  options: { ids: { type: 'boolean' }, across: { type: 'boolean' } },
   async run(positionals, values, io) {
     needPositionals(positionals, 2, this.usage);
     const store = new DatasetStore(io.home, { warn: io.err });
-    const diff = store.diff(store.resolve(positionals[0]), store.resolve(positionals[1]));
+    const [a, b] = positionals.map((ref) => store.resolve(ref));
+    // Sample ids hash what a sample derives from, so two datasets share few: a diff across them is
+    // almost all added and removed, which is rarely what was meant.
+    const across = a.name !== b.name;
+    if (across && values.across !== true) {
+      throw new UserError(`${a.name}@${a.version} and ${b.name}@${b.version} are different datasets; datasets diff compares versions of one dataset (add --across to compare them anyway)`);
+    }
+    const diff = store.diff(a, b);
     if (io.json) {
-      io.out(JSON.stringify({ ...diff, counts: { added: diff.added.length, removed: diff.removed.length, changed: diff.changed.length, unchanged: diff.unchanged } }));
+      io.out(JSON.stringify({ ...diff, across, counts: { added: diff.added.length, removed: diff.removed.length, changed: diff.changed.length, unchanged: diff.unchanged } }));
       return 0;
     }
-    io.out(`${diff.a} → ${diff.b}: ${diff.added.length} added, ${diff.removed.length} removed, ${diff.changed.length} changed, ${diff.unchanged} unchanged`);
+    io.out(`${diff.a} → ${diff.b}${across ? ' (two different datasets)' : ''}: ${diff.added.length} added, ${diff.removed.length} removed, ${diff.changed.length} changed, ${diff.unchanged} unchanged`);
     const show = values.ids === true ? Infinity : 20;
     for (const [label, ids] of [['+', diff.added], ['-', diff.removed], ['~', diff.changed]] as const) {
       for (const id of ids.slice(0, show)) io.out(`${label} ${id}`);

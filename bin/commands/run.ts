@@ -94,6 +94,9 @@ export const runCommand: Command = {
             batch,
           }),
         );
+      } else if (result.status === 'existing') {
+        // Nothing ran: the stored version's stage table would read as if it had.
+        io.out(`unchanged: ${result.ref!.name}@${result.ref!.version} (${result.ref!.dir}) has the same fingerprint; nothing published (--force to publish anyway)`);
       } else {
         io.out(formatStageTable(result.stats));
         const usage = llm.usage().total;
@@ -103,8 +106,6 @@ export const runCommand: Command = {
         if (result.status === 'published') {
           const c = result.manifest!.counts;
           io.out(`\npublished ${where}: ${c.samples} samples (${Object.entries(c.bySplit).map(([s, n]) => `${s} ${n}`).join(', ')}), ${c.tools} tools, ${c.rejects} rejects`);
-        } else if (result.status === 'existing') {
-          io.out(`\nunchanged: ${where} has the same fingerprint; nothing published (--force to publish anyway)`);
         } else {
           io.out(`dry run ${result.runId}: nothing sent, nothing published; the requests above are what the run would send`);
         }

@@ -101,7 +101,7 @@ function summarize(space: VectorSpace, clustering: Clustering, tools: ToolEntry[
 
 export const toolsClusterCommand: Command = {
   path: ['tools', 'cluster'],
-  usage: 'toolkiln tools cluster <tools.jsonl> [--threshold t | --clusters k] [--linkage single|complete|average] [--by name|name+parameters|description] [--model-path dir] [--plot out.html] [--top n] [--json]',
+  usage: 'toolkiln tools cluster <tools.jsonl> [--threshold t | --clusters k] [--linkage single|complete|average] [--by name|name+parameters|description] [--mode auto|exact|blocked] [--seed n] [--model-path dir] [--plot out.html] [--top n] [--json]',
   summary: 'cluster a tool library hierarchically: clusters, sizes, reduction ratio, silhouette, and a 2-D plot',
   options: {
     threshold: { type: 'string' },

@@ -5,7 +5,7 @@ import { loadBatchResults } from './batch-jsonl.ts';
 import { ResponseCache } from './cache.ts';
 import { DryRunGateway } from './dryrun.ts';
 import { CachedGateway } from './gateway.ts';
-import { RequestLimiter } from './limiter.ts';
+import { RequestLimiter, type LimiterOptions } from './limiter.ts';
 import { OfflineGateway } from './offline.ts';
 import { OpenAiTransport } from './openai.ts';
 import { loadPriceTable, type PriceTable } from './pricing.ts';
@@ -69,6 +69,8 @@ export interface GatewayOptions {
   replayMiss?: 'reject' | 'throw';
   /** The window of rpm/tpm (default 60,000 ms); only tests and benchmarks shrink it. */
   rateWindowMs?: number;
+  /** Told of every request the rate limiter lets start (tests check the limits against these). */
+  onRequestStart?: LimiterOptions['onStart'];
   /** Texts per embeddings request (default 128). */
   embedBatchSize?: number;
   /**
@@ -116,7 +118,7 @@ export function createGateway(options: GatewayOptions = {}): LlmGateway {
     const concurrency = positiveInteger(options.concurrency ?? 8, '--concurrency');
     const rpm = options.rpm === undefined || options.rpm === 0 ? undefined : positiveInteger(options.rpm, '--rpm');
     const tpm = options.tpm === undefined || options.tpm === 0 ? undefined : positiveInteger(options.tpm, '--tpm');
-    const limiter = new RequestLimiter({ concurrency, rpm, tpm, windowMs: options.rateWindowMs, log });
+    const limiter = new RequestLimiter({ concurrency, rpm, tpm, windowMs: options.rateWindowMs, log, onStart: options.onRequestStart });
     transport = new OpenAiTransport({
       apiKey: env.OPENAI_API_KEY,
       baseURL: env.OPENAI_BASE_URL || undefined,

@@ -16,6 +16,16 @@ export interface LimiterOptions {
   /** Monotonic clock in ms (tests inject one). */
   now?: () => number;
   log?: (message: string) => void;
+  /** Told of every request the limiter lets start, with its own clock: what tests and benchmarks check pacing against. */
+  onStart?: (start: LimiterStart) => void;
+}
+
+/** One decision to let a request start. */
+export interface LimiterStart {
+  /** The limiter's clock (`now`) at the decision. */
+  at: number;
+  /** The tokens the request was estimated at. */
+  tokens: number;
 }
 
 /** Handed to a request once admitted: report the tokens it really used so the budget is corrected. */
@@ -162,6 +172,7 @@ export class RequestLimiter {
 
   private record(tokens: number, now: number): Ticket {
     const { rpm, tpm } = this.options;
+    this.options.onStart?.({ at: now, tokens });
     if (rpm) {
       this.starts.push(now);
       const interval = this.span / (rpm * this.factor);

@@ -120,6 +120,17 @@ export interface OpenAiTestServer {
 }
 
 /** The default chat answer: `{"echo": <last user message>}`. */
+/** The most of `times` (ms) that fall within any span shorter than `windowMs`. */
+export function mostWithin(times: number[], windowMs: number): number {
+  const sorted = [...times].sort((a, b) => a - b);
+  let best = 0;
+  for (let i = 0, j = 0; j < sorted.length; j++) {
+    while (sorted[j] - sorted[i] >= windowMs) i++;
+    best = Math.max(best, j - i + 1);
+  }
+  return best;
+}
+
 export const echoChat: Responder = (request) => {
   const messages = (request.body?.messages ?? []) as { role: string; content: string }[];
   const last = [...messages].reverse().find((m) => m.role === 'user');
@@ -380,15 +391,7 @@ export async function startOpenAiServer(options: OpenAiServerOptions = {}): Prom
     get maxInFlight() {
       return maxInFlight;
     },
-    maxInWindow(windowMs, endpoint) {
-      const times = requests.filter((r) => !endpoint || r.endpoint === endpoint).map((r) => r.at).sort((a, b) => a - b);
-      let best = 0;
-      for (let i = 0, j = 0; j < times.length; j++) {
-        while (times[j] - times[i] >= windowMs) i++;
-        best = Math.max(best, j - i + 1);
-      }
-      return best;
-    },
+    maxInWindow: (windowMs, endpoint) => mostWithin(requests.filter((r) => !endpoint || r.endpoint === endpoint).map((r) => r.at), windowMs),
     get batches() {
       return batches;
     },
