@@ -7,6 +7,7 @@ import { UserError, fileSystemMessage, messageOf } from './errors.ts';
 import { hashOf } from './hash.ts';
 import { Journal, readJsonl, writeFileAtomic, writeJsonlAtomic } from './jsonl.ts';
 import { BatchRound, checkBatchesInFlight } from './llm/batch-round.ts';
+import { observeResults } from './llm/observe.ts';
 import { TRANSPORT_FAILURES, type LlmGateway } from './llm/types.ts';
 import type { PipelineDefinition } from './pipeline.ts';
 import { Progress, type ProgressOptions } from './progress.ts';
@@ -65,16 +66,11 @@ class TransportTally {
 
   /** The gateway a stage (or one record of it) sees: transport failures are counted under `key`. */
   watch(llm: LlmGateway, key?: string): LlmGateway {
-    return Object.assign(Object.create(llm) as LlmGateway, {
-      generate: async (...args: Parameters<LlmGateway['generate']>) => {
-        const result = await llm.generate(...args);
-        if (!result.ok && TRANSPORT_FAILURES.has(result.reason)) {
-          const counted = key ?? args[2].key;
-          if (!this.keys.has(counted)) this.byReason[result.reason] = (this.byReason[result.reason] ?? 0) + 1;
-          this.keys.add(counted);
-        }
-        return result;
-      },
+    return observeResults(llm, (result, _prompt, _vars, options) => {
+      if (result.ok || !TRANSPORT_FAILURES.has(result.reason)) return;
+      const counted = key ?? options.key;
+      if (!this.keys.has(counted)) this.byReason[result.reason] = (this.byReason[result.reason] ?? 0) + 1;
+      this.keys.add(counted);
     });
   }
 

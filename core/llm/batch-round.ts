@@ -1,6 +1,7 @@
 import { join } from 'node:path';
 import { UserError } from '../errors.ts';
 import { BATCH_STATE_FILE, readBatchState } from './batch-openai.ts';
+import { observeResults } from './observe.ts';
 import type { BatchSettleOptions, LlmGateway } from './types.ts';
 
 /** Passes over a stage before its remaining requests are given up as a misconfiguration (repairs and chained prompts need one pass each). */
@@ -20,12 +21,8 @@ export class BatchRound {
   /** The gateway a record (or a whole-set stage, under one key) sees. */
   watch(llm: LlmGateway, key: string): LlmGateway {
     if (!this.llm.batch) return llm;
-    return Object.assign(Object.create(llm) as LlmGateway, {
-      generate: async (...args: Parameters<LlmGateway['generate']>) => {
-        const result = await llm.generate(...args);
-        if (!result.ok && result.reason === 'batch_deferred') this.deferredKeys.add(key);
-        return result;
-      },
+    return observeResults(llm, (result) => {
+      if (!result.ok && result.reason === 'batch_deferred') this.deferredKeys.add(key);
     });
   }
 

@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { closeSync, existsSync, mkdirSync, openSync, readdirSync, readFileSync, readSync, writeSync } from 'node:fs';
+import { closeSync, existsSync, mkdirSync, openSync, readdirSync, readSync, writeSync } from 'node:fs';
 import { join } from 'node:path';
 
 interface Location {
@@ -18,6 +18,10 @@ export interface CacheStats {
 const KEY_LENGTH = 64;
 const TAB = 9;
 const NEWLINE = 10;
+/** Bytes read at a time while indexing a segment. */
+const SCAN_CHUNK = 1 << 20;
+/** A segment past this size is closed and the next answer starts a new one. */
+export const SEGMENT_CAP_BYTES = 256 * 1024 * 1024;
 
 /**
  * A content-addressed answer store on disk, shared by runs and processes.
@@ -35,10 +39,14 @@ export class ResponseCache {
   private skipped = 0;
   private segmentCount = 0;
 
-  private constructor(readonly dir: string, private readonly log: (message: string) => void) {}
+  private constructor(
+    readonly dir: string,
+    private readonly log: (message: string) => void,
+    private readonly segmentCapBytes: number,
+  ) {}
 
-  static open(dir: string, log: (message: string) => void = () => {}): ResponseCache {
-    const cache = new ResponseCache(dir, log);
+  static open(dir: string, log: (message: string) => void = () => {}, segmentCapBytes = SEGMENT_CAP_BYTES): ResponseCache {
+    const cache = new ResponseCache(dir, log, segmentCapBytes);
     cache.load();
     return cache;
   }
@@ -47,24 +55,47 @@ export class ResponseCache {
     if (!existsSync(this.dir)) return;
     const segments = readdirSync(this.dir).filter((name) => name.endsWith('.jsonl')).sort();
     this.segmentCount = segments.length;
-    for (const name of segments) {
-      const path = join(this.dir, name);
-      const buffer = readFileSync(path);
-      let start = 0;
-      while (start < buffer.length) {
-        const end = buffer.indexOf(NEWLINE, start);
-        if (end === -1) {
-          this.skip(path, 'a torn last write (no newline)');
-          break;
+    for (const name of segments) this.indexSegment(join(this.dir, name));
+  }
+
+  /**
+   * Indexes one segment's keys and byte offsets, reading it in 1 MiB chunks (segments are never
+   * read whole: a long run's cache may be larger than a Buffer can hold). Only the head of a line
+   * spanning two chunks is kept.
+   */
+  private indexSegment(path: string): void {
+    const fd = openSync(path, 'r');
+    try {
+      const chunk = Buffer.allocUnsafe(SCAN_CHUNK);
+      let head = Buffer.alloc(0); // the first bytes (at most key + tab) of the line being read
+      let lineStart = 0;
+      let position = 0;
+      for (let read = readSync(fd, chunk, 0, SCAN_CHUNK, null); read > 0; read = readSync(fd, chunk, 0, SCAN_CHUNK, null)) {
+        let from = 0;
+        for (let end = chunk.indexOf(NEWLINE, from); end !== -1 && end < read; end = chunk.indexOf(NEWLINE, from)) {
+          const line = head.length ? Buffer.concat([head, chunk.subarray(from, Math.min(end, from + KEY_LENGTH + 1))]) : chunk.subarray(from, end);
+          const length = position + end - lineStart;
+          this.indexLine(path, line, lineStart, length);
+          head = Buffer.alloc(0);
+          from = end + 1;
+          lineStart = position + from;
         }
-        if (end - start > KEY_LENGTH + 1 && buffer[start + KEY_LENGTH] === TAB && isHexKey(buffer, start)) {
-          const key = buffer.toString('latin1', start, start + KEY_LENGTH);
-          this.index.set(key, { segment: path, start: start + KEY_LENGTH + 1, length: end - start - KEY_LENGTH - 1 });
-        } else if (end > start) {
-          this.skip(path, 'a line that is not `<key>\\t<json>`');
-        }
-        start = end + 1;
+        if (from < read && head.length <= KEY_LENGTH) head = Buffer.concat([head, chunk.subarray(from, Math.min(read, from + KEY_LENGTH + 1 - head.length))]);
+        position += read;
       }
+      if (position > lineStart) this.skip(path, 'a torn last write (no newline)');
+    } finally {
+      closeSync(fd);
+    }
+  }
+
+  /** `line` holds at least the line's first key + tab bytes; `length` is the whole line's, without `\n`. */
+  private indexLine(path: string, line: Buffer, start: number, length: number): void {
+    if (length > KEY_LENGTH + 1 && line[KEY_LENGTH] === TAB && isHexKey(line, 0)) {
+      const key = line.toString('latin1', 0, KEY_LENGTH);
+      this.index.set(key, { segment: path, start: start + KEY_LENGTH + 1, length: length - KEY_LENGTH - 1 });
+    } else if (length > 0) {
+      this.skip(path, 'a line that is not `<key>\\t<json>`');
     }
   }
 
@@ -142,6 +173,8 @@ export class ResponseCache {
   }
 
   private openWriter(): { fd: number; path: string; size: number } {
+    // Segments rotate at a size cap, so no segment grows past what one process should index or copy at once.
+    if (this.writer && this.writer.size >= this.segmentCapBytes) this.close();
     if (this.writer) return this.writer;
     mkdirSync(this.dir, { recursive: true });
     // Time first so that names sort oldest first; pid and random bytes keep processes apart.
