@@ -168,39 +168,48 @@ export function writeFileAtomic(path: string, content: string): void {
  * killed at any moment leaves at most a torn last line, which `open` cuts off before appending.
  */
 export class Journal<T> {
-  private fd: number;
+  private constructor(
+    readonly path: string,
+    private readonly fd: number,
+    private size: number,
+  ) {}
 
-  private constructor(readonly path: string, fd: number) {
-    this.fd = fd;
-  }
-
-  /** Opens (creating) the journal and returns it with the entries already in it. */
-  static open<T>(path: string): { journal: Journal<T>; entries: T[] } {
+  /**
+   * Opens (creating) the journal, calling `visit` with each entry already in it and where it is
+   * (byte offset and length, for reading it back later without holding it).
+   */
+  static open<T>(path: string, visit: (entry: T, start: number, length: number) => void = () => {}): Journal<T> {
     mkdirSync(dirname(path), { recursive: true });
-    const entries: T[] = [];
     let goodBytes = 0;
     if (existsSync(path)) {
       for (const line of fileLines(path)) {
         if (!line.complete) break; // torn last line: no newline, dropped
+        let entry: T;
         try {
-          entries.push(JSON.parse(line.bytes.toString('utf8')) as T);
+          entry = JSON.parse(line.bytes.toString('utf8')) as T;
         } catch {
           break; // a torn line and anything after it is dropped; those records run again
         }
+        visit(entry, line.start, line.bytes.length);
         goodBytes = line.start + line.bytes.length + 1;
       }
     }
     const fd = openSync(path, 'a+');
     ftruncateSync(fd, goodBytes);
-    return { journal: new Journal<T>(path, fd), entries };
+    return new Journal<T>(path, fd, goodBytes);
   }
 
-  append(entry: T): void {
+  /** Appends one entry as one write of one whole line; returns where its JSON is in the file. */
+  append(entry: T): { start: number; length: number } {
+    const line = Buffer.from(JSON.stringify(entry) + '\n', 'utf8');
     try {
-      writeSync(this.fd, JSON.stringify(entry) + '\n');
+      for (let written = 0; written < line.length; ) written += writeSync(this.fd, line, written);
     } catch (error) {
       throw withPath(error, this.path);
     }
+    const start = this.size;
+    this.size += line.length;
+    return { start, length: line.length - 1 };
   }
 
   close(): void {

@@ -20,7 +20,7 @@ export interface PipelineDefinition<C = any> {
   stages: (config: C) => Stage[];
   exports: Record<string, Exporter>;
   /** The dataset's tool library; default: every distinct tool the samples offer. */
-  toolLibrary?: (samples: Sample[]) => ToolSpec[];
+  toolLibrary?: (samples: Iterable<Sample>) => ToolSpec[];
   /**
    * The recipe's checks, run again on a sample a reviewer edited (`toolkiln review import`); `tools`
    * is the version's tool library. A failing hard check (`soft` not true) refuses the edit; soft

@@ -205,16 +205,16 @@ export async function runPipeline(options: RunPipelineOptions): Promise<RunPipel
       return { runId, fingerprint, status: 'dry-run', stats: result.stats };
     }
 
-    const tools = (options.pipeline.toolLibrary ?? distinctTools)(result.samples);
+    const tools = (options.pipeline.toolLibrary ?? distinctTools)(result.samples());
     const usage = options.llm.usage();
     const extraFiles = Object.fromEntries(Object.entries(result.attachments).sort().map(([name, path]) => [`reports/${name}`, readFileSync(path, 'utf8')]));
     const published = store.publish({
       name: spec.name,
       force: options.force,
       extraFiles,
-      samples: result.samples,
+      samples: result.samples(),
       tools,
-      rejects: result.rejects,
+      rejects: result.rejects(),
       manifest: {
         pipeline: spec.pipeline,
         config: spec.config,
@@ -311,7 +311,7 @@ function assertSameInputs(runId: string, spec: RunSpec, now: RunInputs, pipeline
 }
 
 /** Every distinct tool the samples offer, by name (first definition wins), sorted by name. */
-export function distinctTools(samples: Sample[]): ToolSpec[] {
+export function distinctTools(samples: Iterable<Sample>): ToolSpec[] {
   const byName = new Map<string, ToolSpec>();
   for (const sample of samples) for (const tool of sample.tools) if (!byName.has(tool.name)) byName.set(tool.name, tool);
   return [...byName.values()].sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));

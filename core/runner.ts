@@ -1,11 +1,11 @@
-import { existsSync, readFileSync } from 'node:fs';
+import { closeSync, existsSync, openSync, readFileSync, readSync } from 'node:fs';
 import { join } from 'node:path';
 import PQueue from 'p-queue';
 import { z } from 'zod';
 import { countBy } from './collections.ts';
 import { UserError, fileSystemMessage, messageOf } from './errors.ts';
 import { hashOf } from './hash.ts';
-import { Journal, readJsonl, writeFileAtomic, writeJsonlAtomic } from './jsonl.ts';
+import { eachJsonl, Journal, readJsonl, writeFileAtomic, writeJsonlAtomic } from './jsonl.ts';
 import { BatchRound, checkBatchesInFlight } from './llm/batch-round.ts';
 import { observeResults } from './llm/observe.ts';
 import { TRANSPORT_FAILURES, type LlmGateway } from './llm/types.ts';
@@ -42,8 +42,10 @@ export interface RunStagesOptions {
 export const DEFAULT_MAX_TRANSPORT_REJECTS = 0.1;
 
 export interface RunStagesResult {
-  samples: Sample[];
-  rejects: Rejection[];
+  /** The Samples of the last stage, one at a time, read from its output file (never all in memory). */
+  samples: () => Generator<Sample>;
+  /** Every stage's rejects, stage by stage, read from their files. */
+  rejects: () => Generator<Rejection>;
   stats: StageStats[];
   /** Figures stages reported for the manifest, by key. */
   reports: Record<string, unknown>;
@@ -57,6 +59,14 @@ interface JournalEntry {
   reject?: RejectReason;
   /** The record's LLM requests failed to reach the endpoint: a resumed run does it again. */
   transport?: true;
+}
+
+/** What a stage runner wrote to the stage's folder (`out.jsonl`, `rejects.jsonl`), counted. */
+interface StageCounts {
+  in: number;
+  out: number;
+  rejected: number;
+  rejectsByReason: Record<string, number>;
 }
 
 /** Records of one stage whose LLM requests failed for transport reasons, and by which reason. */
@@ -92,10 +102,12 @@ function stageFolder(runDir: string, index: number, stage: Stage): string {
 }
 
 /**
- * Runs a pipeline's stages in order. Each stage's records are journalled as they are produced and
- * its final outputs written when it completes; calling this again on the same `runDir` resumes:
- * completed stages are read back, a stage cut off mid-way continues with the records it had not
- * finished, and nothing journalled is recomputed.
+ * Runs a pipeline's stages in order. Records flow from file to file: a per-record stage reads its
+ * input from the previous stage's `out.jsonl` as a stream, journals each record as it finishes and
+ * writes its outputs in input order when it completes, so the runner never holds a stage's records
+ * (a whole-set stage gets its input as one array). Calling this again on the same `runDir`
+ * resumes: completed stages are read back, a stage cut off mid-way continues with the records it
+ * had not finished, and nothing journalled is recomputed.
  */
 export async function runStages(options: RunStagesOptions): Promise<RunStagesResult> {
   const log = options.log ?? (() => {});
@@ -104,8 +116,8 @@ export async function runStages(options: RunStagesOptions): Promise<RunStagesRes
   const reports: Record<string, unknown> = {};
   const attachments: Record<string, string> = {};
   const stats: StageStats[] = [];
-  const rejects: Rejection[] = [];
-  let records: unknown[] = [];
+  const rejectFiles: string[] = [];
+  let input: { path: string; count: number } | null = null;
 
   for (let index = 0; index < stages.length; index++) {
     const stage = stages[index];
@@ -130,21 +142,21 @@ export async function runStages(options: RunStagesOptions): Promise<RunStagesRes
         attachments[name] = path;
       },
     };
+    const files = { out: join(folder, 'out.jsonl'), rejects: join(folder, 'rejects.jsonl') };
 
     if (existsSync(statsPath)) {
       // Completed before the run was interrupted: read back, do not recompute.
       const done = JSON.parse(readFileSync(statsPath, 'utf8')) as { stats: StageStats; reports: Record<string, unknown>; attachments?: string[] };
-      records = readJsonl(join(folder, 'out.jsonl'));
-      rejects.push(...readJsonl<Rejection>(join(folder, 'rejects.jsonl')));
       Object.assign(reports, done.reports);
       for (const name of done.attachments ?? []) attachments[name] = join(folder, 'attachments', name);
       stats.push(done.stats);
+      rejectFiles.push(files.rejects);
+      input = { path: files.out, count: done.stats.out };
       log(`${stage.name}: already complete (${done.stats.out} out), reused`);
       continue;
     }
 
     const started = Date.now();
-    const inputs = index === 0 ? [] : records;
     const stageReports: Record<string, unknown> = {};
     const stageAttachments = new Set<string>();
     const stageCtx: StageContext = {
@@ -156,43 +168,56 @@ export async function runStages(options: RunStagesOptions): Promise<RunStagesRes
     // stage expects another schema.
     const checkInput = index > 0 && stages[index - 1].output !== stage.input;
     const tally = new TransportTally();
-    const { out, rejected } =
-      stage.kind === 'map'
-        ? await runMapStage(stage, inputs, stageCtx, folder, options, checkInput, tally)
-        : await runBatchStage(stage, inputs, { ...stageCtx, llm: tally.watch(stageCtx.llm) }, options, checkInput);
-    const excess = tally.excess(stage.name, Math.max(inputs.length, 1), options.maxTransportRejects ?? DEFAULT_MAX_TRANSPORT_REJECTS, resumeCommandOf(options));
+    let counts: StageCounts;
+    if (stage.kind === 'map') {
+      if (!input) throw new Error(`pipeline ${options.pipeline.name}: its first stage ${stage.name} is a per-record stage; a pipeline starts with a loading stage`);
+      counts = await runMapStage(stage, input, stageCtx, folder, files, options, checkInput, tally);
+    } else {
+      const limit = index === 0 ? options.limit : undefined;
+      counts = await runBatchStage(stage, input, { ...stageCtx, llm: tally.watch(stageCtx.llm) }, files, options, checkInput, limit);
+    }
+    const excess = tally.excess(stage.name, Math.max(counts.in, 1), options.maxTransportRejects ?? DEFAULT_MAX_TRANSPORT_REJECTS, resumeCommandOf(options));
     if (excess) throw excess;
 
-    const outputs = index === 0 && options.limit !== undefined ? evenlySpaced(out, options.limit) : out;
-    const stageRejects = rejected.map((r) => Rejection.parse({ stage: stage.name, ...r }));
     const stageStats: StageStats = {
       stage: stage.name,
       version: stage.version,
-      in: inputs.length,
-      out: outputs.length,
-      rejected: stageRejects.length,
-      fanned: outputs.length + stageRejects.length - inputs.length,
-      rejectsByReason: countBy(stageRejects.map((r) => r.reason)),
+      in: counts.in,
+      out: counts.out,
+      rejected: counts.rejected,
+      fanned: counts.out + counts.rejected - counts.in,
+      rejectsByReason: counts.rejectsByReason,
       seconds: Math.round((Date.now() - started) / 10) / 100,
     };
-    writeJsonlAtomic(join(folder, 'out.jsonl'), outputs);
-    writeJsonlAtomic(join(folder, 'rejects.jsonl'), stageRejects);
     // Written last: its presence means the stage is complete.
     writeFileAtomic(statsPath, JSON.stringify({ stats: stageStats, reports: stageReports, attachments: [...stageAttachments].sort() }, null, 2));
     stats.push(stageStats);
-    rejects.push(...stageRejects);
-    records = outputs;
+    rejectFiles.push(files.rejects);
+    input = { path: files.out, count: counts.out };
   }
 
   const batchCounts = options.llm.batch?.counts(options.runDir);
   if (batchCounts) reports.batch = batchCounts;
+  const last = input?.path;
   // The last stage's output schema already validated its records when it is the Sample schema.
-  if (stages.at(-1)?.output === Sample) return { samples: records as Sample[], rejects, stats, reports, attachments };
-  const samples = records.map((record, i) => {
-    const parsed = Sample.safeParse(record);
-    if (!parsed.success) throw new Error(`pipeline ${options.pipeline.name}: its last stage emitted record ${i} that is not a Sample: ${formatZodError(parsed.error)}`);
-    return parsed.data;
-  });
+  const validated = stages.at(-1)?.output === Sample;
+  const name = options.pipeline.name;
+  function* samples(): Generator<Sample> {
+    if (!last) return;
+    let i = 0;
+    for (const record of eachJsonl(last)) {
+      if (validated) yield record as Sample;
+      else {
+        const parsed = Sample.safeParse(record);
+        if (!parsed.success) throw new Error(`pipeline ${name}: its last stage emitted record ${i} that is not a Sample: ${formatZodError(parsed.error)}`);
+        yield parsed.data;
+      }
+      i++;
+    }
+  }
+  function* rejects(): Generator<Rejection> {
+    for (const file of rejectFiles) yield* eachJsonl<Rejection>(file);
+  }
   return { samples, rejects, stats, reports, attachments };
 }
 
@@ -225,101 +250,177 @@ function validateInput(stage: Stage, record: unknown, index: number, check: bool
   return parsed.data;
 }
 
+/** Where each finished record's journal entry is (byte offset and length), by input index. */
+class JournalIndex {
+  private starts = new Float64Array(1024).fill(-1);
+  private lengths = new Float64Array(1024);
+  size = 0;
+
+  set(i: number, start: number, length: number): void {
+    if (i >= this.starts.length) {
+      const grown = new Float64Array(Math.max(i + 1, this.starts.length * 2)).fill(-1);
+      grown.set(this.starts);
+      this.starts = grown;
+      const lengths = new Float64Array(grown.length);
+      lengths.set(this.lengths);
+      this.lengths = lengths;
+    }
+    if (this.starts[i] < 0) this.size++;
+    this.starts[i] = start;
+    this.lengths[i] = length;
+  }
+
+  delete(i: number): void {
+    if (i < this.starts.length && this.starts[i] >= 0) {
+      this.starts[i] = -1;
+      this.size--;
+    }
+  }
+
+  has(i: number): boolean {
+    return i < this.starts.length && this.starts[i] >= 0;
+  }
+
+  /** The entry's bytes, read from the journal file. */
+  read(fd: number, i: number): JournalEntry {
+    const bytes = Buffer.allocUnsafe(this.lengths[i]);
+    for (let read = 0; read < bytes.length; ) read += readSync(fd, bytes, read, bytes.length - read, this.starts[i] + read);
+    return JSON.parse(bytes.toString('utf8')) as JournalEntry;
+  }
+}
+
 async function runMapStage(
   stage: MapStage<unknown, unknown>,
-  inputs: unknown[],
+  input: { path: string; count: number },
   ctx: StageContext,
   folder: string,
+  files: { out: string; rejects: string },
   options: RunStagesOptions,
   checkInput: boolean,
   tally: TransportTally,
-): Promise<{ out: unknown[]; rejected: (RejectReason & { record: unknown })[] }> {
-  const { journal, entries } = Journal.open<JournalEntry>(join(folder, 'journal.jsonl'));
+): Promise<StageCounts> {
+  const journalPath = join(folder, 'journal.jsonl');
   // The last entry of a record wins; one whose requests never reached the endpoint is done again.
-  const results = new Map<number, JournalEntry>();
-  for (const entry of entries) {
-    if (entry.transport) results.delete(entry.i);
-    else results.set(entry.i, entry);
-  }
-  if (results.size) ctx.log(`resuming: ${results.size} of ${inputs.length} records already done`);
+  const done = new JournalIndex();
+  const journal = Journal.open<JournalEntry>(journalPath, (entry, start, length) => (entry.transport ? done.delete(entry.i) : done.set(entry.i, start, length)));
+  if (done.size) ctx.log(`resuming: ${done.size} of ${input.count} records already done`);
+  const progress = new Progress(stage.name, input.count, options.progress);
+  progress.tick(done.size);
+  const concurrency = Math.max(1, Math.min(stage.concurrency ?? Infinity, options.concurrency ?? 16));
+  const queue = new PQueue({ concurrency });
   const share = options.maxTransportRejects ?? DEFAULT_MAX_TRANSPORT_REJECTS;
-  const progress = new Progress(stage.name, inputs.length, options.progress);
-  progress.tick(results.size);
-  const queue = new PQueue({ concurrency: Math.max(1, Math.min(stage.concurrency ?? Infinity, options.concurrency ?? 16)) });
   let failure: UserError | undefined;
+
+  const runOne = async (i: number, raw: unknown, batch: BatchRound) => {
+    if (failure) return;
+    let key = `#${i}`;
+    try {
+      const record = validateInput(stage, raw, i, checkInput);
+      key = keyOf(stage, record);
+      const result = await stage.run(record, { ...ctx, key, rng: (...keys) => ctx.rng(key, ...keys), llm: batch.watch(tally.watch(ctx.llm, key), key) });
+      if (batch.deferred(key)) return;
+      let entry: JournalEntry;
+      if (isReject(result)) {
+        const { reject: _flag, ...reason } = result;
+        entry = { i, reject: reason };
+      } else {
+        const outputs = Array.isArray(result) && stage.fanOut ? result : [result];
+        entry = outputs.length
+          ? { i, out: validateOutputs(stage, outputs, `record ${key}`) }
+          : { i, reject: { reason: 'no_output', detail: `${stage.name} emitted nothing for this record` } };
+        if (outputs.length > 1 && !stage.fanOut) throw new Error(`stage ${stage.name} emitted ${outputs.length} records for one input without declaring fanOut`);
+      }
+      if (tally.keys.has(key)) entry.transport = true;
+      const { start, length } = journal.append(entry);
+      done.set(i, start, length);
+      progress.tick();
+      // An endpoint that is down fails every record: stop as soon as that is clear, not after all of them.
+      const excess = tally.excess(stage.name, input.count, share, resumeCommandOf(options));
+      if (excess) {
+        failure ??= excess;
+        queue.clear();
+      }
+    } catch (error) {
+      if (batch.deferred(key)) return;
+      failure ??= new UserError(
+        `stage ${stage.name} failed on record ${key}: ${fileSystemMessage(error) ?? messageOf(error)} (finished records are kept; fix the cause, then resume with: ${resumeCommandOf(options)})`,
+        error instanceof UserError ? error.exitCode : 1,
+      );
+      queue.clear();
+    }
+  };
 
   // Batch mode: a record that waits for a batch answer is not journalled; it runs again once the batch settles.
   const batch = new BatchRound(ctx.llm);
-  for (;;) {
-    for (let i = 0; i < inputs.length; i++) {
-      if (results.has(i)) continue;
-      queue.add(async () => {
-        if (failure) return;
-        let key = `#${i}`;
-        try {
-          const record = validateInput(stage, inputs[i], i, checkInput);
-          key = keyOf(stage, record);
-          const result = await stage.run(record, { ...ctx, key, rng: (...keys) => ctx.rng(key, ...keys), llm: batch.watch(tally.watch(ctx.llm, key), key) });
-          if (batch.deferred(key)) return;
-          let entry: JournalEntry;
-          if (isReject(result)) {
-            const { reject: _flag, ...reason } = result;
-            entry = { i, reject: reason };
-          } else {
-            const outputs = Array.isArray(result) && stage.fanOut ? result : [result];
-            entry = outputs.length
-              ? { i, out: validateOutputs(stage, outputs, `record ${key}`) }
-              : { i, reject: { reason: 'no_output', detail: `${stage.name} emitted nothing for this record` } };
-            if (outputs.length > 1 && !stage.fanOut) throw new Error(`stage ${stage.name} emitted ${outputs.length} records for one input without declaring fanOut`);
-          }
-          if (tally.keys.has(key)) entry.transport = true;
-          journal.append(entry);
-          results.set(i, entry);
-          progress.tick();
-          // An endpoint that is down fails every record: stop as soon as that is clear, not after all of them.
-          const excess = tally.excess(stage.name, inputs.length, share, resumeCommandOf(options));
-          if (excess) {
-            failure ??= excess;
-            queue.clear();
-          }
-        } catch (error) {
-          if (batch.deferred(key)) return;
-          failure ??= new UserError(
-            `stage ${stage.name} failed on record ${key}: ${fileSystemMessage(error) ?? messageOf(error)} (finished records are kept; fix the cause, then resume with: ${resumeCommandOf(options)})`,
-            error instanceof UserError ? error.exitCode : 1,
-          );
-          queue.clear();
+  try {
+    for (;;) {
+      let i = 0;
+      for (const raw of eachJsonl(input.path)) {
+        if (failure) break;
+        if (!done.has(i)) {
+          // Backpressure: only a few records wait in the queue, so the input is never all in memory.
+          await queue.onSizeLessThan(concurrency);
+          queue.add(runOne.bind(null, i, raw, batch));
         }
-      });
+        i++;
+      }
+      await queue.onIdle();
+      if (failure || !batch.waiting) break;
+      await batch.settle({ runDir: options.runDir, stage: stage.name, log: ctx.log, resumeCommand: resumeCommandOf(options) });
     }
-    await queue.onIdle();
-    if (failure || !batch.waiting) break;
-    await batch.settle({ runDir: options.runDir, stage: stage.name, log: ctx.log, resumeCommand: resumeCommandOf(options) }).catch((error) => {
-      journal.close();
-      throw error;
-    });
+  } finally {
+    journal.close();
   }
-  journal.close();
   if (failure) throw failure;
   progress.finish();
+  return writeInInputOrder(stage, input, journalPath, done, files);
+}
 
-  const out: unknown[] = [];
-  const rejected: (RejectReason & { record: unknown })[] = [];
-  for (let i = 0; i < inputs.length; i++) {
-    const entry = results.get(i)!;
-    if (entry.reject) rejected.push({ ...entry.reject, recordId: entry.reject.recordId ?? keyOf(stage, inputs[i]), record: inputs[i] });
-    else out.push(...(entry.out ?? []));
+/** The stage's outputs and rejects, in the order of its input, from the journal entries. */
+function writeInInputOrder(stage: MapStage<unknown, unknown>, input: { path: string }, journalPath: string, done: JournalIndex, files: { out: string; rejects: string }): StageCounts {
+  const counts: StageCounts = { in: 0, out: 0, rejected: 0, rejectsByReason: {} };
+  const fd = openSync(journalPath, 'r');
+  try {
+    const records = function* (): Generator<{ i: number; raw: unknown; entry: JournalEntry }> {
+      let i = 0;
+      for (const raw of eachJsonl(input.path)) {
+        yield { i, raw, entry: done.read(fd, i) };
+        i++;
+      }
+    };
+    writeJsonlAtomic(files.out, (function* () {
+      for (const { entry } of records()) {
+        counts.in++;
+        if (entry.out) {
+          counts.out += entry.out.length;
+          yield* entry.out;
+        }
+      }
+    })());
+    writeJsonlAtomic(files.rejects, (function* () {
+      for (const { raw, entry } of records()) {
+        if (!entry.reject) continue;
+        counts.rejected++;
+        counts.rejectsByReason[entry.reject.reason] = (counts.rejectsByReason[entry.reject.reason] ?? 0) + 1;
+        yield Rejection.parse({ stage: stage.name, ...entry.reject, recordId: entry.reject.recordId ?? keyOf(stage, raw), record: raw });
+      }
+    })());
+  } finally {
+    closeSync(fd);
   }
-  return { out, rejected };
+  return counts;
 }
 
 async function runBatchStage(
   stage: BatchStage<unknown, unknown>,
-  inputs: unknown[],
+  input: { path: string; count: number } | null,
   ctx: StageContext,
+  files: { out: string; rejects: string },
   options: RunStagesOptions,
   checkInput: boolean,
-): Promise<{ out: unknown[]; rejected: (RejectReason & { record: unknown })[] }> {
+  limit: number | undefined,
+): Promise<StageCounts> {
+  const inputs = input ? readJsonl(input.path) : [];
   const progress = new Progress(stage.name, inputs.length, options.progress);
   const valid = inputs.map((record, i) => validateInput(stage, record, i, checkInput));
   // Batch mode: a pass that deferred requests is discarded (even if it failed for want of them) and run again once the batch settles.
@@ -333,18 +434,21 @@ async function runBatchStage(
     }
     await batch.settle({ runDir: options.runDir, stage: stage.name, log: ctx.log, resumeCommand: resumeCommandOf(options) });
   }
-  const out = validateOutputs(stage, result.out, 'batch');
+  const validated = validateOutputs(stage, result.out, 'batch');
   const rejected = (result.rejects ?? []).map((r) => {
     const { reject: _flag, ...rest } = r as typeof r & { reject?: boolean };
-    return rest;
+    return Rejection.parse({ stage: stage.name, ...rest });
   });
   const cardinality = stage.cardinality ?? 'one-to-one';
-  const delta = out.length + rejected.length - inputs.length;
+  const delta = validated.length + rejected.length - inputs.length;
   if ((cardinality === 'one-to-one' && delta !== 0) || (cardinality === 'fan-out' && delta < 0) || (cardinality === 'fan-in' && delta > 0)) {
-    throw new Error(`stage ${stage.name} (${cardinality}) took ${inputs.length} records and gave ${out.length} out + ${rejected.length} rejected: records would be lost or invented`);
+    throw new Error(`stage ${stage.name} (${cardinality}) took ${inputs.length} records and gave ${validated.length} out + ${rejected.length} rejected: records would be lost or invented`);
   }
+  const out = limit === undefined ? validated : evenlySpaced(validated, limit);
+  writeJsonlAtomic(files.out, out);
+  writeJsonlAtomic(files.rejects, rejected);
   progress.finish(inputs.length);
-  return { out, rejected };
+  return { in: inputs.length, out: out.length, rejected: rejected.length, rejectsByReason: countBy(rejected.map((r) => r.reason)) };
 }
 
 /**

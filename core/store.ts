@@ -1,10 +1,9 @@
 import { createHash } from 'node:crypto';
 import { chmodSync, existsSync, lstatSync, mkdirSync, readdirSync, readFileSync, realpathSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { basename, dirname, join, resolve, sep } from 'node:path';
-import { countBy, groupBy } from './collections.ts';
 import { UserError, messageOf, withPath } from './errors.ts';
 import { hashFileSync, hashOf, sha256 } from './hash.ts';
-import { eachJsonl, writeFileAtomic, writeJsonlAtomic } from './jsonl.ts';
+import { eachJsonl, JsonlWriter, writeFileAtomic, writeJsonlAtomic } from './jsonl.ts';
 import { describeOwner, waitForLock } from './lock.ts';
 import { Manifest, Rejection, Sample, ToolSpec, formatZodError } from './records.ts';
 
@@ -25,9 +24,11 @@ export type ManifestDraft = Omit<Manifest, 'name' | 'version' | 'files' | 'count
 export interface PublishInput {
   name: string;
   manifest: ManifestDraft;
-  samples: Sample[];
+  /** Read once, as a stream (a run's samples come from its last stage's file). */
+  samples: Iterable<Sample>;
   tools: ToolSpec[];
-  rejects: Rejection[];
+  /** Read once, as a stream. */
+  rejects: Iterable<Rejection>;
   /** Extra files written into the version before it is published (e.g. a review report), relative path → text. */
   extraFiles?: Record<string, string>;
   /**
@@ -69,6 +70,7 @@ export interface DatasetStoreOptions {
 }
 
 const TMP_PREFIX = '.tmp-';
+const SPLIT_NAME = /^[\w.-]+$/;
 const LEGACY_DERIVED = ['export', 'review', 'eval'];
 
 /**
@@ -285,16 +287,32 @@ export class DatasetStore {
         }
         files[path] = sha256(text);
       };
-      // Data files are streamed: a large version is never built as one string.
+      // Data files are streamed: a version is never built as one string, nor its samples held here.
       const writeRecords = (path: string, records: Iterable<unknown>) => {
-        files[path] = writeJsonlAtomic(join(tmpDir, path), records).sha256;
+        const { sha256, count } = writeJsonlAtomic(join(tmpDir, path), records);
+        files[path] = sha256;
+        return count;
       };
-
-      const bySplit = groupBy(input.samples, (s) => s.split);
-      const splits = [...bySplit.keys()].sort();
-      for (const split of splits) writeRecords(`data/${split}.jsonl`, bySplit.get(split)!);
-      writeRecords('tools.jsonl', input.tools);
-      writeRecords('rejects.jsonl', input.rejects);
+      const splitWriters = new Map<string, JsonlWriter>();
+      const byCategory: Record<string, number> = {};
+      let sampleCount = 0;
+      try {
+        for (const sample of input.samples) {
+          if (!splitWriters.has(sample.split)) {
+            if (!SPLIT_NAME.test(sample.split)) throw new UserError(`sample ${sample.id} has split "${sample.split}": a split name is letters, digits, '-', '_' or '.'`);
+            splitWriters.set(sample.split, new JsonlWriter(join(tmpDir, 'data', `${sample.split}.jsonl`)));
+          }
+          splitWriters.get(sample.split)!.write(sample);
+          byCategory[sample.category] = (byCategory[sample.category] ?? 0) + 1;
+          sampleCount++;
+        }
+      } finally {
+        for (const writer of splitWriters.values()) writer.close();
+      }
+      const splits = [...splitWriters.keys()].sort();
+      for (const split of splits) files[`data/${split}.jsonl`] = splitWriters.get(split)!.sha256();
+      const toolCount = writeRecords('tools.jsonl', input.tools);
+      const rejectCount = writeRecords('rejects.jsonl', input.rejects);
       for (const [path, text] of Object.entries(input.extraFiles ?? {})) write(path, text);
 
       const version = `v${this.scan(name).highest + 1}`;
@@ -303,11 +321,11 @@ export class DatasetStore {
         name,
         version,
         counts: {
-          samples: input.samples.length,
-          rejects: input.rejects.length,
-          tools: input.tools.length,
-          bySplit: Object.fromEntries(splits.map((s) => [s, bySplit.get(s)!.length])),
-          byCategory: countBy(input.samples.map((s) => s.category)),
+          samples: sampleCount,
+          rejects: rejectCount,
+          tools: toolCount,
+          bySplit: Object.fromEntries(splits.map((s) => [s, splitWriters.get(s)!.count])),
+          byCategory: Object.fromEntries(Object.keys(byCategory).sort().map((c) => [c, byCategory[c]])),
         },
         files,
         createdAt: new Date().toISOString(),

@@ -8,7 +8,7 @@ import type { LlmGateway } from '../core/llm/types.ts';
 import { readJsonl } from '../core/jsonl.ts';
 import { Sample } from '../core/records.ts';
 import { pathResolver } from '../core/run.ts';
-import { runStages, type RunStagesResult } from '../core/runner.ts';
+import { runStages } from '../core/runner.ts';
 import { NesToolsConfig, nestoolsPipeline, recheckNesTools } from '../pipelines/nestools.ts';
 import { EXAMPLE_POOL } from '../prompts/nestools-example-pool.ts';
 import { checkProgram } from '../stages/nestools/check-program.ts';
@@ -35,8 +35,9 @@ afterAll(() => {
   for (const dir of dirs) rmSync(dir, { recursive: true, force: true });
 });
 
-async function run(llm: LlmGateway, overrides: Partial<NesToolsConfig>): Promise<RunStagesResult> {
-  return runStages({
+/** The run's samples and rejects, read back whole (a small run). */
+async function run(llm: LlmGateway, overrides: Partial<NesToolsConfig>) {
+  const result = await runStages({
     pipeline: nestoolsPipeline,
     config: NesToolsConfig.parse(overrides),
     seed: 7,
@@ -45,10 +46,11 @@ async function run(llm: LlmGateway, overrides: Partial<NesToolsConfig>): Promise
     resolvePath: pathResolver(projectDir, projectDir),
     progress: { quiet: true },
   });
+  return { ...result, samples: [...result.samples()], rejects: [...result.rejects()] };
 }
 
 describe('nestools pipeline, offline', () => {
-  let first: RunStagesResult;
+  let first: Awaited<ReturnType<typeof run>>;
   beforeAll(async () => {
     first = await run(new OfflineGateway(7), { count: 24 });
   }, 60_000);

@@ -5,7 +5,7 @@ import { libraryLoader } from './library.ts';
 import { allCalls, mtuMeta, toolKey } from './sample.ts';
 
 /** The dataset's tool library: the documented tools the samples offer (hard-set renamings left out). */
-export function mtuToolLibrary(samples: Sample[]): ToolSpec[] {
+export function mtuToolLibrary(samples: Iterable<Sample>): ToolSpec[] {
   const library = new Map<string, ToolSpec>();
   for (const sample of samples) {
     if (mtuMeta(sample).renamed) continue;
