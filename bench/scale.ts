@@ -1,0 +1,111 @@
+// `npm run bench -- scale [--mtu 1,4,16] [--toole 8] [--nestools 100000]`: each recipe on inputs made
+// n times larger, each size in a fresh process, offline. Prints samples, wall time, peak RSS and RSS
+// per 1,000 samples; the reference is the same recipe at ×1 in the same run.
+import { spawnSync } from 'node:child_process';
+import { cpSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { loadavg, tmpdir } from 'node:os';
+import { join } from 'node:path';
+
+const project = new URL('..', import.meta.url).pathname;
+const sources = join(project, '../shared/data/sources');
+
+/** The MTU sources with every record repeated `n` times (SNIPS lists, ATIS lines, SGD dialogue files). */
+function replicateMtu(dir: string, n: number): object {
+  const snips = join(dir, 'snips');
+  mkdirSync(snips, { recursive: true });
+  for (const file of readdirSync(join(sources, 'snips')).filter((f) => f.endsWith('.json'))) {
+    const data = JSON.parse(readFileSync(join(sources, 'snips', file), 'utf8')) as Record<string, unknown[]>;
+    writeFileSync(join(snips, file), JSON.stringify(Object.fromEntries(Object.entries(data).map(([k, v]) => [k, Array.from({ length: n }, () => v).flat()]))));
+  }
+  for (const split of ['train', 'valid', 'test']) {
+    mkdirSync(join(dir, 'atis', split), { recursive: true });
+    for (const file of ['seq.in', 'seq.out', 'label']) writeFileSync(join(dir, 'atis', split, file), readFileSync(join(sources, 'atis', split, file), 'utf8').repeat(n));
+  }
+  for (const split of ['train', 'dev', 'test']) {
+    const from = join(sources, 'sgd', split);
+    mkdirSync(join(dir, 'sgd', split), { recursive: true });
+    cpSync(join(from, 'schema.json'), join(dir, 'sgd', split, 'schema.json'));
+    let k = 0;
+    for (let copy = 0; copy < n; copy++) {
+      for (const file of readdirSync(from).filter((f) => /^dialogues_\d+\.json$/.test(f)).sort()) cpSync(join(from, file), join(dir, 'sgd', split, `dialogues_${String(++k).padStart(4, '0')}.json`));
+    }
+  }
+  cpSync(join(sources, 'multiwoz'), join(dir, 'multiwoz'), { recursive: true });
+  return { sources: { snips: { dir: join(dir, 'snips') }, atis: { dir: join(dir, 'atis') }, sgd: { dir: join(dir, 'sgd') }, multiwoz: { dir: join(dir, 'multiwoz') } } };
+}
+
+/** The MetaTool plugins repeated `n` times, each copy under its own names. */
+function replicateToolE(dir: string, n: number): object {
+  const plugins = JSON.parse(readFileSync(join(sources, 'metatool/plugin_info.json'), 'utf8')) as Record<string, string>[];
+  const copies = Array.from({ length: n }, (_, copy) => plugins.map((p) => (copy === 0 ? p : { ...p, name_for_model: `${p.name_for_model}_${copy}`, name_for_human: `${p.name_for_human} ${copy}` }))).flat();
+  const file = join(dir, 'plugin_info.json');
+  writeFileSync(file, JSON.stringify(copies));
+  return { source: { file } };
+}
+
+interface Row {
+  recipe: string;
+  size: string;
+  samples: number;
+  seconds: number;
+  rssGb: number;
+}
+
+/** One offline run in a fresh process under /usr/bin/time: samples, wall seconds, peak RSS. */
+function measure(recipe: string, size: string, config: object): Row {
+  const home = mkdtempSync(join(tmpdir(), 'tk-scale-'));
+  const configFile = join(home, 'config.json');
+  writeFileSync(configFile, JSON.stringify(config));
+  const child = spawnSync('/usr/bin/time', ['-f', 'TIME %e %M', process.execPath, join(project, 'bin/toolkiln.js'), 'run', recipe, '--config', configFile, '--quiet', '--json'], {
+    cwd: home,
+    env: { ...process.env, TOOLKILN_HOME: home },
+    encoding: 'utf8',
+    maxBuffer: 64 << 20,
+  });
+  rmSync(home, { recursive: true, force: true });
+  const timing = /TIME ([\d.]+) (\d+)/.exec(child.stderr);
+  if (child.status !== 0 || !timing) {
+    const reason = child.stderr.trim().split('\n').filter((l) => !l.startsWith('TIME')).at(-1) ?? `exit ${child.status}`;
+    process.stdout.write(`| ${recipe} | ${size} | failed: ${reason} | | | |\n`);
+    return { recipe, size, samples: 0, seconds: Number(timing?.[1] ?? 0), rssGb: Number(timing?.[2] ?? 0) / 1048576 };
+  }
+  const doc = JSON.parse(child.stdout) as { counts: { samples: number } };
+  return { recipe, size, samples: doc.counts.samples, seconds: Number(timing[1]), rssGb: Number(timing[2]) / 1048576 };
+}
+
+function sizesOf(args: string[], flag: string, fallback: number[]): number[] {
+  const at = args.indexOf(flag);
+  return at === -1 ? fallback : args[at + 1].split(',').map(Number);
+}
+
+export async function run(args: string[]): Promise<void> {
+  const work = mkdtempSync(join(tmpdir(), 'tk-scale-inputs-'));
+  process.stdout.write(`Offline runs, each in a fresh process (/usr/bin/time); load average at start ${loadavg()[0].toFixed(1)} on 2 cores.\n\n`);
+  process.stdout.write('| recipe | input | samples | wall s | wall / ×1 per sample | peak RSS GB | RSS MB per 1,000 samples |\n|---|---|---:|---:|---:|---:|---:|\n');
+  const table = (row: Row, base: Row | undefined) => {
+    if (!row.samples) return;
+    const perSample = base && base.samples ? (row.seconds / row.samples / (base.seconds / base.samples)).toFixed(2) : '1.00';
+    process.stdout.write(`| ${row.recipe} | ${row.size} | ${row.samples.toLocaleString('en-US')} | ${row.seconds.toFixed(1)} | ${perSample} | ${row.rssGb.toFixed(2)} | ${((row.rssGb * 1024) / (row.samples / 1000)).toFixed(1)} |\n`);
+  };
+  try {
+    let base: Row | undefined;
+    for (const n of sizesOf(args, '--mtu', [1, 4, 16])) {
+      const dir = join(work, `mtu-${n}`);
+      const row = measure('mtu', `×${n}`, replicateMtu(dir, n));
+      rmSync(dir, { recursive: true, force: true });
+      if (n === 1) base = row;
+      table(row, base);
+    }
+    let tooleBase: Row | undefined;
+    for (const n of sizesOf(args, '--toole', [1, 8])) {
+      const dir = join(work, `toole-${n}`);
+      mkdirSync(dir, { recursive: true });
+      const row = measure('toole', `×${n}`, replicateToolE(dir, n));
+      if (n === 1) tooleBase = row;
+      table(row, tooleBase);
+    }
+    for (const count of sizesOf(args, '--nestools', [100_000])) table(measure('nestools', `${count.toLocaleString('en-US')} domains`, { count }), undefined);
+  } finally {
+    rmSync(work, { recursive: true, force: true });
+  }
+}
