@@ -50,6 +50,12 @@ interface StageBase<I, O> {
 /**
  * One record in, zero or more out, or a rejection. Runs concurrently; each finished record is
  * journalled at once, so a killed run resumes without recomputing it.
+ *
+ * Memory: the runner streams a per-record stage. It reads the stage's input line by line from the
+ * previous stage's output file (holding only the records in flight), keeps where each record's
+ * journal entry is rather than the entry, and writes the outputs in input order from the journal
+ * when the stage completes. A stage of this kind is therefore bounded by its concurrency, not by
+ * the size of the dataset: put per-record work here whenever the step allows it.
  */
 export interface MapStage<I, O> extends StageBase<I, O> {
   kind: 'map';
@@ -61,7 +67,12 @@ export interface MapStage<I, O> extends StageBase<I, O> {
   run: (record: I, ctx: StageContext & { key: string }) => Promise<O | O[] | RejectReason & { reject: true }>;
 }
 
-/** Works on the whole set at once (loading, clustering, splitting, de-duplicating). */
+/**
+ * Works on the whole set at once (loading, clustering, splitting, de-duplicating). The runner hands
+ * it its whole input as one array and writes its outputs as a stream: its memory grows with the
+ * dataset, so a whole-set stage should keep only what it needs of each record (ids and the few
+ * fields it decides on) and leave per-record work to map stages.
+ */
 export interface BatchStage<I, O> extends StageBase<I, O> {
   kind: 'batch';
   /** `fan-out` or `fan-in` when out + rejected may differ from in (e.g. a loader, or tools from samples). */
