@@ -1,6 +1,7 @@
-import { mkdirSync, writeFileSync } from 'node:fs';
+import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { byString, groupBy } from '../../core/collections.ts';
+import { writeJsonlAtomic } from '../../core/jsonl.ts';
 import type { Sample, ToolSpec } from '../../core/records.ts';
 import { toMtuRecords } from './mtu-format.ts';
 import { mtuMeta } from './sample.ts';
@@ -21,19 +22,20 @@ function fileOf(sample: Sample): string {
 export async function exportMtu(samples: Sample[], _tools: ToolSpec[], outDir: string): Promise<string[]> {
   mkdirSync(outDir, { recursive: true });
   const written: string[] = [];
-  const index: string[] = [];
+  const index: unknown[] = [];
   for (const [file, group] of [...groupBy(samples, fileOf)].sort(byString(([f]) => f))) {
-    const lines: string[] = [];
+    const records: unknown[] = [];
     [...group].sort(byString((s) => s.id)).forEach((sample, n) => {
       const meta = mtuMeta(sample);
       for (const record of toMtuRecords(sample, n, typeof meta.today === 'string' ? meta.today : DEFAULT_TODAY)) {
-        lines.push(JSON.stringify(record));
-        index.push(JSON.stringify({ id: record.id, file, sample: sample.id, split: sample.split, category: sample.category, hard: meta.hard ?? [] }));
+        records.push(record);
+        index.push({ id: record.id, file, sample: sample.id, split: sample.split, category: sample.category, hard: meta.hard ?? [] });
       }
     });
-    writeFileSync(join(outDir, file), lines.map((l) => l + '\n').join(''));
+    // Written through a buffer, never as one string (a large version's files pass V8's string limit).
+    writeJsonlAtomic(join(outDir, file), records);
     written.push(join(outDir, file));
   }
-  writeFileSync(join(outDir, 'index.jsonl'), index.map((l) => l + '\n').join(''));
+  writeJsonlAtomic(join(outDir, 'index.jsonl'), index);
   return [...written, join(outDir, 'index.jsonl')];
 }
