@@ -1,11 +1,11 @@
-import { closeSync, existsSync, openSync, readFileSync, readSync } from 'node:fs';
+import { closeSync, existsSync, openSync, readFileSync, readSync, renameSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import PQueue from 'p-queue';
 import { z } from 'zod';
 import { countBy } from './collections.ts';
 import { UserError, fileSystemMessage, messageOf } from './errors.ts';
 import { hashOf } from './hash.ts';
-import { eachJsonl, Journal, readJsonl, writeFileAtomic, writeJsonlAtomic } from './jsonl.ts';
+import { eachJsonl, Journal, JsonlWriter, readJsonl, writeFileAtomic, writeJsonlAtomic } from './jsonl.ts';
 import { BatchRound, checkBatchesInFlight } from './llm/batch-round.ts';
 import { observeResults } from './llm/observe.ts';
 import { TRANSPORT_FAILURES, type LlmGateway } from './llm/types.ts';
@@ -13,7 +13,7 @@ import type { PipelineDefinition } from './pipeline.ts';
 import { Progress, type ProgressOptions } from './progress.ts';
 import { Rejection, Sample, StageStats, formatZodError } from './records.ts';
 import { Rng } from './rng.ts';
-import { isReject, type BatchStage, type MapStage, type RejectReason, type Stage, type StageContext } from './stage.ts';
+import { isReject, type BatchStage, type MapStage, type RejectReason, type ScanStage, type Stage, type StageContext } from './stage.ts';
 
 export interface RunStagesOptions {
   pipeline: PipelineDefinition;
@@ -169,9 +169,11 @@ export async function runStages(options: RunStagesOptions): Promise<RunStagesRes
     const checkInput = index > 0 && stages[index - 1].output !== stage.input;
     const tally = new TransportTally();
     let counts: StageCounts;
+    if (stage.kind !== 'batch' && !input) throw new Error(`pipeline ${options.pipeline.name}: its first stage ${stage.name} is a per-record stage; a pipeline starts with a loading stage`);
     if (stage.kind === 'map') {
-      if (!input) throw new Error(`pipeline ${options.pipeline.name}: its first stage ${stage.name} is a per-record stage; a pipeline starts with a loading stage`);
-      counts = await runMapStage(stage, input, stageCtx, folder, files, options, checkInput, tally);
+      counts = await runMapStage(stage, input!, stageCtx, folder, files, options, checkInput, tally);
+    } else if (stage.kind === 'scan') {
+      counts = await runScanStage(stage, input!, stageCtx, files, options, checkInput);
     } else {
       const limit = index === 0 ? options.limit : undefined;
       counts = await runBatchStage(stage, input, { ...stageCtx, llm: tally.watch(stageCtx.llm) }, files, options, checkInput, limit);
@@ -225,7 +227,7 @@ function resumeCommandOf(options: RunStagesOptions): string {
   return options.resumeCommand ?? 'toolkiln run <pipeline> --resume <runId>';
 }
 
-function keyOf<I>(stage: MapStage<I, unknown>, record: I): string {
+function keyOf<I>(stage: { keyOf?: (record: I) => string }, record: I): string {
   if (stage.keyOf) return stage.keyOf(record);
   const id = (record as { id?: unknown })?.id;
   return typeof id === 'string' ? id : hashOf(record, 16);
@@ -408,6 +410,58 @@ function writeInInputOrder(stage: MapStage<unknown, unknown>, input: { path: str
   } finally {
     closeSync(fd);
   }
+  return counts;
+}
+
+/** A scan stage: the input streamed once through `collect`, then record by record through `run`. */
+async function runScanStage(
+  stage: ScanStage<unknown, unknown, unknown>,
+  input: { path: string; count: number },
+  ctx: StageContext,
+  files: { out: string; rejects: string },
+  options: RunStagesOptions,
+  checkInput: boolean,
+): Promise<StageCounts> {
+  const progress = new Progress(stage.name, input.count, options.progress);
+  const records = function* (): Generator<{ raw: unknown; record: unknown }> {
+    let i = 0;
+    for (const raw of eachJsonl(input.path)) yield { raw, record: validateInput(stage, raw, i++, checkInput) };
+  };
+  const state = stage.collect ? await stage.collect((function* () {
+    for (const { record } of records()) yield record;
+  })(), ctx) : undefined;
+  const counts: StageCounts = { in: 0, out: 0, rejected: 0, rejectsByReason: {} };
+  const out = new JsonlWriter(`${files.out}.tmp-${process.pid}`);
+  const rejects = new JsonlWriter(`${files.rejects}.tmp-${process.pid}`);
+  try {
+    for (const { raw, record } of records()) {
+      counts.in++;
+      const key = keyOf(stage, record);
+      const result = await stage.run(record, { ...ctx, key, state, rng: (...keys) => ctx.rng(key, ...keys) });
+      if (isReject(result)) {
+        const { reject: _flag, ...reason } = result;
+        counts.rejected++;
+        counts.rejectsByReason[reason.reason] = (counts.rejectsByReason[reason.reason] ?? 0) + 1;
+        rejects.write(Rejection.parse({ stage: stage.name, ...reason, recordId: reason.recordId ?? key, record: raw }));
+        continue;
+      }
+      const outputs = Array.isArray(result) && stage.fanOut ? result : [result];
+      if (outputs.length > 1 && !stage.fanOut) throw new Error(`stage ${stage.name} emitted ${outputs.length} records for one input without declaring fanOut`);
+      for (const output of validateOutputs(stage, outputs, `record ${key}`)) out.write(output);
+      counts.out += outputs.length;
+    }
+  } catch (error) {
+    rmSync(out.path, { force: true });
+    rmSync(rejects.path, { force: true });
+    throw error;
+  } finally {
+    out.close();
+    rejects.close();
+  }
+  renameSync(out.path, files.out);
+  renameSync(rejects.path, files.rejects);
+  await stage.finish?.(state, ctx);
+  progress.finish(counts.in);
   return counts;
 }
 

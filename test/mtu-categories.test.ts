@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { applyScanStage } from '../core/stage.ts';
 import type { Sample } from '../core/records.ts';
 import { candidateToolsStage } from '../stages/mtu/candidates.ts';
 import { hardRules, hardSetStage, withNonsensicalName, withoutSuitableTool } from '../stages/mtu/hard.ts';
@@ -106,7 +107,7 @@ describe('hard set and candidate lists', () => {
     ]);
     expect(ctx.reports.hardSet).toMatchObject({ samples: 5, byRule: { 'no-suitable-tool': 2, 'nonsensical-tool-name': 2, 'choice-restricted-values': 2 } });
 
-    const listed = await candidateToolsStage({ max: 4, distractors: 0 }).run(hard.out, ctx);
+    const listed = await applyScanStage(candidateToolsStage({ max: 4, distractors: 0 }), hard.out, ctx);
     for (const sample of listed.out) {
       const { renamed = {}, withheld = [] } = mtuMeta(sample);
       for (const gold of allCalls(sample)) expect(sample.tools.map((t) => t.name)).toContain(gold.tool);
