@@ -92,7 +92,7 @@ describe('hard set and candidate lists', () => {
       handSample('t2', [ref(weather)], [round('weather in Paris?', [call('c0', 'GetWeather', { city: 'Paris' })])]),
       handSample('tr', [ref(hotel)], [round('a mid-range hotel', [call('c0', 'SearchHotel', { price_range: 'moderate' })])], 'train'),
     ];
-    const hard = await hardSetStage({ ...limits, nonsensicalNameRate: 1, noSuitableToolRate: 1 }).run(samples, ctx);
+    const hard = await applyScanStage(hardSetStage({ ...limits, nonsensicalNameRate: 1, noSuitableToolRate: 1 }), samples, ctx);
     const byId = (id: string) => hard.out.find((s) => s.id === id)!;
     expect(byId('t1').meta.tags).toEqual(['hard', 'hard:choice-restricted-values']);
     expect(byId('t2').meta.tags).toEqual([]);
