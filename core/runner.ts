@@ -4,7 +4,6 @@ import PQueue from 'p-queue';
 import { z } from 'zod';
 import { countBy } from './collections.ts';
 import { UserError, fileSystemMessage, messageOf } from './errors.ts';
-import { hashOf } from './hash.ts';
 import { eachJsonl, Journal, JsonlWriter, readJsonl, writeFileAtomic, writeJsonlAtomic } from './jsonl.ts';
 import { BatchRound, checkBatchesInFlight } from './llm/batch-round.ts';
 import { observeResults } from './llm/observe.ts';
@@ -13,7 +12,7 @@ import type { PipelineDefinition } from './pipeline.ts';
 import { Progress, type ProgressOptions } from './progress.ts';
 import { Rejection, Sample, StageStats, formatZodError } from './records.ts';
 import { Rng } from './rng.ts';
-import { isReject, type BatchStage, type MapStage, type RejectReason, type ScanStage, type Stage, type StageContext } from './stage.ts';
+import { isReject, recordKey, type BatchStage, type MapStage, type RejectReason, type ScanStage, type Stage, type StageContext } from './stage.ts';
 
 export interface RunStagesOptions {
   pipeline: PipelineDefinition;
@@ -227,12 +226,6 @@ function resumeCommandOf(options: RunStagesOptions): string {
   return options.resumeCommand ?? 'toolkiln run <pipeline> --resume <runId>';
 }
 
-function keyOf<I>(stage: { keyOf?: (record: I) => string }, record: I): string {
-  if (stage.keyOf) return stage.keyOf(record);
-  const id = (record as { id?: unknown })?.id;
-  return typeof id === 'string' ? id : hashOf(record, 16);
-}
-
 function validateOutputs(stage: Stage, outputs: unknown[], where: string): unknown[] {
   return outputs.map((output) => {
     const parsed = (stage.output as z.ZodType).safeParse(output);
@@ -318,7 +311,7 @@ async function runMapStage(
     let key = `#${i}`;
     try {
       const record = validateInput(stage, raw, i, checkInput);
-      key = keyOf(stage, record);
+      key = recordKey(stage, record);
       const result = await stage.run(record, { ...ctx, key, rng: (...keys) => ctx.rng(key, ...keys), llm: batch.watch(tally.watch(ctx.llm, key), key) });
       if (batch.deferred(key)) return;
       let entry: JournalEntry;
@@ -404,7 +397,7 @@ function writeInInputOrder(stage: MapStage<unknown, unknown>, input: { path: str
         if (!entry.reject) continue;
         counts.rejected++;
         counts.rejectsByReason[entry.reject.reason] = (counts.rejectsByReason[entry.reject.reason] ?? 0) + 1;
-        yield Rejection.parse({ stage: stage.name, ...entry.reject, recordId: entry.reject.recordId ?? keyOf(stage, raw), record: raw });
+        yield Rejection.parse({ stage: stage.name, ...entry.reject, recordId: entry.reject.recordId ?? recordKey(stage, raw), record: raw });
       }
     })());
   } finally {
@@ -436,7 +429,7 @@ async function runScanStage(
   try {
     for (const { raw, record } of records()) {
       counts.in++;
-      const key = keyOf(stage, record);
+      const key = recordKey(stage, record);
       const result = await stage.run(record, { ...ctx, key, state, rng: (...keys) => ctx.rng(key, ...keys) });
       if (isReject(result)) {
         const { reject: _flag, ...reason } = result;

@@ -170,12 +170,18 @@ export async function applyScanStage<I, O, S>(stage: ScanStage<I, O, S>, records
   const out: O[] = [];
   const rejects: RejectReason[] = [];
   for (const record of records) {
-    const id = (record as { id?: unknown })?.id;
-    const key = stage.keyOf ? stage.keyOf(record) : typeof id === 'string' ? id : hashOf(record, 16);
+    const key = recordKey(stage, record);
     const result = await stage.run(record, { ...ctx, key, state, rng: (...keys) => ctx.rng(key, ...keys) });
     if (isReject(result)) rejects.push(result);
     else out.push(...(Array.isArray(result) && stage.fanOut ? result : [result as O]));
   }
   await stage.finish?.(state, ctx);
   return { out, rejects };
+}
+
+/** A record's stable key within a stage: the stage's `keyOf`, else the record's `id`, else its content hash. */
+export function recordKey<I>(stage: { keyOf?: (record: I) => string }, record: I): string {
+  if (stage.keyOf) return stage.keyOf(record);
+  const id = (record as { id?: unknown })?.id;
+  return typeof id === 'string' ? id : hashOf(record, 16);
 }
