@@ -91,23 +91,36 @@ describe('resuming a run', () => {
 
 describe('runs started together', () => {
   const script = new URL('./fixtures/core/run-slow.ts', import.meta.url).pathname;
-  const start = (home: string) =>
+  const start = (home: string, ...args: string[]) =>
     new Promise<{ code: number | null; out: string; err: string }>((resolve) => {
-      const child = spawn(process.execPath, ['--import', 'tsx', script, home], { stdio: ['ignore', 'pipe', 'pipe'] });
+      const child = spawn(process.execPath, ['--import', 'tsx', script, home, ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
       let out = '';
       let err = '';
       child.stdout.on('data', (d) => (out += d));
       child.stderr.on('data', (d) => (err += d));
       child.on('exit', (code) => resolve({ code, out, err }));
     });
-
-  it('get their own run folders, and identical ones publish one version', async () => {
-    const home = tmp('tk-race-');
-    const results = await Promise.all([start(home), start(home), start(home)]);
+  const together = async (home: string, ...args: string[]) => {
+    const results = await Promise.all([start(home, ...args), start(home, ...args), start(home, ...args)]);
     for (const r of results) expect(r.code, r.err).toBe(0);
-    const reports = results.map((r) => JSON.parse(r.out));
+    return results.map((r) => JSON.parse(r.out) as { runId: string; status: string; version: string });
+  };
+
+  it('get their own run folders and publish one after the other', async () => {
+    const home = tmp('tk-race-');
+    const reports = await together(home, '--force');
     expect(new Set(reports.map((r) => r.runId)).size).toBe(3);
     expect(runIds(home)).toEqual(reports.map((r) => r.runId).sort());
+    expect(reports.map((r) => r.version).sort()).toEqual(['v1', 'v2', 'v3']);
+    expect(new DatasetStore(home).versions('slow')).toEqual(['v1', 'v2', 'v3']);
+  }, 60_000);
+
+  it('publish one version when they are identical', async () => {
+    const home = tmp('tk-race-same-');
+    const reports = await together(home);
+    // A process that starts after the version is out finds it and runs nothing (run id "-").
+    const ran = reports.filter((r) => r.runId !== '-');
+    expect(runIds(home)).toEqual(ran.map((r) => r.runId).sort());
     expect(reports.filter((r) => r.status === 'published')).toHaveLength(1);
     expect(reports.every((r) => r.version === 'v1')).toBe(true);
     expect(new DatasetStore(home).versions('slow')).toEqual(['v1']);
