@@ -10,7 +10,7 @@ import type { LlmGateway } from './llm/types.ts';
 import type { PipelineDefinition } from './pipeline.ts';
 import type { ProgressOptions } from './progress.ts';
 import { formatZodError, type Manifest, type Sample, type StageStats, type ToolSpec } from './records.ts';
-import { runStages } from './runner.ts';
+import { runStages, type RemoteRecords } from './runner.ts';
 import { DatasetStore, type VersionRef } from './store.ts';
 
 export const DEFAULT_SEED = 42;
@@ -66,6 +66,8 @@ export interface RunPipelineOptions {
   maxTransportRejects?: number;
   log?: (message: string) => void;
   progress?: ProgressOptions;
+  /** Per-record stages run on workers (`--redis`): records of run `runId` are sent there. */
+  distribute?: { forRun(runId: string, spec: RunSpec): Promise<RemoteRecords> };
 }
 
 export interface RunPipelineResult {
@@ -199,6 +201,7 @@ export async function runPipeline(options: RunPipelineOptions): Promise<RunPipel
       resolvePath,
       log,
       progress: options.progress,
+      remote: await options.distribute?.forRun(runId, { ...spec, inputs }),
     });
     if (options.dryRun) {
       writeOutcome(runDir, { status: 'dry-run', dataset: null, finishedAt: new Date().toISOString() });
