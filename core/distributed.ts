@@ -4,7 +4,8 @@ import { Queue, QueueEvents, Worker, type Job } from 'bullmq';
 import { Redis } from 'ioredis';
 import { UserError, messageOf } from './errors.ts';
 import type { SharedPermit } from './llm/limiter.ts';
-import type { LlmGateway } from './llm/types.ts';
+import { emptyUsage, type LlmGateway, type UsageReport } from './llm/types.ts';
+import { combineUsage } from './llm/usage.ts';
 import type { PipelineDefinition } from './pipeline.ts';
 import { Rng } from './rng.ts';
 import type { RunSpec } from './run.ts';
@@ -17,6 +18,11 @@ export const RECORD_QUEUE = 'toolkiln-records';
 /** One job: a record of a per-record stage of run `runId`. */
 export interface RecordJobData extends RecordJob {
   runId: string;
+}
+
+/** A job's result: the record's outcome, and the worker's LLM usage for the run since its last result. */
+interface RecordJobResult extends RecordOutcome {
+  usage?: UsageReport;
 }
 
 /** Where a coordinator leaves a run's spec for workers (they may not share its TOOLKILN_HOME). */
@@ -88,16 +94,24 @@ export class Coordinator {
   /** Records of run `runId` go to the workers, which read the run's spec from Redis. */
   async forRun(runId: string, spec: RunSpec): Promise<RemoteRecords> {
     await this.redis.set(runSpecKey(runId), JSON.stringify(spec), 'EX', RUN_SPEC_TTL_S);
-    return { run: (job) => this.runJob({ ...job, runId }) };
+    let usage: UsageReport = { total: emptyUsage(), byStage: {}, byModel: {} };
+    return {
+      run: async (job) => {
+        const outcome = await this.runJob({ ...job, runId });
+        if (outcome.usage) usage = combineUsage(usage, outcome.usage);
+        return outcome;
+      },
+      usage: () => usage,
+    };
   }
 
-  private async runJob(data: RecordJobData): Promise<RecordOutcome> {
+  private async runJob(data: RecordJobData): Promise<RecordJobResult> {
     const job = await this.queue.add(data.stage, data, { jobId: jobIdOf(data) });
     // A job that failed under an earlier coordinator of this run is tried again, not reported again.
     if (await job.isFailed()) await job.retry('failed');
     try {
       const value: unknown = await job.waitUntilFinished(this.events);
-      return (typeof value === 'string' ? JSON.parse(value) : value) as RecordOutcome;
+      return (typeof value === 'string' ? JSON.parse(value) : value) as RecordJobResult;
     } finally {
       // Its outcome is journalled by the caller; a run resumed later enqueues it afresh.
       await job.remove().catch(() => {});
@@ -129,8 +143,16 @@ export interface RecordWorkerOptions {
 interface WorkerRun {
   spec: RunSpec;
   stages: Stage[];
+  /** The run's own gateway, so that its usage is the run's. */
   llm: LlmGateway;
+  /** Usage already sent back with a result. */
+  reported: UsageReport;
+  /** Jobs of the run in hand. */
+  inHand: number;
 }
+
+/** Runs a worker keeps (spec, stages, gateway) once it has no job of them in hand. */
+const IDLE_RUNS_KEPT = 4;
 
 /** The rate scope requests of a model share across processes. */
 export function rateScope(model: string): string {
@@ -140,7 +162,8 @@ export function rateScope(model: string): string {
 /** A worker: takes per-record jobs of any run from the queue, runs the stage on the record, returns the journal entry. */
 export class RecordWorker {
   private readonly runs = new Map<string, Promise<WorkerRun>>();
-  private readonly gateways = new Map<string, LlmGateway>();
+  /** The runs of `runs` that are loaded, oldest first. */
+  private readonly loaded = new Map<string, WorkerRun>();
   private readonly worker: Worker;
   private readonly log: (message: string) => void;
   processed = 0;
@@ -169,8 +192,17 @@ export class RecordWorker {
     return worker;
   }
 
-  private async process(job: RecordJobData): Promise<RecordOutcome> {
+  private async process(job: RecordJobData): Promise<RecordJobResult> {
     const run = await this.runOf(job.runId);
+    run.inHand++;
+    try {
+      return await this.processIn(run, job);
+    } finally {
+      run.inHand--;
+    }
+  }
+
+  private async processIn(run: WorkerRun, job: RecordJobData): Promise<RecordJobResult> {
     const stage = run.stages[job.stageIndex];
     if (!stage || stage.kind !== 'map' || stage.name !== job.stage) {
       throw new Error(`run ${job.runId}: stage ${job.stageIndex + 1} of the ${run.spec.pipeline} recipe on this worker is ${stage ? stage.name : 'missing'}, not the per-record stage ${job.stage}: run the same toolkiln version on every machine`);
@@ -180,8 +212,13 @@ export class RecordWorker {
     const { record, key } = prepareRecord(mapStage, job.raw, job.i, checkInput);
     const tally = new TransportTally();
     const result = await mapStage.run(record, recordContext(this.stageContext(job.runId, run, stage), key, tally.watch(run.llm, key)));
+    const entry = entryOf(mapStage, job.i, key, result);
     this.processed++;
-    return { entry: entryOf(mapStage, job.i, key, result), transport: Object.keys(tally.byReason)[0] };
+    // Requests of records still in hand go with a later result; every request is counted once.
+    const usage = run.llm.usage();
+    const delta = combineUsage(usage, run.reported, -1);
+    run.reported = usage;
+    return { entry, transport: Object.keys(tally.byReason)[0], usage: delta };
   }
 
   private stageContext(runId: string, run: WorkerRun, stage: Stage): StageContext {
@@ -208,7 +245,10 @@ export class RecordWorker {
     if (!run) {
       run = this.loadRun(runId);
       this.runs.set(runId, run);
-      run.catch(() => this.runs.delete(runId));
+      run.then(
+        (loaded) => this.loaded.set(runId, loaded),
+        () => this.runs.delete(runId),
+      );
     }
     return run;
   }
@@ -226,20 +266,27 @@ export class RecordWorker {
     for (const [id, hash] of Object.entries(spec.inputs?.prompts ?? {})) {
       if (prompts[id] !== hash) throw new Error(`run ${runId}: prompt ${id} differs on this worker: run the same toolkiln version on every machine`);
     }
-    const gatewayKey = JSON.stringify([spec.backend, spec.model, spec.seed]);
-    let llm = this.gateways.get(gatewayKey);
-    if (!llm) {
-      llm = this.options.gatewayFor(spec, sharedRateLimit(this.redis, rateScope(spec.model)));
-      this.gateways.set(gatewayKey, llm);
-    }
+    await this.forgetIdleRuns();
+    const llm = this.options.gatewayFor(spec, sharedRateLimit(this.redis, rateScope(spec.model)));
     this.log(`run ${runId}: ${spec.pipeline}, ${spec.backend} ${spec.model}, seed ${spec.seed}`);
-    return { spec, stages, llm };
+    return { spec, stages, llm, reported: llm.usage(), inHand: 0 };
+  }
+
+  /** Closes the gateways of the oldest runs with no job in hand, keeping a few (a long-lived worker serves many runs). */
+  private async forgetIdleRuns(): Promise<void> {
+    const idle = [...this.loaded].filter(([, run]) => run.inHand === 0);
+    for (const [runId, run] of idle.slice(0, Math.max(0, idle.length - IDLE_RUNS_KEPT))) {
+      this.runs.delete(runId);
+      this.loaded.delete(runId);
+      await run.llm.close();
+    }
   }
 
   /** Stops taking jobs, lets the ones in hand finish, and disconnects. */
   async close(): Promise<void> {
     await this.worker.close();
-    await Promise.all([...this.gateways.values()].map((llm) => llm.close()));
+    await Promise.allSettled(this.runs.values());
+    await Promise.all([...this.loaded.values()].map((run) => run.llm.close()));
     this.redis.disconnect();
   }
 

@@ -8,7 +8,7 @@ import { hashOf } from './hash.ts';
 import { eachJsonl, Journal, readJsonl, writeFileAtomic, writeJsonlAtomic } from './jsonl.ts';
 import { BatchRound, checkBatchesInFlight } from './llm/batch-round.ts';
 import { observeResults } from './llm/observe.ts';
-import { TRANSPORT_FAILURES, type LlmGateway } from './llm/types.ts';
+import { TRANSPORT_FAILURES, type LlmGateway, type UsageReport } from './llm/types.ts';
 import type { PipelineDefinition } from './pipeline.ts';
 import { Progress, type ProgressOptions } from './progress.ts';
 import { Rejection, Sample, StageStats, formatZodError } from './records.ts';
@@ -59,6 +59,8 @@ export interface RecordOutcome {
 /** Runs records of per-record stages somewhere else; the outcome is journalled as if run here. */
 export interface RemoteRecords {
   run(job: RecordJob): Promise<RecordOutcome>;
+  /** The LLM usage of the records run there so far. */
+  usage(): UsageReport;
 }
 
 export const DEFAULT_MAX_TRANSPORT_REJECTS = 0.1;

@@ -172,6 +172,9 @@ describe('workers', () => {
       const result = await runPipeline({ pipeline: echoPipeline, configOverrides: { file }, llm, home, projectDir: process.cwd(), cwd: home, progress: { quiet: true }, distribute: coordinator });
       expect(result.manifest!.counts.samples).toBe(12);
       expect(server.count('chat')).toBe(12);
+      // The manifest counts the requests the workers sent.
+      expect(result.manifest!.usage.total.requests).toBe(12);
+      expect(result.manifest!.usage.byStage.ask.requests).toBe(12);
       expect(starts.filter((mine) => mine.length > 0).length).toBeGreaterThanOrEqual(2);
       expect(mostWithin(starts.flat(), windowMs)).toBeLessThanOrEqual(rpm);
     } finally {

@@ -101,6 +101,8 @@ export const runCommand: Command = {
       });
       if (!result) return 0;
       const batch = (result.manifest?.stats.batch ?? null) as BatchCounts | null;
+      // With --redis the manifest also counts what the workers sent.
+      const usage = result.manifest?.usage ?? llm.usage();
       if (io.json) {
         io.out(
           JSON.stringify({
@@ -111,7 +113,7 @@ export const runCommand: Command = {
             path: result.ref?.dir ?? null,
             stages: result.stats,
             counts: result.manifest?.counts ?? null,
-            usage: llm.usage(),
+            usage,
             batch,
           }),
         );
@@ -120,8 +122,7 @@ export const runCommand: Command = {
         io.out(`unchanged: ${result.ref!.name}@${result.ref!.version} (${result.ref!.dir}) has the same fingerprint; nothing published (--force to publish anyway)`);
       } else {
         io.out(formatStageTable(result.stats));
-        const usage = llm.usage().total;
-        io.out(llm.backend === 'offline' ? `\nllm: offline templates answered ${usage.requests} prompts (no tokens, no cost)` : `\nllm (${llm.backend} ${llm.model}): ${formatUsage(usage)}`);
+        io.out(llm.backend === 'offline' ? `\nllm: offline templates answered ${usage.total.requests} prompts (no tokens, no cost)` : `\nllm (${llm.backend} ${llm.model}): ${formatUsage(usage.total)}`);
         if (batch) io.out(formatBatchCounts(batch));
         const where = result.ref ? `${result.ref.name}@${result.ref.version} (${result.ref.dir})` : '';
         if (result.status === 'published') {
