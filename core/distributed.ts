@@ -49,19 +49,22 @@ export async function connectRedis(url: string, log: (message: string) => void =
     throw new UserError(`--redis takes a URL such as redis://127.0.0.1:6379, not "${url}"`);
   }
   if (parsed.protocol !== 'redis:' && parsed.protocol !== 'rediss:') throw new UserError(`--redis takes a redis:// or rediss:// URL, not "${shownUrl(url)}"`);
-  // BullMQ's blocking commands need maxRetriesPerRequest: null.
-  const redis = new Redis(url, { maxRetriesPerRequest: null, lazyConnect: true, retryStrategy: (times) => Math.min(times * 200, 2000) });
+  let connected = false;
+  // BullMQ's blocking commands need maxRetriesPerRequest: null. Once connected, a lost connection is retried.
+  const redis = new Redis(url, { maxRetriesPerRequest: null, lazyConnect: true, retryStrategy: (times) => (connected ? Math.min(times * 200, 2000) : null) });
   let lastError = '';
   redis.on('error', (error) => {
-    if (messageOf(error) !== lastError) log(`redis ${shownUrl(url)}: ${(lastError = messageOf(error))}`);
+    if (connected && messageOf(error) !== lastError) log(`redis ${shownUrl(url)}: ${messageOf(error)}`);
+    lastError = messageOf(error);
   });
-  const timeout = new Promise<never>((_, reject) => setTimeout(() => reject(new Error(lastError || 'no answer within 5 s')), 5000).unref());
+  const timeout = new Promise<never>((_, reject) => setTimeout(() => reject(new Error('no answer within 5 s')), 5000).unref());
   try {
     await Promise.race([redis.connect(), timeout]);
   } catch (error) {
     redis.disconnect();
-    throw new UserError(`cannot reach Redis at ${shownUrl(url)} (${messageOf(error)}): start redis-server there, or check --redis`);
+    throw new UserError(`cannot reach Redis at ${shownUrl(url)} (${lastError || messageOf(error)}): start redis-server there, or check --redis`);
   }
+  connected = true;
   return redis;
 }
 
@@ -74,16 +77,18 @@ export class Coordinator {
     private readonly redis: Redis,
     private readonly queue: Queue,
     private readonly events: QueueEvents,
+    private readonly url: string,
+    private readonly log: (message: string) => void,
   ) {}
 
-  static async open(url: string, log?: (message: string) => void): Promise<Coordinator> {
+  static async open(url: string, log: (message: string) => void = () => {}): Promise<Coordinator> {
     const redis = await connectRedis(url, log);
     const queue = new Queue(RECORD_QUEUE, { connection: redis });
     // One 'closing' listener per job waited for.
     queue.setMaxListeners(0);
     const events = new QueueEvents(RECORD_QUEUE, { connection: redis.duplicate() });
     await events.waitUntilReady();
-    return new Coordinator(redis, queue, events);
+    return new Coordinator(redis, queue, events, url, log);
   }
 
   /** The rate budget this coordinator's own requests share with the workers. */
@@ -94,6 +99,8 @@ export class Coordinator {
   /** Records of run `runId` go to the workers, which read the run's spec from Redis. */
   async forRun(runId: string, spec: RunSpec): Promise<RemoteRecords> {
     await this.redis.set(runSpecKey(runId), JSON.stringify(spec), 'EX', RUN_SPEC_TTL_S);
+    const workers = await this.queue.getWorkersCount();
+    this.log(workers ? `${workers} worker${workers > 1 ? 's' : ''} connected to ${shownUrl(this.url)}` : `no worker is connected to ${shownUrl(this.url)} yet: records wait in the queue until one starts (toolkiln worker --redis <url>)`);
     let usage: UsageReport = { total: emptyUsage(), byStage: {}, byModel: {} };
     return {
       run: async (job) => {

@@ -7,6 +7,8 @@ import { Coordinator, RecordWorker } from '../core/distributed.ts';
 import { createGateway } from '../core/llm/index.ts';
 import { OfflineGateway } from '../core/llm/offline.ts';
 import { runPipeline } from '../core/run.ts';
+import type { PipelineDefinition } from '../core/pipeline.ts';
+import { main } from '../bin/cli.ts';
 import { echoPipeline } from './fixtures/core/echo-pipeline.ts';
 import { slowPipeline } from './fixtures/core/slow-pipeline.ts';
 import { tempDirs } from './helpers/files.ts';
@@ -91,6 +93,40 @@ beforeEach(async () => {
 
 afterEach(async () => {
   await Promise.all(children.splice(0).map((child) => stopProcess(child, 'SIGKILL')));
+});
+
+async function cli(argv: string[], home: string): Promise<{ code: number; err: string }> {
+  const err: string[] = [];
+  const code = await main(argv, { out: () => {}, err: (text) => err.push(text), home, cwd: home, env: {} });
+  return { code, err: err.join('\n') };
+}
+
+describe('workers: bad settings', () => {
+  it('say what is wrong in one line', async () => {
+    const home = tempDir();
+    expect(await cli(['worker'], home)).toEqual({ code: 2, err: expect.stringMatching(/^toolkiln: missing --redis <url>/) });
+    expect(await cli(['run', 'nestools', '--redis', 'localhost:6379'], home)).toEqual({ code: 2, err: 'toolkiln: --redis takes a redis:// or rediss:// URL, not "localhost:6379"' });
+    expect(await cli(['run', 'nestools', '--redis', redis.url, '--dry-run'], home)).toEqual({ code: 2, err: expect.stringContaining('does not combine with --dry-run') });
+    // Nothing listens on the port redis-server had before it was stopped: a closed port.
+    const closed = await startRedis();
+    await closed.stop();
+    const unreachable = await cli(['run', 'nestools', '--redis', closed.url], home);
+    expect(unreachable.code).toBe(2);
+    expect(unreachable.err).toMatch(new RegExp(`^toolkiln: cannot reach Redis at ${closed.url} \\(.*\\): start redis-server there, or check --redis$`));
+  });
+
+  it('a worker whose recipe differs from the run\'s fails the job, and the run stops with the reason', async () => {
+    const home = tempDir();
+    const bumped: PipelineDefinition = { ...slowPipeline, stages: (c) => slowPipeline.stages(c).map((s) => (s.name === 'score-slowly' ? { ...s, version: 2 } : s)) };
+    const worker = await RecordWorker.start({ redisUrl: redis.url, home, concurrency: 2, pipelineOf: () => bumped, gatewayFor: (spec) => new OfflineGateway(spec.seed), resolvePath: (path) => path });
+    const coordinator = await Coordinator.open(redis.url);
+    try {
+      await expect(runSlow(home, coordinator)).rejects.toThrow(/^stage score-slowly failed on record item-\d+: run slow-.* has stages make-items@1, score-slowly@1, to-samples@1, this worker's slow recipe has make-items@1, score-slowly@2, to-samples@1: run the same toolkiln version on every machine/);
+    } finally {
+      await coordinator.close();
+      await worker.close();
+    }
+  });
 });
 
 describe('workers', () => {
