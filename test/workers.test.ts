@@ -172,7 +172,7 @@ describe('workers', () => {
       expect(publishedFiles(home, 'slow')).toEqual(reference);
       const calls = callsOf(home, id);
       // The killed worker's records were started again by the other one.
-      for (const item of taken) expect(calls.filter((c) => c === item).length).toBe(2);
+      for (const item of taken) expect(calls.filter((c) => c === item).length).toBeGreaterThanOrEqual(2);
       expect(new Set(calls).size).toBe(SLOW.items);
     } finally {
       await coordinator.close();
