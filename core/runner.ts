@@ -1,11 +1,10 @@
-import { closeSync, existsSync, openSync, readFileSync, readSync } from 'node:fs';
+import { closeSync, existsSync, openSync, readFileSync, readSync, renameSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import PQueue from 'p-queue';
 import { z } from 'zod';
 import { countBy } from './collections.ts';
 import { UserError, fileSystemMessage, messageOf } from './errors.ts';
-import { hashOf } from './hash.ts';
-import { eachJsonl, Journal, readJsonl, writeFileAtomic, writeJsonlAtomic } from './jsonl.ts';
+import { eachJsonl, Journal, JsonlWriter, readJsonl, writeFileAtomic, writeJsonlAtomic } from './jsonl.ts';
 import { BatchRound, checkBatchesInFlight } from './llm/batch-round.ts';
 import { observeResults } from './llm/observe.ts';
 import { TRANSPORT_FAILURES, type LlmGateway, type UsageReport } from './llm/types.ts';
@@ -13,7 +12,7 @@ import type { PipelineDefinition } from './pipeline.ts';
 import { Progress, type ProgressOptions } from './progress.ts';
 import { Rejection, Sample, StageStats, formatZodError } from './records.ts';
 import { Rng } from './rng.ts';
-import { isReject, type BatchStage, type MapStage, type RejectReason, type Stage, type StageContext } from './stage.ts';
+import { isReject, recordKey, type BatchStage, type MapStage, type RejectReason, type ScanStage, type Stage, type StageContext } from './stage.ts';
 
 export interface RunStagesOptions {
   pipeline: PipelineDefinition;
@@ -195,9 +194,11 @@ export async function runStages(options: RunStagesOptions): Promise<RunStagesRes
     const checkInput = index > 0 && stages[index - 1].output !== stage.input;
     const tally = new TransportTally();
     let counts: StageCounts;
+    if (stage.kind !== 'batch' && !input) throw new Error(`pipeline ${options.pipeline.name}: its first stage ${stage.name} is a per-record stage; a pipeline starts with a loading stage`);
     if (stage.kind === 'map') {
-      if (!input) throw new Error(`pipeline ${options.pipeline.name}: its first stage ${stage.name} is a per-record stage; a pipeline starts with a loading stage`);
-      counts = await runMapStage(stage, index, input, stageCtx, folder, files, options, checkInput, tally);
+      counts = await runMapStage(stage, index, input!, stageCtx, folder, files, options, checkInput, tally);
+    } else if (stage.kind === 'scan') {
+      counts = await runScanStage(stage, input!, stageCtx, files, options, checkInput);
     } else {
       const limit = index === 0 ? options.limit : undefined;
       counts = await runBatchStage(stage, input, { ...stageCtx, llm: tally.watch(stageCtx.llm) }, files, options, checkInput, limit);
@@ -251,12 +252,6 @@ function resumeCommandOf(options: RunStagesOptions): string {
   return options.resumeCommand ?? 'toolkiln run <pipeline> --resume <runId>';
 }
 
-function keyOf<I>(stage: MapStage<I, unknown>, record: I): string {
-  if (stage.keyOf) return stage.keyOf(record);
-  const id = (record as { id?: unknown })?.id;
-  return typeof id === 'string' ? id : hashOf(record, 16);
-}
-
 function validateOutputs(stage: Stage, outputs: unknown[], where: string): unknown[] {
   return outputs.map((output) => {
     const parsed = (stage.output as z.ZodType).safeParse(output);
@@ -270,7 +265,7 @@ function validateOutputs(stage: Stage, outputs: unknown[], where: string): unkno
 /** A per-record stage's input record `i`, checked against its input schema when `check`, and its key. */
 export function prepareRecord(stage: MapStage<unknown, unknown>, raw: unknown, i: number, check: boolean): { record: unknown; key: string } {
   const record = validateInput(stage, raw, i, check);
-  return { record, key: keyOf(stage, record) };
+  return { record, key: recordKey(stage, record) };
 }
 
 /** The journal entry of record `i` from what the stage returned for it: its checked outputs or its reject. */
@@ -452,12 +447,64 @@ function writeInInputOrder(stage: MapStage<unknown, unknown>, input: { path: str
         if (!entry.reject) continue;
         counts.rejected++;
         counts.rejectsByReason[entry.reject.reason] = (counts.rejectsByReason[entry.reject.reason] ?? 0) + 1;
-        yield Rejection.parse({ stage: stage.name, ...entry.reject, recordId: entry.reject.recordId ?? keyOf(stage, raw), record: raw });
+        yield Rejection.parse({ stage: stage.name, ...entry.reject, recordId: entry.reject.recordId ?? recordKey(stage, raw), record: raw });
       }
     })());
   } finally {
     closeSync(fd);
   }
+  return counts;
+}
+
+/** A scan stage: the input streamed once through `collect`, then record by record through `run`. */
+async function runScanStage(
+  stage: ScanStage<unknown, unknown, unknown>,
+  input: { path: string; count: number },
+  ctx: StageContext,
+  files: { out: string; rejects: string },
+  options: RunStagesOptions,
+  checkInput: boolean,
+): Promise<StageCounts> {
+  const progress = new Progress(stage.name, input.count, options.progress);
+  const records = function* (): Generator<{ raw: unknown; record: unknown }> {
+    let i = 0;
+    for (const raw of eachJsonl(input.path)) yield { raw, record: validateInput(stage, raw, i++, checkInput) };
+  };
+  const state = stage.collect ? await stage.collect((function* () {
+    for (const { record } of records()) yield record;
+  })(), ctx) : undefined;
+  const counts: StageCounts = { in: 0, out: 0, rejected: 0, rejectsByReason: {} };
+  const out = new JsonlWriter(`${files.out}.tmp-${process.pid}`);
+  const rejects = new JsonlWriter(`${files.rejects}.tmp-${process.pid}`);
+  try {
+    for (const { raw, record } of records()) {
+      counts.in++;
+      const key = recordKey(stage, record);
+      const result = await stage.run(record, { ...ctx, key, state, rng: (...keys) => ctx.rng(key, ...keys) });
+      if (isReject(result)) {
+        const { reject: _flag, ...reason } = result;
+        counts.rejected++;
+        counts.rejectsByReason[reason.reason] = (counts.rejectsByReason[reason.reason] ?? 0) + 1;
+        rejects.write(Rejection.parse({ stage: stage.name, ...reason, recordId: reason.recordId ?? key, record: raw }));
+        continue;
+      }
+      const outputs = Array.isArray(result) && stage.fanOut ? result : [result];
+      if (outputs.length > 1 && !stage.fanOut) throw new Error(`stage ${stage.name} emitted ${outputs.length} records for one input without declaring fanOut`);
+      for (const output of validateOutputs(stage, outputs, `record ${key}`)) out.write(output);
+      counts.out += outputs.length;
+    }
+  } catch (error) {
+    rmSync(out.path, { force: true });
+    rmSync(rejects.path, { force: true });
+    throw error;
+  } finally {
+    out.close();
+    rejects.close();
+  }
+  renameSync(out.path, files.out);
+  renameSync(rejects.path, files.rejects);
+  await stage.finish?.(state, ctx);
+  progress.finish(counts.in);
   return counts;
 }
 

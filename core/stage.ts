@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { hashOf } from './hash.ts';
 import { Rng } from './rng.ts';
 import type { LlmGateway } from './llm/types.ts';
 import type { Rejection } from './records.ts';
@@ -80,7 +81,25 @@ export interface BatchStage<I, O> extends StageBase<I, O> {
   run: (records: I[], ctx: StageContext) => Promise<{ out: O[]; rejects?: (RejectReason & { record: unknown })[] }>;
 }
 
-export type Stage<I = any, O = any> = MapStage<I, O> | BatchStage<I, O>;
+/**
+ * A whole-set step that needs only a summary of the set, then works record by record: the runner
+ * streams the input twice — once through `collect`, which keeps what the step needs (a tool
+ * library, counts, figures), then record by record through `run` with that state — and calls
+ * `finish` at the end (reports, attachments). Its memory is its state, not the dataset. It is not
+ * journalled: it holds no LLM work, and a killed run simply runs it again.
+ */
+export interface ScanStage<I, O, S = void> extends StageBase<I, O> {
+  kind: 'scan';
+  /** A stage that may emit several records per input declares it; otherwise it emits exactly one (or rejects). */
+  fanOut?: boolean;
+  /** Stable key of an input record (seeds its rng, names it in rejects). Default: its id, else its content hash. */
+  keyOf?: (record: I) => string;
+  collect?: (records: Iterable<I>, ctx: StageContext) => S | Promise<S>;
+  run: (record: I, ctx: StageContext & { key: string; state: S }) => O | O[] | (RejectReason & { reject: true }) | Promise<O | O[] | (RejectReason & { reject: true })>;
+  finish?: (state: S, ctx: StageContext) => void | Promise<void>;
+}
+
+export type Stage<I = any, O = any> = MapStage<I, O> | BatchStage<I, O> | ScanStage<I, O, any>;
 
 export function reject(reason: string, detail?: string, extra: Omit<RejectReason, 'reason' | 'detail'> = {}): RejectReason & { reject: true } {
   return { reject: true, reason, detail, ...extra };
@@ -140,4 +159,29 @@ export function standaloneContext(options: StandaloneContextOptions): StageConte
     reports,
     attachments,
   };
+}
+
+/**
+ * Runs a scan stage over records in memory, as the runner does over its files (tests, notebooks):
+ * `collect`, then `run` per record (keyed by its id, else its content hash), then `finish`.
+ */
+export async function applyScanStage<I, O, S>(stage: ScanStage<I, O, S>, records: I[], ctx: StageContext): Promise<{ out: O[]; rejects: RejectReason[] }> {
+  const state = (stage.collect ? await stage.collect(records, ctx) : undefined) as S;
+  const out: O[] = [];
+  const rejects: RejectReason[] = [];
+  for (const record of records) {
+    const key = recordKey(stage, record);
+    const result = await stage.run(record, { ...ctx, key, state, rng: (...keys) => ctx.rng(key, ...keys) });
+    if (isReject(result)) rejects.push(result);
+    else out.push(...(Array.isArray(result) && stage.fanOut ? result : [result as O]));
+  }
+  await stage.finish?.(state, ctx);
+  return { out, rejects };
+}
+
+/** A record's stable key within a stage: the stage's `keyOf`, else the record's `id`, else its content hash. */
+export function recordKey<I>(stage: { keyOf?: (record: I) => string }, record: I): string {
+  if (stage.keyOf) return stage.keyOf(record);
+  const id = (record as { id?: unknown })?.id;
+  return typeof id === 'string' ? id : hashOf(record, 16);
 }

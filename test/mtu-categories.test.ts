@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { applyScanStage } from '../core/stage.ts';
 import type { Sample } from '../core/records.ts';
 import { candidateToolsStage } from '../stages/mtu/candidates.ts';
 import { hardRules, hardSetStage, withNonsensicalName, withoutSuitableTool } from '../stages/mtu/hard.ts';
@@ -91,7 +92,7 @@ describe('hard set and candidate lists', () => {
       handSample('t2', [ref(weather)], [round('weather in Paris?', [call('c0', 'GetWeather', { city: 'Paris' })])]),
       handSample('tr', [ref(hotel)], [round('a mid-range hotel', [call('c0', 'SearchHotel', { price_range: 'moderate' })])], 'train'),
     ];
-    const hard = await hardSetStage({ ...limits, nonsensicalNameRate: 1, noSuitableToolRate: 1 }).run(samples, ctx);
+    const hard = await applyScanStage(hardSetStage({ ...limits, nonsensicalNameRate: 1, noSuitableToolRate: 1 }), samples, ctx);
     const byId = (id: string) => hard.out.find((s) => s.id === id)!;
     expect(byId('t1').meta.tags).toEqual(['hard', 'hard:choice-restricted-values']);
     expect(byId('t2').meta.tags).toEqual([]);
@@ -106,7 +107,7 @@ describe('hard set and candidate lists', () => {
     ]);
     expect(ctx.reports.hardSet).toMatchObject({ samples: 5, byRule: { 'no-suitable-tool': 2, 'nonsensical-tool-name': 2, 'choice-restricted-values': 2 } });
 
-    const listed = await candidateToolsStage({ max: 4, distractors: 0 }).run(hard.out, ctx);
+    const listed = await applyScanStage(candidateToolsStage({ max: 4, distractors: 0 }), hard.out, ctx);
     for (const sample of listed.out) {
       const { renamed = {}, withheld = [] } = mtuMeta(sample);
       for (const gold of allCalls(sample)) expect(sample.tools.map((t) => t.name)).toContain(gold.tool);

@@ -4,6 +4,10 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { describe, expect, it } from 'vitest';
+import { z } from 'zod';
+import { definePipeline } from '../core/pipeline.ts';
+import { Sample } from '../core/records.ts';
+import { reject, sourceStage, type ScanStage } from '../core/stage.ts';
 import { OfflineGateway } from '../core/llm/offline.ts';
 import { runPipeline } from '../core/run.ts';
 import { evenlySpaced } from '../core/runner.ts';
@@ -108,6 +112,46 @@ describe('runner', () => {
     await runPipeline({ pipeline: slowPipeline, llm: new OfflineGateway(42), home: cleanHome, projectDir: process.cwd(), progress: { quiet: true } });
     expect(dataFiles(new DatasetStore(home).resolve('slow@v1').dir)).toEqual(dataFiles(new DatasetStore(cleanHome).resolve('slow@v1').dir));
   }, 60_000);
+
+  it('runs a scan stage: one pass to collect, one per record, then finish; rejects keep their record', async () => {
+    const Item = z.object({ id: z.string(), n: z.number() });
+    const pipeline = definePipeline({
+      name: 'scan',
+      benchmark: 'scan',
+      description: 'test pipeline with a scan stage',
+      configSchema: z.object({}),
+      sourceFiles: () => [],
+      stages: () => [
+        sourceStage({ name: 'make', version: 1, output: Item, load: () => Array.from({ length: 6 }, (_, n) => ({ id: `i-${n}`, n })) }),
+        {
+          kind: 'scan',
+          name: 'share',
+          version: 1,
+          input: Item,
+          output: Sample,
+          collect: (items) => {
+            let total = 0;
+            for (const item of items) total += item.n;
+            return { total, kept: 0 };
+          },
+          run: (item, ctx) => {
+            if (item.n % 2) return reject('odd', `n=${item.n}`);
+            ctx.state.kept++;
+            return { id: item.id, benchmark: 'scan', category: 'even', split: 'test', tools: [], dialogue: [{ role: 'user' as const, content: `${item.n} of ${ctx.state.total}` }], expected: {}, meta: { lineage: [], checks: [], tags: [] } };
+          },
+          finish: (state, ctx) => ctx.report('kept', state.kept),
+        } satisfies ScanStage<z.infer<typeof Item>, Sample, { total: number; kept: number }>,
+      ],
+      exports: {},
+    });
+    const home = mkdtempSync(join(tmpdir(), 'tk-scan-'));
+    const result = await runPipeline({ pipeline, llm: new OfflineGateway(42), home, projectDir: process.cwd(), progress: { quiet: true } });
+    expect(result.stats[1]).toMatchObject({ stage: 'share', in: 6, out: 3, rejected: 3, fanned: 0, rejectsByReason: { odd: 3 } });
+    const store = new DatasetStore(home);
+    expect(store.samples(result.ref!).map((s) => s.dialogue[0].content)).toEqual(['0 of 15', '2 of 15', '4 of 15']);
+    expect(store.rejects(result.ref!)[0]).toMatchObject({ stage: 'share', reason: 'odd', recordId: 'i-1', record: { id: 'i-1', n: 1 } });
+    expect(result.manifest!.stats.kept).toBe(3);
+  });
 
   it('accounts every input: in = out + rejected − fanned, per stage', async () => {
     const home = mkdtempSync(join(tmpdir(), 'tk-acct-'));

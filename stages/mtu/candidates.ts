@@ -1,5 +1,5 @@
 import { Sample, type ToolSpec } from '../../core/records.ts';
-import type { BatchStage } from '../../core/stage.ts';
+import type { ScanStage } from '../../core/stage.ts';
 import type { MtuConfig } from './config.ts';
 import { libraryLoader } from './library.ts';
 import { allCalls, mtuMeta, toolKey } from './sample.ts';
@@ -22,50 +22,61 @@ export function mtuToolLibrary(samples: Iterable<Sample>): ToolSpec[] {
  * way gets two tools of other services. This is the last stage: only here do samples carry the
  * full tool entries.
  */
-export function candidateToolsStage(options: MtuConfig['candidates']): BatchStage<Sample, Sample> {
+export function candidateToolsStage(options: MtuConfig['candidates']): ScanStage<Sample, Sample, CandidateState> {
   const loadLibrary = libraryLoader();
   return {
-    kind: 'batch',
+    kind: 'scan',
     name: 'candidate-tools',
     version: 1,
     input: Sample,
     output: Sample,
-    run: async (samples, ctx) => {
+    // The library comes from the run folder, so nothing needs to be gathered from the samples first.
+    collect: (_samples, ctx) => {
       const library = loadLibrary(ctx.runDir).list();
       const byPlugin = new Map<string, ToolSpec[]>();
       for (const tool of library) byPlugin.set(tool.plugin ?? '', [...(byPlugin.get(tool.plugin ?? '') ?? []), tool]);
+      return { library, byPlugin, samples: 0, tools: 0 };
+    },
+    run: (sample, ctx) => {
+      const { library, byPlugin } = ctx.state;
       const find = (name: string, plugin: string | undefined) => byPlugin.get(plugin ?? '')?.find((t) => t.name === name);
-      let total = 0;
-      const out = samples.map((sample) => {
-        const rng = ctx.rng(sample.id);
-        const meta = mtuMeta(sample);
-        const { renamed = {}, withheld = [] } = meta;
-        const gold = new Set(allCalls(sample).map((c) => c.tool));
-        const own = new Map<string, ToolSpec>();
-        for (const ref of sample.tools) {
-          const documented = find(renamed[ref.name] ?? ref.name, ref.plugin);
-          own.set(ref.name, documented ? { ...documented, name: ref.name } : ref);
-        }
-        const shown = new Set([...own.values()].map((t) => renamed[t.name] ?? t.name));
-        // The services the dialogue draws on (a variant may have no tool of one left in its list).
-        const plugins = new Set([...meta.services, ...sample.tools.map((t) => t.plugin ?? '')]);
-        for (const plugin of plugins) {
-          for (const tool of byPlugin.get(plugin) ?? []) if (!shown.has(tool.name) && !withheld.includes(tool.name) && !own.has(tool.name)) own.set(tool.name, tool);
-        }
-        const needed = [...own.values()].filter((t) => gold.has(t.name));
-        const others = rng.shuffle([...own.values()].filter((t) => !gold.has(t.name)));
-        let tools = [...needed, ...others.slice(0, Math.max(0, options.max - needed.length))];
-        const extra = options.distractors || (tools.length ? 0 : 2);
-        if (extra) {
-          const names = new Set([...tools.map((t) => t.name), ...withheld]);
-          tools = [...tools, ...rng.sample(library.filter((t) => !plugins.has(t.plugin ?? '') && !names.has(t.name)), extra)];
-        }
-        tools = [...new Map(tools.map((t) => [t.name, t])).values()];
-        total += tools.length;
-        return { ...sample, tools: rng.shuffle(tools) };
-      });
-      ctx.report('candidateTools', { library: library.length, meanPerSample: samples.length ? Math.round((total / samples.length) * 100) / 100 : 0 });
-      return { out };
+      const rng = ctx.rng(); // keyed by the sample's id
+      const meta = mtuMeta(sample);
+      const { renamed = {}, withheld = [] } = meta;
+      const gold = new Set(allCalls(sample).map((c) => c.tool));
+      const own = new Map<string, ToolSpec>();
+      for (const ref of sample.tools) {
+        const documented = find(renamed[ref.name] ?? ref.name, ref.plugin);
+        own.set(ref.name, documented ? { ...documented, name: ref.name } : ref);
+      }
+      const shown = new Set([...own.values()].map((t) => renamed[t.name] ?? t.name));
+      // The services the dialogue draws on (a variant may have no tool of one left in its list).
+      const plugins = new Set([...meta.services, ...sample.tools.map((t) => t.plugin ?? '')]);
+      for (const plugin of plugins) {
+        for (const tool of byPlugin.get(plugin) ?? []) if (!shown.has(tool.name) && !withheld.includes(tool.name) && !own.has(tool.name)) own.set(tool.name, tool);
+      }
+      const needed = [...own.values()].filter((t) => gold.has(t.name));
+      const others = rng.shuffle([...own.values()].filter((t) => !gold.has(t.name)));
+      let tools = [...needed, ...others.slice(0, Math.max(0, options.max - needed.length))];
+      const extra = options.distractors || (tools.length ? 0 : 2);
+      if (extra) {
+        const names = new Set([...tools.map((t) => t.name), ...withheld]);
+        tools = [...tools, ...rng.sample(library.filter((t) => !plugins.has(t.plugin ?? '') && !names.has(t.name)), extra)];
+      }
+      tools = [...new Map(tools.map((t) => [t.name, t])).values()];
+      ctx.state.samples++;
+      ctx.state.tools += tools.length;
+      return { ...sample, tools: rng.shuffle(tools) };
+    },
+    finish: (state, ctx) => {
+      ctx.report('candidateTools', { library: state.library.length, meanPerSample: state.samples ? Math.round((state.tools / state.samples) * 100) / 100 : 0 });
     },
   };
+}
+
+interface CandidateState {
+  library: ToolSpec[];
+  byPlugin: Map<string, ToolSpec[]>;
+  samples: number;
+  tools: number;
 }

@@ -1,6 +1,6 @@
 import { Sample, sampleId } from '../../core/records.ts';
 import type { Rng } from '../../core/rng.ts';
-import type { BatchStage } from '../../core/stage.ts';
+import type { ScanStage } from '../../core/stage.ts';
 import type { MtuConfig } from './config.ts';
 import { libraryLoader } from './library.ts';
 import { allCalls, assistantIndexes, categoryOf, expectedOf, literalText, mtuMeta, toolOf, turnCalls, userTurns, withMtuMeta } from './sample.ts';
@@ -111,41 +111,46 @@ export function withoutSuitableTool(sample: Sample): Sample {
   };
 }
 
-export function hardSetStage(options: MtuConfig['hard']): BatchStage<Sample, Sample> {
+export function hardSetStage(options: MtuConfig['hard']): ScanStage<Sample, Sample, HardSetState> {
   const library = libraryLoader();
   return {
-    kind: 'batch',
+    kind: 'scan',
     name: 'categorize-hard',
     version: 1,
-    cardinality: 'fan-out',
+    fanOut: true,
     input: Sample,
     output: Sample,
-    run: async (samples, ctx) => {
-      const full = library(ctx.runDir);
+    // The documented library comes from the run folder: nothing is gathered from the samples first.
+    collect: (_samples, ctx) => ({ full: library(ctx.runDir), hard: 0, byRule: {} }),
+    run: (sample, ctx) => {
       const out: Sample[] = [];
-      for (const sample of samples) {
-        const categorized = { ...sample, category: categoryOf(sample) };
-        if (sample.split !== 'test') {
-          out.push(categorized);
-          continue;
-        }
-        const rules = hardRules(full.full(categorized), options);
-        out.push(tag(categorized, rules));
-        const rng = ctx.rng(sample.id);
-        if (rng.chance(options.nonsensicalNameRate)) {
-          out.push(tag(withNonsensicalName(categorized, rng), [...rules, 'nonsensical-tool-name']));
-        }
-        if (categorized.category === 'S-S' && allCalls(categorized).length === 1 && rng.chance(options.noSuitableToolRate)) {
-          const variant = withoutSuitableTool(categorized);
-          out.push(tag({ ...variant, category: categoryOf(variant) }, ['no-suitable-tool']));
-        }
+      const categorized = { ...sample, category: categoryOf(sample) };
+      if (sample.split !== 'test') return [categorized];
+      const rules = hardRules(ctx.state.full.full(categorized), options);
+      out.push(tag(categorized, rules));
+      const rng = ctx.rng(); // keyed by the sample's id
+      if (rng.chance(options.nonsensicalNameRate)) {
+        out.push(tag(withNonsensicalName(categorized, rng), [...rules, 'nonsensical-tool-name']));
       }
-      const hard = out.filter((s) => s.meta.tags.includes('hard'));
-      ctx.report('hardSet', {
-        samples: hard.length,
-        byRule: Object.fromEntries(HARD_RULES.map((r) => [r, hard.filter((s) => mtuMeta(s).hard?.includes(r)).length])),
-      });
-      return { out };
+      if (categorized.category === 'S-S' && allCalls(categorized).length === 1 && rng.chance(options.noSuitableToolRate)) {
+        const variant = withoutSuitableTool(categorized);
+        out.push(tag({ ...variant, category: categoryOf(variant) }, ['no-suitable-tool']));
+      }
+      for (const s of out) {
+        if (!s.meta.tags.includes('hard')) continue;
+        ctx.state.hard++;
+        for (const rule of mtuMeta(s).hard ?? []) ctx.state.byRule[rule] = (ctx.state.byRule[rule] ?? 0) + 1;
+      }
+      return out;
+    },
+    finish: (state, ctx) => {
+      ctx.report('hardSet', { samples: state.hard, byRule: Object.fromEntries(HARD_RULES.map((r) => [r, state.byRule[r] ?? 0])) });
     },
   };
+}
+
+interface HardSetState {
+  full: ReturnType<ReturnType<typeof libraryLoader>>;
+  hard: number;
+  byRule: Record<string, number>;
 }

@@ -1,7 +1,7 @@
 import { UserError } from '../../core/errors.ts';
 import { Sample } from '../../core/records.ts';
 import type { Rng } from '../../core/rng.ts';
-import type { BatchStage } from '../../core/stage.ts';
+import type { ScanStage } from '../../core/stage.ts';
 import type { MtuConfig } from './config.ts';
 import { mtuMeta } from './sample.ts';
 
@@ -22,13 +22,14 @@ export function splitOf(sample: Sample, options: MtuConfig['splits'], rng: Rng):
  * form the `ood` split whatever split their source put them in; the others follow their source's
  * split (`mode: source`, through `map`) or a seeded draw per sample (`mode: random`).
  */
-export function assignSplitsStage(options: MtuConfig['splits']): BatchStage<Sample, Sample> {
+export function assignSplitsStage(options: MtuConfig['splits']): ScanStage<Sample, Sample> {
   return {
-    kind: 'batch',
+    kind: 'scan',
     name: 'assign-splits',
     version: 1,
     input: Sample,
     output: Sample,
-    run: async (samples, ctx) => ({ out: samples.map((sample) => ({ ...sample, split: splitOf(sample, options, ctx.rng(sample.id)) })) }),
+    // Each sample's split depends on it alone (its rng is keyed by its id).
+    run: (sample, ctx) => ({ ...sample, split: splitOf(sample, options, ctx.rng()) }),
   };
 }

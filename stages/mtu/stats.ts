@@ -2,7 +2,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { formatTable } from '../../core/runner.ts';
 import { Sample } from '../../core/records.ts';
-import type { BatchStage } from '../../core/stage.ts';
+import type { ScanStage } from '../../core/stage.ts';
 import { parseMtuRecord } from './mtu-format.ts';
 import { assistantIndexes, mtuMeta, turnCalls } from './sample.ts';
 
@@ -50,7 +50,7 @@ function add(figures: SetFigures, records: { calls: { tool: string; args: number
 }
 
 /** Figures of our samples by split and setting (`ood` pools its settings, as MTU-Eval's OOD file does). */
-export function ourFigures(samples: Sample[]): Record<string, Record<string, SetFigures>> {
+export function ourFigures(samples: Iterable<Sample>): Record<string, Record<string, SetFigures>> {
   const out: Record<string, Record<string, SetFigures>> = {};
   for (const sample of samples) {
     const key = sample.split === 'ood' ? 'OOD' : sample.category;
@@ -142,14 +142,15 @@ export interface StatisticsOptions {
  * Reports the statistics to the manifest (`stats.mtuStatistics`), prints them and publishes them
  * as `reports/mtu-statistics.txt`; records pass unchanged.
  */
-export function statisticsStage(options: StatisticsOptions): BatchStage<Sample, Sample> {
+export function statisticsStage(options: StatisticsOptions): ScanStage<Sample, Sample> {
   return {
-    kind: 'batch',
+    kind: 'scan',
     name: 'statistics',
     version: 1,
     input: Sample,
     output: Sample,
-    run: async (samples, ctx) => {
+    // Figures are gathered in one pass over the samples; the samples themselves pass through unchanged.
+    collect: (samples, ctx) => {
       const ours = ourFigures(samples);
       const released = releasedFigures(ctx.resolvePath(options.reference));
       const summary = (f: SetFigures) => ({ ...f, tools: f.tools.length });
@@ -171,7 +172,7 @@ export function statisticsStage(options: StatisticsOptions): BatchStage<Sample, 
       const table = formatMtuStatistics(ours, released, tools);
       ctx.log(`MTU-Bench statistics\n${table}`);
       ctx.attach('mtu-statistics.txt', `${table}\n`);
-      return { out: samples };
     },
+    run: (sample) => sample,
   };
 }
