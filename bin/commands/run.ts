@@ -12,6 +12,9 @@ import type { SharedPermit } from '../../core/llm/limiter.ts';
 import type { LlmGateway } from '../../core/llm/types.ts';
 import { DEFAULT_SEED } from '../../core/run.ts';
 
+/** Records a `--redis` run keeps enqueued at once unless --concurrency says otherwise. */
+const DISTRIBUTED_IN_FLIGHT = 256;
+
 export const PROJECT_DIR = fileURLToPath(new URL('../..', import.meta.url));
 
 export const runCommand: Command = {
@@ -88,7 +91,8 @@ export const runCommand: Command = {
         resume,
         force: values.force === true,
         dryRun: values['dry-run'] === true,
-        concurrency,
+        // With workers, records in flight are bounded by what all workers take at once, not by this process.
+        concurrency: concurrency ?? (coordinator ? DISTRIBUTED_IN_FLIGHT : undefined),
         maxTransportRejects: numberFlag(values, 'max-transport-rejects', { min: 0, max: 1 }),
         log: io.err,
         progress: { quiet: values.quiet === true },
