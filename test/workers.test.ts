@@ -148,6 +148,22 @@ describe('workers', () => {
     }
   });
 
+  it('toolkiln worker and toolkiln run --redis: a recipe run through the CLI publishes what a run without workers does', async () => {
+    const [local, distributed] = [tempDir(), tempDir()];
+    const args = ['run', 'nestools', '--llm', 'offline', '--limit', '12', '--quiet'];
+    expect((await cli(args, local)).code).toBe(0);
+    const worker = spawn(process.execPath, ['bin/toolkiln.js', 'worker', '--redis', redis.url], { env: { ...process.env, TOOLKILN_HOME: distributed }, stdio: ['ignore', 'ignore', 'pipe'] });
+    children.push(worker);
+    let stderr = '';
+    await new Promise<void>((resolve) => worker.stderr!.on('data', (chunk) => (stderr += chunk) && stderr.includes('taking jobs') && resolve()));
+    const run = await cli([...args, '--redis', redis.url], distributed);
+    expect(run).toEqual({ code: 0, err: expect.stringContaining('1 worker connected') });
+    expect(publishedFiles(distributed, 'nestools')).toEqual(publishedFiles(local, 'nestools'));
+    await stopProcess(worker);
+    expect(worker.exitCode).toBe(0);
+    expect(stderr).toMatch(/worker: stopped after [1-9]\d* records/);
+  });
+
   it('a worker SIGKILLed mid-job: another worker takes its job once the lock expires, and the data is the same', async () => {
     const home = tempDir();
     const doomed = await startWorker(home, { lockMs: 1500 });
