@@ -16,6 +16,7 @@ export interface CommandEntry {
  */
 export const registry: CommandEntry[] = [
   { path: ['run'], load: async () => (await import('./commands/run.ts')).runCommand },
+  { path: ['worker'], load: async () => (await import('./commands/worker.ts')).workerCommand },
   { path: ['datasets', 'list'], load: async () => (await import('./commands/datasets.ts')).datasetsListCommand },
   { path: ['datasets', 'show'], load: async () => (await import('./commands/datasets.ts')).datasetsShowCommand },
   { path: ['datasets', 'diff'], load: async () => (await import('./commands/datasets.ts')).datasetsDiffCommand },

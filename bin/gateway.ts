@@ -1,12 +1,12 @@
 import { resolve } from 'node:path';
 import { UserError } from '../core/errors.ts';
-import { BACKENDS, createGateway, type BatchOptions } from '../core/llm/index.ts';
+import { BACKENDS, createGateway, type BatchOptions, type GatewayOptions } from '../core/llm/index.ts';
 import type { LlmGateway } from '../core/llm/types.ts';
 import type { Values } from './command.ts';
 import { choiceFlag, intFlag, stringFlag } from './flags.ts';
 
-/** The `--llm` backend and its limits, from flags and the environment. */
-export function gatewayFromFlags(values: Values, env: NodeJS.ProcessEnv, home: string, seed: number, log: (message: string) => void, cwd = process.cwd()): LlmGateway {
+/** The `--llm` backend and its limits, from flags and the environment; `sharedPermit` makes rpm / tpm hold across processes (`--redis`). */
+export function gatewayFromFlags(values: Values, env: NodeJS.ProcessEnv, home: string, seed: number, log: (message: string) => void, cwd = process.cwd(), sharedPermit?: GatewayOptions['sharedPermit']): LlmGateway {
   const batchResults = stringFlag(values, 'batch-results');
   return createGateway({
     backend: choiceFlag(values, 'llm', BACKENDS),
@@ -26,6 +26,7 @@ export function gatewayFromFlags(values: Values, env: NodeJS.ProcessEnv, home: s
     batch: batchFromFlags(values, cwd),
     batchResults: batchResults === undefined ? undefined : resolve(cwd, batchResults),
     log,
+    sharedPermit,
   });
 }
 

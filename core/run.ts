@@ -7,10 +7,11 @@ import { hashFile, hashOf, stableStringify } from './hash.ts';
 import { describeOwner, tryLock, type Lock } from './lock.ts';
 import { writeFileAtomic } from './jsonl.ts';
 import type { LlmGateway } from './llm/types.ts';
+import { combineUsage } from './llm/usage.ts';
 import type { PipelineDefinition } from './pipeline.ts';
 import type { ProgressOptions } from './progress.ts';
 import { formatZodError, type Manifest, type Sample, type StageStats, type ToolSpec } from './records.ts';
-import { runStages } from './runner.ts';
+import { runStages, type RemoteRecords } from './runner.ts';
 import { DatasetStore, type VersionRef } from './store.ts';
 
 export const DEFAULT_SEED = 42;
@@ -66,6 +67,8 @@ export interface RunPipelineOptions {
   maxTransportRejects?: number;
   log?: (message: string) => void;
   progress?: ProgressOptions;
+  /** Per-record stages run on workers (`--redis`): records of run `runId` are sent there. */
+  distribute?: { forRun(runId: string, spec: RunSpec): Promise<RemoteRecords> };
 }
 
 export interface RunPipelineResult {
@@ -186,6 +189,7 @@ export async function runPipeline(options: RunPipelineOptions): Promise<RunPipel
   const runDir = join(runsDir, runId);
   try {
     log(`run ${runId} (resume with --resume ${runId})`);
+    const remote = await options.distribute?.forRun(runId, { ...spec, inputs });
     const result = await runStages({
       pipeline: options.pipeline,
       config: spec.config,
@@ -199,6 +203,7 @@ export async function runPipeline(options: RunPipelineOptions): Promise<RunPipel
       resolvePath,
       log,
       progress: options.progress,
+      remote,
     });
     if (options.dryRun) {
       writeOutcome(runDir, { status: 'dry-run', dataset: null, finishedAt: new Date().toISOString() });
@@ -206,7 +211,8 @@ export async function runPipeline(options: RunPipelineOptions): Promise<RunPipel
     }
 
     const tools = (options.pipeline.toolLibrary ?? distinctTools)(result.samples());
-    const usage = options.llm.usage();
+    // Requests workers sent count as much as this process's own.
+    const usage = remote ? combineUsage(options.llm.usage(), remote.usage()) : options.llm.usage();
     const extraFiles = Object.fromEntries(Object.entries(result.attachments).sort().map(([name, path]) => [`reports/${name}`, readFileSync(path, 'utf8')]));
     const published = store.publish({
       name: spec.name,

@@ -7,7 +7,7 @@ import { UserError, fileSystemMessage, messageOf } from './errors.ts';
 import { eachJsonl, Journal, JsonlWriter, readJsonl, writeFileAtomic, writeJsonlAtomic } from './jsonl.ts';
 import { BatchRound, checkBatchesInFlight } from './llm/batch-round.ts';
 import { observeResults } from './llm/observe.ts';
-import { TRANSPORT_FAILURES, type LlmGateway } from './llm/types.ts';
+import { TRANSPORT_FAILURES, type LlmGateway, type UsageReport } from './llm/types.ts';
 import type { PipelineDefinition } from './pipeline.ts';
 import { Progress, type ProgressOptions } from './progress.ts';
 import { Rejection, Sample, StageStats, formatZodError } from './records.ts';
@@ -36,6 +36,30 @@ export interface RunStagesOptions {
   maxTransportRejects?: number;
   /** The command that resumes this run, quoted in messages of a run that stops. */
   resumeCommand?: string;
+  /** Per-record stages run each record here (workers behind a queue) instead of in this process. */
+  remote?: RemoteRecords;
+}
+
+/** One record of a per-record stage, sent to be run elsewhere. */
+export interface RecordJob {
+  stageIndex: number;
+  stage: string;
+  i: number;
+  key: string;
+  raw: unknown;
+}
+
+/** What one record came to: its journal entry, and why its LLM requests failed to reach the endpoint, if they did. */
+export interface RecordOutcome {
+  entry: JournalEntry;
+  transport?: string;
+}
+
+/** Runs records of per-record stages somewhere else; the outcome is journalled as if run here. */
+export interface RemoteRecords {
+  run(job: RecordJob): Promise<RecordOutcome>;
+  /** The LLM usage of the records run there so far. */
+  usage(): UsageReport;
 }
 
 export const DEFAULT_MAX_TRANSPORT_REJECTS = 0.1;
@@ -52,7 +76,7 @@ export interface RunStagesResult {
   attachments: Record<string, string>;
 }
 
-interface JournalEntry {
+export interface JournalEntry {
   i: number;
   out?: unknown[];
   reject?: RejectReason;
@@ -69,18 +93,20 @@ interface StageCounts {
 }
 
 /** Records of one stage whose LLM requests failed for transport reasons, and by which reason. */
-class TransportTally {
+export class TransportTally {
   readonly keys = new Set<string>();
   readonly byReason: Record<string, number> = {};
 
   /** The gateway a stage (or one record of it) sees: transport failures are counted under `key`. */
   watch(llm: LlmGateway, key?: string): LlmGateway {
     return observeResults(llm, (result, _prompt, _vars, options) => {
-      if (result.ok || !TRANSPORT_FAILURES.has(result.reason)) return;
-      const counted = key ?? options.key;
-      if (!this.keys.has(counted)) this.byReason[result.reason] = (this.byReason[result.reason] ?? 0) + 1;
-      this.keys.add(counted);
+      if (!result.ok && TRANSPORT_FAILURES.has(result.reason)) this.add(key ?? options.key, result.reason);
     });
+  }
+
+  add(key: string, reason: string): void {
+    if (!this.keys.has(key)) this.byReason[reason] = (this.byReason[reason] ?? 0) + 1;
+    this.keys.add(key);
   }
 
   /** A UserError when more than `share` of `total` records failed, else null. */
@@ -170,7 +196,7 @@ export async function runStages(options: RunStagesOptions): Promise<RunStagesRes
     let counts: StageCounts;
     if (stage.kind !== 'batch' && !input) throw new Error(`pipeline ${options.pipeline.name}: its first stage ${stage.name} is a per-record stage; a pipeline starts with a loading stage`);
     if (stage.kind === 'map') {
-      counts = await runMapStage(stage, input!, stageCtx, folder, files, options, checkInput, tally);
+      counts = await runMapStage(stage, index, input!, stageCtx, folder, files, options, checkInput, tally);
     } else if (stage.kind === 'scan') {
       counts = await runScanStage(stage, input!, stageCtx, files, options, checkInput);
     } else {
@@ -236,6 +262,30 @@ function validateOutputs(stage: Stage, outputs: unknown[], where: string): unkno
   });
 }
 
+/** A per-record stage's input record `i`, checked against its input schema when `check`, and its key. */
+export function prepareRecord(stage: MapStage<unknown, unknown>, raw: unknown, i: number, check: boolean): { record: unknown; key: string } {
+  const record = validateInput(stage, raw, i, check);
+  return { record, key: recordKey(stage, record) };
+}
+
+/** The journal entry of record `i` from what the stage returned for it: its checked outputs or its reject. */
+export function entryOf(stage: MapStage<unknown, unknown>, i: number, key: string, result: Awaited<ReturnType<MapStage<unknown, unknown>['run']>>): JournalEntry {
+  if (isReject(result)) {
+    const { reject: _flag, ...reason } = result;
+    return { i, reject: reason };
+  }
+  const outputs = Array.isArray(result) && stage.fanOut ? result : [result];
+  if (outputs.length > 1 && !stage.fanOut) throw new Error(`stage ${stage.name} emitted ${outputs.length} records for one input without declaring fanOut`);
+  return outputs.length
+    ? { i, out: validateOutputs(stage, outputs, `record ${key}`) }
+    : { i, reject: { reason: 'no_output', detail: `${stage.name} emitted nothing for this record` } };
+}
+
+/** The context one record of a per-record stage runs with: its key, randomness derived from the key, its gateway. */
+export function recordContext(ctx: StageContext, key: string, llm: LlmGateway): StageContext & { key: string } {
+  return { ...ctx, key, rng: (...keys) => ctx.rng(key, ...keys), llm };
+}
+
 function validateInput(stage: Stage, record: unknown, index: number, check: boolean): unknown {
   if (!check) return record;
   const parsed = (stage.input as z.ZodType).safeParse(record);
@@ -286,6 +336,7 @@ class JournalIndex {
 
 async function runMapStage(
   stage: MapStage<unknown, unknown>,
+  stageIndex: number,
   input: { path: string; count: number },
   ctx: StageContext,
   folder: string,
@@ -310,22 +361,21 @@ async function runMapStage(
     if (failure) return;
     let key = `#${i}`;
     try {
-      const record = validateInput(stage, raw, i, checkInput);
-      key = recordKey(stage, record);
-      const result = await stage.run(record, { ...ctx, key, rng: (...keys) => ctx.rng(key, ...keys), llm: batch.watch(tally.watch(ctx.llm, key), key) });
-      if (batch.deferred(key)) return;
+      const prepared = prepareRecord(stage, raw, i, checkInput);
+      key = prepared.key;
       let entry: JournalEntry;
-      if (isReject(result)) {
-        const { reject: _flag, ...reason } = result;
-        entry = { i, reject: reason };
+      if (options.remote) {
+        const outcome = await options.remote.run({ stageIndex, stage: stage.name, i, key, raw });
+        if (outcome.transport) tally.add(key, outcome.transport);
+        entry = { ...outcome.entry, i };
       } else {
-        const outputs = Array.isArray(result) && stage.fanOut ? result : [result];
-        entry = outputs.length
-          ? { i, out: validateOutputs(stage, outputs, `record ${key}`) }
-          : { i, reject: { reason: 'no_output', detail: `${stage.name} emitted nothing for this record` } };
-        if (outputs.length > 1 && !stage.fanOut) throw new Error(`stage ${stage.name} emitted ${outputs.length} records for one input without declaring fanOut`);
+        const result = await stage.run(prepared.record, recordContext(ctx, key, batch.watch(tally.watch(ctx.llm, key), key)));
+        if (batch.deferred(key)) return;
+        entry = entryOf(stage, i, key, result);
       }
       if (tally.keys.has(key)) entry.transport = true;
+      // A result delivered twice (a redelivered job) is journalled once.
+      if (done.has(i)) return;
       const { start, length } = journal.append(entry);
       done.set(i, start, length);
       progress.tick();

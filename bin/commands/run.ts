@@ -8,13 +8,18 @@ import type { Command } from '../command.ts';
 import { intFlag, needPositionals, numberFlag, stringFlag } from '../flags.ts';
 import { gatewayFromFlags } from '../gateway.ts';
 import { BatchFileWritten, formatBatchCounts, formatUsage, type BatchCounts } from '../../core/llm/index.ts';
+import type { SharedPermit } from '../../core/llm/limiter.ts';
+import type { LlmGateway } from '../../core/llm/types.ts';
 import { DEFAULT_SEED } from '../../core/run.ts';
+
+/** Records a `--redis` run keeps enqueued at once unless --concurrency says otherwise. */
+const DISTRIBUTED_IN_FLIGHT = 256;
 
 export const PROJECT_DIR = fileURLToPath(new URL('../..', import.meta.url));
 
 export const runCommand: Command = {
   path: ['run'],
-  usage: 'toolkiln run <pipeline> [--config f] [--llm offline|openai|replay] [--model m] [--limit n] [--seed n] [--concurrency n] [--rpm n] [--tpm n] [--name dataset] [--resume runId] [--force] [--no-cache] [--dry-run] [--price-table f] [--max-retries n] [--max-transport-rejects share] [--batch | --batch-file out.jsonl] [--batch-results in.jsonl] [--quiet] [--json]',
+  usage: 'toolkiln run <pipeline> [--config f] [--llm offline|openai|replay] [--model m] [--limit n] [--seed n] [--concurrency n] [--rpm n] [--tpm n] [--name dataset] [--resume runId] [--force] [--no-cache] [--dry-run] [--price-table f] [--max-retries n] [--max-transport-rejects share] [--batch | --batch-file out.jsonl] [--batch-results in.jsonl] [--redis url] [--quiet] [--json]',
   summary: 'run a recipe end to end and publish the next dataset version',
   options: {
     config: { type: 'string' },
@@ -37,6 +42,7 @@ export const runCommand: Command = {
     batch: { type: 'boolean' },
     'batch-file': { type: 'string' },
     'batch-results': { type: 'string' },
+    redis: { type: 'string' },
   },
   async run(positionals, values, io) {
     needPositionals(positionals, 1, this.usage);
@@ -52,7 +58,24 @@ export const runCommand: Command = {
       seed = readRunSpec(io.home, resume).seed;
     }
     const concurrency = intFlag(values, 'concurrency', { min: 1, max: 4096 });
-    const llm = gatewayFromFlags(values, io.env, io.home, seed, io.err, io.cwd);
+    const redisUrl = stringFlag(values, 'redis');
+    if (redisUrl !== undefined) {
+      const alone = ['batch', 'batch-file', 'batch-results', 'dry-run'].filter((flag) => values[flag] !== undefined);
+      if (alone.length) throw new UserError(`--redis sends records to workers, which answer them at once: it does not combine with ${alone.map((f) => `--${f}`).join(', ')}`);
+    }
+    // Loaded only with --redis: BullMQ is not needed otherwise.
+    const distributed = redisUrl === undefined ? undefined : await import('../../core/distributed.ts');
+    const coordinator = redisUrl === undefined ? undefined : await distributed!.Coordinator.open(redisUrl, io.err);
+    let llm: LlmGateway;
+    try {
+      // The coordinator's own requests (whole-set stages) count against the budget the workers share.
+      let shared: SharedPermit | undefined;
+      const sharedPermit = coordinator && ((request: Parameters<SharedPermit>[0]) => (shared ??= coordinator.sharedRate(distributed!.rateScope(llm.model)))(request));
+      llm = gatewayFromFlags(values, io.env, io.home, seed, io.err, io.cwd, sharedPermit);
+    } catch (error) {
+      await coordinator?.close();
+      throw error;
+    }
     try {
       const result = await runPipeline({
         pipeline,
@@ -68,10 +91,12 @@ export const runCommand: Command = {
         resume,
         force: values.force === true,
         dryRun: values['dry-run'] === true,
-        concurrency,
+        // With workers, records in flight are bounded by what all workers take at once, not by this process.
+        concurrency: concurrency ?? (coordinator ? DISTRIBUTED_IN_FLIGHT : undefined),
         maxTransportRejects: numberFlag(values, 'max-transport-rejects', { min: 0, max: 1 }),
         log: io.err,
         progress: { quiet: values.quiet === true },
+        distribute: coordinator,
       }).catch((error) => {
         if (!(error instanceof BatchFileWritten)) throw error;
         if (io.json) io.out(JSON.stringify({ status: 'batch-file', file: error.file, requests: error.requests, next: error.message }));
@@ -80,6 +105,8 @@ export const runCommand: Command = {
       });
       if (!result) return 0;
       const batch = (result.manifest?.stats.batch ?? null) as BatchCounts | null;
+      // With --redis the manifest also counts what the workers sent.
+      const usage = result.manifest?.usage ?? llm.usage();
       if (io.json) {
         io.out(
           JSON.stringify({
@@ -90,7 +117,7 @@ export const runCommand: Command = {
             path: result.ref?.dir ?? null,
             stages: result.stats,
             counts: result.manifest?.counts ?? null,
-            usage: llm.usage(),
+            usage,
             batch,
           }),
         );
@@ -99,8 +126,7 @@ export const runCommand: Command = {
         io.out(`unchanged: ${result.ref!.name}@${result.ref!.version} (${result.ref!.dir}) has the same fingerprint; nothing published (--force to publish anyway)`);
       } else {
         io.out(formatStageTable(result.stats));
-        const usage = llm.usage().total;
-        io.out(llm.backend === 'offline' ? `\nllm: offline templates answered ${usage.requests} prompts (no tokens, no cost)` : `\nllm (${llm.backend} ${llm.model}): ${formatUsage(usage)}`);
+        io.out(llm.backend === 'offline' ? `\nllm: offline templates answered ${usage.total.requests} prompts (no tokens, no cost)` : `\nllm (${llm.backend} ${llm.model}): ${formatUsage(usage.total)}`);
         if (batch) io.out(formatBatchCounts(batch));
         const where = result.ref ? `${result.ref.name}@${result.ref.version} (${result.ref.dir})` : '';
         if (result.status === 'published') {
@@ -113,6 +139,7 @@ export const runCommand: Command = {
       return 0;
     } finally {
       await llm.close();
+      await coordinator?.close();
     }
   },
 };

@@ -69,8 +69,12 @@ export interface GatewayOptions {
   replayMiss?: 'reject' | 'throw';
   /** The window of rpm/tpm (default 60,000 ms); only tests and benchmarks shrink it. */
   rateWindowMs?: number;
+  /** Added to the rate window so that jitter between the limiter's decision and the endpoint cannot exceed a limit (default: a 120th of the window). */
+  rateWindowMarginMs?: number;
   /** Told of every request the rate limiter lets start (tests check the limits against these). */
   onRequestStart?: LimiterOptions['onStart'];
+  /** A rate budget shared with other processes (workers): rpm / tpm then hold across all of them. */
+  sharedPermit?: LimiterOptions['sharedPermit'];
   /** Texts per embeddings request (default 128). */
   embedBatchSize?: number;
   /**
@@ -118,7 +122,7 @@ export function createGateway(options: GatewayOptions = {}): LlmGateway {
     const concurrency = positiveInteger(options.concurrency ?? 8, '--concurrency');
     const rpm = options.rpm === undefined || options.rpm === 0 ? undefined : positiveInteger(options.rpm, '--rpm');
     const tpm = options.tpm === undefined || options.tpm === 0 ? undefined : positiveInteger(options.tpm, '--tpm');
-    const limiter = new RequestLimiter({ concurrency, rpm, tpm, windowMs: options.rateWindowMs, log, onStart: options.onRequestStart });
+    const limiter = new RequestLimiter({ concurrency, rpm, tpm, windowMs: options.rateWindowMs, windowMarginMs: options.rateWindowMarginMs, log, onStart: options.onRequestStart, sharedPermit: options.sharedPermit });
     transport = new OpenAiTransport({
       apiKey: env.OPENAI_API_KEY,
       baseURL: env.OPENAI_BASE_URL || undefined,

@@ -18,7 +18,16 @@ export interface LimiterOptions {
   log?: (message: string) => void;
   /** Told of every request the limiter lets start, with its own clock: what tests and benchmarks check pacing against. */
   onStart?: (start: LimiterStart) => void;
+  /**
+   * Asked, once this limiter would let a request start, for a permit from a budget other processes
+   * share (several workers against one endpoint): resolves to 0 when granted, else the ms to wait
+   * before asking again.
+   */
+  sharedPermit?: SharedPermit;
 }
+
+/** A permit request to a shared rate budget: the limits (already slowed after 429s) and the window they count in. */
+export type SharedPermit = (request: { tokens: number; rpm?: number; tpm?: number; spanMs: number }) => Promise<number>;
 
 /** One decision to let a request start. */
 export interface LimiterStart {
@@ -133,10 +142,17 @@ export class RequestLimiter {
     for (;;) {
       if (this.closed) throw new Error('the LLM gateway was closed');
       const now = this.now();
-      const wait = this.delay(tokens, now);
-      if (wait <= 0) return this.record(tokens, now);
+      let wait = this.delay(tokens, now);
+      if (wait <= 0 && this.options.sharedPermit) wait = await this.sharedWait(tokens);
+      if (wait <= 0) return this.record(tokens, this.now());
       await new Promise((resolve) => setTimeout(resolve, Math.max(1, Math.ceil(wait))));
     }
+  }
+
+  private sharedWait(tokens: number): Promise<number> {
+    const { rpm, tpm } = this.options;
+    const slowed = (limit: number | undefined) => (limit ? Math.max(1, Math.floor(limit * this.factor)) : undefined);
+    return this.options.sharedPermit!({ tokens, rpm: slowed(rpm), tpm: slowed(tpm), spanMs: this.span });
   }
 
   /** How long until a request of `tokens` may start (<= 0: now). */

@@ -97,3 +97,23 @@ function compact(n: number): string {
   if (n >= 1e4) return `${Math.round(n / 1e3)}k`;
   return String(n);
 }
+
+/** `a + b` (or `a - b` with `sign` -1), bucket by bucket: usage counted in several processes, added up. */
+export function combineUsage(a: UsageReport, b: UsageReport, sign: 1 | -1 = 1): UsageReport {
+  const each = (x: Record<string, Usage>, y: Record<string, Usage>) =>
+    Object.fromEntries([...new Set([...Object.keys(x), ...Object.keys(y)])].sort().map((key) => [key, combineOne(x[key], y[key], sign)]));
+  return { total: combineOne(a.total, b.total, sign), byStage: each(a.byStage, b.byStage), byModel: each(a.byModel, b.byModel) };
+}
+
+function combineOne(x: Usage = emptyUsage(), y: Usage = emptyUsage(), sign: 1 | -1): Usage {
+  // An empty bucket has no cost (null) but must not make the other one unpriced.
+  const isEmpty = (u: Usage) => u.requests === 0 && u.cached === 0;
+  const cost = isEmpty(y) ? x.costUsd : isEmpty(x) && sign === 1 ? y.costUsd : x.costUsd === null || y.costUsd === null ? null : Math.round((x.costUsd + sign * y.costUsd) * 1e6) / 1e6;
+  return {
+    requests: x.requests + sign * y.requests,
+    cached: x.cached + sign * y.cached,
+    promptTokens: x.promptTokens + sign * y.promptTokens,
+    completionTokens: x.completionTokens + sign * y.completionTokens,
+    costUsd: cost,
+  };
+}

@@ -1,0 +1,359 @@
+import { randomBytes } from 'node:crypto';
+import { join } from 'node:path';
+import { Queue, QueueEvents, Worker, type Job } from 'bullmq';
+import { Redis } from 'ioredis';
+import { UserError, messageOf } from './errors.ts';
+import type { SharedPermit } from './llm/limiter.ts';
+import { emptyUsage, type LlmGateway, type UsageReport } from './llm/types.ts';
+import { combineUsage } from './llm/usage.ts';
+import type { PipelineDefinition } from './pipeline.ts';
+import { Rng } from './rng.ts';
+import type { RunSpec } from './run.ts';
+import { entryOf, prepareRecord, recordContext, TransportTally, type RecordJob, type RecordOutcome, type RemoteRecords } from './runner.ts';
+import type { MapStage, Stage, StageContext } from './stage.ts';
+
+/** The BullMQ queue every coordinator sends per-record work to and every worker takes it from. */
+export const RECORD_QUEUE = 'toolkiln-records';
+
+/** One job: a record of a per-record stage of run `runId`. */
+export interface RecordJobData extends RecordJob {
+  runId: string;
+}
+
+/** A job's result: the record's outcome, and the worker's LLM usage for the run since its last result. */
+interface RecordJobResult extends RecordOutcome {
+  usage?: UsageReport;
+}
+
+/** Where a coordinator leaves a run's spec for workers (they may not share its TOOLKILN_HOME). */
+const runSpecKey = (runId: string) => `toolkiln:run:${runId}`;
+const RUN_SPEC_TTL_S = 30 * 24 * 3600;
+
+/** One job per run, stage and record: enqueueing it again (a resumed coordinator) finds the same job. */
+export function jobIdOf(job: RecordJobData): string {
+  // BullMQ job ids may not contain ':'.
+  return `${job.runId}/${job.stageIndex}/${job.i}`;
+}
+
+/** The URL without its password, for messages. */
+export function shownUrl(url: string): string {
+  return url.replace(/\/\/([^@/]*)@/, '//***@');
+}
+
+/** A connected Redis client, or a UserError saying which server could not be reached. */
+export async function connectRedis(url: string, log: (message: string) => void = () => {}): Promise<Redis> {
+  let parsed: URL;
+  try {
+    parsed = new URL(url);
+  } catch {
+    throw new UserError(`--redis takes a URL such as redis://127.0.0.1:6379, not "${url}"`);
+  }
+  if (parsed.protocol !== 'redis:' && parsed.protocol !== 'rediss:') throw new UserError(`--redis takes a redis:// or rediss:// URL, not "${shownUrl(url)}"`);
+  let connected = false;
+  // BullMQ's blocking commands need maxRetriesPerRequest: null. Once connected, a lost connection is retried.
+  const redis = new Redis(url, { maxRetriesPerRequest: null, lazyConnect: true, retryStrategy: (times) => (connected ? Math.min(times * 200, 2000) : null) });
+  let lastError = '';
+  redis.on('error', (error) => {
+    if (connected && messageOf(error) !== lastError) log(`redis ${shownUrl(url)}: ${messageOf(error)}`);
+    lastError = messageOf(error);
+  });
+  const timeout = new Promise<never>((_, reject) => setTimeout(() => reject(new Error('no answer within 5 s')), 5000).unref());
+  try {
+    await Promise.race([redis.connect(), timeout]);
+  } catch (error) {
+    redis.disconnect();
+    throw new UserError(`cannot reach Redis at ${shownUrl(url)} (${lastError || messageOf(error)}): start redis-server there, or check --redis`);
+  }
+  connected = true;
+  return redis;
+}
+
+/**
+ * The coordinator's side: each record of a per-record stage becomes a job; its outcome comes back
+ * through BullMQ's queue events and is then removed from Redis (the run's journal holds it).
+ */
+export class Coordinator {
+  private constructor(
+    private readonly redis: Redis,
+    private readonly queue: Queue,
+    private readonly events: QueueEvents,
+    private readonly url: string,
+    private readonly log: (message: string) => void,
+  ) {}
+
+  static async open(url: string, log: (message: string) => void = () => {}): Promise<Coordinator> {
+    const redis = await connectRedis(url, log);
+    const queue = new Queue(RECORD_QUEUE, { connection: redis });
+    // One 'closing' listener per job waited for.
+    queue.setMaxListeners(0);
+    const events = new QueueEvents(RECORD_QUEUE, { connection: redis.duplicate() });
+    await events.waitUntilReady();
+    return new Coordinator(redis, queue, events, url, log);
+  }
+
+  /** The rate budget this coordinator's own requests share with the workers. */
+  sharedRate(scope: string): SharedPermit {
+    return sharedRateLimit(this.redis, scope);
+  }
+
+  /** Records of run `runId` go to the workers, which read the run's spec from Redis. */
+  async forRun(runId: string, spec: RunSpec): Promise<RemoteRecords> {
+    await this.redis.set(runSpecKey(runId), JSON.stringify(spec), 'EX', RUN_SPEC_TTL_S);
+    const workers = await this.queue.getWorkersCount();
+    this.log(workers ? `${workers} worker${workers > 1 ? 's' : ''} connected to ${shownUrl(this.url)}` : `no worker is connected to ${shownUrl(this.url)} yet: records wait in the queue until one starts (toolkiln worker --redis <url>)`);
+    let usage: UsageReport = { total: emptyUsage(), byStage: {}, byModel: {} };
+    return {
+      run: async (job) => {
+        const outcome = await this.runJob({ ...job, runId });
+        if (outcome.usage) usage = combineUsage(usage, outcome.usage);
+        return outcome;
+      },
+      usage: () => usage,
+    };
+  }
+
+  private async runJob(data: RecordJobData): Promise<RecordJobResult> {
+    const job = await this.queue.add(data.stage, data, { jobId: jobIdOf(data) });
+    // A job that failed under an earlier coordinator of this run is tried again, not reported again.
+    if (await job.isFailed()) await job.retry('failed');
+    try {
+      const value: unknown = await job.waitUntilFinished(this.events);
+      return (typeof value === 'string' ? JSON.parse(value) : value) as RecordJobResult;
+    } finally {
+      // Its outcome is journalled by the caller; a run resumed later enqueues it afresh.
+      await job.remove().catch(() => {});
+    }
+  }
+
+  async close(): Promise<void> {
+    await this.events.close();
+    await this.queue.close();
+    this.redis.disconnect();
+  }
+}
+
+export interface RecordWorkerOptions {
+  redisUrl: string;
+  /** TOOLKILN_HOME: stages that read the run folder (`ctx.runDir`) need the coordinator's. */
+  home: string;
+  /** Jobs worked on at once. */
+  concurrency: number;
+  pipelineOf: (name: string) => PipelineDefinition;
+  /** The gateway for a run's backend, model and seed; `sharedPermit` keeps rpm / tpm global. */
+  gatewayFor: (spec: RunSpec, sharedPermit: SharedPermit) => LlmGateway;
+  resolvePath: (path: string) => string;
+  /** How long a job stays locked to this worker without renewal (default 30 s): a killed worker's jobs go to another after it. */
+  lockDurationMs?: number;
+  log?: (message: string) => void;
+}
+
+interface WorkerRun {
+  spec: RunSpec;
+  stages: Stage[];
+  /** The run's own gateway, so that its usage is the run's. */
+  llm: LlmGateway;
+  /** Usage already sent back with a result. */
+  reported: UsageReport;
+  /** Jobs of the run in hand. */
+  inHand: number;
+}
+
+/** Runs a worker keeps (spec, stages, gateway) once it has no job of them in hand. */
+const IDLE_RUNS_KEPT = 4;
+
+/** The rate scope requests of a model share across processes. */
+export function rateScope(model: string): string {
+  return `model:${model}`;
+}
+
+/** A worker: takes per-record jobs of any run from the queue, runs the stage on the record, returns the journal entry. */
+export class RecordWorker {
+  private readonly runs = new Map<string, Promise<WorkerRun>>();
+  /** The runs of `runs` that are loaded, oldest first. */
+  private readonly loaded = new Map<string, WorkerRun>();
+  private readonly worker: Worker;
+  private readonly log: (message: string) => void;
+  processed = 0;
+
+  private constructor(
+    private readonly options: RecordWorkerOptions,
+    private readonly redis: Redis,
+  ) {
+    this.log = options.log ?? (() => {});
+    const lockDuration = options.lockDurationMs ?? 30_000;
+    this.worker = new Worker(RECORD_QUEUE, (job: Job<RecordJobData>) => this.process(job.data), {
+      connection: redis,
+      concurrency: options.concurrency,
+      lockDuration,
+      stalledInterval: lockDuration,
+      // A job whose worker died is taken up again this many times before it fails.
+      maxStalledCount: 5,
+    });
+    this.worker.on('failed', (job, error) => this.log(`job ${job?.id}: ${messageOf(error)}`));
+    this.worker.on('error', (error) => this.log(`worker: ${messageOf(error)}`));
+  }
+
+  static async start(options: RecordWorkerOptions): Promise<RecordWorker> {
+    const worker = new RecordWorker(options, await connectRedis(options.redisUrl, options.log));
+    await worker.worker.waitUntilReady();
+    return worker;
+  }
+
+  private async process(job: RecordJobData): Promise<RecordJobResult> {
+    const run = await this.runOf(job.runId);
+    run.inHand++;
+    try {
+      return await this.processIn(run, job);
+    } finally {
+      run.inHand--;
+    }
+  }
+
+  private async processIn(run: WorkerRun, job: RecordJobData): Promise<RecordJobResult> {
+    const stage = run.stages[job.stageIndex];
+    if (!stage || stage.kind !== 'map' || stage.name !== job.stage) {
+      throw new Error(`run ${job.runId}: stage ${job.stageIndex + 1} of the ${run.spec.pipeline} recipe on this worker is ${stage ? stage.name : 'missing'}, not the per-record stage ${job.stage}: run the same toolkiln version on every machine`);
+    }
+    const mapStage = stage as MapStage<unknown, unknown>;
+    const checkInput = job.stageIndex > 0 && run.stages[job.stageIndex - 1].output !== stage.input;
+    const { record, key } = prepareRecord(mapStage, job.raw, job.i, checkInput);
+    const tally = new TransportTally();
+    const result = await mapStage.run(record, recordContext(this.stageContext(job.runId, run, stage), key, tally.watch(run.llm, key)));
+    const entry = entryOf(mapStage, job.i, key, result);
+    this.processed++;
+    // Requests of records still in hand go with a later result; every request is counted once.
+    const usage = run.llm.usage();
+    const delta = combineUsage(usage, run.reported, -1);
+    run.reported = usage;
+    return { entry, transport: Object.keys(tally.byReason)[0], usage: delta };
+  }
+
+  private stageContext(runId: string, run: WorkerRun, stage: Stage): StageContext {
+    const unavailable = (what: string) => () => {
+      throw new Error(`stage ${stage.name}: ${what} is not available to a per-record stage run by a worker`);
+    };
+    return {
+      seed: run.spec.seed,
+      rng: (...keys) => Rng.derive(run.spec.seed, stage.name, ...keys),
+      llm: run.llm,
+      config: run.spec.config,
+      runDir: join(this.options.home, '.toolkiln', 'runs', runId),
+      resolvePath: this.options.resolvePath,
+      log: (message) => this.log(`[${stage.name}] ${message}`),
+      report: unavailable('ctx.report'),
+      reported: unavailable('ctx.reported'),
+      attach: unavailable('ctx.attach'),
+    };
+  }
+
+  /** The run's spec (from Redis), its stages as this worker builds them, and a gateway for it; once per run. */
+  private runOf(runId: string): Promise<WorkerRun> {
+    let run = this.runs.get(runId);
+    if (!run) {
+      run = this.loadRun(runId);
+      this.runs.set(runId, run);
+      run.then(
+        (loaded) => this.loaded.set(runId, loaded),
+        () => this.runs.delete(runId),
+      );
+    }
+    return run;
+  }
+
+  private async loadRun(runId: string): Promise<WorkerRun> {
+    const text = await this.redis.get(runSpecKey(runId));
+    if (!text) throw new Error(`run ${runId}: its spec is not in Redis (${runSpecKey(runId)}); resume the run to send it again`);
+    const spec = JSON.parse(text) as RunSpec;
+    const pipeline = this.options.pipelineOf(spec.pipeline);
+    const stages = pipeline.stages(spec.config);
+    const here = stages.map((s) => `${s.name}@${s.version}`).join(', ');
+    const there = (spec.inputs?.stages ?? []).map(([name, version]) => `${name}@${version}`).join(', ');
+    if (here !== there) throw new Error(`run ${runId} has stages ${there}, this worker's ${spec.pipeline} recipe has ${here}: run the same toolkiln version on every machine`);
+    const prompts = Object.assign({}, ...stages.map((s) => s.prompts ?? {})) as Record<string, string>;
+    for (const [id, hash] of Object.entries(spec.inputs?.prompts ?? {})) {
+      if (prompts[id] !== hash) throw new Error(`run ${runId}: prompt ${id} differs on this worker: run the same toolkiln version on every machine`);
+    }
+    await this.forgetIdleRuns();
+    const llm = this.options.gatewayFor(spec, sharedRateLimit(this.redis, rateScope(spec.model)));
+    this.log(`run ${runId}: ${spec.pipeline}, ${spec.backend} ${spec.model}, seed ${spec.seed}`);
+    return { spec, stages, llm, reported: llm.usage(), inHand: 0 };
+  }
+
+  /** Closes the gateways of the oldest runs with no job in hand, keeping a few (a long-lived worker serves many runs). */
+  private async forgetIdleRuns(): Promise<void> {
+    const idle = [...this.loaded].filter(([, run]) => run.inHand === 0);
+    for (const [runId, run] of idle.slice(0, Math.max(0, idle.length - IDLE_RUNS_KEPT))) {
+      this.runs.delete(runId);
+      this.loaded.delete(runId);
+      await run.llm.close();
+    }
+  }
+
+  /** Stops taking jobs, lets the ones in hand finish, and disconnects. */
+  async close(): Promise<void> {
+    await this.worker.close();
+    await Promise.allSettled(this.runs.values());
+    await Promise.all([...this.loaded.values()].map((run) => run.llm.close()));
+    this.redis.disconnect();
+  }
+
+  /** Stops at once, leaving jobs in hand to other workers once their locks expire (as if killed). */
+  async abandon(): Promise<void> {
+    await this.worker.close(true);
+    this.redis.disconnect();
+  }
+}
+
+/**
+ * A sliding-window rate budget in Redis, kept by one Lua script (atomic, on the Redis server's
+ * clock): a request may start when fewer than `rpm` starts and, with `tpm`, fewer than `tpm`
+ * estimated tokens fall in the last `span` ms. Members are `<id>/<tokens>`, scored by start time.
+ */
+const PERMIT_SCRIPT = `
+local starts, spentKey = KEYS[1], KEYS[2]
+local span, rpm, tpm, tokens, id = tonumber(ARGV[1]), tonumber(ARGV[2]), tonumber(ARGV[3]), tonumber(ARGV[4]), ARGV[5]
+local t = redis.call('TIME')
+local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+local expired = redis.call('ZRANGEBYSCORE', starts, '-inf', now - span)
+if #expired > 0 then
+  local freed = 0
+  for _, member in ipairs(expired) do freed = freed + tonumber(string.match(member, '/(%d+)$')) end
+  redis.call('ZREMRANGEBYSCORE', starts, '-inf', now - span)
+  redis.call('DECRBY', spentKey, freed)
+end
+local count = redis.call('ZCARD', starts)
+local wait = 0
+if rpm > 0 and count >= rpm then
+  local oldest = redis.call('ZRANGE', starts, count - rpm, count - rpm, 'WITHSCORES')
+  wait = tonumber(oldest[2]) + span - now
+end
+if tpm > 0 then
+  local spent = tonumber(redis.call('GET', spentKey) or '0')
+  local over = spent + tokens - tpm
+  if spent > 0 and over > 0 then
+    local members = redis.call('ZRANGE', starts, 0, -1, 'WITHSCORES')
+    local free = nil
+    for k = 1, #members, 2 do
+      over = over - tonumber(string.match(members[k], '/(%d+)$'))
+      free = tonumber(members[k + 1]) + span - now
+      if over <= 0 then break end
+    end
+    if free and free > wait then wait = free end
+  end
+end
+if wait > 0 then return wait end
+redis.call('ZADD', starts, now, id .. '/' .. tokens)
+redis.call('INCRBY', spentKey, tokens)
+redis.call('PEXPIRE', starts, span * 2)
+redis.call('PEXPIRE', spentKey, span * 2)
+return 0
+`;
+
+/** A limiter's permit function backed by the budget `scope` in Redis, shared by every process that uses the same scope. */
+export function sharedRateLimit(redis: Redis, scope: string): SharedPermit {
+  const keys = [`toolkiln:rate:${scope}:starts`, `toolkiln:rate:${scope}:spent`];
+  const me = randomBytes(6).toString('hex');
+  let n = 0;
+  return async ({ tokens, rpm, tpm, spanMs }) =>
+    Number(await redis.eval(PERMIT_SCRIPT, 2, keys[0], keys[1], Math.ceil(spanMs), rpm ?? 0, tpm ?? 0, Math.max(0, Math.ceil(tokens)), `${me}.${n++}`));
+}
