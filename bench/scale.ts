@@ -75,7 +75,8 @@ function measure(recipe: string, size: string, config: object): Row {
 
 function sizesOf(args: string[], flag: string, fallback: number[]): number[] {
   const at = args.indexOf(flag);
-  return at === -1 ? fallback : args[at + 1].split(',').map(Number);
+  // `--mtu ""` (or 0) leaves a recipe out.
+  return at === -1 ? fallback : (args[at + 1] ?? '').split(',').map(Number).filter((n) => n > 0);
 }
 
 export async function run(args: string[]): Promise<void> {
