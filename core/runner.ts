@@ -422,38 +422,65 @@ async function runMapStage(
 }
 
 /** The stage's outputs and rejects, in the order of its input, from the journal entries. */
-function writeInInputOrder(stage: MapStage<unknown, unknown>, input: { path: string }, journalPath: string, done: JournalIndex, files: { out: string; rejects: string }): StageCounts {
-  const counts: StageCounts = { in: 0, out: 0, rejected: 0, rejectsByReason: {} };
+/**
+ * A stage's `out.jsonl` and `rejects.jsonl`, written side by side in one pass and counted; both
+ * appear whole (renamed into place by `commit`) or not at all.
+ */
+class StageOutputs {
+  readonly counts: StageCounts = { in: 0, out: 0, rejected: 0, rejectsByReason: {} };
+  private readonly out: JsonlWriter;
+  private readonly rejects: JsonlWriter;
+
+  constructor(private readonly files: { out: string; rejects: string }) {
+    this.out = new JsonlWriter(`${files.out}.tmp-${process.pid}`);
+    this.rejects = new JsonlWriter(`${files.rejects}.tmp-${process.pid}`);
+  }
+
+  output(record: unknown): void {
+    this.out.write(record);
+    this.counts.out++;
+  }
+
+  reject(rejection: Rejection): void {
+    this.rejects.write(rejection);
+    this.counts.rejected++;
+    this.counts.rejectsByReason[rejection.reason] = (this.counts.rejectsByReason[rejection.reason] ?? 0) + 1;
+  }
+
+  /** Writes `fill`'s records, then renames both files into place; on any error removes them. */
+  write(fill: (outputs: StageOutputs) => void | Promise<void>): Promise<StageCounts> {
+    const close = () => (this.out.close(), this.rejects.close());
+    return (async () => {
+      try {
+        await fill(this);
+      } catch (error) {
+        close();
+        rmSync(this.out.path, { force: true });
+        rmSync(this.rejects.path, { force: true });
+        throw error;
+      }
+      close();
+      renameSync(this.out.path, this.files.out);
+      renameSync(this.rejects.path, this.files.rejects);
+      return this.counts;
+    })();
+  }
+}
+
+/** The stage's outputs and rejects, in the order of its input, from the journal entries (one pass). */
+function writeInInputOrder(stage: MapStage<unknown, unknown>, input: { path: string }, journalPath: string, done: JournalIndex, files: { out: string; rejects: string }): Promise<StageCounts> {
   const fd = openSync(journalPath, 'r');
-  try {
-    const records = function* (): Generator<{ i: number; raw: unknown; entry: JournalEntry }> {
+  return new StageOutputs(files)
+    .write((outputs) => {
       let i = 0;
       for (const raw of eachJsonl(input.path)) {
-        yield { i, raw, entry: done.read(fd, i) };
-        i++;
+        const entry = done.read(fd, i++);
+        outputs.counts.in++;
+        for (const record of entry.out ?? []) outputs.output(record);
+        if (entry.reject) outputs.reject(Rejection.parse({ stage: stage.name, ...entry.reject, recordId: entry.reject.recordId ?? recordKey(stage, raw), record: raw }));
       }
-    };
-    writeJsonlAtomic(files.out, (function* () {
-      for (const { entry } of records()) {
-        counts.in++;
-        if (entry.out) {
-          counts.out += entry.out.length;
-          yield* entry.out;
-        }
-      }
-    })());
-    writeJsonlAtomic(files.rejects, (function* () {
-      for (const { raw, entry } of records()) {
-        if (!entry.reject) continue;
-        counts.rejected++;
-        counts.rejectsByReason[entry.reject.reason] = (counts.rejectsByReason[entry.reject.reason] ?? 0) + 1;
-        yield Rejection.parse({ stage: stage.name, ...entry.reject, recordId: entry.reject.recordId ?? recordKey(stage, raw), record: raw });
-      }
-    })());
-  } finally {
-    closeSync(fd);
-  }
-  return counts;
+    })
+    .finally(() => closeSync(fd));
 }
 
 /** A scan stage: the input streamed once through `collect`, then record by record through `run`. */
@@ -473,36 +500,21 @@ async function runScanStage(
   const state = stage.collect ? await stage.collect((function* () {
     for (const { record } of records()) yield record;
   })(), ctx) : undefined;
-  const counts: StageCounts = { in: 0, out: 0, rejected: 0, rejectsByReason: {} };
-  const out = new JsonlWriter(`${files.out}.tmp-${process.pid}`);
-  const rejects = new JsonlWriter(`${files.rejects}.tmp-${process.pid}`);
-  try {
+  const counts = await new StageOutputs(files).write(async (outputs) => {
     for (const { raw, record } of records()) {
-      counts.in++;
+      outputs.counts.in++;
       const key = recordKey(stage, record);
       const result = await stage.run(record, { ...ctx, key, state, rng: (...keys) => ctx.rng(key, ...keys) });
       if (isReject(result)) {
         const { reject: _flag, ...reason } = result;
-        counts.rejected++;
-        counts.rejectsByReason[reason.reason] = (counts.rejectsByReason[reason.reason] ?? 0) + 1;
-        rejects.write(Rejection.parse({ stage: stage.name, ...reason, recordId: reason.recordId ?? key, record: raw }));
+        outputs.reject(Rejection.parse({ stage: stage.name, ...reason, recordId: reason.recordId ?? key, record: raw }));
         continue;
       }
-      const outputs = Array.isArray(result) && stage.fanOut ? result : [result];
-      if (outputs.length > 1 && !stage.fanOut) throw new Error(`stage ${stage.name} emitted ${outputs.length} records for one input without declaring fanOut`);
-      for (const output of validateOutputs(stage, outputs, `record ${key}`)) out.write(output);
-      counts.out += outputs.length;
+      const produced = Array.isArray(result) && stage.fanOut ? result : [result];
+      if (produced.length > 1 && !stage.fanOut) throw new Error(`stage ${stage.name} emitted ${produced.length} records for one input without declaring fanOut`);
+      for (const output of validateOutputs(stage, produced, `record ${key}`)) outputs.output(output);
     }
-  } catch (error) {
-    rmSync(out.path, { force: true });
-    rmSync(rejects.path, { force: true });
-    throw error;
-  } finally {
-    out.close();
-    rejects.close();
-  }
-  renameSync(out.path, files.out);
-  renameSync(rejects.path, files.rejects);
+  });
   await stage.finish?.(state, ctx);
   progress.finish(counts.in);
   return counts;

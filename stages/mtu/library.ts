@@ -1,6 +1,6 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { toJsonl, writeFileAtomic } from '../../core/jsonl.ts';
+import { writeJsonlAtomic } from '../../core/jsonl.ts';
 import { ToolSpec, type Sample } from '../../core/records.ts';
 import { toolKey } from './sample.ts';
 
@@ -24,7 +24,7 @@ export class ToolLibrary {
   }
 
   save(runDir: string): void {
-    writeFileAtomic(ToolLibrary.path(runDir), toJsonl(this.list()));
+    writeJsonlAtomic(ToolLibrary.path(runDir), this.list());
   }
 
   static load(runDir: string): ToolLibrary {
