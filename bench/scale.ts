@@ -10,7 +10,7 @@ const project = new URL('..', import.meta.url).pathname;
 const sources = join(project, '../shared/data/sources');
 
 /** The MTU sources with every record repeated `n` times (SNIPS lists, ATIS lines, SGD dialogue files). */
-function replicateMtu(dir: string, n: number): object {
+export function replicateMtu(dir: string, n: number): object {
   const snips = join(dir, 'snips');
   mkdirSync(snips, { recursive: true });
   for (const file of readdirSync(join(sources, 'snips')).filter((f) => f.endsWith('.json'))) {
@@ -35,7 +35,7 @@ function replicateMtu(dir: string, n: number): object {
 }
 
 /** The MetaTool plugins repeated `n` times, each copy under its own names. */
-function replicateToolE(dir: string, n: number): object {
+export function replicateToolE(dir: string, n: number): object {
   const plugins = JSON.parse(readFileSync(join(sources, 'metatool/plugin_info.json'), 'utf8')) as Record<string, string>[];
   const copies = Array.from({ length: n }, (_, copy) => plugins.map((p) => (copy === 0 ? p : { ...p, name_for_model: `${p.name_for_model}_${copy}`, name_for_human: `${p.name_for_human} ${copy}` }))).flat();
   const file = join(dir, 'plugin_info.json');

@@ -12,7 +12,7 @@ import type { PipelineDefinition } from './pipeline.ts';
 import { Progress, type ProgressOptions } from './progress.ts';
 import { Rejection, Sample, StageStats, formatZodError } from './records.ts';
 import { Rng } from './rng.ts';
-import { isReject, recordKey, type BatchStage, type MapStage, type RejectReason, type ScanStage, type Stage, type StageContext } from './stage.ts';
+import { isReject, recordKey, type BatchStage, type MapStage, type RejectReason, type ScanStage, type SourceStage, type Stage, type StageContext } from './stage.ts';
 
 export interface RunStagesOptions {
   pipeline: PipelineDefinition;
@@ -186,7 +186,10 @@ export async function runStages(options: RunStagesOptions): Promise<RunStagesRes
     const stageAttachments = new Set<string>();
     const stageCtx: StageContext = {
       ...ctx,
-      report: (key, value) => ((stageReports[key] = value), (reports[key] = value)),
+      report: (key, value) => {
+        stageReports[key] = value;
+        reports[key] = value;
+      },
       attach: (name, content) => (ctx.attach(name, content), stageAttachments.add(name)),
     };
     // Records were validated against the previous stage's output schema; parse again only when this
@@ -194,11 +197,13 @@ export async function runStages(options: RunStagesOptions): Promise<RunStagesRes
     const checkInput = index > 0 && stages[index - 1].output !== stage.input;
     const tally = new TransportTally();
     let counts: StageCounts;
-    if (stage.kind !== 'batch' && !input) throw new Error(`pipeline ${options.pipeline.name}: its first stage ${stage.name} is a per-record stage; a pipeline starts with a loading stage`);
-    if (stage.kind === 'map') {
+    if (stage.kind !== 'batch' && stage.kind !== 'source' && !input) throw new Error(`pipeline ${options.pipeline.name}: its first stage ${stage.name} is a per-record stage; a pipeline starts with a loading stage`);
+    if (stage.kind === 'source') {
+      counts = await runSourceStage(stage, stageCtx, files, options, index === 0 ? options.limit : undefined);
+    } else if (stage.kind === 'map') {
       counts = await runMapStage(stage, index, input!, stageCtx, folder, files, options, checkInput, tally);
     } else if (stage.kind === 'scan') {
-      counts = await runScanStage(stage, input!, stageCtx, files, options, checkInput);
+      counts = await runScanStage(stage, input!, { ...stageCtx, llm: tally.watch(stageCtx.llm) }, files, options, checkInput);
     } else {
       const limit = index === 0 ? options.limit : undefined;
       counts = await runBatchStage(stage, input, { ...stageCtx, llm: tally.watch(stageCtx.llm) }, files, options, checkInput, limit);
@@ -483,7 +488,38 @@ function writeInInputOrder(stage: MapStage<unknown, unknown>, input: { path: str
     .finally(() => closeSync(fd));
 }
 
-/** A scan stage: the input streamed once through `collect`, then record by record through `run`. */
+/** A loading stage: its records written as they are yielded; with `limit`, n of them spread evenly, in a second pass. */
+async function runSourceStage(stage: SourceStage<unknown>, ctx: StageContext, files: { out: string; rejects: string }, options: RunStagesOptions, limit: number | undefined): Promise<StageCounts> {
+  const progress = new Progress(stage.name, 0, options.progress);
+  const all = limit === undefined ? files : { out: `${files.out}.all`, rejects: files.rejects };
+  let counts = await new StageOutputs(all).write(async (outputs) => {
+    let i = 0;
+    for await (const record of await stage.load(ctx)) {
+      for (const output of validateOutputs(stage, [record], `record ${i++}`)) outputs.output(output);
+    }
+  });
+  if (limit !== undefined) {
+    const total = counts.out;
+    counts = await new StageOutputs({ out: files.out, rejects: `${files.rejects}.none` }).write((outputs) => {
+      let i = 0;
+      let next = 0;
+      for (const record of eachJsonl(all.out)) {
+        // The indexes evenlySpaced picks: floor(k · total / limit) for k = 0, 1, …
+        if (next < Math.min(limit, total) && i === (limit >= total ? next : Math.floor((next * total) / limit))) {
+          outputs.output(record);
+          next++;
+        }
+        i++;
+      }
+    });
+    rmSync(all.out, { force: true });
+    rmSync(`${files.rejects}.none`, { force: true });
+  }
+  progress.finish(counts.out);
+  return { ...counts, in: 0 };
+}
+
+/** A scan stage: the input streamed through `collect` (under batch mode and transport checks), then record by record through `run`, then `finish`. */
 async function runScanStage(
   stage: ScanStage<unknown, unknown, unknown>,
   input: { path: string; count: number },
@@ -497,27 +533,53 @@ async function runScanStage(
     let i = 0;
     for (const raw of eachJsonl(input.path)) yield { raw, record: validateInput(stage, raw, i++, checkInput) };
   };
-  const state = stage.collect ? await stage.collect((function* () {
-    for (const { record } of records()) yield record;
-  })(), ctx) : undefined;
+  // Each pass of `collect` over its input reads the file again.
+  const passes: Iterable<unknown> = {
+    *[Symbol.iterator]() {
+      for (const { record } of records()) yield record;
+    },
+  };
+  const state = stage.collect ? await collectState(stage, passes, ctx, options) : undefined;
+  const plain = { ...ctx, llm: withoutLlm(ctx.llm, stage.name) };
   const counts = await new StageOutputs(files).write(async (outputs) => {
+    const emit = (produced: unknown[], key: string) => {
+      if (produced.length > 1 && !stage.fanOut) throw new Error(`stage ${stage.name} emitted ${produced.length} records for one input without declaring fanOut`);
+      for (const output of validateOutputs(stage, produced, `record ${key}`)) outputs.output(output);
+    };
     for (const { raw, record } of records()) {
       outputs.counts.in++;
       const key = recordKey(stage, record);
-      const result = await stage.run(record, { ...ctx, key, state, rng: (...keys) => ctx.rng(key, ...keys) });
+      const result = await stage.run(record, { ...plain, key, state, rng: (...keys) => ctx.rng(key, ...keys) });
       if (isReject(result)) {
         const { reject: _flag, ...reason } = result;
         outputs.reject(Rejection.parse({ stage: stage.name, ...reason, recordId: reason.recordId ?? key, record: raw }));
-        continue;
-      }
-      const produced = Array.isArray(result) && stage.fanOut ? result : [result];
-      if (produced.length > 1 && !stage.fanOut) throw new Error(`stage ${stage.name} emitted ${produced.length} records for one input without declaring fanOut`);
-      for (const output of validateOutputs(stage, produced, `record ${key}`)) outputs.output(output);
+      } else emit(Array.isArray(result) && stage.fanOut ? result : [result], key);
     }
+    const finished = await stage.finish?.(state, plain);
+    const made = Array.isArray(finished) ? finished : [];
+    if (made.length && !stage.fanOut) throw new Error(`stage ${stage.name} made ${made.length} records of its own in finish without declaring fanOut`);
+    for (const output of validateOutputs(stage, made, 'finish')) outputs.output(output);
   });
-  await stage.finish?.(state, ctx);
   progress.finish(counts.in);
   return counts;
+}
+
+/** A scan stage's state; in batch mode, collected again once the batch its requests went to has settled. */
+async function collectState(stage: ScanStage<unknown, unknown, unknown>, records: Iterable<unknown>, ctx: StageContext, options: RunStagesOptions): Promise<unknown> {
+  const batch = new BatchRound(ctx.llm);
+  for (;;) {
+    const state = await Promise.resolve(stage.collect!(records, { ...ctx, llm: batch.watch(ctx.llm, stage.name) })).catch((error) => (batch.waiting ? null : Promise.reject(error)));
+    if (!batch.waiting) return state;
+    await batch.settle({ runDir: options.runDir, stage: stage.name, log: ctx.log, resumeCommand: resumeCommandOf(options) });
+  }
+}
+
+/** The gateway a scan stage's `run` and `finish` see: its LLM work belongs in `collect`, where batch mode and resume cover it. */
+function withoutLlm(llm: LlmGateway, stage: string): LlmGateway {
+  const refuse = (): never => {
+    throw new Error(`stage ${stage}: a scan stage calls the LLM only in collect (its run and finish are not journalled)`);
+  };
+  return { backend: llm.backend, model: llm.model, dryRun: llm.dryRun, generate: refuse, embed: refuse, usage: () => llm.usage(), close: () => llm.close() };
 }
 
 async function runBatchStage(

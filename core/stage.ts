@@ -83,23 +83,40 @@ export interface BatchStage<I, O> extends StageBase<I, O> {
 
 /**
  * A whole-set step that needs only a summary of the set, then works record by record: the runner
- * streams the input twice — once through `collect`, which keeps what the step needs (a tool
- * library, counts, figures), then record by record through `run` with that state — and calls
- * `finish` at the end (reports, attachments). Its memory is its state, not the dataset. It is not
- * journalled: it holds no LLM work, and a killed run simply runs it again.
+ * streams the input through `collect`, which keeps what the step needs (a tool library, counts,
+ * compact projections of the records it decides on) and may call the LLM on that summary (tool
+ * documentation, composed messages); then record by record through `run` with that state; then
+ * `finish`, which reports and may emit records of its own (composed from several inputs) after all
+ * the others. Its memory is its state, not the dataset.
+ *
+ * `collect` may iterate its input more than once (each pass reads the previous stage's file again).
+ * It runs under the LLM gateway's batch mode and transport checks like a whole-set stage: in batch
+ * mode it runs again once the batch settles, its answers then come from the cache. `run` and
+ * `finish` hold no LLM work. The stage is not journalled: a killed run runs it again, and the
+ * LLM cache makes that free.
  */
 export interface ScanStage<I, O, S = void> extends StageBase<I, O> {
   kind: 'scan';
-  /** A stage that may emit several records per input declares it; otherwise it emits exactly one (or rejects). */
+  /** A stage that may emit several records per input (or records of its own in `finish`) declares it; otherwise it emits exactly one per input (or rejects). */
   fanOut?: boolean;
   /** Stable key of an input record (seeds its rng, names it in rejects). Default: its id, else its content hash. */
   keyOf?: (record: I) => string;
   collect?: (records: Iterable<I>, ctx: StageContext) => S | Promise<S>;
   run: (record: I, ctx: StageContext & { key: string; state: S }) => O | O[] | (RejectReason & { reject: true }) | Promise<O | O[] | (RejectReason & { reject: true })>;
-  finish?: (state: S, ctx: StageContext) => void | Promise<void>;
+  /** Reports, attachments, and the records the stage makes of its own, written after the others. */
+  finish?: (state: S, ctx: StageContext) => void | O[] | Promise<void | O[]>;
 }
 
-export type Stage<I = any, O = any> = MapStage<I, O> | BatchStage<I, O> | ScanStage<I, O, any>;
+/**
+ * The first stage of a pipeline: reads its inputs and yields records one at a time. The runner
+ * writes them as they come, so a loader that yields (a generator over files) is never held whole.
+ */
+export interface SourceStage<O> extends StageBase<unknown, O> {
+  kind: 'source';
+  load: (ctx: StageContext) => Iterable<O> | AsyncIterable<O> | Promise<Iterable<O>>;
+}
+
+export type Stage<I = any, O = any> = MapStage<I, O> | BatchStage<I, O> | ScanStage<I, O, any> | SourceStage<O>;
 
 export function reject(reason: string, detail?: string, extra: Omit<RejectReason, 'reason' | 'detail'> = {}): RejectReason & { reject: true } {
   return { reject: true, reason, detail, ...extra };
@@ -113,17 +130,9 @@ export type { Rejection };
 
 const zUnknown = z.unknown();
 
-/** A loading stage: no input, emits the records it reads (the first stage of a pipeline). */
-export function sourceStage<O>(spec: { name: string; version: number; output: z.ZodType<O>; load: (ctx: StageContext) => Promise<O[]> | O[] }): BatchStage<unknown, O> {
-  return {
-    kind: 'batch',
-    name: spec.name,
-    version: spec.version,
-    cardinality: 'fan-out',
-    input: zUnknown,
-    output: spec.output,
-    run: async (_records, ctx) => ({ out: await spec.load(ctx) }),
-  };
+/** A loading stage: no input, yields the records it reads (the first stage of a pipeline). */
+export function sourceStage<O>(spec: { name: string; version: number; output: z.ZodType<O>; load: SourceStage<O>['load'] }): SourceStage<O> {
+  return { kind: 'source', name: spec.name, version: spec.version, input: zUnknown, output: spec.output, load: spec.load };
 }
 
 export interface StandaloneContextOptions {
@@ -175,7 +184,7 @@ export async function applyScanStage<I, O, S>(stage: ScanStage<I, O, S>, records
     if (isReject(result)) rejects.push(result);
     else out.push(...(Array.isArray(result) && stage.fanOut ? result : [result as O]));
   }
-  await stage.finish?.(state, ctx);
+  out.push(...((await stage.finish?.(state, ctx)) ?? []));
   return { out, rejects };
 }
 

@@ -3,7 +3,7 @@ import { clusterSpace, VectorSpace } from '../core/cluster/index.ts';
 import { createEmbedder, EmbedderConfig, joinViews, lexicalEmbedder } from '../core/embed/index.ts';
 import { hashOf } from '../core/hash.ts';
 import { Sample, type Call, type Check, type ToolSpec } from '../core/records.ts';
-import type { BatchStage } from '../core/stage.ts';
+import type { ScanStage } from '../core/stage.ts';
 
 /**
  * MTU-Bench tool clustering (paper §3 "Tool Clustering", Appendix B "Redundancy Elimination"):
@@ -170,17 +170,13 @@ function pairKey(a: string, b: string): string {
   return a < b ? `${a}\u0000${b}` : `${b}\u0000${a}`;
 }
 
-/** Pairs of tools some turn calls together: evidence that they are different actions, whatever their names. */
-export function coCalledPairs(samples: readonly Sample[]): Set<string> {
-  const pairs = new Set<string>();
-  for (const sample of samples) {
-    const groups = [...sample.dialogue.map((turn) => turn.calls ?? []), sample.expected.calls ?? [], ...Object.values(sample.expected.turns ?? {})];
-    for (const calls of groups) {
-      const names = [...new Set(calls.map((c) => c.tool))];
-      for (let i = 0; i < names.length; i++) for (let j = i + 1; j < names.length; j++) pairs.add(pairKey(names[i], names[j]));
-    }
+/** Adds the pairs of tools some turn of `sample` calls together: evidence that they are different actions, whatever their names. */
+export function addCoCalledPairs(sample: Sample, pairs: Set<string>): void {
+  const groups = [...sample.dialogue.map((turn) => turn.calls ?? []), sample.expected.calls ?? [], ...Object.values(sample.expected.turns ?? {})];
+  for (const calls of groups) {
+    const names = [...new Set(calls.map((c) => c.tool))];
+    for (let i = 0; i < names.length; i++) for (let j = i + 1; j < names.length; j++) pairs.add(pairKey(names[i], names[j]));
   }
-  return pairs;
 }
 
 export async function planMtuMerge(
@@ -267,31 +263,39 @@ export function applyMtuMerge(sample: Sample, plan: MtuMergePlan, mappingOf: Map
   return noteChanges(out, { stage: NAME, version: VERSION }, checks, MERGE_CONFLICT_TAG);
 }
 
-export function mergeToolsMtuStage(options: MergeToolsMtuConfig = {}): BatchStage<Sample, Sample> {
+interface MergeState {
+  plan: MtuMergePlan;
+  mappingOf: Map<string, ToolMapping>;
+  conflictOf: Map<string, MergeConflict>;
+}
+
+export function mergeToolsMtuStage(options: MergeToolsMtuConfig = {}): ScanStage<Sample, Sample, MergeState> {
   const config = MergeToolsMtuConfig.parse(options);
   return {
-    kind: 'batch',
+    kind: 'scan',
     name: NAME,
     version: VERSION,
     input: Sample,
     output: Sample,
-    run: async (samples, ctx) => {
+    collect: async (samples, ctx) => {
       // The library: every distinct tool name, first spec seen; usage counts calls.
       const library = new Map<string, ToolSpec>();
+      const parameterHashes = new Map<string, string>();
       const ambiguous = new Set<string>();
       const usage = new Map<string, number>();
+      const coCalled = new Set<string>();
       for (const sample of samples) {
         for (const tool of sample.tools) {
-          const known = library.get(tool.name);
-          if (!known) library.set(tool.name, tool);
-          else if (known !== tool && hashOf(known.parameters) !== hashOf(tool.parameters)) ambiguous.add(tool.name);
+          const known = parameterHashes.get(tool.name);
+          if (known === undefined) {
+            library.set(tool.name, tool);
+            parameterHashes.set(tool.name, hashOf(tool.parameters));
+          } else if (!ambiguous.has(tool.name) && known !== hashOf(tool.parameters)) ambiguous.add(tool.name);
         }
         mapCalls(sample, (call) => (usage.set(call.tool, (usage.get(call.tool) ?? 0) + 1), call));
+        addCoCalledPairs(sample, coCalled);
       }
-      const tools = [...library.values()];
-      const plan = await planMtuMerge(tools, usage, config, { gateway: ctx.llm, resolvePath: ctx.resolvePath, seed: ctx.seed, coCalled: coCalledPairs(samples), ambiguous });
-      const mappingOf = new Map(plan.mappings.map((m) => [m.from, m]));
-      const conflictOf = new Map(plan.conflicts.flatMap((c) => c.tools.map((name) => [name, c] as const)));
+      const plan = await planMtuMerge([...library.values()], usage, config, { gateway: ctx.llm, resolvePath: ctx.resolvePath, seed: ctx.seed, coCalled, ambiguous });
       ctx.report('toolMerge', {
         method: 'mtu',
         threshold: config.threshold,
@@ -303,7 +307,12 @@ export function mergeToolsMtuStage(options: MergeToolsMtuConfig = {}): BatchStag
         conflicts: plan.conflicts,
       });
       ctx.log(`${plan.toolsBefore} tools → ${plan.toolsAfter} (${plan.reductionRatio}:1), ${plan.conflicts.length} clusters sent to review`);
-      return { out: samples.map((sample) => applyMtuMerge(sample, plan, mappingOf, conflictOf)) };
+      return {
+        plan,
+        mappingOf: new Map(plan.mappings.map((m) => [m.from, m])),
+        conflictOf: new Map(plan.conflicts.flatMap((c) => c.tools.map((name) => [name, c] as const))),
+      };
     },
+    run: (sample, { state }) => applyMtuMerge(sample, state.plan, state.mappingOf, state.conflictOf),
   };
 }

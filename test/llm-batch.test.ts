@@ -11,7 +11,7 @@ import { runPipeline } from '../core/run.ts';
 import { DatasetStore } from '../core/store.ts';
 import type { PipelineDefinition } from '../core/pipeline.ts';
 import { Sample, sampleId } from '../core/records.ts';
-import { reject, type BatchStage } from '../core/stage.ts';
+import { reject, type BatchStage, type ScanStage } from '../core/stage.ts';
 import { echoPipeline, echoPrompt } from './fixtures/core/echo-pipeline.ts';
 import { echoChat, startOpenAiServer, type OpenAiTestServer, type RecordedRequest } from './helpers/openai-server.ts';
 
@@ -77,6 +77,37 @@ const wholeSetPipeline: PipelineDefinition<{ file: string }> = {
         return { out, rejects };
       },
     } satisfies BatchStage<{ id: string; text: string }, Sample>,
+  ],
+};
+
+/** The same whole-set step as a scan stage: the answers are gathered in `collect`, the samples written per record. */
+const scanPipeline: PipelineDefinition<{ file: string }> = {
+  ...echoPipeline,
+  name: 'echo-scan',
+  stages: (config) => [
+    echoPipeline.stages(config)[0],
+    {
+      kind: 'scan',
+      name: 'ask-all',
+      version: 1,
+      input: echoPipeline.stages(config)[0].output,
+      output: Sample,
+      prompts: { [echoPrompt.id]: echoPrompt.hash },
+      collect: async (lines, ctx) => {
+        const answers = new Map<string, string>();
+        for (const line of lines) {
+          const answer = await ctx.llm.generate(echoPrompt, { text: line.text }, { stage: 'ask-all', key: line.id });
+          if (answer.ok) answers.set(line.id, answer.value.echo);
+        }
+        return answers;
+      },
+      run: (line, { state }) => {
+        const echo = state.get(line.id);
+        if (echo === undefined) return reject('no_answer');
+        const dialogue = [{ role: 'user' as const, content: line.text }, { role: 'assistant' as const, content: echo }];
+        return { id: sampleId('echo', line), benchmark: 'echo', category: 'echo', split: 'test', tools: [], dialogue, expected: { labels: [echo] }, meta: { lineage: [], checks: [], tags: [] } };
+      },
+    } satisfies ScanStage<{ id: string; text: string }, Sample, Map<string, string>>,
   ],
 };
 
@@ -217,6 +248,19 @@ describe('--batch (OpenAI Batch API)', () => {
     expect(server.count('chat')).toBe(0);
     expect(published(result.ref!.dir)).toEqual(published(plain.result.ref!.dir));
     expect(result.stats[1]).toMatchObject({ stage: 'ask-all', in: 5, out: 5, rejected: 0 });
+  });
+
+  it('a scan stage asking in collect sends its requests in one batch, then collects again from the cache', async () => {
+    const direct = homeWithLines();
+    const plain = await run(direct.home, direct.file, undefined, { pipeline: scanPipeline });
+    server.reset();
+    const { home, file } = homeWithLines();
+    const { result } = await run(home, file, { mode: 'openai' }, { pipeline: scanPipeline });
+    expect(server.batches.map((b) => b.lines.length)).toEqual([5]);
+    expect(server.count('chat')).toBe(0);
+    expect(published(result.ref!.dir)).toEqual(published(plain.result.ref!.dir));
+    expect(result.stats[1]).toMatchObject({ stage: 'ask-all', in: 5, out: 5, rejected: 0 });
+    expect(result.manifest!.stats.batch).toMatchObject({ batches: 1, submitted: 5, completed: 5 });
   });
 
   it('adopts the batch a lost create answer made instead of creating a second one', async () => {

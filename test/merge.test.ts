@@ -2,6 +2,7 @@ import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { UserError } from '../core/errors.ts';
+import { applyScanStage } from '../core/stage.ts';
 import { Sample } from '../core/records.ts';
 import { AUTO_MERGE_TAG, DECOMPOSE_UNASSIGNED_TAG, mergeToolsMetatoolStage, readDecisionsCsv } from '../stages/merge-tools-metatool.ts';
 import { MERGE_CONFLICT_TAG, mergeToolsMtuStage } from '../stages/merge-tools-mtu.ts';
@@ -26,7 +27,7 @@ describe('MTU-style merging', () => {
 
   it('renames every tool and call to the cluster medoid, with its parameter names', async () => {
     const { ctx, reports } = stageContext();
-    const { out } = await mergeToolsMtuStage({ threshold: 0.25 }).run(samples, ctx);
+    const { out } = await applyScanStage(mergeToolsMtuStage({ threshold: 0.25 }), samples, ctx);
     out.forEach((s) => Sample.parse(s));
     const report = reports.toolMerge as any;
     expect(report).toMatchObject({ method: 'mtu', toolsBefore: 6, toolsAfter: 4, reductionRatio: 1.5 });
@@ -60,7 +61,7 @@ describe('MTU-style merging', () => {
   it('never merges tools that one turn calls together: they are different actions, however alike their names', async () => {
     const both = sample('m5', 'Find Up and also look up Heat', { tools: [searchMovie, findMovie], calls: [call('c1', 'search_movie', { title: 'Up' }), call('c2', 'find_movie', { movie_title: 'Heat' })] });
     const { ctx, reports } = stageContext();
-    const { out } = await mergeToolsMtuStage({ threshold: 0.25 }).run([...samples, both], ctx);
+    const { out } = await applyScanStage(mergeToolsMtuStage({ threshold: 0.25 }), [...samples, both], ctx);
     const report = reports.toolMerge as any;
     expect(report.mappings).toEqual([]);
     expect(report.conflicts).toContainEqual(expect.objectContaining({ reason: expect.stringContaining('search_movie and find_movie are called together in one turn') }));
@@ -73,7 +74,7 @@ describe('MTU-style merging', () => {
     const otherSearch = tool('search_movie', ['query', 'cinema']);
     const elsewhere = sample('m6', 'Which cinema shows Up?', { tools: [otherSearch], calls: [call('c1', 'search_movie', { query: 'Up', cinema: 'Rex' })] });
     const { ctx, reports } = stageContext();
-    const { out } = await mergeToolsMtuStage({ threshold: 0.25 }).run([...samples, elsewhere], ctx);
+    const { out } = await applyScanStage(mergeToolsMtuStage({ threshold: 0.25 }), [...samples, elsewhere], ctx);
     const report = reports.toolMerge as any;
     expect(report.mappings.map((m: any) => m.from)).not.toContain('search_movie');
     expect(report.conflicts).toContainEqual(expect.objectContaining({ reason: expect.stringContaining('search_movie names different tools in different sources') }));
@@ -82,7 +83,7 @@ describe('MTU-style merging', () => {
 
   it('merges nothing at threshold 0 and everything alike at a loose one', async () => {
     const { ctx, reports } = stageContext();
-    const { out } = await mergeToolsMtuStage({ threshold: 0 }).run(samples, ctx);
+    const { out } = await applyScanStage(mergeToolsMtuStage({ threshold: 0 }), samples, ctx);
     expect(out).toEqual(samples);
     expect((reports.toolMerge as any).reductionRatio).toBe(1);
   });

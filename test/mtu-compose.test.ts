@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { applyScanStage } from '../core/stage.ts';
 import { composeStage, findChain } from '../stages/mtu/compose.ts';
 import { allCalls, categoryOf, mtuMeta } from '../stages/mtu/sample.ts';
 import { stageContext } from './fixtures/mtu/context.ts';
@@ -31,7 +32,7 @@ describe('multi-tool composition', () => {
     ];
     const other = handSample('w2', [weather], [round('Weather in Oslo?', [call('call_0', 'GetWeather', { city: 'Oslo' })])], 'train');
     const ctx = stageContext();
-    const { out } = await composeStage({ singleTurnRate: 1, minTools: 2, maxTools: 2, chainRate: 1, multiTurnRate: 1 }).run([booking(false), ...singles, other], ctx);
+    const { out } = await applyScanStage(composeStage({ singleTurnRate: 1, minTools: 2, maxTools: 2, chainRate: 1, multiTurnRate: 1 }), [booking(false), ...singles, other], ctx);
     const made = out.filter((s) => mtuMeta(s).composedFrom);
     const kind = (k: string) => made.filter((s) => s.meta.tags.includes(`composed:${k}`));
 

@@ -73,7 +73,7 @@ describe('a full offline MTU run', () => {
 
   it('traces every loaded dialogue to a published sample or a rejection with its reason', () => {
     const config = MtuConfig.parse(overrides);
-    const loaded = loadMtuSources(config, (p) => (p.startsWith('/') ? p : join(PROJECT, p)));
+    const loaded = [...loadMtuSources(config, (p) => (p.startsWith('/') ? p : join(PROJECT, p)))];
     const published = new Set(samples.map((s) => `${s.meta.source?.dataset}/${s.meta.source?.id}`));
     const rejected = new Set(
       rejects.map((r) => {

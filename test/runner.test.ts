@@ -153,6 +153,56 @@ describe('runner', () => {
     expect(result.manifest!.stats.kept).toBe(3);
   });
 
+  it('streams a loading stage as it yields, and with --limit keeps the records evenlySpaced picks; a scan stage may read its input twice, make records in finish, and not call the LLM per record', async () => {
+    const Item = z.object({ id: z.string(), n: z.number() });
+    const asSample = (id: string, content: string): Sample => ({ id, benchmark: 'scan', category: 'c', split: 'test', tools: [], dialogue: [{ role: 'user', content }], expected: {}, meta: { lineage: [], checks: [], tags: [] } });
+    let yielded = 0;
+    const pipeline = (llmInRun: boolean) =>
+      definePipeline({
+        name: 'stream',
+        benchmark: 'scan',
+        description: 'test pipeline with a generator source and a two-pass scan stage',
+        configSchema: z.object({}),
+        sourceFiles: () => [],
+        stages: () => [
+          sourceStage({
+            name: 'make',
+            version: 1,
+            output: Item,
+            *load() {
+              for (let n = 0; n < 10; n++, yielded++) yield { id: `i-${n}`, n };
+            },
+          }),
+          {
+            kind: 'scan',
+            name: 'pairs',
+            version: 1,
+            fanOut: true,
+            input: Item,
+            output: Sample,
+            collect: (items) => {
+              const first = [...items].map((i) => i.n);
+              const second = [...items].map((i) => i.n);
+              return { sum: first.reduce((a, b) => a + b, 0), same: JSON.stringify(first) === JSON.stringify(second) };
+            },
+            run: async (item, ctx) => {
+              if (llmInRun) await ctx.llm.embed(['x'], { stage: 'pairs' });
+              return asSample(item.id, `${item.n}/${ctx.state.sum}/${ctx.state.same}`);
+            },
+            finish: (state) => [asSample('made', `total ${state.sum}`)],
+          } satisfies ScanStage<z.infer<typeof Item>, Sample, { sum: number; same: boolean }>,
+        ],
+        exports: {},
+      });
+    const home = mkdtempSync(join(tmpdir(), 'tk-stream-'));
+    const result = await runPipeline({ pipeline: pipeline(false), limit: 3, llm: new OfflineGateway(42), home, projectDir: process.cwd(), progress: { quiet: true } });
+    expect(yielded).toBe(10);
+    const picked = evenlySpaced(Array.from({ length: 10 }, (_, n) => n), 3);
+    expect(new DatasetStore(home).samples(result.ref!).map((s) => s.dialogue[0].content)).toEqual([...picked.map((n) => `${n}/${3 + 6}/true`), `total ${3 + 6}`]);
+    expect(result.stats.map((s) => [s.stage, s.in, s.out])).toEqual([['make', 0, 3], ['pairs', 3, 4]]);
+    await expect(runPipeline({ pipeline: pipeline(true), llm: new OfflineGateway(42), home: mkdtempSync(join(tmpdir(), 'tk-stream-')), projectDir: process.cwd(), progress: { quiet: true } })).rejects.toThrow(/calls the LLM only in collect/);
+  });
+
   it('accounts every input: in = out + rejected − fanned, per stage', async () => {
     const home = mkdtempSync(join(tmpdir(), 'tk-acct-'));
     const result = await runPipeline({ pipeline: slowPipeline, configOverrides: { items: 40, delayMs: 0 }, llm: new OfflineGateway(42), home, projectDir: process.cwd(), progress: { quiet: true } });

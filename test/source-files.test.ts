@@ -67,8 +67,8 @@ describe('ATIS splits and BIO tags', () => {
   it('reads such a tag as B- when the MTU config says sources.atis.lenientBio', () => {
     expect(MtuConfig.parse({}).sources.atis.lenientBio).toBeFalsy();
     const only = (atis: object) => MtuConfig.parse({ sources: { snips: { enabled: false }, sgd: { enabled: false }, multiwoz: { enabled: false }, atis: { dir: fixture('atis-orphan'), splits: ['train'], ...atis } } });
-    expect(thrown(() => loadMtuSources(only({}), id))).toMatch(/seq\.out:2: tag 3/);
-    const dialogues = loadMtuSources(only({ lenientBio: true }), id);
+    expect(thrown(() => [...loadMtuSources(only({}), id)])).toMatch(/seq\.out:2: tag 3/);
+    const dialogues = [...loadMtuSources(only({ lenientBio: true }), id)];
     expect(dialogues).toHaveLength(2);
     expect(dialogues[1].turns[0].slots).toEqual([
       { name: 'fromloc.city_name', value: 'new york', start: 13, end: 21 },

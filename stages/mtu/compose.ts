@@ -1,7 +1,7 @@
-import { groupBy, countBy } from '../../core/collections.ts';
+import { countBy } from '../../core/collections.ts';
 import { isRef, parseRef, Sample, sampleId, type ArgValue, type Call, type Json, type ToolSpec, type Turn } from '../../core/records.ts';
 import type { Rng } from '../../core/rng.ts';
-import type { BatchStage } from '../../core/stage.ts';
+import type { ScanStage, StageContext } from '../../core/stage.ts';
 import { mtuComposePrompt } from '../../prompts/mtu-compose.ts';
 import type { MtuConfig } from './config.ts';
 import { allCalls, assistantIndexes, lineageEntry, categoryOf, expectedOf, literalText, mtuMeta, turnCalls, userTurns, type MtuMeta } from './sample.ts';
@@ -20,7 +20,22 @@ interface Job {
   id: string;
   mode: 'independent' | 'chained';
   parts: string[];
-  build: (message: string) => Sample;
+  /** Ids of the samples `build` takes. */
+  sources: string[];
+  build: (message: string, source: (id: string) => Sample) => Sample;
+}
+
+/** What drawing a single-tool request needs of a sample: its tools, the tools it calls, its request. */
+interface Single {
+  id: string;
+  tools: ToolSpec[];
+  called: string[];
+  request: string;
+}
+
+function singleOf(sample: Sample): Single | undefined {
+  if (userTurns(sample) !== 1 || allCalls(sample).length !== 1) return undefined;
+  return { id: sample.id, tools: sample.tools, called: allCalls(sample).map((c) => c.tool), request: sample.dialogue[0].content };
 }
 
 interface Chain {
@@ -145,106 +160,144 @@ function chainedJob(sample: Sample, chain: Chain): Job {
     id,
     mode: 'chained',
     parts,
-    build: (message) =>
-      composedSample(id, sample, [sample], sample.tools, [
-        { role: 'user', content: message },
-        { role: 'assistant', content: sample.dialogue[chain.second.turn].content, calls, observations },
-      ], 'chained', { situations: { '1': 'api_call' } }),
+    sources: [sample.id],
+    build: (message, source) => chainedSample(id, source(sample.id), chain, first, second, observations, message),
   };
 }
 
-function independentJob(sources: Sample[]): Job {
-  // Each source's calls are numbered from 0: renumbered per source, then as one list.
-  const calls = renumber(sources.flatMap((s, n) => renumber(allCalls(s), `s${n}_`)), 'call_');
-  const id = sampleId('mtu', { compose: 'independent', from: sources.map((s) => s.id) });
+function chainedSample(id: string, sample: Sample, chain: Chain, first: Call, second: Call, observations: Record<string, Json>, message: string): Sample {
+  return composedSample(id, sample, [sample], sample.tools, [
+    { role: 'user', content: message },
+    { role: 'assistant', content: sample.dialogue[chain.second.turn].content, calls: [first, second], observations },
+  ], 'chained', { situations: { '1': 'api_call' } });
+}
+
+function independentJob(singles: Single[]): Job {
+  const id = sampleId('mtu', { compose: 'independent', from: singles.map((s) => s.id) });
   return {
     id,
     mode: 'independent',
-    parts: sources.map((s) => s.dialogue[0].content),
-    build: (message) =>
-      composedSample(id, sources[0], sources, unionTools(...sources.map((s) => s.tools)), [
+    parts: singles.map((s) => s.request),
+    sources: singles.map((s) => s.id),
+    build: (message, source) => {
+      const sources = singles.map((s) => source(s.id));
+      // Each source's calls are numbered from 0: renumbered per source, then as one list.
+      const calls = renumber(sources.flatMap((s, n) => renumber(allCalls(s), `s${n}_`)), 'call_');
+      return composedSample(id, sources[0], sources, unionTools(...sources.map((s) => s.tools)), [
         { role: 'user', content: message },
         { role: 'assistant', content: '', calls },
-      ], 'independent', { situations: { '1': 'api_call' } }),
+      ], 'independent', { situations: { '1': 'api_call' } });
+    },
   };
 }
 
-function multiTurnJob(sample: Sample, turn: number, extra: Sample): Job {
-  const calls = renumber(allCalls(extra), 'call_m');
+function multiTurnJob(sample: Sample, turn: number, extra: Single): Job {
   const id = sampleId('mtu', { compose: 'multi-turn', from: [sample.id, extra.id], turn });
   return {
     id,
     mode: 'independent',
-    parts: [sample.dialogue[turn - 1].content, extra.dialogue[0].content],
-    build: (message) => {
-      const dialogue = structuredClone(sample.dialogue);
+    parts: [sample.dialogue[turn - 1].content, extra.request],
+    sources: [sample.id, extra.id],
+    build: (message, source) => {
+      const [base, added] = [source(sample.id), source(extra.id)];
+      const calls = renumber(allCalls(added), 'call_m');
+      const dialogue = structuredClone(base.dialogue);
       dialogue[turn - 1] = { role: 'user', content: message };
       // The reply must now cover both requests: it is written again by the ReAct synthesis.
       dialogue[turn] = { ...dialogue[turn], content: '', calls: [...(dialogue[turn].calls ?? []), ...calls] };
-      return composedSample(id, sample, [sample, extra], unionTools(sample.tools, extra.tools), dialogue, 'multi-turn', { situations: mtuMeta(sample).situations });
+      return composedSample(id, base, [base, added], unionTools(base.tools, added.tools), dialogue, 'multi-turn', { situations: mtuMeta(base).situations });
     },
   };
 }
 
 /** Draws up to `k` single-tool samples of pairwise different tools that can share a tool list. */
-function drawCompatible(pool: Sample[], k: number, rng: Rng, taken: ToolSpec[] = []): Sample[] {
-  const picked: Sample[] = [];
+function drawCompatible(pool: Single[], k: number, rng: Rng, taken: ToolSpec[] = []): Single[] {
+  const picked: Single[] = [];
   let tools = [...taken];
   for (let attempt = 0; attempt < k * 20 && picked.length < k && pool.length; attempt++) {
     const candidate = rng.pick(pool);
-    const called = allCalls(candidate).map((c) => c.tool);
-    if (called.some((name) => tools.some((t) => t.name === name)) || clashes(tools, candidate.tools)) continue;
+    if (candidate.called.some((name) => tools.some((t) => t.name === name)) || clashes(tools, candidate.tools)) continue;
     picked.push(candidate);
     tools = unionTools(tools, candidate.tools);
   }
   return picked;
 }
 
-export function composeStage(options: MtuConfig['compose']): BatchStage<Sample, Sample> {
-  const name = 'compose-multi-tool';
+interface Composition {
+  made: Sample[];
+  failures: string[];
+}
+
+/**
+ * Decides the compositions in passes over the input, holding only what deciding needs: the
+ * single-tool requests of each split (ids, tools, request text), then the jobs, then the source
+ * samples the chosen jobs take (as JSON text until they are built).
+ */
+async function compose(samples: Iterable<Sample>, options: MtuConfig['compose'], ctx: StageContext): Promise<Composition> {
+  // Pass 1: the single-tool requests, per split in order of first appearance.
+  const singles = new Map<string, Single[]>();
+  for (const sample of samples) {
+    if (!singles.has(sample.split)) singles.set(sample.split, []);
+    const single = singleOf(sample);
+    if (single) singles.get(sample.split)!.push(single);
+  }
+  // Pass 2: per split, the chained and multi-turn jobs of its dialogues in order, then its independent jobs.
+  const dialogueJobs = new Map<string, Job[]>([...singles.keys()].map((split) => [split, []]));
+  for (const sample of samples) {
+    if (userTurns(sample) < 2) continue;
+    const jobs = dialogueJobs.get(sample.split)!;
+    const chain = findChain(sample);
+    if (chain && ctx.rng('chain', sample.id).chance(options.chainRate)) jobs.push(chainedJob(sample, chain));
+    const rng = ctx.rng('multi-turn', sample.id);
+    const turns = assistantIndexes(sample).filter((i) => turnCalls(sample, i).length === 1 && sample.dialogue[i - 1]?.role === 'user');
+    if (!turns.length || !rng.chance(options.multiTurnRate)) continue;
+    const [extra] = drawCompatible(singles.get(sample.split)!, 1, rng, sample.tools);
+    if (extra) jobs.push(multiTurnJob(sample, rng.pick(turns), extra));
+  }
+  const jobs: Job[] = [];
+  for (const [split, pool] of singles) {
+    jobs.push(...dialogueJobs.get(split)!);
+    const rng = ctx.rng('independent', split);
+    const count = Math.round(options.singleTurnRate * pool.length);
+    for (let n = 0; n < count; n++) {
+      const picked = drawCompatible(pool, rng.int(options.minTools, Math.max(options.minTools, options.maxTools)), rng);
+      if (picked.length >= 2) jobs.push(independentJob(picked));
+    }
+  }
+  const unique = [...new Map(jobs.map((j) => [j.id, j])).values()];
+  // Pass 3: the samples the jobs take.
+  const wanted = new Set(unique.flatMap((job) => job.sources));
+  const texts = new Map<string, string>();
+  for (const sample of samples) if (wanted.has(sample.id) && !texts.has(sample.id)) texts.set(sample.id, JSON.stringify(sample));
+  const source = (id: string) => JSON.parse(texts.get(id)!) as Sample;
+
+  const failures: string[] = [];
+  const composed = await Promise.all(
+    unique.map(async (job) => {
+      const requests = job.parts.map((p, i) => `${i + 1}. ${p}`).join('\n');
+      const result = await ctx.llm.generate(mtuComposePrompt, { mode: job.mode, requests, parts: job.parts }, { stage: 'compose-multi-tool', key: job.id });
+      if (!result.ok) return void failures.push(result.reason);
+      return job.build(result.value.message, source);
+    }),
+  );
+  return { made: composed.filter((s): s is Sample => !!s), failures };
+}
+
+export function composeStage(options: MtuConfig['compose']): ScanStage<Sample, Sample, Composition> {
   return {
-    kind: 'batch',
-    name,
+    kind: 'scan',
+    name: 'compose-multi-tool',
     version: 1,
-    cardinality: 'fan-out',
+    fanOut: true,
     input: Sample,
     output: Sample,
     prompts: { [mtuComposePrompt.id]: mtuComposePrompt.hash },
-    run: async (samples, ctx) => {
-      const jobs: Job[] = [];
-      for (const [split, group] of groupBy(samples, (s) => s.split)) {
-        const singles = group.filter((s) => userTurns(s) === 1 && allCalls(s).length === 1);
-        for (const sample of group) {
-          if (userTurns(sample) < 2) continue;
-          const chain = findChain(sample);
-          if (chain && ctx.rng('chain', sample.id).chance(options.chainRate)) jobs.push(chainedJob(sample, chain));
-          const rng = ctx.rng('multi-turn', sample.id);
-          const turns = assistantIndexes(sample).filter((i) => turnCalls(sample, i).length === 1 && sample.dialogue[i - 1]?.role === 'user');
-          if (!turns.length || !rng.chance(options.multiTurnRate)) continue;
-          const [extra] = drawCompatible(singles, 1, rng, sample.tools);
-          if (extra) jobs.push(multiTurnJob(sample, rng.pick(turns), extra));
-        }
-        const rng = ctx.rng('independent', split);
-        const count = Math.round(options.singleTurnRate * singles.length);
-        for (let n = 0; n < count; n++) {
-          const picked = drawCompatible(singles, rng.int(options.minTools, Math.max(options.minTools, options.maxTools)), rng);
-          if (picked.length >= 2) jobs.push(independentJob(picked));
-        }
-      }
-
-      const unique = [...new Map(jobs.map((j) => [j.id, j])).values()];
-      const failures: string[] = [];
-      const composed = await Promise.all(
-        unique.map(async (job) => {
-          const requests = job.parts.map((p, i) => `${i + 1}. ${p}`).join('\n');
-          const result = await ctx.llm.generate(mtuComposePrompt, { mode: job.mode, requests, parts: job.parts }, { stage: name, key: job.id });
-          if (!result.ok) return void failures.push(result.reason);
-          return job.build(result.value.message);
-        }),
-      );
-      const made = composed.filter((s): s is Sample => !!s);
+    collect: (samples, ctx) => compose(samples, options, ctx),
+    // Every sample stays; the composed ones follow them.
+    run: (sample) => sample,
+    finish: ({ made, failures }, ctx) => {
       ctx.report('composition', { made: countBy(made.map((s) => s.meta.tags.find((t) => t.startsWith('composed:'))!.slice(9))), failed: countBy(failures) });
-      return { out: [...samples, ...made] };
+      return made;
     },
   };
 }

@@ -1,4 +1,4 @@
-import { sourceStage, type BatchStage } from '../../core/stage.ts';
+import { sourceStage, type SourceStage } from '../../core/stage.ts';
 import { atisTopic, loadAtis } from '../sources/atis.ts';
 import { SourceDialogue, utteranceDialogue } from '../sources/dialogue.ts';
 import { parseGenericDialogues } from '../sources/generic-dialogue.ts';
@@ -19,18 +19,16 @@ export function mtuSourceFiles(config: MtuConfig): string[] {
   ];
 }
 
-/** Reads every configured source into dialogues (step 1 of the paper: data collection). */
-export function loadMtuSources(config: MtuConfig, resolvePath: (p: string) => string): SourceDialogue[] {
+/** Reads every configured source into dialogues (step 1 of the paper: data collection), one source file at a time. */
+export function* loadMtuSources(config: MtuConfig, resolvePath: (p: string) => string): Generator<SourceDialogue> {
   const { snips, atis, sgd, multiwoz, generic } = config.sources;
-  const out: SourceDialogue[] = [];
-  if (snips.enabled) out.push(...loadSnips(snips, resolvePath).map((u) => utteranceDialogue(u, u.intents.map(snipsTopic))));
-  if (atis.enabled) out.push(...loadAtis(atis, resolvePath).map((u) => utteranceDialogue(u, [...new Set(u.intents.map(atisTopic))])));
-  if (sgd.enabled) out.push(...loadSgd(sgd, resolvePath));
-  if (multiwoz.enabled) out.push(...loadMultiwoz(multiwoz, resolvePath));
-  for (const source of generic) out.push(...parseGenericDialogues(resolvePath(source.file), source));
-  return out;
+  if (snips.enabled) for (const u of loadSnips(snips, resolvePath)) yield utteranceDialogue(u, u.intents.map(snipsTopic));
+  if (atis.enabled) for (const u of loadAtis(atis, resolvePath)) yield utteranceDialogue(u, [...new Set(u.intents.map(atisTopic))]);
+  if (sgd.enabled) yield* loadSgd(sgd, resolvePath);
+  if (multiwoz.enabled) yield* loadMultiwoz(multiwoz, resolvePath);
+  for (const source of generic) yield* parseGenericDialogues(resolvePath(source.file), source);
 }
 
-export function loadSourcesStage(config: MtuConfig): BatchStage<unknown, SourceDialogue> {
+export function loadSourcesStage(config: MtuConfig): SourceStage<SourceDialogue> {
   return sourceStage({ name: 'load-sources', version: 1, output: SourceDialogue, load: (ctx) => loadMtuSources(config, ctx.resolvePath) });
 }

@@ -1,5 +1,5 @@
 import { Sample, type Json, type PropertySchema, type ToolSpec } from '../../core/records.ts';
-import type { BatchStage, RejectReason } from '../../core/stage.ts';
+import { reject, type RejectReason, type ScanStage } from '../../core/stage.ts';
 import { mtuToolDocPrompt, type ToolDocAnswer } from '../../prompts/mtu-tool-doc.ts';
 import type { MtuConfig } from './config.ts';
 import { inferProperty } from './infer.ts';
@@ -21,20 +21,49 @@ interface Observed {
   schema: boolean;
   calls: number;
   filled: Map<string, number>;
-  values: Map<string, Json[]>;
-  results: Map<string, Json[]>;
+  values: Map<string, ObservedValues>;
+  results: Map<string, ObservedValues>;
+}
+
+/** The values seen for one field: each distinct value once with its count (in the order first seen), so memory follows the distinct values, not the calls. */
+class ObservedValues {
+  private readonly counts = new Map<string, { value: Json; n: number }>();
+
+  add(value: Json): void {
+    const key = JSON.stringify(value);
+    const known = this.counts.get(key);
+    if (known) known.n++;
+    else this.counts.set(key, { value, n: 1 });
+  }
+
+  /** Every observation, for inference (the same value objects repeated, so it costs a reference each). */
+  all(): Json[] {
+    const out: Json[] = [];
+    for (const { value, n } of this.counts.values()) for (let i = 0; i < n; i++) out.push(value);
+    return out;
+  }
+
+  /** The first `k` distinct values, in the order seen. */
+  examples(k: number): Json[] {
+    const out: Json[] = [];
+    for (const { value } of this.counts.values()) {
+      if (out.length === k) break;
+      out.push(value);
+    }
+    return out;
+  }
 }
 
 const TYPE_NAMES: Record<string, string> = { str: 'string', int: 'integer', float: 'number', bool: 'boolean', list: 'array', dict: 'object' };
 
-function push<K, V>(map: Map<K, V[]>, key: K, value: V): void {
-  const list = map.get(key);
-  if (list) list.push(value);
-  else map.set(key, [value]);
+function observe(map: Map<string, ObservedValues>, key: string, value: Json): void {
+  let values = map.get(key);
+  if (!values) map.set(key, (values = new ObservedValues()));
+  values.add(value);
 }
 
 /** Every tool of every sample with what its calls and observations show. */
-export function observeTools(samples: Sample[]): Map<string, Observed> {
+export function observeTools(samples: Iterable<Sample>): Map<string, Observed> {
   const observed = new Map<string, Observed>();
   for (const sample of samples) {
     for (const tool of sample.tools) {
@@ -56,19 +85,19 @@ export function observeTools(samples: Sample[]): Map<string, Observed> {
         entry.calls++;
         for (const [name, value] of Object.entries(call.arguments)) {
           entry.filled.set(name, (entry.filled.get(name) ?? 0) + 1);
-          if (literalText(value) !== undefined || value === null) push(entry.values, name, value as Json);
+          if (literalText(value) !== undefined || value === null) observe(entry.values, name, value as Json);
           entry.tool.parameters.properties[name] ??= { type: 'string' };
         }
         const result = sample.dialogue[index].observations?.[call.id];
-        if (result && typeof result === 'object' && !Array.isArray(result)) for (const [field, value] of Object.entries(result)) push(entry.results, field, value);
+        if (result && typeof result === 'object' && !Array.isArray(result)) for (const [field, value] of Object.entries(result)) observe(entry.results, field, value);
       }
     }
   }
   return observed;
 }
 
-function examples(values: Json[] | undefined): Json[] {
-  return [...new Set((values ?? []).map((v) => JSON.stringify(v)))].slice(0, 3).map((v) => JSON.parse(v) as Json);
+function examples(values: ObservedValues | undefined): Json[] {
+  return values?.examples(3) ?? [];
 }
 
 /** The documented structure of one tool, before prose. */
@@ -77,7 +106,7 @@ export function documentStructure(entry: Observed, options: MtuConfig['documenta
   const infer = { ...options, ...(schema ? { enumMaxValues: 0 } : {}) };
   const properties: Record<string, PropertySchema> = {};
   for (const [name, base] of Object.entries(tool.parameters.properties)) {
-    const inferred = inferProperty(entry.values.get(name) ?? [], infer);
+    const inferred = inferProperty(entry.values.get(name)?.all() ?? [], infer);
     const property: PropertySchema = { ...base, type: inferred.type };
     for (const key of ['format', 'pattern'] as const) {
       if (inferred[key]) property[key] = inferred[key];
@@ -93,7 +122,7 @@ export function documentStructure(entry: Observed, options: MtuConfig['documenta
   const resultNames = schema ? Object.keys(tool.returns.properties) : [...entry.results.keys()];
   const returns: Record<string, PropertySchema> = {};
   for (const name of resultNames) {
-    const inferred = inferProperty(entry.results.get(name) ?? [], { ...options, enumMaxValues: 0 });
+    const inferred = inferProperty(entry.results.get(name)?.all() ?? [], { ...options, enumMaxValues: 0 });
     returns[name] = { ...(tool.returns.properties[name] ?? {}), type: inferred.type, ...(inferred.format ? { format: inferred.format } : {}) };
   }
   return {
@@ -122,16 +151,22 @@ export function applyProse(tool: ToolSpec, prose: ToolDocAnswer, schema: boolean
   return out;
 }
 
-export function documentToolsStage(options: MtuConfig['documentation']): BatchStage<Sample, Sample> {
+interface Documentation {
+  documented: Map<string, ToolSpec>;
+  failed: Map<string, RejectReason>;
+  report: Record<string, number>;
+}
+
+export function documentToolsStage(options: MtuConfig['documentation']): ScanStage<Sample, Sample, Documentation> {
   const name = 'document-tools';
   return {
-    kind: 'batch',
+    kind: 'scan',
     name,
     version: 1,
     input: Sample,
     output: Sample,
     prompts: { [mtuToolDocPrompt.id]: mtuToolDocPrompt.hash },
-    run: async (samples, ctx) => {
+    collect: async (samples, ctx) => {
       const observed = observeTools(samples);
       const documented = new Map<string, ToolSpec>();
       const failed = new Map<string, RejectReason>();
@@ -157,28 +192,22 @@ export function documentToolsStage(options: MtuConfig['documentation']): BatchSt
           documented.set(key, applyProse(structure, result.value, entry.schema));
         }),
       );
-
-      const out: Sample[] = [];
-      const rejects: (RejectReason & { record: unknown })[] = [];
-      for (const sample of samples) {
-        const failure = sample.tools.map((t) => failed.get(toolKey(t))).find(Boolean);
-        if (failure) rejects.push({ ...failure, recordId: sample.id, record: sample });
-        else {
-          out.push({
-            ...sample,
-            tools: sample.tools.map((t) => toolReference(documented.get(toolKey(t))!)),
-            meta: { ...sample.meta, lineage: [...sample.meta.lineage, lineageEntry(name, 1, mtuToolDocPrompt, ctx.llm.model)] },
-          });
-        }
-      }
-      ToolLibrary.of(documented.values()).save(ctx.runDir);
-      ctx.report('toolDocumentation', {
-        tools: documented.size,
-        fromSchema: [...observed.values()].filter((e) => e.schema).length,
-        proseWrittenByLlm: prosed,
-        failed: failed.size,
-      });
-      return { out, rejects };
+      const report = { tools: documented.size, fromSchema: [...observed.values()].filter((e) => e.schema).length, proseWrittenByLlm: prosed, failed: failed.size };
+      return { documented, failed, report };
+    },
+    run: (sample, ctx) => {
+      const { documented, failed } = ctx.state;
+      const failure = sample.tools.map((t) => failed.get(toolKey(t))).find(Boolean);
+      if (failure) return reject(failure.reason, failure.detail, { recordId: sample.id });
+      return {
+        ...sample,
+        tools: sample.tools.map((t) => toolReference(documented.get(toolKey(t))!)),
+        meta: { ...sample.meta, lineage: [...sample.meta.lineage, lineageEntry(name, 1, mtuToolDocPrompt, ctx.llm.model)] },
+      };
+    },
+    finish: (state, ctx) => {
+      ToolLibrary.of(state.documented.values()).save(ctx.runDir);
+      ctx.report('toolDocumentation', state.report);
     },
   };
 }

@@ -1,5 +1,5 @@
 import { Sample, type ToolSpec } from '../../core/records.ts';
-import type { BatchStage } from '../../core/stage.ts';
+import type { ScanStage } from '../../core/stage.ts';
 import { toolKey } from './sample.ts';
 
 /**
@@ -8,14 +8,14 @@ import { toolKey } from './sample.ts';
  * union of them, so that clustering compares whole tools. Reports the count of created tools
  * (`toolsCreated`: by plugin and name, and distinct names) for the before/after figures.
  */
-export function unifyToolSpecsStage(): BatchStage<Sample, Sample> {
+export function unifyToolSpecsStage(): ScanStage<Sample, Sample, Map<string, ToolSpec>> {
   return {
-    kind: 'batch',
+    kind: 'scan',
     name: 'unify-tool-specs',
     version: 1,
     input: Sample,
     output: Sample,
-    run: async (samples, ctx) => {
+    collect: (samples, ctx) => {
       const union = new Map<string, ToolSpec>();
       for (const sample of samples) {
         for (const tool of sample.tools) {
@@ -28,7 +28,8 @@ export function unifyToolSpecsStage(): BatchStage<Sample, Sample> {
         }
       }
       ctx.report('toolsCreated', { tools: union.size, names: new Set([...union.values()].map((t) => t.name)).size });
-      return { out: samples.map((sample) => ({ ...sample, tools: sample.tools.map((t) => union.get(toolKey(t))!) })) };
+      return union;
     },
+    run: (sample, { state: union }) => ({ ...sample, tools: sample.tools.map((t) => union.get(toolKey(t))!) }),
   };
 }
