@@ -68,6 +68,13 @@ export function pyStr(value: unknown): string {
   return typeof value === 'string' ? value : pyRepr(value);
 }
 
+/** Python truthiness of a JSON value (`if query`, `not attendees`). */
+export function pyTruthy(value: unknown): boolean {
+  if (Array.isArray(value)) return value.length > 0;
+  if (value !== null && typeof value === 'object') return Object.keys(value).length > 0;
+  return Boolean(value);
+}
+
 /** The `KeyError` raised by `mapping[key]` for a missing key. */
 export function keyError(key: unknown): PyException {
   return new PyException(typeof key === 'object' && key instanceof PyDate ? key.repr() : pyRepr(key));

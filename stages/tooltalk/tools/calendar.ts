@@ -1,5 +1,5 @@
 import type { Json } from '../../../core/records.ts';
-import { PyException, hex, pyStr, pyTypeName, strptime } from '../python.ts';
+import { PyException, hex, pyStr, pyTruthy, pyTypeName, strptime } from '../python.ts';
 import { copyJson, lookup, ownTable, userOf, type Args, type JsonObject, type SimTool } from '../tool.ts';
 
 // ToolTalk's Calendar suite (src/tooltalk/apis/calendar.py).
@@ -7,13 +7,6 @@ import { copyJson, lookup, ownTable, userOf, type Args, type JsonObject, type Si
 const PLUGIN = 'Calendar';
 const DATETIME = '%Y-%m-%d %H:%M:%S';
 const EVENT_TYPES: Json[] = ['meeting', 'event'];
-
-/** Python truthiness of a JSON value (`not attendees`). */
-function truthy(value: Json): boolean {
-  if (Array.isArray(value)) return value.length > 0;
-  if (value !== null && typeof value === 'object') return Object.keys(value).length > 0;
-  return Boolean(value);
-}
 
 /** `attendees + [username]` unless the user is already among them (`in` on a list). */
 function withOwner(attendees: Json, username: string): Json {
@@ -62,7 +55,7 @@ export const CreateEvent: SimTool = {
   requiresAuth: true,
   call(ctx, { session_token, name, event_type, start_time, end_time, description, location, attendees }: Args) {
     if (!EVENT_TYPES.includes(event_type)) throw new PyException(`Event type ${pyStr(event_type)} not supported.`);
-    if (event_type === 'meeting' && !truthy(attendees)) throw new PyException('Meeting must have attendees.');
+    if (event_type === 'meeting' && !pyTruthy(attendees)) throw new PyException('Meeting must have attendees.');
     const username = userOf(ctx, session_token).username as string;
     checkRange(ctx.now.ms, start_time, end_time);
     const allAttendees = attendees === null ? null : withOwner(attendees, username);

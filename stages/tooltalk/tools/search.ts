@@ -1,5 +1,4 @@
-import type { Json } from '../../../core/records.ts';
-import { PyException, requireString, strptime } from '../python.ts';
+import { PyException, pyTruthy, requireString, strptime } from '../python.ts';
 import { copyJson, type Args, type JsonObject, type ToolContext } from '../tool.ts';
 
 const DATETIME = '%Y-%m-%d %H:%M:%S';
@@ -35,7 +34,7 @@ export function searchRecords(ctx: ToolContext, records: Iterable<JsonObject>, a
   const start = start_date === null ? null : strptime(start_date, DATETIME).ms;
   const end = end_date === null ? null : strptime(end_date, DATETIME).ms;
   if (start !== null && end !== null && start > end) throw new PyException('Start date must be earlier than end date.');
-  const keywords = truthyQuery(query) ? splitWords(requireString(query, 'lower').toLowerCase()) : null;
+  const keywords = pyTruthy(query) ? splitWords(requireString(query, 'lower').toLowerCase()) : null;
 
   const found: { record: JsonObject; ms: number }[] = [];
   for (const record of records) {
@@ -53,12 +52,6 @@ export function searchRecords(ctx: ToolContext, records: Iterable<JsonObject>, a
   }
   found.sort((a, b) => b.ms - a.ms);
   return found.slice(0, 5).map(({ record }) => copyJson(record));
-}
-
-function truthyQuery(query: Json): boolean {
-  if (Array.isArray(query)) return query.length > 0;
-  if (query !== null && typeof query === 'object') return Object.keys(query).length > 0;
-  return Boolean(query);
 }
 
 /** `str.split()`: runs of whitespace, no empty words. */
