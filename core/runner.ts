@@ -78,6 +78,8 @@ export interface RunStagesResult {
 
 export interface JournalEntry {
   i: number;
+  /** The key of the record it was made for. */
+  k?: string;
   out?: unknown[];
   reject?: RejectReason;
   /** The record's LLM requests failed to reach the endpoint: a resumed run does it again. */
@@ -142,7 +144,17 @@ export async function runStages(options: RunStagesOptions): Promise<RunStagesRes
   const attachments: Record<string, string> = {};
   const stats: StageStats[] = [];
   const rejectFiles: string[] = [];
-  let input: { path: string; count: number } | null = null;
+  let input: StageInput | null = null;
+  // Consecutive per-record stages run together, each taking the records of the one before as they
+  // finish (in order), so the endpoint is not left idle at stage boundaries. Not in batch mode,
+  // where a stage's requests wait for its batch.
+  const pipelined = !options.llm.batch;
+  // Stages still running with the next one; each finishes (writes its files) after the one before it.
+  let previous: Promise<void> = Promise.resolve();
+  const running: Promise<void>[] = [];
+  // The first failure among stages running together stops them all, and is the one reported.
+  const abort = new AbortController();
+  const fail = (error: unknown) => abort.signal.aborted || abort.abort(error);
 
   for (let index = 0; index < stages.length; index++) {
     const stage = stages[index];
@@ -186,45 +198,68 @@ export async function runStages(options: RunStagesOptions): Promise<RunStagesRes
     const stageAttachments = new Set<string>();
     const stageCtx: StageContext = {
       ...ctx,
+      // Merged into the run's reports when the stage completes, in stage order.
       report: (key, value) => {
         stageReports[key] = value;
-        reports[key] = value;
       },
+      reported: () => structuredClone({ ...reports, ...stageReports }),
       attach: (name, content) => (ctx.attach(name, content), stageAttachments.add(name)),
     };
     // Records were validated against the previous stage's output schema; parse again only when this
     // stage expects another schema.
     const checkInput = index > 0 && stages[index - 1].output !== stage.input;
     const tally = new TransportTally();
-    let counts: StageCounts;
     if (stage.kind !== 'batch' && stage.kind !== 'source' && !input) throw new Error(`pipeline ${options.pipeline.name}: its first stage ${stage.name} is a per-record stage; a pipeline starts with a loading stage`);
+
+    /** Checks the stage's transport failures, then writes its stats (last: their presence means the stage is complete). */
+    const complete = (counts: StageCounts) => {
+      const excess = tally.excess(stage.name, Math.max(counts.in, 1), options.maxTransportRejects ?? DEFAULT_MAX_TRANSPORT_REJECTS, resumeCommandOf(options));
+      if (excess) throw excess;
+      const stageStats: StageStats = {
+        stage: stage.name,
+        version: stage.version,
+        in: counts.in,
+        out: counts.out,
+        rejected: counts.rejected,
+        fanned: counts.out + counts.rejected - counts.in,
+        rejectsByReason: counts.rejectsByReason,
+        seconds: Math.round((Date.now() - started) / 10) / 100,
+      };
+      writeFileAtomic(statsPath, JSON.stringify({ stats: stageStats, reports: stageReports, attachments: [...stageAttachments].sort() }, null, 2));
+      Object.assign(reports, stageReports);
+      stats.push(stageStats);
+      rejectFiles.push(files.rejects);
+    };
+
+    if (stage.kind === 'map' && pipelined && stages[index + 1]?.kind === 'map') {
+      const release = new OrderedRelease(join(folder, 'journal.jsonl'));
+      const done = runMapStage(stage, index, input as StageInput, stageCtx, folder, files, options, checkInput, tally, { release, before: previous, signal: abort.signal }).then(complete);
+      release.watch(done);
+      done.catch(fail);
+      running.push(done);
+      previous = done;
+      input = { path: files.out, count: (input as StageInput).count, piped: release };
+      continue;
+    }
+
+    let counts: StageCounts;
     if (stage.kind === 'source') {
       counts = await runSourceStage(stage, stageCtx, files, options, index === 0 ? options.limit : undefined);
     } else if (stage.kind === 'map') {
-      counts = await runMapStage(stage, index, input!, stageCtx, folder, files, options, checkInput, tally);
+      counts = await runMapStage(stage, index, input as StageInput, stageCtx, folder, files, options, checkInput, tally, { before: previous, signal: abort.signal }).catch(async (error) => {
+        fail(error);
+        await Promise.allSettled(running);
+        throw abort.signal.reason;
+      });
     } else if (stage.kind === 'scan') {
-      counts = await runScanStage(stage, input!, { ...stageCtx, llm: tally.watch(stageCtx.llm) }, files, options, checkInput);
+      counts = await runScanStage(stage, input as FileInput, { ...stageCtx, llm: tally.watch(stageCtx.llm) }, files, options, checkInput);
     } else {
       const limit = index === 0 ? options.limit : undefined;
-      counts = await runBatchStage(stage, input, { ...stageCtx, llm: tally.watch(stageCtx.llm) }, files, options, checkInput, limit);
+      counts = await runBatchStage(stage, input as FileInput | null, { ...stageCtx, llm: tally.watch(stageCtx.llm) }, files, options, checkInput, limit);
     }
-    const excess = tally.excess(stage.name, Math.max(counts.in, 1), options.maxTransportRejects ?? DEFAULT_MAX_TRANSPORT_REJECTS, resumeCommandOf(options));
-    if (excess) throw excess;
-
-    const stageStats: StageStats = {
-      stage: stage.name,
-      version: stage.version,
-      in: counts.in,
-      out: counts.out,
-      rejected: counts.rejected,
-      fanned: counts.out + counts.rejected - counts.in,
-      rejectsByReason: counts.rejectsByReason,
-      seconds: Math.round((Date.now() - started) / 10) / 100,
-    };
-    // Written last: its presence means the stage is complete.
-    writeFileAtomic(statsPath, JSON.stringify({ stats: stageStats, reports: stageReports, attachments: [...stageAttachments].sort() }, null, 2));
-    stats.push(stageStats);
-    rejectFiles.push(files.rejects);
+    complete(counts);
+    running.length = 0;
+    previous = Promise.resolve();
     input = { path: files.out, count: counts.out };
   }
 
@@ -300,24 +335,28 @@ function validateInput(stage: Stage, record: unknown, index: number, check: bool
   return parsed.data;
 }
 
-/** Where each finished record's journal entry is (byte offset and length), by input index. */
+/** Where each finished record's journal entry is (byte offset and length, and a hash of the record's key), by input index. */
 class JournalIndex {
   private starts = new Float64Array(1024).fill(-1);
   private lengths = new Float64Array(1024);
+  private keys = new Uint32Array(1024);
   size = 0;
 
-  set(i: number, start: number, length: number): void {
+  set(i: number, start: number, length: number, key?: string): void {
     if (i >= this.starts.length) {
-      const grown = new Float64Array(Math.max(i + 1, this.starts.length * 2)).fill(-1);
-      grown.set(this.starts);
-      this.starts = grown;
-      const lengths = new Float64Array(grown.length);
+      const size = Math.max(i + 1, this.starts.length * 2);
+      const starts = new Float64Array(size).fill(-1);
+      starts.set(this.starts);
+      const lengths = new Float64Array(size);
       lengths.set(this.lengths);
-      this.lengths = lengths;
+      const keys = new Uint32Array(size);
+      keys.set(this.keys);
+      [this.starts, this.lengths, this.keys] = [starts, lengths, keys];
     }
     if (this.starts[i] < 0) this.size++;
     this.starts[i] = start;
     this.lengths[i] = length;
+    this.keys[i] = key === undefined ? 0 : keyHash(key);
   }
 
   delete(i: number): void {
@@ -331,6 +370,11 @@ class JournalIndex {
     return i < this.starts.length && this.starts[i] >= 0;
   }
 
+  /** Whether entry `i` was made for the record with `key` (entries of journals that did not record keys are taken as made for it). */
+  madeFor(i: number, key: string): boolean {
+    return this.keys[i] === 0 || this.keys[i] === keyHash(key);
+  }
+
   /** The entry's bytes, read from the journal file. */
   read(fd: number, i: number): JournalEntry {
     const bytes = Buffer.allocUnsafe(this.lengths[i]);
@@ -339,23 +383,101 @@ class JournalIndex {
   }
 }
 
+/** A non-zero 32-bit FNV-1a hash of a record key (zero means "not recorded"). */
+function keyHash(key: string): number {
+  let hash = 0x811c9dc5;
+  for (let c = 0; c < key.length; c++) hash = Math.imul(hash ^ key.charCodeAt(c), 0x01000193);
+  return hash >>> 0 || 1;
+}
+
+/** A finished stage's output file, with its record count. */
+interface FileInput {
+  path: string;
+  count: number;
+}
+
+/** A per-record stage's input: a finished stage's file, or (`piped`) the outputs of the per-record stage before it while it runs. */
+interface StageInput extends FileInput {
+  piped?: OrderedRelease;
+}
+
+/**
+ * The outputs of a per-record stage that is still running, handed to the next stage in the order
+ * of its input as soon as every record before them has finished: the next stage's record
+ * indexes are then the same as if it read the finished file, so journals and resume work
+ * unchanged. Only journal offsets are held; records are read back from the journal when taken.
+ */
+class OrderedRelease {
+  readonly done = new JournalIndex();
+  /** The stage's input count, once it has read its whole input. */
+  total: number | undefined;
+  private failure: { error: unknown } | undefined;
+  private wake: (() => void) | undefined;
+
+  constructor(private readonly journalPath: string) {}
+
+  /** A record finished (or the stage ended, or failed): the reader looks again. */
+  changed(): void {
+    const wake = this.wake;
+    this.wake = undefined;
+    wake?.();
+  }
+
+  ended(total: number): void {
+    this.total = total;
+    this.changed();
+  }
+
+  watch(done: Promise<unknown>): void {
+    done.catch((error) => {
+      this.failure = { error };
+      this.changed();
+    });
+  }
+
+  /** The outputs, in order, as they become available; stops when `signal` aborts. */
+  async *records(signal: AbortSignal): AsyncGenerator<unknown> {
+    const fd = openSync(this.journalPath, 'r');
+    const onAbort = () => this.changed();
+    signal.addEventListener('abort', onAbort);
+    try {
+      for (let next = 0; ; ) {
+        if (this.failure) throw this.failure.error;
+        if (signal.aborted) return;
+        if (this.done.has(next)) {
+          const entry = this.done.read(fd, next++);
+          for (const record of entry.out ?? []) yield record;
+          continue;
+        }
+        if (this.total !== undefined && next >= this.total) return;
+        await new Promise<void>((resolve) => (this.wake = resolve));
+      }
+    } finally {
+      signal.removeEventListener('abort', onAbort);
+      closeSync(fd);
+    }
+  }
+}
+
 async function runMapStage(
   stage: MapStage<unknown, unknown>,
   stageIndex: number,
-  input: { path: string; count: number },
+  input: StageInput,
   ctx: StageContext,
   folder: string,
   files: { out: string; rejects: string },
   options: RunStagesOptions,
   checkInput: boolean,
   tally: TransportTally,
+  flow: { release?: OrderedRelease; before: Promise<void>; signal: AbortSignal },
 ): Promise<StageCounts> {
   const journalPath = join(folder, 'journal.jsonl');
   // The last entry of a record wins; one whose requests never reached the endpoint is done again.
-  const done = new JournalIndex();
-  const journal = Journal.open<JournalEntry>(journalPath, (entry, start, length) => (entry.transport ? done.delete(entry.i) : done.set(entry.i, start, length)));
-  if (done.size) ctx.log(`resuming: ${done.size} of ${input.count} records already done`);
-  const progress = new Progress(stage.name, input.count, options.progress);
+  const done = flow.release?.done ?? new JournalIndex();
+  const journal = Journal.open<JournalEntry>(journalPath, (entry, start, length) => (entry.transport ? done.delete(entry.i) : done.set(entry.i, start, length, entry.k)));
+  if (done.size) ctx.log(`resuming: ${done.size} records already done`);
+  const count = () => input.piped?.total ?? input.count;
+  const progress = new Progress(stage.name, count(), options.progress);
   progress.tick(done.size);
   const concurrency = Math.max(1, Math.min(stage.concurrency ?? Infinity, options.concurrency ?? 16));
   const queue = new PQueue({ concurrency });
@@ -363,7 +485,7 @@ async function runMapStage(
   let failure: UserError | undefined;
 
   const runOne = async (i: number, raw: unknown, batch: BatchRound) => {
-    if (failure) return;
+    if (stop()) return;
     let key = `#${i}`;
     try {
       const prepared = prepareRecord(stage, raw, i, checkInput);
@@ -381,11 +503,12 @@ async function runMapStage(
       if (tally.keys.has(key)) entry.transport = true;
       // A result delivered twice (a redelivered job) is journalled once.
       if (done.has(i)) return;
-      const { start, length } = journal.append(entry);
-      done.set(i, start, length);
+      const { start, length } = journal.append({ ...entry, k: key });
+      done.set(i, start, length, key);
+      flow.release?.changed();
       progress.tick();
       // An endpoint that is down fails every record: stop as soon as that is clear, not after all of them.
-      const excess = tally.excess(stage.name, input.count, share, resumeCommandOf(options));
+      const excess = tally.excess(stage.name, count(), share, resumeCommandOf(options));
       if (excess) {
         failure ??= excess;
         queue.clear();
@@ -402,11 +525,16 @@ async function runMapStage(
 
   // Batch mode: a record that waits for a batch answer is not journalled; it runs again once the batch settles.
   const batch = new BatchRound(ctx.llm);
+  const stop = () => failure ?? (flow.signal.aborted ? flow.signal.reason : undefined);
+  let total = 0;
   try {
     for (;;) {
       let i = 0;
-      for (const raw of eachJsonl(input.path)) {
-        if (failure) break;
+      for await (const raw of input.piped ? input.piped.records(flow.signal) : eachJsonl(input.path)) {
+        if (stop()) break;
+        // A journalled entry stands for this record only if it was made for it: records of a stage
+        // still running can shift when a resumed run redoes one that could not reach the endpoint.
+        if (done.has(i) && !done.madeFor(i, prepareRecord(stage, raw, i, checkInput).key)) done.delete(i);
         if (!done.has(i)) {
           // Backpressure: only a few records wait in the queue, so the input is never all in memory.
           await queue.onSizeLessThan(concurrency);
@@ -414,6 +542,7 @@ async function runMapStage(
         }
         i++;
       }
+      total = i;
       await queue.onIdle();
       if (failure || !batch.waiting) break;
       await batch.settle({ runDir: options.runDir, stage: stage.name, log: ctx.log, resumeCommand: resumeCommandOf(options) });
@@ -421,8 +550,11 @@ async function runMapStage(
   } finally {
     journal.close();
   }
-  if (failure) throw failure;
+  if (stop()) throw stop();
+  flow.release?.ended(total);
   progress.finish();
+  // The stage before writes its files first: this stage's rejects quote its input records from them.
+  await flow.before;
   return writeInInputOrder(stage, input, journalPath, done, files);
 }
 

@@ -7,7 +7,7 @@ import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { definePipeline } from '../core/pipeline.ts';
 import { Sample } from '../core/records.ts';
-import { reject, sourceStage, type ScanStage } from '../core/stage.ts';
+import { reject, sourceStage, type MapStage, type ScanStage } from '../core/stage.ts';
 import { OfflineGateway } from '../core/llm/offline.ts';
 import { runPipeline } from '../core/run.ts';
 import { evenlySpaced } from '../core/runner.ts';
@@ -34,11 +34,20 @@ function runDirOf(home: string): string {
   return join(runs, runId);
 }
 
-function journalLines(home: string): string[] {
+function journalLines(home: string, stage = '02-score-slowly'): string[] {
   const runs = join(home, '.toolkiln', 'runs');
   if (!existsSync(runs) || !readdirSync(runs).length) return [];
-  const path = join(runDirOf(home), 'stages', '02-score-slowly', 'journal.jsonl');
+  const path = join(runDirOf(home), 'stages', stage, 'journal.jsonl');
   return existsSync(path) ? readFileSync(path, 'utf8').split('\n').filter(Boolean) : [];
+}
+
+/** The second per-record stage's journal: each record of the first stage's output once, made for that record. */
+function expectCheckJournalComplete(home: string): void {
+  const entries = journalLines(home, '03-check-slowly').map((line) => JSON.parse(line) as { i: number; k: string });
+  const scored = readFileSync(join(runDirOf(home), 'stages', '02-score-slowly', 'out.jsonl'), 'utf8').split('\n').filter(Boolean).map((line) => JSON.parse(line) as { id: string; part: number });
+  const last = new Map(entries.map((e) => [e.i, e.k]));
+  expect([...last.keys()].sort((a, b) => a - b)).toEqual(scored.map((_, i) => i));
+  for (const [i, key] of last) expect(key).toBe(`${scored[i].id}/${scored[i].part}`);
 }
 
 function dataFiles(dir: string): Record<string, string> {
@@ -77,6 +86,11 @@ describe('runner', () => {
     const finalIndexes = journalLines(home).map((line) => JSON.parse(line).i as number);
     expect(finalIndexes.length).toBe(60);
     expect(new Set(finalIndexes).size).toBe(60);
+    expectCheckJournalComplete(home);
+    // Nothing the second stage journalled before the kill ran again either.
+    const checkedBefore = new Set(calls.slice(0, calls.indexOf('--resume')).filter((c) => c.startsWith('check:')));
+    const checkedAfter = calls.slice(calls.indexOf('--resume') + 1).filter((c) => c.startsWith('check:'));
+    expect(checkedAfter.filter((c) => checkedBefore.has(c)).length).toBeLessThanOrEqual(4); // at most those in flight at the kill
 
     const cleanHome = mkdtempSync(join(tmpdir(), 'tk-clean-'));
     const clean = await runPipeline({ pipeline: slowPipeline, llm: new OfflineGateway(42), home: cleanHome, projectDir: process.cwd(), progress: { quiet: true } });
@@ -107,6 +121,7 @@ describe('runner', () => {
     const indexes = journalLines(home).map((line) => JSON.parse(line).i as number);
     expect(new Set(indexes).size).toBe(60);
     expect(indexes.length).toBe(60);
+    expectCheckJournalComplete(home);
 
     const cleanHome = mkdtempSync(join(tmpdir(), 'tk-soak-clean-'));
     await runPipeline({ pipeline: slowPipeline, llm: new OfflineGateway(42), home: cleanHome, projectDir: process.cwd(), progress: { quiet: true } });
@@ -202,6 +217,80 @@ describe('runner', () => {
     expect(result.stats.map((s) => [s.stage, s.in, s.out])).toEqual([['make', 0, 3], ['pairs', 3, 4]]);
     await expect(runPipeline({ pipeline: pipeline(true), llm: new OfflineGateway(42), home: mkdtempSync(join(tmpdir(), 'tk-stream-')), projectDir: process.cwd(), progress: { quiet: true } })).rejects.toThrow(/calls the LLM only in collect/);
   });
+
+  it('runs consecutive per-record stages together: the second takes a record as soon as the first has finished it and every one before it', async () => {
+    const Item = z.object({ id: z.string(), n: z.number() });
+    // The first stage's last record waits until the second stage has seen the first record: run one after the other, it never finishes.
+    let secondSawFirst!: () => void;
+    const seen = new Promise<void>((resolve) => (secondSawFirst = resolve));
+    const order: string[] = [];
+    const pipeline = definePipeline({
+      name: 'piped',
+      benchmark: 'scan',
+      description: 'two per-record stages',
+      configSchema: z.object({}),
+      sourceFiles: () => [],
+      stages: () => [
+        sourceStage({ name: 'make', version: 1, output: Item, load: () => Array.from({ length: 8 }, (_, n) => ({ id: `i-${n}`, n })) }),
+        {
+          kind: 'map',
+          name: 'first',
+          version: 1,
+          input: Item,
+          output: Item,
+          run: async (item) => {
+            if (item.n === 7) {
+              const waited = await Promise.race([seen.then(() => 'seen'), sleep(20_000).then(() => 'not piped')]);
+              if (waited !== 'seen') return reject('not_piped');
+            }
+            order.push(`first ${item.n}`);
+            return item;
+          },
+        } satisfies MapStage<z.infer<typeof Item>, z.infer<typeof Item>>,
+        {
+          kind: 'map',
+          name: 'second',
+          version: 1,
+          input: Item,
+          output: Sample,
+          run: async (item) => {
+            order.push(`second ${item.n}`);
+            if (item.n === 0) secondSawFirst();
+            return { id: item.id, benchmark: 'scan', category: 'c', split: 'test', tools: [], dialogue: [{ role: 'user' as const, content: String(item.n) }], expected: {}, meta: { lineage: [], checks: [], tags: [] } };
+          },
+        } satisfies MapStage<z.infer<typeof Item>, Sample>,
+      ],
+      exports: {},
+    });
+    const home = mkdtempSync(join(tmpdir(), 'tk-piped-'));
+    const result = await runPipeline({ pipeline, llm: new OfflineGateway(42), home, projectDir: process.cwd(), progress: { quiet: true } });
+    expect(result.stats.map((s) => [s.stage, s.out, s.rejected])).toEqual([['make', 8, 0], ['first', 8, 0], ['second', 8, 0]]);
+    expect(order.indexOf('second 0')).toBeLessThan(order.indexOf('first 7'));
+    // Still in input order in the published version.
+    expect(new DatasetStore(home).samples(result.ref!).map((s) => s.dialogue[0].content)).toEqual(['0', '1', '2', '3', '4', '5', '6', '7']);
+  }, 60_000);
+
+  it('stops every stage running together when one fails, and reports that one', async () => {
+    const Item = z.object({ id: z.string(), n: z.number() });
+    const pipeline = definePipeline({
+      name: 'piped-fail',
+      benchmark: 'scan',
+      description: 'two per-record stages, the first failing',
+      configSchema: z.object({}),
+      sourceFiles: () => [],
+      stages: () => [
+        sourceStage({ name: 'make', version: 1, output: Item, load: () => Array.from({ length: 40 }, (_, n) => ({ id: `i-${n}`, n })) }),
+        { kind: 'map', name: 'first', version: 1, input: Item, output: Item, run: async (item) => { if (item.n === 30) throw new Error('broken record'); return item; } } satisfies MapStage<z.infer<typeof Item>, z.infer<typeof Item>>,
+        { kind: 'map', name: 'second', version: 1, input: Item, output: Item, run: async (item) => item } satisfies MapStage<z.infer<typeof Item>, z.infer<typeof Item>>,
+        { kind: 'map', name: 'third', version: 1, input: Item, output: Sample, run: async (item) => ({ id: item.id, benchmark: 'scan', category: 'c', split: 'test', tools: [], dialogue: [{ role: 'user' as const, content: String(item.n) }], expected: {}, meta: { lineage: [], checks: [], tags: [] } }) } satisfies MapStage<z.infer<typeof Item>, Sample>,
+      ],
+      exports: {},
+    });
+    const home = mkdtempSync(join(tmpdir(), 'tk-piped-fail-'));
+    await expect(runPipeline({ pipeline, llm: new OfflineGateway(42), home, projectDir: process.cwd(), progress: { quiet: true } })).rejects.toThrow(/stage first failed on record i-30: broken record/);
+    expect(new DatasetStore(home).versions('piped-fail')).toEqual([]);
+    for (const stage of ['02-first', '03-second', '04-third']) expect(existsSync(join(runDirOf(home), 'stages', stage, 'stats.json'))).toBe(false);
+  }, 60_000);
 
   it('accounts every input: in = out + rejected − fanned, per stage', async () => {
     const home = mkdtempSync(join(tmpdir(), 'tk-acct-'));
