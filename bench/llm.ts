@@ -3,10 +3,12 @@
 // with a fixed latency. Reports achieved requests/s against the ideal min(concurrency / latency,
 // rpm / 60) and against the bare `openai` SDK at the same concurrency (the reference: what this
 // machine's loopback round trip allows; best of two runs each), the highest request count the
-// server saw in any 60 s window against --rpm, and a warm-cache rerun in a fresh gateway. About
-// three minutes; --quick counts rpm per 6 s window (limiter and measurement alike): about a minute.
+// server saw in any 60 s window against --rpm, a warm-cache rerun in a fresh gateway, and a whole
+// recipe run (nestools, --domains, default 2,000) at 200 ms latency and concurrency 32 against the
+// ideal: its consecutive per-record stages run together, so the endpoint is not left idle at stage
+// boundaries. About five minutes; --quick counts rpm per 6 s window (limiter and measurement alike).
 import { fork, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { availableParallelism, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -14,8 +16,13 @@ import { parseArgs } from 'node:util';
 import OpenAI from 'openai';
 import PQueue from 'p-queue';
 import { z } from 'zod';
+import { sha256 } from '../core/hash.ts';
 import { createGateway, type LlmGateway } from '../core/llm/index.ts';
-import { definePrompt } from '../core/prompt.ts';
+import { OfflineGateway } from '../core/llm/offline.ts';
+import { observeResults } from '../core/llm/observe.ts';
+import { definePrompt, type PromptFile } from '../core/prompt.ts';
+import { runPipeline } from '../core/run.ts';
+import { nestoolsPipeline } from '../pipelines/nestools.ts';
 import { startOpenAiServer, type Responder } from '../test/helpers/openai-server.ts';
 
 const SERVER_ENV = 'TOOLKILN_BENCH_LLM_SERVER';
@@ -28,7 +35,16 @@ const prompt = definePrompt({
   offline: (vars: { tool: string }) => ({ tool: vars.tool, description: `Does ${vars.tool}.` }),
 });
 
+/** The recorded answers of a whole recipe run, by the messages asked (see `recordAnswers`). */
+const recorded = new Map<string, string>();
+
+function messagesKey(messages: { role: string; content: string }[]): string {
+  return sha256(JSON.stringify(messages.map((m) => [m.role, m.content])));
+}
+
 const answer: Responder = (request) => {
+  const replay = recorded.get(messagesKey(request.body.messages));
+  if (replay !== undefined) return { content: replay };
   const user = request.body.messages.at(-1).content as string;
   const tool = /tool (\S+)\./.exec(user)?.[1] ?? 'unknown';
   return { content: JSON.stringify({ tool, description: `Looks up ${tool} records by id.` }) };
@@ -36,7 +52,7 @@ const answer: Responder = (request) => {
 
 // ---- the server process -------------------------------------------------------------------------
 
-type ServerOp = { id: number; op: 'reset' } | { id: number; op: 'latency'; ms: number } | { id: number; op: 'stats'; windowMs: number };
+type ServerOp = { id: number; op: 'reset' } | { id: number; op: 'latency'; ms: number } | { id: number; op: 'stats'; windowMs: number } | { id: number; op: 'answers'; file: string };
 interface ServerStats {
   count: number;
   maxInWindow: number;
@@ -48,6 +64,7 @@ if (process.env[SERVER_ENV] === '1' && process.send) {
   process.on('message', (message: ServerOp) => {
     if (message.op === 'reset') server.reset();
     if (message.op === 'latency') server.setLatency(message.ms);
+    if (message.op === 'answers') for (const [key, text] of JSON.parse(readFileSync(message.file, 'utf8')) as [string, string][]) recorded.set(key, text);
     const stats: ServerStats | undefined =
       message.op === 'stats' ? { count: server.count(), maxInWindow: server.maxInWindow(message.windowMs), maxInFlight: server.maxInFlight } : undefined;
     process.send!({ id: message.id, stats });
@@ -83,6 +100,7 @@ class ServerProcess {
   }
 
   reset = () => this.call({ op: 'reset' });
+  answers = (file: string) => this.call({ op: 'answers', file });
   latency = (ms: number) => this.call({ op: 'latency', ms });
   stats = async (windowMs: number) => (await this.call({ op: 'stats', windowMs }))!;
   close = () => this.child.disconnect();
@@ -111,6 +129,7 @@ export async function run(args: string[]): Promise<void> {
       latency: { type: 'string', default: '50' },
       requests: { type: 'string', default: '2000' },
       warm: { type: 'string', default: '10000' },
+      domains: { type: 'string', default: '2000' },
     },
   });
   const latencyMs = Number(values.latency);
@@ -137,6 +156,7 @@ export async function run(args: string[]): Promise<void> {
     const rpm = Math.floor(((requests - 1) / (windowMs / 1000 + 8)) * (windowMs / 1000));
     rows.push(await throughput(server, { scenario: 'rpm-bound', requests, concurrency: 64, latencyMs, rpm, windowMs }));
     rows.push(await warmRerun(server, warm));
+    rows.push(await wholeRecipe(server, Number(values.domains)));
   } finally {
     server.close();
   }
@@ -211,6 +231,53 @@ async function warmRerun(server: ServerProcess, requests: number): Promise<Row> 
     await rerun.close();
     const stats = await server.stats(60_000);
     return { scenario: 'warm-cache rerun (target < 3 s, 0 sent)', concurrency: 64, rpm: '—', requests, seconds, achieved: requests / seconds, window: '—', sent: stats.count };
+  } finally {
+    rmSync(home, { recursive: true, force: true });
+  }
+}
+
+/**
+ * The answers a model would send for a whole offline recipe run, keyed by the messages asked: the
+ * offline renderings, written as the prompt's text answer (for prompts read from text) or JSON.
+ */
+async function recordAnswers(config: object, home: string): Promise<[string, string][]> {
+  const answers = new Map<string, string>();
+  const asText: Record<string, (value: any) => string> = {
+    'nestools/generate': (value) => value.answer,
+    'nestools/normalise-query': (value) => `Rewritten task: ${value.task}`,
+    'nestools/refine-query': (value) => `Rewritten task: ${value.task}`,
+  };
+  const llm = observeResults(new OfflineGateway(42), (result, prompt: PromptFile<any, any>, vars) => {
+    if (!result.ok) return;
+    const text = prompt.parseText ? asText[prompt.id]?.(result.value) : JSON.stringify(result.value);
+    if (text === undefined) throw new Error(`bench: no text form for the answers of prompt ${prompt.id}`);
+    answers.set(messagesKey(prompt.render(vars)), text);
+  });
+  await runPipeline({ pipeline: nestoolsPipeline, configOverrides: config, llm, home, projectDir: join(fileURLToPath(import.meta.url), '../..'), progress: { quiet: true } });
+  return [...answers];
+}
+
+/** A whole nestools run through the endpoint at 200 ms latency, concurrency 32: requests/s against the ideal. */
+async function wholeRecipe(server: ServerProcess, domains: number): Promise<Row> {
+  const [latencyMs, concurrency] = [200, 32];
+  const home = mkdtempSync(join(tmpdir(), 'toolkiln-bench-llm-'));
+  try {
+    const config = { count: domains };
+    const file = join(home, 'answers.json');
+    writeFileSync(file, JSON.stringify(await recordAnswers(config, join(home, 'offline'))));
+    await server.answers(file);
+    await server.latency(latencyMs);
+    await server.reset();
+    const llm = gatewayFor(server, join(home, 'run'), { concurrency, noCache: true });
+    const started = performance.now();
+    try {
+      await runPipeline({ pipeline: nestoolsPipeline, configOverrides: config, llm, concurrency, home: join(home, 'run'), projectDir: join(fileURLToPath(import.meta.url), '../..'), progress: { quiet: true } });
+    } finally {
+      await llm.close();
+    }
+    const seconds = (performance.now() - started) / 1000;
+    const stats = await server.stats(60_000);
+    return { scenario: `whole nestools run, ${domains.toLocaleString('en-US')} domains (${latencyMs} ms)`, concurrency, rpm: '—', requests: stats.count, seconds, achieved: stats.count / seconds, ideal: concurrency / (latencyMs / 1000), window: '—', sent: stats.count };
   } finally {
     rmSync(home, { recursive: true, force: true });
   }
