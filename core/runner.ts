@@ -390,6 +390,9 @@ function keyHash(key: string): number {
   return hash >>> 0 || 1;
 }
 
+/** Finished entries a running stage keeps in memory for the next one; beyond that they are read back from the journal. */
+const RECENT_ENTRIES = 256;
+
 /** A finished stage's output file, with its record count. */
 interface FileInput {
   path: string;
@@ -413,8 +416,16 @@ class OrderedRelease {
   total: number | undefined;
   private failure: { error: unknown } | undefined;
   private wake: (() => void) | undefined;
+  /** Entries just finished, handed over without reading them back (a few: the rest are read from the journal). */
+  private readonly recent = new Map<number, JournalEntry>();
 
   constructor(private readonly journalPath: string) {}
+
+  /** Record `i` was journalled with `entry`. */
+  finished(i: number, entry: JournalEntry): void {
+    if (this.recent.size < RECENT_ENTRIES) this.recent.set(i, entry);
+    this.changed();
+  }
 
   /** A record finished (or the stage ended, or failed): the reader looks again. */
   changed(): void {
@@ -445,7 +456,8 @@ class OrderedRelease {
         if (this.failure) throw this.failure.error;
         if (signal.aborted) return;
         if (this.done.has(next)) {
-          const entry = this.done.read(fd, next++);
+          const entry = this.recent.get(next) ?? this.done.read(fd, next);
+          this.recent.delete(next++);
           for (const record of entry.out ?? []) yield record;
           continue;
         }
@@ -505,7 +517,7 @@ async function runMapStage(
       if (done.has(i)) return;
       const { start, length } = journal.append({ ...entry, k: key });
       done.set(i, start, length, key);
-      flow.release?.changed();
+      flow.release?.finished(i, entry);
       progress.tick();
       // An endpoint that is down fails every record: stop as soon as that is clear, not after all of them.
       const excess = tally.excess(stage.name, count(), share, resumeCommandOf(options));
