@@ -164,7 +164,7 @@ describe('review of a SNIPS pipeline version', () => {
     const samples = store.samples(ref);
     const files = await getPipeline('tooltalk').exports.tooltalk(samples, store.tools(ref), join(home, 'out'), ref);
     const edited = samples.find((s) => s.id === first[col('sample_id')])!;
-    const file = files.find((f) => f.endsWith(`${(edited.meta as { tooltalk: { file: string } }).tooltalk.file}`))!;
+    const file = files.find((f) => f.endsWith(`${(edited.meta.tooltalk as { file: string }).file}`))!;
     const written = JSON.parse(readFileSync(file, 'utf8'));
     expect(written.conversation[Number(turn)].apis[at].request.parameters[arg]).toBe('corrected value');
   });
