@@ -2,8 +2,11 @@ import type { z } from 'zod';
 import type { Check, Sample, ToolSpec } from './records.ts';
 import type { Stage } from './stage.ts';
 
-/** Writes one native format of a version's samples; returns the paths it wrote. */
-export type Exporter = (samples: Sample[], tools: ToolSpec[], outDir: string) => Promise<string[]>;
+/**
+ * Writes one native format of a version's samples; returns the paths it wrote. `version.dir` is the
+ * published version's folder, for a format that also writes files a stage attached (reports/).
+ */
+export type Exporter = (samples: Sample[], tools: ToolSpec[], outDir: string, version?: { dir: string }) => Promise<string[]>;
 
 /**
  * A benchmark recipe: an ordered list of named stages, its config schema (every field defaulted)

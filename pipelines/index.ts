@@ -3,12 +3,14 @@ import type { PipelineDefinition } from '../core/pipeline.ts';
 import { mtuPipeline } from './mtu.ts';
 import { nestoolsPipeline } from './nestools.ts';
 import { toolePipeline } from './toole.ts';
+import { tooltalkPipeline } from './tooltalk.ts';
 
 /** Every recipe `toolkiln run <pipeline>` knows. */
 export const pipelines: Record<string, PipelineDefinition> = {
   mtu: mtuPipeline,
   nestools: nestoolsPipeline,
   toole: toolePipeline,
+  tooltalk: tooltalkPipeline,
 };
 
 export function getPipeline(name: string): PipelineDefinition {

@@ -108,8 +108,8 @@ describe('every shipped pipeline', () => {
       // The first nested object of the defaults, with one of its keys misspelt by a swapped letter pair.
       const [section, inner] = Object.entries(defaults as Record<string, unknown>).find(([, v]) => v && typeof v === 'object' && !Array.isArray(v) && Object.keys(v).length > 0) ?? [];
       if (section === undefined) {
-        // NesTools' config is flat: a nested key inside a known scalar is a type error, not a silent drop.
-        expect(() => resolveConfig(pipeline, { count: { cuont: 1 } }, 'nested.json')).toThrow(/nested.json: invalid nestools config: count/);
+        // A flat config (NesTools, ToolTalk): a nested key inside a known scalar is a type error, not a silent drop.
+        expect(() => resolveConfig(pipeline, { [first]: { cuont: 1 } }, 'nested.json')).toThrow(new RegExp(`nested.json: invalid ${pipeline.name} config: ${first}`));
         return;
       }
       const [key, keyValue] = Object.entries(inner as Record<string, unknown>)[0];

@@ -137,4 +137,35 @@ describe('review of a SNIPS pipeline version', () => {
     expect(edited.expected.calls).toEqual(Object.values(edited.expected.turns!).flat()); // the flat list follows
     expect(manifest).toMatchObject({ parent: 'v1', pipeline: 'mtu', counts: { samples: 12 }, stats: { review: { items: { accepted: 11, edited: 1 } } } });
   });
+
+  it('round-trips a ToolTalk version: drafted conversations are queued with what to check, an edit exports as ToolTalk', async () => {
+    const home = tmp();
+    const run = await runPipeline({ pipeline: getPipeline('tooltalk'), configOverrides: { conversations: 3, easy: false, referenceDir: '' }, llm: new OfflineGateway(42), home, projectDir: process.cwd(), progress: { quiet: true } });
+    expect(run.status).toBe('published');
+    const exported = JSON.parse((await review(home, 'export', 'tooltalk@v1', '--format', 'csv', '--json')).out);
+    expect(exported.counts.tagged).toBe(3);
+    const raw = readRawSheet(exported.files[0]);
+    const col = (name: string) => raw.header.indexOf(name);
+    expect(raw.rows.every((row) => row[col('what_to_check')].includes('review:check-grounding') && row[col('what_to_check')].includes('review:check-plausibility'))).toBe(true);
+    const edits: Record<string, Record<string, string>> = {};
+    for (const row of raw.rows) edits[row[col('sample_id')]] = { decision: 'accept' };
+    const first = raw.rows[0];
+    const turns: Record<string, Call[]> = JSON.parse(first[col('calls_json')]);
+    const [turn, calls] = Object.entries(turns).find(([, list]) => list.some((c) => Object.keys(c.arguments).length))!;
+    const at = calls.findIndex((c) => Object.keys(c.arguments).length);
+    const arg = Object.keys(calls[at].arguments)[0];
+    const fixed = calls.map((c, i) => (i === at ? { ...c, arguments: { ...c.arguments, [arg]: 'corrected value' } } : c));
+    edits[first[col('sample_id')]] = { decision: 'edit', corrected_calls: JSON.stringify({ ...turns, [turn]: fixed }) };
+    writeSheet(join(home, 'tt.csv'), fill(raw, edits));
+    const done = JSON.parse((await review(home, 'import', 'tooltalk@v1', 'tt.csv', '--json')).out);
+    expect(done).toMatchObject({ status: 'published', newVersion: 'v2', counts: { accepted: 2, edited: 1 } });
+    const store = new DatasetStore(home);
+    const ref = store.resolve('tooltalk@v2');
+    const samples = store.samples(ref);
+    const files = await getPipeline('tooltalk').exports.tooltalk(samples, store.tools(ref), join(home, 'out'), ref);
+    const edited = samples.find((s) => s.id === first[col('sample_id')])!;
+    const file = files.find((f) => f.endsWith(`${(edited.meta.tooltalk as { file: string }).file}`))!;
+    const written = JSON.parse(readFileSync(file, 'utf8'));
+    expect(written.conversation[Number(turn)].apis[at].request.parameters[arg]).toBe('corrected value');
+  });
 });

@@ -1,8 +1,9 @@
-import { readdirSync, readFileSync, statSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { UserError, messageOf } from '../../core/errors.ts';
 import type { Json } from '../../core/records.ts';
 import { DEFAULT_DATABASES_DIR, loadDatabases } from './databases.ts';
+import { conversationFiles } from './conversation-files.ts';
 import type { Databases } from './tool.ts';
 import { createWorld, type ConversationStart, type ToolRequest, type ToolResult } from './world.ts';
 
@@ -40,21 +41,6 @@ export interface ReplayOptions {
   databasesDir?: string;
   /** Or the databases themselves. */
   databases?: Databases;
-}
-
-/** The JSON files under a folder, sorted, as paths relative to it. */
-function conversationFiles(dir: string, prefix = ''): string[] {
-  let entries: string[];
-  try {
-    entries = readdirSync(join(dir, prefix)).sort();
-  } catch (error) {
-    throw new UserError(`${join(dir, prefix)}: cannot read the folder (${messageOf(error)}); give the folder of released ToolTalk conversations`);
-  }
-  return entries.flatMap((entry) => {
-    const relative = prefix ? `${prefix}/${entry}` : entry;
-    if (statSync(join(dir, relative)).isDirectory()) return conversationFiles(dir, relative);
-    return entry.endsWith('.json') ? [relative] : [];
-  });
 }
 
 function readConversation(path: string): ReleasedConversation {

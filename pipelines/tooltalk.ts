@@ -1,0 +1,59 @@
+import { z } from 'zod';
+import { definePipeline } from '../core/pipeline.ts';
+import { DATABASE_NAMES } from '../stages/tooltalk/tool.ts';
+import { commonExporters } from '../stages/export/index.ts';
+import { draftConversationStage } from '../stages/tooltalk/draft.ts';
+import { executeConversationStage } from '../stages/tooltalk/execute.ts';
+import { exportToolTalk } from '../stages/tooltalk/export.ts';
+import { importConversationsStage } from '../stages/tooltalk/import.ts';
+import { PLUGINS, filterScenariosStage, generateScenariosStage, plausibilityStage, scenarioRequestsStage, selectScenariosStage } from '../stages/tooltalk/scenarios.ts';
+import { overlayConflictsStage, statisticsStage } from '../stages/tooltalk/statistics.ts';
+
+/**
+ * ToolTalk (Farn & Shin), §2.2: scenarios per 3-plugin subset and required tool, filtered and
+ * judged plausible, sampled evenly over the tools; conversations drafted by the LLM from the
+ * scenario and the mock databases' records, then executed call by call with the simulated tools
+ * (real responses written in; failing, unknown, ill-typed or ungrounded calls rejected); plus one
+ * easy conversation per tool. With `importDir` set, released conversation files are imported instead.
+ */
+export const ToolTalkConfig = z.object({
+  /** Conversations of the hard set to draft (scenarios sampled evenly over the tools). */
+  conversations: z.number().int().min(0).default(50),
+  /** Also draft the 28 easy conversations (one per tool, one call). */
+  easy: z.boolean().default(true),
+  /** The plugins whose 3-plugin subsets get scenario prompts (default: all 7, 35 subsets). */
+  plugins: z.array(z.enum(PLUGINS as [string, ...string[]])).min(3).default(PLUGINS),
+  databasesDir: z.string().default('../shared/data/sources/tooltalk/databases'),
+  /** The released conversations the statistics are compared with ('' to skip). */
+  referenceDir: z.string().default('../shared/data/reference/tooltalk'),
+  scenarioTemperature: z.number().min(0).max(2).default(0.9),
+  draftTemperature: z.number().min(0).max(2).default(0.7),
+  /** Instead of generating: import this folder of ToolTalk conversation files (sub-folder `easy/` = category easy). */
+  importDir: z.string().default(''),
+});
+export type ToolTalkConfig = z.infer<typeof ToolTalkConfig>;
+
+export const tooltalkPipeline = definePipeline<ToolTalkConfig>({
+  name: 'tooltalk',
+  benchmark: 'tooltalk',
+  description: 'ToolTalk: scenarios per plugin triple, LLM-drafted conversations executed with the simulated tools (easy and hard sets)',
+  configSchema: ToolTalkConfig,
+  sourceFiles: (config) => [...DATABASE_NAMES.map((name) => `${config.databasesDir}/${name}.json`), config.importDir, config.referenceDir].filter(Boolean),
+  stages: (config) =>
+    config.importDir
+      ? [importConversationsStage({ importDir: config.importDir, databasesDir: config.databasesDir }), statisticsStage({ referenceDir: config.referenceDir || undefined })]
+      : [
+          scenarioRequestsStage({ databasesDir: config.databasesDir, plugins: config.plugins }),
+          generateScenariosStage({ temperature: config.scenarioTemperature }),
+          filterScenariosStage(),
+          plausibilityStage(),
+          selectScenariosStage({ conversations: config.conversations, easy: config.easy }),
+          draftConversationStage({ databasesDir: config.databasesDir, temperature: config.draftTemperature }),
+          executeConversationStage({ databasesDir: config.databasesDir }),
+          overlayConflictsStage(),
+          statisticsStage({ referenceDir: config.referenceDir || undefined }),
+        ],
+  exports: { ...commonExporters, tooltalk: exportToolTalk },
+});
+
+export default tooltalkPipeline;
