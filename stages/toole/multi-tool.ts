@@ -51,7 +51,9 @@ export function multiToolStage(options: MultiToolOptions): BatchStage<Sample, Sa
     ...STAGE,
     cardinality: 'fan-out',
     input: SampleInput,
-    output: Sample,
+    // The input samples were validated by the stages before: only the new ones are parsed (below),
+    // so the runner does not copy the whole set once more to validate it.
+    output: SampleInput,
     prompts: { [multiToolPrompt.id]: multiToolPrompt.hash },
     run: async (samples, ctx) => {
       const library = toolLibrary(samples);
@@ -87,7 +89,7 @@ export function multiToolStage(options: MultiToolOptions): BatchStage<Sample, Sa
         kept: kept.length,
       });
       ctx.log(`${top.length} most popular tools → ${pairs.length} pairs → ${generated.length} queries, ${kept.length} kept`);
-      return { out: [...samples, ...kept], rejects };
+      return { out: [...samples, ...kept.map((sample) => Sample.parse(sample))], rejects };
     },
   };
 }
