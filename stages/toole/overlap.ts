@@ -41,12 +41,14 @@ export function withOverlapPlots<S>(merge: ScanStage<Sample, Sample, S>, options
     ...merge,
     collect: async (samples, ctx) => {
       const before = new Map<string, ToolSpec>();
+      // The library received is gathered as the merging stage collects.
       const seen = (function* () {
-        for (const sample of samples) (addTools(before, sample), yield sample);
+        for (const sample of samples) {
+          addTools(before, sample);
+          yield sample;
+        }
       })();
-      const state = (merge.collect ? await merge.collect(seen, ctx) : undefined) as S;
-      for (const _ of seen); // a merging stage that looked at no sample still plots the library it received
-      return { merge: state, before, after: new Map() };
+      return { merge: (await merge.collect?.(seen, ctx)) as S, before, after: new Map() };
     },
     run: async (sample, ctx) => {
       const out = await merge.run(sample, { ...ctx, state: ctx.state.merge });
