@@ -1,8 +1,8 @@
 import { z } from 'zod';
 import { groupBy } from '../core/collections.ts';
-import { findNearDuplicates, type DuplicateMatch } from '../core/dedup/near-duplicates.ts';
+import { findNearDuplicates } from '../core/dedup/near-duplicates.ts';
 import { Sample } from '../core/records.ts';
-import type { BatchStage, RejectReason } from '../core/stage.ts';
+import { reject, type RejectReason, type ScanStage, type StageContext } from '../core/stage.ts';
 
 /**
  * Drops repeated queries (MetaTool Appendix A.3 "High repetition queries": one of a repeated batch
@@ -21,6 +21,7 @@ export const DedupNearConfig = z
   })
   .strict();
 export type DedupNearConfig = z.input<typeof DedupNearConfig>;
+type Config = z.output<typeof DedupNearConfig>;
 
 const NAME = 'dedup-near';
 
@@ -35,46 +36,74 @@ function goldKey(sample: Sample): string {
   return [...tools].sort().join('\u0000');
 }
 
-export function dedupNearStage(options: DedupNearConfig = {}): BatchStage<Sample, Sample> {
+/** What de-duplication decides on of one sample: its id, the text compared and the group it is compared within. */
+export interface DedupEntry {
+  id: string;
+  text: string;
+  group: string;
+}
+
+export function dedupEntry(sample: Sample, config: Config): DedupEntry {
+  return { id: sample.id, text: textOf(sample, config.text), group: config.scope === 'label' ? goldKey(sample) : '' };
+}
+
+/** The repeats among the entries: why each dropped one (by position) is rejected, and the comparisons made. */
+export function findRepeats(entries: readonly DedupEntry[], config: Config): { rejects: Map<number, RejectReason>; comparisons: number } {
+  const rejects = new Map<number, RejectReason>();
+  let comparisons = 0;
+  for (const members of groupBy(entries.keys(), (i) => entries[i].group).values()) {
+    const result = findNearDuplicates(members.map((i) => entries[i].text), { ratio: config.ratio });
+    comparisons += result.stats.comparisons;
+    for (const match of result.duplicates) {
+      const kept = entries[members[match.duplicateOf]];
+      const quoted = JSON.stringify(kept.text.slice(0, 120));
+      rejects.set(members[match.index], {
+        reason: match.kind === 'exact' ? 'exact_duplicate' : 'near_duplicate',
+        detail: match.kind === 'exact' ? `same text as ${kept.id} after normalisation: ${quoted}` : `Levenshtein ratio ${match.ratio.toFixed(3)} to ${kept.id}: ${quoted}`,
+        recordId: entries[members[match.index]].id,
+        duplicateOf: kept.id,
+      });
+    }
+  }
+  // In input order, as the records are written.
+  return { rejects: new Map([...rejects].sort((a, b) => a[0] - b[0])), comparisons };
+}
+
+/** Reports (under `dedupNear` + `suffix`) and logs what de-duplication found among `count` samples. */
+export function reportRepeats(ctx: StageContext, config: Config, count: number, rejects: Iterable<RejectReason>, comparisons: number, suffix = ''): void {
+  const reasons = Array.from(rejects, (r) => r.reason);
+  const dropped = reasons.length;
+  const exact = reasons.filter((reason) => reason === 'exact_duplicate').length;
+  ctx.report(`dedupNear${suffix}`, { ratio: config.ratio, text: config.text, scope: config.scope, in: count, kept: count - dropped, exactDuplicates: exact, nearDuplicates: dropped - exact, comparisons });
+  ctx.log(`${count} samples: ${exact} exact and ${dropped - exact} near duplicates dropped (ratio ≥ ${config.ratio})`);
+}
+
+interface DedupState {
+  count: number;
+  /** Why each dropped sample is rejected, by input position. */
+  rejects: Map<number, RejectReason>;
+  comparisons: number;
+  /** Input position of the next record `run` sees. */
+  next: number;
+}
+
+/** Whole-set step on a projection: only each sample's id, text and group are kept between the two passes. */
+export function dedupNearStage(options: DedupNearConfig = {}): ScanStage<Sample, Sample, DedupState> {
   const config = DedupNearConfig.parse(options);
   return {
-    kind: 'batch',
+    kind: 'scan',
     name: NAME,
     version: 1,
     input: Sample,
     output: Sample,
-    run: async (samples, ctx) => {
-      const groups = config.scope === 'label' ? [...groupBy(samples.keys(), (i) => goldKey(samples[i])).values()] : [Array.from(samples.keys())];
-      const dropped = new Map<number, DuplicateMatch>();
-      let comparisons = 0;
-      for (const members of groups) {
-        const texts = members.map((i) => textOf(samples[i], config.text));
-        const result = findNearDuplicates(texts, { ratio: config.ratio });
-        comparisons += result.stats.comparisons;
-        for (const match of result.duplicates) dropped.set(members[match.index], { ...match, index: members[match.index], duplicateOf: members[match.duplicateOf] });
-      }
-      const out: Sample[] = [];
-      const rejects: (RejectReason & { record: unknown })[] = [];
-      samples.forEach((sample, i) => {
-        const match = dropped.get(i);
-        if (!match) {
-          out.push(sample);
-          return;
-        }
-        const kept = samples[match.duplicateOf];
-        const quoted = JSON.stringify(textOf(kept, config.text).slice(0, 120));
-        rejects.push({
-          reason: match.kind === 'exact' ? 'exact_duplicate' : 'near_duplicate',
-          detail: match.kind === 'exact' ? `same text as ${kept.id} after normalisation: ${quoted}` : `Levenshtein ratio ${match.ratio.toFixed(3)} to ${kept.id}: ${quoted}`,
-          recordId: sample.id,
-          duplicateOf: kept.id,
-          record: sample,
-        });
-      });
-      const exact = rejects.filter((r) => r.reason === 'exact_duplicate').length;
-      ctx.report('dedupNear', { ratio: config.ratio, text: config.text, scope: config.scope, in: samples.length, kept: out.length, exactDuplicates: exact, nearDuplicates: rejects.length - exact, comparisons });
-      ctx.log(`${samples.length} samples: ${exact} exact and ${rejects.length - exact} near duplicates dropped (ratio ≥ ${config.ratio})`);
-      return { out, rejects };
+    collect: (samples) => {
+      const entries = Array.from(samples, (sample) => dedupEntry(sample, config));
+      return { count: entries.length, ...findRepeats(entries, config), next: 0 };
     },
+    run: (sample, ctx) => {
+      const why = ctx.state.rejects.get(ctx.state.next++);
+      return why ? reject(why.reason, why.detail, { recordId: why.recordId, duplicateOf: why.duplicateOf }) : sample;
+    },
+    finish: (state, ctx) => reportRepeats(ctx, config, state.count, state.rejects.values(), state.comparisons),
   };
 }

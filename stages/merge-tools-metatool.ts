@@ -7,11 +7,12 @@ import { createEmbedder, EmbedderConfig, type Embedder } from '../core/embed/ind
 import { UserError, messageOf } from '../core/errors.ts';
 import { writeFileAtomic } from '../core/jsonl.ts';
 import { Sample, formatZodError, type Check, type ToolSpec } from '../core/records.ts';
-import type { BatchStage, StageContext } from '../core/stage.ts';
+import type { ScanStage, StageContext } from '../core/stage.ts';
 import mergeDescriptionPrompt from '../prompts/metatool-merge-description.ts';
 import { OverlapDecisions, planOverlap, proposalsAsDecisions, readDecisionsFile, type OverlapPlan, type Target } from './merge-tools-metatool-decisions.ts';
 import { proposeMerges, silhouetteCurve, type SilhouetteCurve } from './merge-tools-metatool-proposals.ts';
 import { flagForReview, mapCalls, noteChanges, replaceTools } from './merge-tools-mtu.ts';
+import { settledLlmWork } from './whole-set-llm.ts';
 
 /**
  * MetaTool-style tool merging (paper §2.2.1 "Overlapped issue", Appendix A.1–A.2) on canonical
@@ -206,22 +207,38 @@ async function mergedTool(members: ToolSpec[], space: VectorSpace, indexOf: Map<
   return { tool: { ...base, name, description, parameters: { type: 'object', properties, required } }, describedBy };
 }
 
-export function mergeToolsMetatoolStage(options: MergeToolsMetatoolConfig = {}): BatchStage<Sample, Sample> {
+/** What relabelling needs, decided on the tool library; null when there are fewer than two tools. */
+interface MergeState {
+  plan: Relabelling;
+  report: Record<string, unknown>;
+  relabelled: number;
+}
+
+/**
+ * A whole-set step on a projection: `collect` keeps only the tool library (each tool's first
+ * definition, and labels no sample offers as a tool) and decides the merges on it; `run` relabels
+ * each sample.
+ */
+export function mergeToolsMetatoolStage(options: MergeToolsMetatoolConfig = {}): ScanStage<Sample, Sample, MergeState | null> {
   const config = MergeToolsMetatoolConfig.parse(options);
   return {
-    kind: 'batch',
+    kind: 'scan',
     name: NAME,
     version: VERSION,
     input: Sample,
     output: Sample,
     prompts: { [mergeDescriptionPrompt.id]: mergeDescriptionPrompt.hash },
-    run: async (samples, ctx) => {
+    collect: async (samples, ctx) => {
       const library = new Map<string, ToolSpec>();
-      for (const sample of samples) for (const tool of sample.tools) if (!library.has(tool.name)) library.set(tool.name, tool);
-      for (const sample of samples) for (const label of sample.expected.labels ?? []) if (!library.has(label)) library.set(label, { name: label, description: '', parameters: { type: 'object', properties: {}, required: [] }, returns: { type: 'object', properties: {}, required: [] } });
+      const labels = new Set<string>();
+      for (const sample of samples) {
+        for (const tool of sample.tools) if (!library.has(tool.name)) library.set(tool.name, tool);
+        for (const label of sample.expected.labels ?? []) labels.add(label);
+      }
+      for (const label of labels) if (!library.has(label)) library.set(label, { name: label, description: '', parameters: { type: 'object', properties: {}, required: [] }, returns: { type: 'object', properties: {}, required: [] } });
       const tools = [...library.values()];
       const names = tools.map((t) => t.name);
-      if (tools.length < 2) return { out: samples };
+      if (tools.length < 2) return null;
       const embedder = createEmbedder(config.embedder, { gateway: ctx.llm, stage: NAME, resolvePath: ctx.resolvePath });
       const before = await descriptionSpace(embedder, tools);
       const indexOf = new Map(names.map((n, i) => [n, i]));
@@ -236,16 +253,18 @@ export function mergeToolsMetatoolStage(options: MergeToolsMetatoolConfig = {}):
       const decisions = config.decisions ? readDecisions(ctx.resolvePath(config.decisions), config.decisions) : null;
       const plan = planOverlap({ decisions, proposals, tools: names, undecided: config.undecided, source: config.decisions ?? 'proposals' });
 
-      const merged: { tool: ToolSpec; members: string[]; describedBy: string }[] = [];
-      for (const merge of plan.merges) {
-        const members = merge.members.map((m) => library.get(m)!);
-        merged.push({ ...(await mergedTool(members, before, indexOf, merge, config, ctx)), members: merge.members });
-      }
+      const merged = await settledLlmWork(ctx, NAME, async (llm) => {
+        const made: { tool: ToolSpec; members: string[]; describedBy: string }[] = [];
+        for (const merge of plan.merges) {
+          const members = merge.members.map((m) => library.get(m)!);
+          made.push({ ...(await mergedTool(members, before, indexOf, merge, config, { ...ctx, llm })), members: merge.members });
+        }
+        return made;
+      });
       const renamed = new Map(merged.flatMap(({ tool, members }) => members.map((m) => [m, tool] as const)));
       const targetSpec = (target: Target): ToolSpec => ('merge' in target ? merged[target.merge].tool : library.get(target.tool)!);
       const decomposed = new Map(plan.decompositions.map((d) => [d.tool, { targets: d.into.map(targetSpec), queries: d.queries }]));
       const unconfirmed = new Set(plan.merges.filter((m) => m.source === 'proposal').flatMap((m) => m.members));
-      const out = samples.map((sample) => relabel(sample, { renamed, decomposed, unconfirmed }));
 
       // The library after: merged tools instead of their members, decomposed tools gone.
       const afterTools = [...tools.filter((t) => !renamed.has(t.name) && !decomposed.has(t.name)), ...merged.map((m) => m.tool)];
@@ -254,7 +273,7 @@ export function mergeToolsMetatoolStage(options: MergeToolsMetatoolConfig = {}):
         before: silhouetteCurve(before, counts, config.linkage, ctx.seed),
         after: afterTools.length ? silhouetteCurve(await descriptionSpace(embedder, afterTools), counts, config.linkage, ctx.seed) : { tools: 0, byClusters: {} },
       };
-      ctx.report('toolMergeMetatool', {
+      const report = {
         embedder: embedder.id,
         threshold: config.threshold,
         linkage: config.linkage,
@@ -264,10 +283,20 @@ export function mergeToolsMetatoolStage(options: MergeToolsMetatoolConfig = {}):
         merges: merged.map((m) => ({ into: m.tool.name, members: m.members, description: m.tool.description, describedBy: m.describedBy })),
         decompositions: plan.decompositions.map((d) => ({ tool: d.tool, into: decomposed.get(d.tool)!.targets.map((t) => t.name), assignedQueries: Object.keys(d.queries).length })),
         unknownTools: plan.unknownTools,
-        relabelled: out.filter((s, i) => s !== samples[i]).length,
-        silhouette,
-      });
-      return { out };
+      };
+      return { plan: { renamed, decomposed, unconfirmed }, report: { ...report, silhouette }, relabelled: 0 };
+    },
+    run: (sample, ctx) => {
+      const state = ctx.state;
+      if (!state) return sample;
+      const out = relabel(sample, state.plan);
+      if (out !== sample) state.relabelled++;
+      return out;
+    },
+    finish: (state, ctx) => {
+      if (!state) return;
+      const { silhouette, ...report } = state.report;
+      ctx.report('toolMergeMetatool', { ...report, relabelled: state.relabelled, silhouette });
     },
   };
 }

@@ -4,6 +4,7 @@ import { describe, expect, it } from 'vitest';
 import { findNearDuplicates, levenshteinRatio, normalizeText, similarPairs } from '../core/dedup/near-duplicates.ts';
 import { UserError } from '../core/errors.ts';
 import { Rng } from '../core/rng.ts';
+import { applyScanStage } from '../core/stage.ts';
 import { dedupNearStage } from '../stages/dedup-near.ts';
 import { sample, stageContext } from './fixtures/embed/samples.ts';
 
@@ -108,7 +109,7 @@ describe('dedup-near stage', () => {
 
   it('rejects repeats with the reason and the id they repeat', async () => {
     const { ctx, reports } = stageContext();
-    const { out, rejects } = await dedupNearStage({ ratio: 0.9 }).run(samples, ctx);
+    const { out, rejects } = await applyScanStage(dedupNearStage({ ratio: 0.9 }), samples, ctx);
     expect(out.map((s) => s.id)).toEqual(['s1', 's5']);
     expect(rejects!.map((r) => [r.recordId, r.reason, r.duplicateOf])).toEqual([
       ['s2', 'exact_duplicate', 's1'],
@@ -121,7 +122,7 @@ describe('dedup-near stage', () => {
 
   it('can compare only among samples with the same gold tools', async () => {
     const { ctx } = stageContext();
-    const { out, rejects } = await dedupNearStage({ ratio: 0.9, scope: 'label' }).run(samples, ctx);
+    const { out, rejects } = await applyScanStage(dedupNearStage({ ratio: 0.9, scope: 'label' }), samples, ctx);
     expect(out.map((s) => s.id)).toEqual(['s1', 's4', 's5']);
     expect(rejects!.map((r) => r.recordId)).toEqual(['s2', 's3']);
   });

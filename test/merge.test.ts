@@ -4,6 +4,7 @@ import { describe, expect, it } from 'vitest';
 import { UserError } from '../core/errors.ts';
 import { applyScanStage } from '../core/stage.ts';
 import { Sample } from '../core/records.ts';
+import { applyScanStage } from '../core/stage.ts';
 import { AUTO_MERGE_TAG, DECOMPOSE_UNASSIGNED_TAG, mergeToolsMetatoolStage, readDecisionsCsv } from '../stages/merge-tools-metatool.ts';
 import { MERGE_CONFLICT_TAG, mergeToolsMtuStage } from '../stages/merge-tools-mtu.ts';
 import { sample, stageContext, tool } from './fixtures/embed/samples.ts';
@@ -119,7 +120,7 @@ describe('MetaTool-style merging', () => {
   async function run(decisionsFile: (dir: string) => string) {
     const { ctx, reports } = stageContext();
     const file = decisionsFile(ctx.runDir);
-    const { out } = await mergeToolsMetatoolStage({ decisions: file, threshold: 0.5, silhouetteClusters: [2, 3] }).run(samples, ctx);
+    const { out } = await applyScanStage(mergeToolsMetatoolStage({ decisions: file, threshold: 0.5, silhouetteClusters: [2, 3] }), samples, ctx);
     return { out, reports, ctx };
   }
 
@@ -177,7 +178,7 @@ describe('MetaTool-style merging', () => {
     const mergedInto = async (into: string) => {
       const { ctx } = stageContext();
       writeFileSync(join(ctx.runDir, 'd.json'), JSON.stringify({ merge: [{ tools: ['WeatherNow', 'WeatherForecast'], into }] }));
-      const { out } = await mergeToolsMetatoolStage({ decisions: 'd.json', describe: false, silhouetteClusters: [2] }).run(weatherSamples, ctx);
+      const { out } = await applyScanStage(mergeToolsMetatoolStage({ decisions: 'd.json', describe: false, silhouetteClusters: [2] }), weatherSamples, ctx);
       return out.map((s) => s.tools.map((t) => ({ name: t.name, plugin: t.plugin, id: t.provenance?.id })));
     };
     // Named after the second member: its human name, not the first member's ("Weather" would name another tool).
@@ -187,10 +188,10 @@ describe('MetaTool-style merging', () => {
 
   it('without decisions only proposes (and merges proposals when told to)', async () => {
     const { ctx, reports } = stageContext();
-    const { out } = await mergeToolsMetatoolStage({ threshold: 0.5, silhouetteClusters: [2] }).run(samples, ctx);
+    const { out } = await applyScanStage(mergeToolsMetatoolStage({ threshold: 0.5, silhouetteClusters: [2] }), samples, ctx);
     expect(out).toEqual(samples);
     expect((reports.toolMergeMetatool as any).proposals).toBeGreaterThan(0);
-    const merged = await mergeToolsMetatoolStage({ threshold: 0.5, undecided: 'merge', describe: false, silhouetteClusters: [2] }).run(samples, stageContext().ctx);
+    const merged = await applyScanStage(mergeToolsMetatoolStage({ threshold: 0.5, undecided: 'merge', describe: false, silhouetteClusters: [2] }), samples, stageContext().ctx);
     expect(new Set(merged.out.flatMap((s) => s.expected.labels ?? [])).size).toBeLessThan(5);
     // Merges nobody decided send the relabelled samples to review.
     const relabelled = merged.out.filter((s, i) => JSON.stringify(s.expected.labels) !== JSON.stringify(samples[i].expected.labels));

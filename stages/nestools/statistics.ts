@@ -1,6 +1,6 @@
 import { existsSync } from 'node:fs';
 import { Sample, type Call, type ToolSpec } from '../../core/records.ts';
-import type { BatchStage } from '../../core/stage.ts';
+import type { ScanStage } from '../../core/stage.ts';
 import { loadNesToolsSamples } from '../sources/nestools.ts';
 import { taskOf } from './import-export.ts';
 import { valueMentions, type Presence } from './query-values.ts';
@@ -52,9 +52,16 @@ export function viewOfSample(sample: Sample): ChainView {
   return { tools: sample.tools, calls: sample.expected.calls ?? [], task: taskOf(sample) };
 }
 
-export function computeStatistics(samples: ChainView[]): NesToolsStatistics {
-  const stats: NesToolsStatistics = {
-    samples: samples.length,
+export function computeStatistics(samples: Iterable<ChainView>): NesToolsStatistics {
+  const figures = new StatisticsTally();
+  for (const sample of samples) figures.add(sample);
+  return figures.result();
+}
+
+/** The figures counted chain by chain, so a whole set need not be in memory. */
+export class StatisticsTally {
+  private readonly stats: NesToolsStatistics = {
+    samples: 0,
     nestedSamples: 0,
     toolEntries: 0,
     distinctTools: 0,
@@ -72,25 +79,28 @@ export function computeStatistics(samples: ChainView[]): NesToolsStatistics {
     topShapes: [],
     values: { exact: 0, normalised: 0, loose: 0, missing: 0 },
   };
-  const names = new Set<string>();
-  const shapes: Record<string, number> = {};
-  let params = 0;
-  let required = 0;
-  let returns = 0;
-  let calls = 0;
-  let depth = 0;
-  for (const sample of samples) {
+  private readonly names = new Set<string>();
+  private readonly shapes: Record<string, number> = {};
+  private params = 0;
+  private required = 0;
+  private returns = 0;
+  private calls = 0;
+  private depth = 0;
+
+  add(sample: ChainView): void {
+    const stats = this.stats;
+    stats.samples++;
     for (const tool of sample.tools) {
-      names.add(tool.name);
-      params += Object.keys(tool.parameters.properties).length;
-      required += tool.parameters.required.length;
-      returns += Object.keys(tool.returns.properties).length;
+      this.names.add(tool.name);
+      this.params += Object.keys(tool.parameters.properties).length;
+      this.required += tool.parameters.required.length;
+      this.returns += Object.keys(tool.returns.properties).length;
     }
     stats.toolEntries += sample.tools.length;
     const chain = sample.calls;
     const structure = chainStructure(chain);
-    calls += structure.calls;
-    depth += structure.depth;
+    this.calls += structure.calls;
+    this.depth += structure.depth;
     bump(stats.callsDistribution, bucket(structure.calls, 6));
     bump(stats.depthDistribution, bucket(structure.depth, 4));
     stats.args += structure.args;
@@ -98,21 +108,25 @@ export function computeStatistics(samples: ChainView[]): NesToolsStatistics {
     if (structure.nestedArgs) stats.nestedSamples++;
     stats.structures[structure.kind]++;
     if (structure.isolated) stats.withIsolatedCalls++;
-    if (structure.shape) bump(shapes, structure.shape);
+    if (structure.shape) bump(this.shapes, structure.shape);
     for (const mention of valueMentions(sample.task, chain)) stats.values[mention.presence]++;
   }
-  const n = Math.max(1, samples.length);
-  const entries = Math.max(1, stats.toolEntries);
-  stats.distinctTools = names.size;
-  stats.paramsPerTool = params / entries;
-  stats.requiredPerTool = required / entries;
-  stats.returnsPerTool = returns / entries;
-  stats.callsPerSample = calls / n;
-  stats.depth = depth / n;
-  stats.topShapes = Object.entries(shapes)
-    .sort((a, b) => b[1] - a[1] || (a[0] < b[0] ? -1 : 1))
-    .slice(0, 8);
-  return stats;
+
+  result(): NesToolsStatistics {
+    const stats = structuredClone(this.stats);
+    const n = Math.max(1, stats.samples);
+    const entries = Math.max(1, stats.toolEntries);
+    stats.distinctTools = this.names.size;
+    stats.paramsPerTool = this.params / entries;
+    stats.requiredPerTool = this.required / entries;
+    stats.returnsPerTool = this.returns / entries;
+    stats.callsPerSample = this.calls / n;
+    stats.depth = this.depth / n;
+    stats.topShapes = Object.entries(this.shapes)
+      .sort((a, b) => b[1] - a[1] || (a[0] < b[0] ? -1 : 1))
+      .slice(0, 8);
+    return stats;
+  }
 }
 
 function percent(part: number, whole: number): string {
@@ -165,21 +179,23 @@ export interface StatisticsOptions {
   referenceFile?: string;
 }
 
-/** Passes samples through; reports the figures (and the reference's) into the manifest and the log. */
-export function statisticsStage(options: StatisticsOptions): BatchStage<Sample, Sample> {
+/** Passes samples through; reports the figures (and the reference's) into the manifest and the log. Keeps only the running figures. */
+export function statisticsStage(options: StatisticsOptions): ScanStage<Sample, Sample> {
   return {
-    kind: 'batch',
+    kind: 'scan',
     name: 'statistics',
     version: 1,
     input: Sample,
     output: Sample,
-    run: async (samples, ctx) => {
-      const sets = [{ name: 'generated', stats: computeStatistics(samples.map(viewOfSample)) }];
+    collect: (samples, ctx) => {
+      const figures = new StatisticsTally();
+      for (const sample of samples) figures.add(viewOfSample(sample));
+      const sets = [{ name: 'generated', stats: figures.result() }];
       const reference = options.referenceFile ? ctx.resolvePath(options.referenceFile) : undefined;
       if (reference && existsSync(reference)) sets.push({ name: 'reference', stats: computeStatistics(loadNesToolsSamples(reference).map(viewOfSample)) });
       ctx.report('nestools.statistics', Object.fromEntries(sets.map((s) => [s.name, s.stats])));
       ctx.log(`\n${formatStatistics(sets)}`);
-      return { out: samples };
     },
+    run: (sample) => sample,
   };
 }

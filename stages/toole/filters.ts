@@ -1,5 +1,5 @@
 import type { Check, Sample, ToolSpec } from '../../core/records.ts';
-import type { BatchStage, RejectReason } from '../../core/stage.ts';
+import { reject, type RejectReason, type ScanStage } from '../../core/stage.ts';
 import { isSimpleArithmetic } from './arithmetic.ts';
 import { TooleItem, withTag, type QueryMethod, type TooleQuery, type TooleTool } from './records.ts';
 import { containsName, squash, wordCount } from './text.ts';
@@ -100,31 +100,36 @@ export function calculationTools(tools: FilterTool[], options: Pick<FilterOption
   return names;
 }
 
-/** The filter stage over generated queries of the given methods; tools and jobs pass through. */
-export function filterQueriesStage(options: FilterOptions, spec: { name: string; methods: readonly QueryMethod[] }): BatchStage<TooleItem, TooleItem> {
+interface FilterState {
+  filter: FilterContext;
+  counter: FilterCounter;
+}
+
+/**
+ * The filter stage over generated queries of the given methods; tools and jobs pass through. A
+ * whole-set step on a projection: only the tools' names and descriptions are kept between passes.
+ */
+export function filterQueriesStage(options: FilterOptions, spec: { name: string; methods: readonly QueryMethod[] }): ScanStage<TooleItem, TooleItem, FilterState> {
   return {
-    kind: 'batch',
+    kind: 'scan',
     name: spec.name,
     version: 2,
     input: TooleItem,
     output: TooleItem,
-    run: async (items, ctx) => {
-      const filter = filterContext(items.flatMap((item) => (item.kind === 'tool' ? [item.tool] : [])), options);
-      const counter = new FilterCounter();
-      const out: TooleItem[] = [];
-      const rejects: (RejectReason & { record: unknown })[] = [];
+    collect: (items) => {
+      const tools: FilterTool[] = [];
       for (const item of items) {
-        if (item.kind !== 'query' || !spec.methods.includes(item.query.method)) {
-          out.push(item);
-          continue;
-        }
-        const outcome = filterQuery(item.query, filter);
-        if ('reject' in outcome) rejects.push({ ...outcome.reject, recordId: item.id, record: item });
-        else out.push({ ...item, query: counter.count(item.query, outcome.query) });
+        if (item.kind === 'tool') tools.push({ name: item.tool.name, nameForHuman: item.tool.nameForHuman, description: item.tool.description, descriptionForModel: item.tool.descriptionForModel });
       }
-      ctx.report(`toole.filters.${spec.name}`, counter.report(filter));
-      return { out, rejects };
+      return { filter: filterContext(tools, options), counter: new FilterCounter() };
     },
+    run: (item, ctx) => {
+      if (item.kind !== 'query' || !spec.methods.includes(item.query.method)) return item;
+      const outcome = filterQuery(item.query, ctx.state.filter);
+      if ('reject' in outcome) return reject(outcome.reject.reason, outcome.reject.detail, { recordId: item.id });
+      return { ...item, query: ctx.state.counter.count(item.query, outcome.query) };
+    },
+    finish: (state, ctx) => ctx.report(`toole.filters.${spec.name}`, state.counter.report(state.filter)),
   };
 }
 

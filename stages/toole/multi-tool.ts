@@ -1,7 +1,7 @@
 import { Sample, type ToolSpec } from '../../core/records.ts';
 import type { BatchStage, RejectReason, StageContext } from '../../core/stage.ts';
 import multiToolPrompt from '../../prompts/toole-multi-tool.ts';
-import { dedupNearStage } from '../dedup-near.ts';
+import { dedupEntry, DedupNearConfig, findRepeats, reportRepeats } from '../dedup-near.ts';
 import { filterContext, filterQuery, filterToolOf, queryOfSample, withQuery, type FilterOptions } from './filters.ts';
 import { generate } from './jobs.ts';
 import { mostPopular } from './popularity.ts';
@@ -45,13 +45,15 @@ async function pairQueries(pair: [ToolSpec, ToolSpec], count: number, ctx: Stage
 }
 
 export function multiToolStage(options: MultiToolOptions): BatchStage<Sample, Sample> {
-  const dedup = dedupNearStage({ ratio: options.dedupRatio, scope: 'label' });
+  const dedup = DedupNearConfig.parse({ ratio: options.dedupRatio, scope: 'label' });
   return {
     kind: 'batch',
     ...STAGE,
     cardinality: 'fan-out',
     input: SampleInput,
-    output: Sample,
+    // The input samples were validated by the stages before: only the new ones are parsed (below),
+    // so the runner does not copy the whole set once more to validate it.
+    output: SampleInput,
     prompts: { [multiToolPrompt.id]: multiToolPrompt.hash },
     run: async (samples, ctx) => {
       const library = toolLibrary(samples);
@@ -73,18 +75,21 @@ export function multiToolStage(options: MultiToolOptions): BatchStage<Sample, Sa
         if ('reject' in outcome) rejects.push({ ...outcome.reject, recordId: sample.id, record: sample });
         else passed.push(withQuery(sample, outcome.query));
       }
-      const distinct = await dedup.run(passed, { ...ctx, report: (key, value) => ctx.report(`${key}.multiTool`, value) });
-      rejects.push(...(distinct.rejects ?? []));
+      // Near-duplicates among the queries of one pair.
+      const repeats = findRepeats(passed.map((sample) => dedupEntry(sample, dedup)), dedup);
+      for (const [i, why] of repeats.rejects) rejects.push({ ...why, record: passed[i] });
+      reportRepeats(ctx, dedup, passed.length, repeats.rejects.values(), repeats.comparisons, '.multiTool');
+      const kept = passed.filter((_, i) => !repeats.rejects.has(i));
 
       ctx.report('toole.multiTool', {
         popularTools: top.map((t) => ({ tool: t.tool, mergedTools: t.plugins, queries: t.queries })),
         pairs: pairs.length,
         requested: pairs.length * options.perPair,
         generated: generated.length,
-        kept: distinct.out.length,
+        kept: kept.length,
       });
-      ctx.log(`${top.length} most popular tools → ${pairs.length} pairs → ${generated.length} queries, ${distinct.out.length} kept`);
-      return { out: [...samples, ...distinct.out], rejects };
+      ctx.log(`${top.length} most popular tools → ${pairs.length} pairs → ${generated.length} queries, ${kept.length} kept`);
+      return { out: [...samples, ...kept.map((sample) => Sample.parse(sample))], rejects };
     },
   };
 }

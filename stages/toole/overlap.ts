@@ -1,12 +1,12 @@
 import type { Linkage } from '../../core/cluster/index.ts';
 import { createEmbedder, type EmbedderConfig } from '../../core/embed/index.ts';
-import { Sample, type Check } from '../../core/records.ts';
-import { reject, type BatchStage, type MapStage } from '../../core/stage.ts';
+import { Sample, type Check, type ToolSpec } from '../../core/records.ts';
+import { isReject, reject, type MapStage, type ScanStage } from '../../core/stage.ts';
 import reassignPrompt from '../../prompts/toole-reassign-query.ts';
 import { embedTools, overlapPlot } from '../merge-tools-metatool-proposals.ts';
 import { DECOMPOSE_UNASSIGNED_TAG } from '../merge-tools-metatool.ts';
 import { generate } from './jobs.ts';
-import { goldCalls, toolLibrary } from './samples.ts';
+import { goldCalls } from './samples.ts';
 
 /**
  * ToolE's parts of overlap resolution (paper Appendix A.1–A.2) around the shared MetaTool merging
@@ -20,18 +20,46 @@ import { goldCalls, toolLibrary } from './samples.ts';
 
 export const LLM_REASSIGNED_TAG = 'review:llm-reassigned';
 
+interface PlotState<S> {
+  merge: S;
+  /** The tool library received and the one produced (each tool's first definition). */
+  before: Map<string, ToolSpec>;
+  after: Map<string, ToolSpec>;
+}
+
+/** Adds each tool of the sample not yet in the library (the first definition wins). */
+function addTools(library: Map<string, ToolSpec>, sample: Sample): void {
+  for (const tool of sample.tools) if (!library.has(tool.name)) library.set(tool.name, tool);
+}
+
 /**
  * Wraps the merging stage: after it runs, plots the tool library it received and the one it
  * produced (points coloured by their clusters at `clusters`), into the run folder's `toole/`.
  */
-export function withOverlapPlots(merge: BatchStage<Sample, Sample>, options: { embedder: EmbedderConfig; linkage: Linkage; clusters: number }): BatchStage<Sample, Sample> {
+export function withOverlapPlots<S>(merge: ScanStage<Sample, Sample, S>, options: { embedder: EmbedderConfig; linkage: Linkage; clusters: number }): ScanStage<Sample, Sample, PlotState<S>> {
   return {
     ...merge,
-    run: async (samples, ctx) => {
-      const result = await merge.run(samples, ctx);
-      const before = [...toolLibrary(samples).values()];
-      const after = [...toolLibrary(result.out).values()];
-      if (before.length < 2 || after.length < 2) return result;
+    collect: async (samples, ctx) => {
+      const before = new Map<string, ToolSpec>();
+      // The library received is gathered as the merging stage collects.
+      const seen = (function* () {
+        for (const sample of samples) {
+          addTools(before, sample);
+          yield sample;
+        }
+      })();
+      return { merge: (await merge.collect?.(seen, ctx)) as S, before, after: new Map() };
+    },
+    run: async (sample, ctx) => {
+      const out = await merge.run(sample, { ...ctx, state: ctx.state.merge });
+      for (const produced of Array.isArray(out) ? out : [out]) if (!isReject(produced)) addTools(ctx.state.after, produced);
+      return out;
+    },
+    finish: async (state, ctx) => {
+      await merge.finish?.(state.merge, ctx);
+      const before = [...state.before.values()];
+      const after = [...state.after.values()];
+      if (before.length < 2 || after.length < 2) return;
       const embedder = createEmbedder(options.embedder, { gateway: ctx.llm, stage: merge.name, resolvePath: ctx.resolvePath });
       const files = { before: 'toole/overlap-before.html', after: 'toole/overlap-after.html' };
       for (const [which, tools] of [['before', before], ['after', after]] as const) {
@@ -45,7 +73,6 @@ export function withOverlapPlots(merge: BatchStage<Sample, Sample>, options: { e
         ctx.attach(files[which], html);
       }
       ctx.report('toole.overlapPlots', { ...files, toolsBefore: before.length, toolsAfter: after.length });
-      return result;
     },
   };
 }

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { Sample, sampleId, type Call, type ToolSpec } from '../../core/records.ts';
-import type { BatchStage, RejectReason } from '../../core/stage.ts';
+import { reject, type ScanStage } from '../../core/stage.ts';
 import { MULTI_TOOL_SPLIT, SINGLE_TOOL_SPLIT, TooleItem, type QueryItem, type TooleTool } from './records.ts';
 
 /**
@@ -75,32 +75,41 @@ export function querySample(item: QueryItem, tools: Map<string, ToolSpec>): Samp
   };
 }
 
-export function querySamplesStage(): BatchStage<TooleItem, Sample> {
+interface SamplesState {
+  tools: Map<string, ToolSpec>;
+  /** Tools some sample uses. */
+  used: Set<string>;
+}
+
+/** A whole-set step on a projection: only the tool library is kept between the two passes. */
+export function querySamplesStage(): ScanStage<TooleItem, Sample, SamplesState> {
   return {
-    kind: 'batch',
+    kind: 'scan',
     name: 'toole-samples',
     version: 1,
     // Tool records are consumed into the samples' tool lists; every query becomes a sample or a reject.
-    cardinality: 'fan-in',
+    fanOut: true,
     input: TooleItem,
     output: Sample,
-    run: async (items, ctx) => {
-      const tools = new Map(items.flatMap((item) => (item.kind === 'tool' ? [[item.tool.name, toolSpecOf(item.tool)] as const] : [])));
-      const out: Sample[] = [];
-      const rejects: (RejectReason & { record: unknown })[] = [];
+    collect: (items) => {
+      const tools = new Map<string, ToolSpec>();
       for (const item of items) {
         if (item.kind === 'job') throw new Error(`toole-samples: job ${item.id} (${item.job.method}) was never answered; a stage answering it is missing from the pipeline`);
-        if (item.kind !== 'query') continue;
-        const missing = (item.query.tools ?? [item.query.tool]).filter((label) => !tools.has(label));
-        if (missing.length) {
-          rejects.push({ reason: 'unknown_label', detail: `label(s) ${missing.join(', ')} not in the tool library`, recordId: item.id, record: item });
-          continue;
-        }
-        out.push(querySample(item, tools));
+        if (item.kind === 'tool') tools.set(item.tool.name, toolSpecOf(item.tool));
       }
-      const used = new Set(out.flatMap((s) => s.tools.map((t) => t.name)));
+      return { tools, used: new Set() };
+    },
+    run: (item, ctx) => {
+      if (item.kind !== 'query') return [];
+      const { tools, used } = ctx.state;
+      const missing = (item.query.tools ?? [item.query.tool]).filter((label) => !tools.has(label));
+      if (missing.length) return reject('unknown_label', `label(s) ${missing.join(', ')} not in the tool library`, { recordId: item.id });
+      const sample = querySample(item, tools);
+      for (const tool of sample.tools) used.add(tool.name);
+      return [sample];
+    },
+    finish: ({ tools, used }, ctx) => {
       ctx.report('toole.library', { tools: tools.size, withQueries: used.size, withoutQueries: [...tools.keys()].filter((t) => !used.has(t)).sort() });
-      return { out, rejects };
     },
   };
 }

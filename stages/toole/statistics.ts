@@ -101,18 +101,34 @@ export function comparisonTable(ours: QueryFigures, released: QueryFigures | nul
   ]);
 }
 
+/** What the statistics need of one single- or multi-tool sample. */
+export interface StatisticsRow {
+  split: string;
+  query: string;
+  labels: string[];
+  method: string;
+  emotion: string;
+  usage: string;
+}
+
+/** The statistics row of a ToolE sample, or null for a sample of another split (a task set's). */
+export function statisticsRow(sample: Sample): StatisticsRow | null {
+  if (sample.split !== SINGLE_TOOL_SPLIT && sample.split !== MULTI_TOOL_SPLIT) return null;
+  return { split: sample.split, query: sample.dialogue[0].content, labels: sample.expected.labels!, method: String(sample.meta.method), emotion: String(sample.meta.emotion), usage: String(sample.meta.usage ?? 'unmarked') };
+}
+
 /** Reports the figures of the finished dataset (manifest `stats["toole.statistics"]`) and logs the comparison table. */
-export function reportStatistics(samples: Sample[], ctx: StageContext, options: { reference: string | null }): void {
-  const single = samples.filter((s) => s.split === SINGLE_TOOL_SPLIT);
-  const multi = samples.filter((s) => s.split === MULTI_TOOL_SPLIT);
-  const ours = queryFigures(single.map((s) => ({ query: s.dialogue[0].content, tool: s.expected.labels![0] })));
+export function reportStatistics(rows: readonly StatisticsRow[], ctx: StageContext, options: { reference: string | null }): void {
+  const single = rows.filter((s) => s.split === SINGLE_TOOL_SPLIT);
+  const multi = rows.filter((s) => s.split === MULTI_TOOL_SPLIT);
+  const ours = queryFigures(single.map((s) => ({ query: s.query, tool: s.labels[0] })));
   const released = options.reference ? queryFigures(readReleasedCsv(ctx.resolvePath(options.reference), options.reference)) : null;
-  const perMethod = countBy([...single, ...multi].map((s) => String(s.meta.method)));
-  const perEmotion = countBy(single.filter((s) => s.meta.method === 'emotional').map((s) => String(s.meta.emotion)));
+  const perMethod = countBy([...single, ...multi].map((s) => s.method));
+  const perEmotion = countBy(single.filter((s) => s.method === 'emotional').map((s) => s.emotion));
   ctx.report('toole.statistics', {
     perMethod,
     perEmotion,
-    multiTool: { queries: multi.length, pairs: new Set(multi.map((s) => [...s.expected.labels!].sort().join('+'))).size, usage: countBy(multi.map((s) => String(s.meta.usage ?? 'unmarked'))) },
+    multiTool: { queries: multi.length, pairs: new Set(multi.map((s) => [...s.labels].sort().join('+'))).size, usage: countBy(multi.map((s) => s.usage)) },
     singleTool: ours,
     released: released && { file: options.reference, ...released },
     paper: PAPER_TABLE_11,

@@ -1,18 +1,17 @@
 import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { basename, join } from 'node:path';
 import { z } from 'zod';
-import { groupBy } from '../../core/collections.ts';
 import { createEmbedder, type EmbedderConfig } from '../../core/embed/index.ts';
 import { UserError } from '../../core/errors.ts';
 import { readJsonl } from '../../core/jsonl.ts';
 import { Sample, sampleId, type ToolSpec, type Turn } from '../../core/records.ts';
 import type { Rng } from '../../core/rng.ts';
-import type { BatchStage } from '../../core/stage.ts';
-import { mostPopular } from './popularity.ts';
-import { reportStatistics } from './statistics.ts';
+import type { ScanStage } from '../../core/stage.ts';
+import { Popularity, popularityRow } from './popularity.ts';
+import { reportStatistics, statisticsRow, type StatisticsRow } from './statistics.ts';
 import { multiToolCandidates, reliabilityCandidates, similarCandidates, similarityRanking } from './candidates.ts';
 import { MULTI_TOOL_SPLIT, SINGLE_TOOL_SPLIT } from './records.ts';
-import { goldCalls, SampleInput, toolLibrary } from './samples.ts';
+import { goldCalls, SampleInput } from './samples.ts';
 
 /**
  * MetaTool's evaluation task sets (paper §2.3), built from the finished ToolE queries (whose
@@ -94,11 +93,23 @@ export function readScenarios(groups: (string | ScenarioSpec)[], resolvePath: (p
   return out;
 }
 
+/** What a task sample keeps of the ToolE sample it is built from. */
+interface Base {
+  id: string;
+  query: string;
+  labels: string[];
+  lineage: Sample['meta']['lineage'];
+}
+
+function baseOf(sample: Sample): Base {
+  return { id: sample.id, query: sample.dialogue[0].content, labels: sample.expected.labels!, lineage: sample.meta.lineage };
+}
+
 interface Built {
   task: Task;
   query: string;
   /** The base sample the query comes from (absent for awareness negatives). */
-  base?: Sample;
+  base?: Base;
   candidates: ToolSpec[];
   labels: string[];
   assistant: Turn;
@@ -117,7 +128,7 @@ function taskSample(built: Built): Sample {
     expected: { labels: built.labels, ...(built.assistant.calls && { calls: built.assistant.calls }) },
     meta: {
       source: built.base ? { dataset: 'toole', id: built.base.id } : { dataset: 'no-tool-queries' },
-      lineage: built.base?.meta.lineage ?? [],
+      lineage: built.base?.lineage ?? [],
       checks: [],
       tags: [],
       task: built.task,
@@ -126,34 +137,60 @@ function taskSample(built: Built): Sample {
   };
 }
 
-function selection(task: Task, base: Sample, candidates: ToolSpec[], gold: string[], meta: Record<string, unknown> = {}): Built {
+function selection(task: Task, base: Base, candidates: ToolSpec[], gold: string[], meta: Record<string, unknown> = {}): Built {
   const offered = gold.filter((g) => candidates.some((c) => c.name === g));
   const assistant: Turn = offered.length ? { role: 'assistant', content: '', calls: goldCalls(offered) } : { role: 'assistant', content: 'None' };
-  return { task, query: base.dialogue[0].content, base, candidates, labels: offered, assistant, meta: { goldTools: gold, ...meta } };
+  return { task, query: base.query, base, candidates, labels: offered, assistant, meta: { goldTools: gold, ...meta } };
 }
 
 /** Samples needing review (a failed soft check) make poor test items; they are left out of task sets. */
 const clean = (s: Sample) => s.meta.checks.every((c) => c.pass);
 
-export function taskSetsStage(options: TaskSetOptions): BatchStage<Sample, Sample> {
+interface TaskSetsState {
+  /** The task samples, emitted after the last input sample. */
+  tasks: Sample[];
+  /** Input samples left before the last one. */
+  left: number;
+}
+
+/**
+ * A whole-set step on a projection: `collect` keeps of each sample only what the statistics and
+ * the task samples need (id, query, labels, lineage; the tool library), builds the task samples,
+ * and `run` passes the samples through, the task samples after the last one.
+ */
+export function taskSetsStage(options: TaskSetOptions): ScanStage<Sample, Sample, TaskSetsState> {
   return {
-    kind: 'batch',
+    kind: 'scan',
     name: 'toole-task-sets',
     version: 1,
-    cardinality: 'fan-out',
+    fanOut: true,
     input: SampleInput,
     output: Sample,
-    run: async (samples, ctx) => {
+    collect: async (samples, ctx) => {
+      const rows: StatisticsRow[] = [];
+      const library = new Map<string, ToolSpec>();
+      const popularity = new Popularity();
+      const byTool = new Map<string, Base[]>();
+      const multi: Base[] = [];
+      let count = 0;
+      for (const sample of samples) {
+        count++;
+        const row = statisticsRow(sample);
+        if (row) rows.push(row);
+        for (const tool of sample.tools) if (!library.has(tool.name)) library.set(tool.name, tool);
+        popularity.add(popularityRow(sample));
+        if (!clean(sample)) continue;
+        if (sample.split === SINGLE_TOOL_SPLIT) {
+          const label = sample.expected.labels![0];
+          (byTool.get(label) ?? byTool.set(label, []).get(label)!).push(baseOf(sample));
+        } else if (sample.split === MULTI_TOOL_SPLIT) multi.push(baseOf(sample));
+      }
       // The dataset is final here: its statistics first (Appendix A.5), then the task sets built from it.
-      reportStatistics(samples, ctx, { reference: options.statisticsReference });
-      const single = samples.filter((s) => s.split === SINGLE_TOOL_SPLIT);
-      const multi = samples.filter((s) => s.split === MULTI_TOOL_SPLIT);
-      const library = toolLibrary(samples);
+      reportStatistics(rows, ctx, { reference: options.statisticsReference });
       const names = [...library.keys()].sort();
       const specs = (list: string[]) => list.map((n) => library.get(n)!);
       const embedder = createEmbedder(options.embedder, { gateway: ctx.llm, stage: 'toole-task-sets', resolvePath: ctx.resolvePath });
       const ranking = names.length ? similarityRanking(names, await embedder.embed(names.map((n) => library.get(n)!.description))) : new Map<string, string[]>();
-      const byTool = groupBy(single.filter(clean), (s) => s.expected.labels![0]);
       const pick = (tool: string, n: number, rng: Rng) => rng.sample(byTool.get(tool) ?? [], n);
       const built: Built[] = [];
       const skipped: Record<string, number> = {};
@@ -163,7 +200,7 @@ export function taskSetsStage(options: TaskSetOptions): BatchStage<Sample, Sampl
       const negatives = readNoToolQueries(ctx.resolvePath(options.awareness.noToolFile), options.awareness.noToolFile);
       const positives = roundRobin([...byTool.keys()].sort(), (tool) => ctx.rng('awareness', tool).shuffle(byTool.get(tool)!), options.awareness.positives ?? negatives.length);
       for (const base of positives) {
-        built.push({ task: 'awareness', query: base.dialogue[0].content, base, candidates: [], labels: ['yes'], assistant: { role: 'assistant', content: 'yes' }, meta: { label: 'positive', tool: base.expected.labels![0] } });
+        built.push({ task: 'awareness', query: base.query, base, candidates: [], labels: ['yes'], assistant: { role: 'assistant', content: 'yes' }, meta: { label: 'positive', tool: base.labels[0] } });
       }
       for (const negative of negatives) {
         built.push({ task: 'awareness', query: negative.query, candidates: [], labels: ['no'], assistant: { role: 'assistant', content: 'no' }, meta: { label: 'negative', ...(negative.source && { origin: negative.source }) } });
@@ -183,7 +220,7 @@ export function taskSetsStage(options: TaskSetOptions): BatchStage<Sample, Sampl
       }
 
       // Scenarios: the most popular tools (merged-plugin count), and the configured groups.
-      const popular = mostPopular(samples).map((t) => t.tool);
+      const popular = popularity.ranked().map((t) => t.tool);
       const scenarios: ScenarioSpec[] = [...options.scenario.popularity.map((k) => ({ name: `top-${k}`, tools: popular.slice(0, k) })), ...readScenarios(options.scenario.groups, ctx.resolvePath)];
       const scenarioReport: Record<string, { tools: number; unknown: string[]; samples: number }> = {};
       for (const scenario of scenarios) {
@@ -200,8 +237,8 @@ export function taskSetsStage(options: TaskSetOptions): BatchStage<Sample, Sampl
         scenarioReport[scenario.name] = { tools: known.length, unknown, samples: built.length - before };
       }
 
-      for (const base of multi.filter(clean)) {
-        const gold = base.expected.labels!;
+      for (const base of multi) {
+        const gold = base.labels;
         const list = multiToolCandidates(gold, ranking, names, options.multiTool.candidates, options.multiTool.excludeSimilar, ctx.rng('multi-tool', base.id));
         if (list) built.push(selection('multi-tool', base, specs(list), gold));
         else skip('multi-tool');
@@ -214,8 +251,10 @@ export function taskSetsStage(options: TaskSetOptions): BatchStage<Sample, Sampl
         scenarios: scenarioReport,
         embedder: embedder.id,
       });
-      return { out: [...samples, ...tasks] };
+      if (!count && tasks.length) ctx.log(`no ToolE samples: the ${tasks.length} task samples (awareness negatives) have no sample to follow and are left out`);
+      return { tasks, left: count };
     },
+    run: (sample, ctx) => (--ctx.state.left === 0 ? [sample, ...ctx.state.tasks] : [sample]),
   };
 }
 

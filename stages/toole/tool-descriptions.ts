@@ -1,4 +1,4 @@
-import type { BatchStage, RejectReason } from '../../core/stage.ts';
+import { reject, type ScanStage } from '../../core/stage.ts';
 import { PluginRecord } from '../sources/metatool-plugins.ts';
 import { TooleItem, toolItem, type TooleTool } from './records.ts';
 import { contentTokens, squash } from './text.ts';
@@ -31,62 +31,68 @@ export function descriptionProblem(description: string, names: string[], minWord
   return null;
 }
 
-export function toolDescriptionsStage(options: ToolDescriptionOptions): BatchStage<PluginRecord, TooleItem> {
+/** What a later plugin of the same model name is compared with. */
+interface SeenPlugin {
+  index: number;
+  nameForModel: string;
+  descriptionForHuman: string;
+  descriptionForModel: string;
+}
+
+interface DescriptionsState {
+  /** Tool name → the plugin that took it. */
+  seen: Map<string, SeenPlugin>;
+  renamed: string[];
+  plugins: number;
+  tools: number;
+}
+
+/** Decides plugin by plugin in input order; keeps only the names and descriptions of the plugins already taken. */
+export function toolDescriptionsStage(options: ToolDescriptionOptions): ScanStage<PluginRecord, TooleItem, DescriptionsState> {
+  const excluded = new Map(options.exclude.map((e) => [e.tool, e.reason]));
   return {
-    kind: 'batch',
+    kind: 'scan',
     name: 'toole-tool-descriptions',
     version: 1,
     input: PluginRecord,
     output: TooleItem,
-    run: async (plugins, ctx) => {
-      const excluded = new Map(options.exclude.map((e) => [e.tool, e.reason]));
-      const out: TooleItem[] = [];
-      const rejects: (RejectReason & { record: unknown })[] = [];
-      const seen = new Map<string, PluginRecord>();
-      const renamed: string[] = [];
-      for (const plugin of plugins) {
-        const recordId = `${plugin.file}#${plugin.index}:${plugin.nameForModel}`;
-        if (!plugin.nameForModel.trim()) {
-          rejects.push({ reason: 'empty_name', detail: `plugin record ${plugin.index} has no name_for_model`, recordId, record: plugin });
-          continue;
-        }
-        const exclusion = excluded.get(plugin.nameForModel);
-        if (exclusion !== undefined) {
-          rejects.push({ reason: 'excluded_tool', detail: exclusion, recordId, record: plugin });
-          continue;
-        }
-        const problem = descriptionProblem(plugin.descriptionForHuman, [plugin.nameForModel, plugin.nameForHuman], options.minWords);
-        if (problem) {
-          rejects.push({ ...problem, recordId, record: plugin });
-          continue;
-        }
-        const earlier = seen.get(plugin.nameForModel);
-        if (earlier && earlier.descriptionForHuman.trim() === plugin.descriptionForHuman.trim() && earlier.descriptionForModel.trim() === plugin.descriptionForModel.trim()) {
-          rejects.push({ reason: 'duplicate_plugin', detail: `same name and descriptions as record ${earlier.index}`, recordId, duplicateOf: `tool:${earlier.nameForModel}`, record: plugin });
-          continue;
-        }
-        let name = plugin.nameForModel;
-        const tags: string[] = [];
-        if (earlier) {
-          for (let k = 2; seen.has(name); k++) name = `${plugin.nameForModel}_${k}`;
-          tags.push('renamed:duplicate-name');
-          renamed.push(`${plugin.nameForModel} → ${name} (record ${plugin.index})`);
-        }
-        seen.set(name, plugin);
-        const tool: TooleTool = {
-          name,
-          nameForHuman: plugin.nameForHuman.trim(),
-          description: plugin.descriptionForHuman.trim(),
-          descriptionForModel: plugin.descriptionForModel.trim(),
-          provenance: { source: 'metatool', id: plugin.nameForModel, file: plugin.file, index: plugin.index },
-          checks: [],
-          tags,
-        };
-        out.push(toolItem(tool));
+    collect: () => ({ seen: new Map(), renamed: [], plugins: 0, tools: 0 }),
+    keyOf: (plugin) => `${plugin.file}#${plugin.index}:${plugin.nameForModel}`,
+    run: (plugin, ctx) => {
+      const state = ctx.state;
+      state.plugins++;
+      if (!plugin.nameForModel.trim()) return reject('empty_name', `plugin record ${plugin.index} has no name_for_model`);
+      const exclusion = excluded.get(plugin.nameForModel);
+      if (exclusion !== undefined) return reject('excluded_tool', exclusion);
+      const problem = descriptionProblem(plugin.descriptionForHuman, [plugin.nameForModel, plugin.nameForHuman], options.minWords);
+      if (problem) return reject(problem.reason, problem.detail);
+      const earlier = state.seen.get(plugin.nameForModel);
+      if (earlier && earlier.descriptionForHuman === plugin.descriptionForHuman.trim() && earlier.descriptionForModel === plugin.descriptionForModel.trim()) {
+        return reject('duplicate_plugin', `same name and descriptions as record ${earlier.index}`, { duplicateOf: `tool:${earlier.nameForModel}` });
       }
+      let name = plugin.nameForModel;
+      const tags: string[] = [];
+      if (earlier) {
+        for (let k = 2; state.seen.has(name); k++) name = `${plugin.nameForModel}_${k}`;
+        tags.push('renamed:duplicate-name');
+        state.renamed.push(`${plugin.nameForModel} → ${name} (record ${plugin.index})`);
+      }
+      state.seen.set(name, { index: plugin.index, nameForModel: plugin.nameForModel, descriptionForHuman: plugin.descriptionForHuman.trim(), descriptionForModel: plugin.descriptionForModel.trim() });
+      state.tools++;
+      const tool: TooleTool = {
+        name,
+        nameForHuman: plugin.nameForHuman.trim(),
+        description: plugin.descriptionForHuman.trim(),
+        descriptionForModel: plugin.descriptionForModel.trim(),
+        provenance: { source: 'metatool', id: plugin.nameForModel, file: plugin.file, index: plugin.index },
+        checks: [],
+        tags,
+      };
+      return toolItem(tool);
+    },
+    finish: ({ renamed, plugins, tools }, ctx) => {
       if (renamed.length) ctx.log(`renamed ${renamed.length} plugin(s) whose model name another plugin already uses: ${renamed.join('; ')}`);
-      ctx.report('toole.tools', { plugins: plugins.length, tools: out.length, renamed });
-      return { out, rejects };
+      ctx.report('toole.tools', { plugins, tools, renamed });
     },
   };
 }
