@@ -12,7 +12,6 @@ import mergeDescriptionPrompt from '../prompts/metatool-merge-description.ts';
 import { OverlapDecisions, planOverlap, proposalsAsDecisions, readDecisionsFile, type OverlapPlan, type Target } from './merge-tools-metatool-decisions.ts';
 import { proposeMerges, silhouetteCurve, type SilhouetteCurve } from './merge-tools-metatool-proposals.ts';
 import { flagForReview, mapCalls, noteChanges, replaceTools } from './merge-tools-mtu.ts';
-import { settledLlmWork } from './whole-set-llm.ts';
 
 /**
  * MetaTool-style tool merging (paper §2.2.1 "Overlapped issue", Appendix A.1–A.2) on canonical
@@ -253,14 +252,12 @@ export function mergeToolsMetatoolStage(options: MergeToolsMetatoolConfig = {}):
       const decisions = config.decisions ? readDecisions(ctx.resolvePath(config.decisions), config.decisions) : null;
       const plan = planOverlap({ decisions, proposals, tools: names, undecided: config.undecided, source: config.decisions ?? 'proposals' });
 
-      const merged = await settledLlmWork(ctx, NAME, async (llm) => {
-        const made: { tool: ToolSpec; members: string[]; describedBy: string }[] = [];
-        for (const merge of plan.merges) {
-          const members = merge.members.map((m) => library.get(m)!);
-          made.push({ ...(await mergedTool(members, before, indexOf, merge, config, { ...ctx, llm })), members: merge.members });
-        }
-        return made;
-      });
+      // In batch mode the runner collects again once the batch these requests went to has settled.
+      const merged: { tool: ToolSpec; members: string[]; describedBy: string }[] = [];
+      for (const merge of plan.merges) {
+        const members = merge.members.map((m) => library.get(m)!);
+        merged.push({ ...(await mergedTool(members, before, indexOf, merge, config, ctx)), members: merge.members });
+      }
       const renamed = new Map(merged.flatMap(({ tool, members }) => members.map((m) => [m, tool] as const)));
       const targetSpec = (target: Target): ToolSpec => ('merge' in target ? merged[target.merge].tool : library.get(target.tool)!);
       const decomposed = new Map(plan.decompositions.map((d) => [d.tool, { targets: d.into.map(targetSpec), queries: d.queries }]));
