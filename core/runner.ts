@@ -12,7 +12,7 @@ import type { PipelineDefinition } from './pipeline.ts';
 import { Progress, type ProgressOptions } from './progress.ts';
 import { Rejection, Sample, StageStats, formatZodError } from './records.ts';
 import { Rng } from './rng.ts';
-import { isReject, recordKey, type BatchStage, type MapStage, type RejectReason, type ScanStage, type SourceStage, type Stage, type StageContext } from './stage.ts';
+import { isReject, recordKey, type BatchStage, type MapStage, type RejectReason, type ScanMade, type ScanStage, type SourceStage, type Stage, type StageContext } from './stage.ts';
 
 export interface RunStagesOptions {
   pipeline: PipelineDefinition;
@@ -700,9 +700,11 @@ async function runScanStage(
       } else emit(Array.isArray(result) && stage.fanOut ? result : [result], key);
     }
     const finished = await stage.finish?.(state, plain);
-    const made = Array.isArray(finished) ? finished : [];
-    if (made.length && !stage.fanOut) throw new Error(`stage ${stage.name} made ${made.length} records of its own in finish without declaring fanOut`);
-    for (const output of validateOutputs(stage, made, 'finish')) outputs.output(output);
+    const made = Array.isArray(finished) ? { out: finished } : finished && typeof finished === 'object' ? (finished as ScanMade<unknown>) : {};
+    const count = (made.out?.length ?? 0) + (made.rejects?.length ?? 0);
+    if (count && !stage.fanOut) throw new Error(`stage ${stage.name} made ${count} records of its own in finish without declaring fanOut`);
+    for (const output of validateOutputs(stage, made.out ?? [], 'finish')) outputs.output(output);
+    for (const { reject: _flag, ...rejected } of (made.rejects ?? []) as (RejectReason & { record: unknown; reject?: boolean })[]) outputs.reject(Rejection.parse({ stage: stage.name, ...rejected }));
   });
   progress.finish(counts.in);
   return counts;

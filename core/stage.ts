@@ -103,8 +103,17 @@ export interface ScanStage<I, O, S = void> extends StageBase<I, O> {
   keyOf?: (record: I) => string;
   collect?: (records: Iterable<I>, ctx: StageContext) => S | Promise<S>;
   run: (record: I, ctx: StageContext & { key: string; state: S }) => O | O[] | (RejectReason & { reject: true }) | Promise<O | O[] | (RejectReason & { reject: true })>;
-  /** Reports, attachments, and the records the stage makes of its own, written after the others. */
-  finish?: (state: S, ctx: StageContext) => void | O[] | Promise<void | O[]>;
+  /**
+   * Reports, attachments, and the records the stage makes of its own (written after the others),
+   * with the rejects of records it made and did not keep.
+   */
+  finish?: (state: S, ctx: StageContext) => void | O[] | ScanMade<O> | Promise<void | O[] | ScanMade<O>>;
+}
+
+/** What a scan stage's `finish` made of its own: records to write after the others, and the ones it dropped, with why. */
+export interface ScanMade<O> {
+  out?: O[];
+  rejects?: (RejectReason & { record: unknown })[];
 }
 
 /**
@@ -184,7 +193,12 @@ export async function applyScanStage<I, O, S>(stage: ScanStage<I, O, S>, records
     if (isReject(result)) rejects.push(result);
     else out.push(...(Array.isArray(result) && stage.fanOut ? result : [result as O]));
   }
-  out.push(...((await stage.finish?.(state, ctx)) ?? []));
+  const made = await stage.finish?.(state, ctx);
+  if (Array.isArray(made)) out.push(...made);
+  else if (made) {
+    out.push(...(made.out ?? []));
+    rejects.push(...(made.rejects ?? []));
+  }
   return { out, rejects };
 }
 

@@ -204,7 +204,7 @@ describe('runner', () => {
               if (llmInRun) await ctx.llm.embed(['x'], { stage: 'pairs' });
               return asSample(item.id, `${item.n}/${ctx.state.sum}/${ctx.state.same}`);
             },
-            finish: (state) => [asSample('made', `total ${state.sum}`)],
+            finish: (state) => ({ out: [asSample('made', `total ${state.sum}`)], rejects: [{ reason: 'not_kept', detail: 'made, then dropped', recordId: 'dropped', record: { id: 'dropped' } }] }),
           } satisfies ScanStage<z.infer<typeof Item>, Sample, { sum: number; same: boolean }>,
         ],
         exports: {},
@@ -214,7 +214,8 @@ describe('runner', () => {
     expect(yielded).toBe(10);
     const picked = evenlySpaced(Array.from({ length: 10 }, (_, n) => n), 3);
     expect(new DatasetStore(home).samples(result.ref!).map((s) => s.dialogue[0].content)).toEqual([...picked.map((n) => `${n}/${3 + 6}/true`), `total ${3 + 6}`]);
-    expect(result.stats.map((s) => [s.stage, s.in, s.out])).toEqual([['make', 0, 3], ['pairs', 3, 4]]);
+    expect(result.stats.map((s) => [s.stage, s.in, s.out, s.rejected])).toEqual([['make', 0, 3, 0], ['pairs', 3, 4, 1]]);
+    expect(new DatasetStore(home).rejects(result.ref!)).toEqual([{ stage: 'pairs', reason: 'not_kept', detail: 'made, then dropped', recordId: 'dropped', record: { id: 'dropped' } }]);
     await expect(runPipeline({ pipeline: pipeline(true), llm: new OfflineGateway(42), home: mkdtempSync(join(tmpdir(), 'tk-stream-')), projectDir: process.cwd(), progress: { quiet: true } })).rejects.toThrow(/calls the LLM only in collect/);
   });
 

@@ -1,5 +1,5 @@
 import { Sample, type ToolSpec } from '../../core/records.ts';
-import type { BatchStage, RejectReason, StageContext } from '../../core/stage.ts';
+import type { RejectReason, ScanStage, StageContext } from '../../core/stage.ts';
 import multiToolPrompt from '../../prompts/toole-multi-tool.ts';
 import { dedupEntry, DedupNearConfig, findRepeats, reportRepeats } from '../dedup-near.ts';
 import { filterContext, filterQuery, filterToolOf, queryOfSample, withQuery, type FilterOptions } from './filters.ts';
@@ -13,8 +13,8 @@ import { querySample, SampleInput, toolLibrary } from './samples.ts';
  * most popular tools (popularity.ts) are paired every way, and each pair gets queries that need
  * both tools, used in parallel or causally, without naming them; each query keeps both labels.
  * The new queries then pass the same filters as single-tool ones and the shared near-duplicate
- * stage (among the queries of one pair). One whole-set stage: the ~100 requests run concurrently
- * (the gateway's limits apply), a failed one is rejected as its pair with the reason.
+ * stage (among the queries of one pair). One scan stage: the ~100 requests run concurrently in
+ * `collect` (the gateway's limits apply), a failed one is rejected as its pair with the reason.
  */
 export interface MultiToolOptions {
   /** How many of the most popular tools are paired (15). */
@@ -44,18 +44,23 @@ async function pairQueries(pair: [ToolSpec, ToolSpec], count: number, ctx: Stage
   );
 }
 
-export function multiToolStage(options: MultiToolOptions): BatchStage<Sample, Sample> {
+interface MultiToolState {
+  kept: Sample[];
+  rejects: Rejected[];
+}
+
+export function multiToolStage(options: MultiToolOptions): ScanStage<Sample, Sample, MultiToolState> {
   const dedup = DedupNearConfig.parse({ ratio: options.dedupRatio, scope: 'label' });
   return {
-    kind: 'batch',
+    kind: 'scan',
     ...STAGE,
-    cardinality: 'fan-out',
+    fanOut: true,
     input: SampleInput,
-    // The input samples were validated by the stages before: only the new ones are parsed (below),
-    // so the runner does not copy the whole set once more to validate it.
+    // The input samples were validated by the stages before: only the new ones are parsed (in finish).
     output: SampleInput,
     prompts: { [multiToolPrompt.id]: multiToolPrompt.hash },
-    run: async (samples, ctx) => {
+    // Two passes hold the tool library and the popularity counts, not the samples.
+    collect: async (samples, ctx) => {
       const library = toolLibrary(samples);
       const top = mostPopular(samples).filter((t) => library.has(t.tool)).slice(0, options.topTools);
       const pairs: [ToolSpec, ToolSpec][] = [];
@@ -89,7 +94,10 @@ export function multiToolStage(options: MultiToolOptions): BatchStage<Sample, Sa
         kept: kept.length,
       });
       ctx.log(`${top.length} most popular tools → ${pairs.length} pairs → ${generated.length} queries, ${kept.length} kept`);
-      return { out: [...samples, ...kept.map((sample) => Sample.parse(sample))], rejects };
+      return { kept, rejects };
     },
+    // Every sample stays; the multi-tool queries follow them.
+    run: (sample) => sample,
+    finish: ({ kept, rejects }) => ({ out: kept.map((sample) => Sample.parse(sample)), rejects }),
   };
 }

@@ -31,7 +31,7 @@ export function toolSpecOf(tool: TooleTool): ToolSpec {
 }
 
 /** Every distinct tool the samples offer, by name (first definition wins). */
-export function toolLibrary(samples: readonly Sample[]): Map<string, ToolSpec> {
+export function toolLibrary(samples: Iterable<Sample>): Map<string, ToolSpec> {
   const library = new Map<string, ToolSpec>();
   for (const sample of samples) for (const tool of sample.tools) if (!library.has(tool.name)) library.set(tool.name, tool);
   return library;
