@@ -53,17 +53,24 @@ export function* fileLines(path: string, onChunk?: (bytes: Buffer) => void): Gen
  * `onChunk` sees every byte read (a reader can hash the file as it parses it).
  */
 export function* eachJsonl<T = unknown>(path: string, onChunk?: (bytes: Buffer) => void): Generator<T> {
+  for (const { value } of eachJsonlLine<T>(path, onChunk)) yield value;
+}
+
+/** Like `eachJsonl`, with each record's line text (to copy a record unchanged without writing it again). */
+export function* eachJsonlLine<T = unknown>(path: string, onChunk?: (bytes: Buffer) => void): Generator<{ value: T; text: string }> {
   if (!existsSync(path)) return;
   let number = 0;
   for (const { bytes } of fileLines(path, onChunk)) {
     number++;
     const text = bytes.toString('utf8').trim();
     if (!text) continue;
+    let value: T;
     try {
-      yield JSON.parse(text) as T;
+      value = JSON.parse(text) as T;
     } catch (error) {
       throw new UserError(`${path}:${number}: not valid JSON (${(error as Error).message}); fix or remove that line`);
     }
+    yield { value, text };
   }
 }
 
@@ -116,7 +123,12 @@ export class JsonlWriter {
   }
 
   write(record: unknown): void {
-    const line = JSON.stringify(record) + '\n';
+    this.writeText(JSON.stringify(record));
+  }
+
+  /** A record already serialised as one line of JSON (no newline). */
+  writeText(text: string): void {
+    const line = text + '\n';
     this.pending.push(line);
     this.pendingLength += line.length;
     this.count++;

@@ -4,7 +4,7 @@ import PQueue from 'p-queue';
 import { z } from 'zod';
 import { countBy } from './collections.ts';
 import { UserError, fileSystemMessage, messageOf } from './errors.ts';
-import { eachJsonl, Journal, JsonlWriter, readJsonl, writeFileAtomic, writeJsonlAtomic } from './jsonl.ts';
+import { eachJsonl, eachJsonlLine, Journal, JsonlWriter, readJsonl, writeFileAtomic, writeJsonlAtomic } from './jsonl.ts';
 import { BatchRound, checkBatchesInFlight } from './llm/batch-round.ts';
 import { observeResults } from './llm/observe.ts';
 import { TRANSPORT_FAILURES, type LlmGateway, type UsageReport } from './llm/types.ts';
@@ -590,6 +590,12 @@ class StageOutputs {
     this.counts.out++;
   }
 
+  /** A record already serialised as one line of JSON. */
+  outputText(text: string): void {
+    this.out.writeText(text);
+    this.counts.out++;
+  }
+
   reject(rejection: Rejection): void {
     this.rejects.write(rejection);
     this.counts.rejected++;
@@ -673,10 +679,12 @@ async function runScanStage(
   checkInput: boolean,
 ): Promise<StageCounts> {
   const progress = new Progress(stage.name, input.count, options.progress);
-  const records = function* (): Generator<{ raw: unknown; record: unknown }> {
+  const records = function* (): Generator<{ raw: unknown; record: unknown; text: string }> {
     let i = 0;
-    for (const raw of eachJsonl(input.path)) yield { raw, record: validateInput(stage, raw, i++, checkInput) };
+    for (const { value, text } of eachJsonlLine(input.path)) yield { raw: value, record: validateInput(stage, value, i++, checkInput), text };
   };
+  // A record passed on unchanged was checked where it was made: its line is copied, not validated and written again.
+  const copyUnchanged = !checkInput && stage.output === stage.input;
   // Each pass of `collect` over its input reads the file again.
   const passes: Iterable<unknown> = {
     *[Symbol.iterator]() {
@@ -690,11 +698,12 @@ async function runScanStage(
       if (produced.length > 1 && !stage.fanOut) throw new Error(`stage ${stage.name} emitted ${produced.length} records for one input without declaring fanOut`);
       for (const output of validateOutputs(stage, produced, `record ${key}`)) outputs.output(output);
     };
-    for (const { raw, record } of records()) {
+    for (const { raw, record, text } of records()) {
       outputs.counts.in++;
       const key = recordKey(stage, record);
       const result = await stage.run(record, { ...plain, key, state, rng: (...keys) => ctx.rng(key, ...keys) });
-      if (isReject(result)) {
+      if (copyUnchanged && (result === record || (stage.fanOut && Array.isArray(result) && result.length === 1 && result[0] === record))) outputs.outputText(text);
+      else if (isReject(result)) {
         const { reject: _flag, ...reason } = result;
         outputs.reject(Rejection.parse({ stage: stage.name, ...reason, recordId: reason.recordId ?? key, record: raw }));
       } else emit(Array.isArray(result) && stage.fanOut ? result : [result], key);

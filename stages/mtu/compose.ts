@@ -224,16 +224,20 @@ function drawCompatible(pool: Single[], k: number, rng: Rng, taken: ToolSpec[] =
 }
 
 interface Composition {
-  made: Sample[];
+  /** The jobs in order, with the message the LLM wrote for each (undefined when it failed). */
+  jobs: { job: Job; message?: string }[];
   failures: string[];
+  /** The samples the jobs take, as JSON text, gathered while the samples pass through. */
+  texts: Map<string, string>;
 }
 
 /**
- * Decides the compositions in passes over the input, holding only what deciding needs: the
- * single-tool requests of each split (ids, tools, request text), then the jobs, then the source
- * samples the chosen jobs take (as JSON text until they are built).
+ * Decides the compositions in two passes over the input, holding only what deciding needs: the
+ * single-tool requests of each split (ids, tools, request text), then the jobs; asks the LLM for
+ * each job's message. The samples the jobs take are kept (as JSON text) as they pass through `run`,
+ * and the composed samples built in `finish`.
  */
-async function compose(samples: Iterable<Sample>, options: MtuConfig['compose'], ctx: StageContext): Promise<Composition> {
+async function planCompositions(samples: Iterable<Sample>, options: MtuConfig['compose'], ctx: StageContext): Promise<Composition> {
   // Pass 1: the single-tool requests, per split in order of first appearance.
   const singles = new Map<string, Single[]>();
   for (const sample of samples) {
@@ -265,22 +269,17 @@ async function compose(samples: Iterable<Sample>, options: MtuConfig['compose'],
     }
   }
   const unique = [...new Map(jobs.map((j) => [j.id, j])).values()];
-  // Pass 3: the samples the jobs take.
-  const wanted = new Set(unique.flatMap((job) => job.sources));
-  const texts = new Map<string, string>();
-  for (const sample of samples) if (wanted.has(sample.id) && !texts.has(sample.id)) texts.set(sample.id, JSON.stringify(sample));
-  const source = (id: string) => JSON.parse(texts.get(id)!) as Sample;
-
   const failures: string[] = [];
-  const composed = await Promise.all(
+  const asked = await Promise.all(
     unique.map(async (job) => {
       const requests = job.parts.map((p, i) => `${i + 1}. ${p}`).join('\n');
       const result = await ctx.llm.generate(mtuComposePrompt, { mode: job.mode, requests, parts: job.parts }, { stage: 'compose-multi-tool', key: job.id });
-      if (!result.ok) return void failures.push(result.reason);
-      return job.build(result.value.message, source);
+      if (!result.ok) failures.push(result.reason);
+      return { job, message: result.ok ? result.value.message : undefined };
     }),
   );
-  return { made: composed.filter((s): s is Sample => !!s), failures };
+  const texts = new Map(unique.flatMap((job) => job.sources).map((id) => [id, '']));
+  return { jobs: asked, failures, texts };
 }
 
 export function composeStage(options: MtuConfig['compose']): ScanStage<Sample, Sample, Composition> {
@@ -292,10 +291,15 @@ export function composeStage(options: MtuConfig['compose']): ScanStage<Sample, S
     input: Sample,
     output: Sample,
     prompts: { [mtuComposePrompt.id]: mtuComposePrompt.hash },
-    collect: (samples, ctx) => compose(samples, options, ctx),
-    // Every sample stays; the composed ones follow them.
-    run: (sample) => sample,
-    finish: ({ made, failures }, ctx) => {
+    collect: (samples, ctx) => planCompositions(samples, options, ctx),
+    // Every sample stays; the ones a job takes are kept until the composed samples are built.
+    run: (sample, { state }) => {
+      if (state.texts.get(sample.id) === '') state.texts.set(sample.id, JSON.stringify(sample));
+      return sample;
+    },
+    finish: ({ jobs, failures, texts }, ctx) => {
+      const source = (id: string) => JSON.parse(texts.get(id)!) as Sample;
+      const made = jobs.flatMap(({ job, message }) => (message === undefined ? [] : [job.build(message, source)]));
       ctx.report('composition', { made: countBy(made.map((s) => s.meta.tags.find((t) => t.startsWith('composed:'))!.slice(9))), failed: countBy(failures) });
       return made;
     },
