@@ -418,6 +418,14 @@ class OrderedRelease {
   private wake: (() => void) | undefined;
   /** Entries just finished, handed over without reading them back (a few: the rest are read from the journal). */
   private readonly recent = new Map<number, JournalEntry>();
+  /** Entries below this index are known to be made for the records now at their index (a resumed run's entries are checked as the stage reaches them). */
+  private confirmed = 0;
+
+  /** The stage has checked its journal entries for its first `count` records. */
+  checked(count: number): void {
+    this.confirmed = count;
+    this.changed();
+  }
 
   constructor(private readonly journalPath: string) {}
 
@@ -436,6 +444,7 @@ class OrderedRelease {
 
   ended(total: number): void {
     this.total = total;
+    this.confirmed = total;
     this.changed();
   }
 
@@ -455,7 +464,7 @@ class OrderedRelease {
       for (let next = 0; ; ) {
         if (this.failure) throw this.failure.error;
         if (signal.aborted) return;
-        if (this.done.has(next)) {
+        if (next < this.confirmed && this.done.has(next)) {
           const entry = this.recent.get(next) ?? this.done.read(fd, next);
           this.recent.delete(next++);
           for (const record of entry.out ?? []) yield record;
@@ -547,6 +556,7 @@ async function runMapStage(
         // A journalled entry stands for this record only if it was made for it: records of a stage
         // still running can shift when a resumed run redoes one that could not reach the endpoint.
         if (done.has(i) && !done.madeFor(i, prepareRecord(stage, raw, i, checkInput).key)) done.delete(i);
+        flow.release?.checked(i + 1);
         if (!done.has(i)) {
           // Backpressure: only a few records wait in the queue, so the input is never all in memory.
           await queue.onSizeLessThan(concurrency);
