@@ -580,7 +580,6 @@ async function runMapStage(
   return writeInInputOrder(stage, input, journalPath, done, files);
 }
 
-/** The stage's outputs and rejects, in the order of its input, from the journal entries. */
 /**
  * A stage's `out.jsonl` and `rejects.jsonl`, written side by side in one pass and counted; both
  * appear whole (renamed into place by `commit`) or not at all.
@@ -664,8 +663,7 @@ async function runSourceStage(stage: SourceStage<unknown>, ctx: StageContext, fi
       let i = 0;
       let next = 0;
       for (const record of eachJsonl(all.out)) {
-        // The indexes evenlySpaced picks: floor(k · total / limit) for k = 0, 1, …
-        if (next < Math.min(limit, total) && i === (limit >= total ? next : Math.floor((next * total) / limit))) {
+        if (next < Math.min(limit, total) && i === evenlySpacedIndex(next, total, limit)) {
           outputs.output(record);
           next++;
         }
@@ -793,7 +791,12 @@ async function runBatchStage(
  */
 export function evenlySpaced<T>(records: readonly T[], limit: number): T[] {
   if (limit >= records.length) return records.slice();
-  return Array.from({ length: limit }, (_, i) => records[Math.floor((i * records.length) / limit)]);
+  return Array.from({ length: limit }, (_, k) => records[evenlySpacedIndex(k, records.length, limit)]);
+}
+
+/** The index of the `k`-th of `limit` records spread evenly over `total`. */
+function evenlySpacedIndex(k: number, total: number, limit: number): number {
+  return limit >= total ? k : Math.floor((k * total) / limit);
 }
 
 /** The stage table printed at the end of a run: in = out + rejected (− fanned) per stage. */

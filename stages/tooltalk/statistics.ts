@@ -89,7 +89,7 @@ export function statisticsStage(options: { referenceDir?: string }): ScanStage<S
     version: 1,
     input: Sample,
     output: Sample,
-    collect: (samples) => [...samples].map(figuresOfSample),
+    collect: (samples) => Array.from(samples, figuresOfSample),
     run: (sample) => sample,
     finish: (figures, ctx) => {
       const ours = summarise(figures);
