@@ -1,0 +1,53 @@
+import type { Json } from '../../core/records.ts';
+
+/**
+ * ACEBench's released layout: one pair of JSON Lines files per category and language,
+ * `data_<lang>/data_<category>.json` and `data_<lang>/possible_answer/data_<category>.json`.
+ * Every ACEBench stage speaks of categories and records in these terms.
+ */
+
+export const ACE_LANGUAGES = ['en', 'zh'] as const;
+export type AceLanguage = (typeof ACE_LANGUAGES)[number];
+
+export const ACE_NORMAL_CATEGORIES = [
+  'normal_single_turn_single_function',
+  'normal_single_turn_parallel_function',
+  'normal_multi_turn_user_adjust',
+  'normal_multi_turn_user_switch',
+  'normal_similar_api',
+  'normal_preference',
+  'normal_atom_bool',
+  'normal_atom_enum',
+  'normal_atom_list',
+  'normal_atom_number',
+  'normal_atom_object_short',
+  'normal_atom_object_deep',
+] as const;
+export const ACE_SPECIAL_CATEGORIES = ['special_incomplete', 'special_error_param', 'special_irrelevant'] as const;
+export const ACE_AGENT_CATEGORIES = ['agent_multi_step', 'agent_multi_turn'] as const;
+export const ACE_CATEGORIES = [...ACE_NORMAL_CATEGORIES, ...ACE_SPECIAL_CATEGORIES, ...ACE_AGENT_CATEGORIES] as const;
+export type AceCategory = (typeof ACE_CATEGORIES)[number];
+
+/** The file a category's records and answers live in, inside `data_<lang>/` and `data_<lang>/possible_answer/`. */
+export function aceFileName(category: AceCategory): string {
+  return `data_${category}.json`;
+}
+
+/** One function offered to the model, in the released shape (key order as released). */
+export type AceFunction = { name: string; description: string; parameters: Json } & Record<string, Json>;
+
+/**
+ * One released record and its answer, exactly as the files hold them: `data` is the line of
+ * `data_<category>.json` (`id`, `question`, `function`, `time` | `profile`, or for agent records
+ * `initial_config`, `path`, `involved_classes`), `answer` the line of `possible_answer/` with the
+ * same id (`ground_truth`, and `mile_stone` for agent records), or null when the release has none.
+ */
+export interface AceRecord {
+  category: AceCategory;
+  language: AceLanguage;
+  data: { id: string; question: string; function: AceFunction[] } & Record<string, Json>;
+  answer: { id: string; ground_truth: Json } & Record<string, Json> | null;
+}
+
+/** The sentence every `special_irrelevant` answer holds (in both languages' files). */
+export const IRRELEVANT_ANSWER = 'Due to the limitations of the function, I cannot solve this problem.';
