@@ -90,9 +90,21 @@ function stringByName(name: string, rng: Rng, options: ValueOptions): string {
  * (`\d \w \s`), classes with ranges, groups with alternatives, and the quantifiers `? * + {n} {n,m}`.
  * Undefined when the pattern uses anything else or the result does not match.
  */
-export function stringForPattern(pattern: string, rng: Rng): string | undefined {
+export function stringForPattern(pattern: string, rng: Rng, length: { min?: number; max?: number } = {}): string | undefined {
+  // Unbounded repeats (`+`, `*`) get a few occurrences, more when the schema asks for a longer string.
+  const repeatMin = Math.max(3, length.min ?? 0);
+  const repeatMax = Math.min(Math.max(8, repeatMin + 4), length.max ?? Infinity);
   let pos = 0;
   const src = pattern;
+  // Reads the escape after a backslash at `pos` (`\d`, `\u4e00`, `\.`) and moves past it.
+  const readEscape = (): string[] => {
+    const letter = src[pos++];
+    if (letter === 'u' && /^[0-9a-fA-F]{4}$/.test(src.slice(pos, pos + 4))) {
+      pos += 4;
+      return [String.fromCharCode(Number.parseInt(src.slice(pos - 4, pos), 16))];
+    }
+    return classOf(letter);
+  };
   const classOf = (escape: string): string[] => {
     if (escape === 'd') return [...'0123456789'];
     if (escape === 'w') return [...'abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789'];
@@ -126,16 +138,12 @@ export function stringForPattern(pattern: string, rng: Rng): string | undefined 
         if (negate) throw new Error('negated class');
         const chars: string[] = [];
         while (pos < src.length && src[pos] !== ']') {
-          let c = src[pos++];
-          let set: string[];
-          if (c === '\\') set = classOf(src[pos++]);
-          else set = [c];
+          const c = src[pos++];
+          const set = c === '\\' ? readEscape() : [c];
           if (set.length === 1 && src[pos] === '-' && src[pos + 1] !== ']' && pos + 1 < src.length) {
             pos++;
-            let end = src[pos++];
-            if (end === '\\') end = src[pos++];
-            c = set[0];
-            for (let code = c.charCodeAt(0); code <= end.charCodeAt(0); code++) chars.push(String.fromCharCode(code));
+            const end = src[pos] === '\\' ? (pos++, readEscape()[0]) : src[pos++];
+            for (let code = set[0].charCodeAt(0); code <= end.charCodeAt(0); code++) chars.push(String.fromCharCode(code));
           } else chars.push(...set);
         }
         pos++;
@@ -143,8 +151,8 @@ export function stringForPattern(pattern: string, rng: Rng): string | undefined 
         const plain = chars.filter((c) => /[A-Za-z0-9]/.test(c));
         atom = () => rng.pick(plain.length ? plain : chars);
       } else if (ch === '\\') {
-        const set = classOf(src[pos + 1]);
-        pos += 2;
+        pos++;
+        const set = readEscape();
         atom = () => rng.pick(set);
       } else if (ch === '.') {
         pos++;
@@ -157,8 +165,7 @@ export function stringForPattern(pattern: string, rng: Rng): string | undefined 
       let max = 1;
       const q = src[pos];
       if (q === '?') [min, max, pos] = [0, 1, pos + 1];
-      // Unbounded repeats get a few occurrences: enough to read as a word or a number.
-      else if (q === '*' || q === '+') [min, max, pos] = [3, 8, pos + 1];
+      else if (q === '*' || q === '+') [min, max, pos] = [repeatMin, Math.max(repeatMin, repeatMax), pos + 1];
       else if (q === '{') {
         const close = src.indexOf('}', pos);
         const [a, b] = src.slice(pos + 1, close).split(',');
@@ -173,10 +180,22 @@ export function stringForPattern(pattern: string, rng: Rng): string | undefined 
   };
   try {
     const value = parseAlternatives()();
-    return new RegExp(pattern, 'u').test(value) ? value : undefined;
+    return matches(pattern, value) ? value : undefined;
   } catch {
     return undefined;
   }
+}
+
+/** Whether `value` matches `pattern`, read as Unicode where it compiles so, else as a plain regex (released patterns escape freely). */
+function matches(pattern: string, value: string): boolean {
+  for (const flags of ['u', '']) {
+    try {
+      return new RegExp(pattern, flags).test(value);
+    } catch {
+      // try the next reading
+    }
+  }
+  return false;
 }
 
 // ------------------------------------------------------------------ values
@@ -196,7 +215,8 @@ export function synthesiseValue(schema: Json | undefined, name: string, rng: Rng
       const max = typeof s.maximum === 'number' ? s.maximum : typeof s.exclusiveMaximum === 'number' ? s.exclusiveMaximum - 1 : Math.max(min, 0) + 100;
       const low = Math.ceil(min);
       const high = Math.floor(max);
-      if (type === 'integer' || rng.chance(0.5) || high < low) return high >= low ? rng.int(low, high) : low;
+      if (type === 'integer') return high >= low ? rng.int(low, high) : low;
+      if (high >= low && rng.chance(0.5)) return rng.int(low, high);
       return Math.round((min + rng.next() * (max - min)) * 10) / 10;
     }
     case 'array': {
@@ -234,16 +254,24 @@ function synthesiseString(s: Schema, name: string, rng: Rng, options: ValueOptio
       return stringByName('email', rng, options);
     case 'uri':
       return stringByName('url', rng, options);
+    case 'ipv4':
+      return `192.168.${rng.int(0, 255)}.${rng.int(1, 254)}`;
+    case 'hostname':
+      return `${rng.pick(['api', 'files', 'mail'])}.example.com`;
+    case 'uuid':
+      return stringForPattern('^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$', rng)!;
   }
+  const minLength = typeof s.minLength === 'number' ? s.minLength : 0;
+  const maxLength = typeof s.maxLength === 'number' ? s.maxLength : Infinity;
   if (typeof s.pattern === 'string') {
-    const value = stringForPattern(s.pattern, rng);
-    if (value !== undefined) return value;
+    for (let tries = 0; tries < 10; tries++) {
+      const value = stringForPattern(s.pattern, rng, { min: minLength, max: maxLength });
+      if (value !== undefined && value.length >= minLength && value.length <= maxLength) return value;
+    }
   }
   let value = stringByName(name, rng, options);
   if (/date/i.test(name) && !/update/i.test(name)) value = day;
   else if (/time$/i.test(name) && !/timezone/i.test(name)) value = time;
-  const minLength = typeof s.minLength === 'number' ? s.minLength : 0;
-  const maxLength = typeof s.maxLength === 'number' ? s.maxLength : Infinity;
   while (value.length < minLength) value += options.language === 'zh' ? '，请尽快处理' : ' and more';
   return value.slice(0, maxLength);
 }
