@@ -19,14 +19,34 @@ interface Released {
   answer: { id: string; ground_truth: Json };
 }
 
-function releasedFirst(lang: 'en' | 'zh', category: string): Released {
-  const line = (dir: string) => JSON.parse(readFileSync(new URL(`data_${lang}/${dir}data_${category}.json`, REFERENCE), 'utf8').split('\n')[0]);
+function releasedAt(lang: 'en' | 'zh', category: string, i: number): Released {
+  const line = (dir: string) => JSON.parse(readFileSync(new URL(`data_${lang}/${dir}data_${category}.json`, REFERENCE), 'utf8').split('\n')[i]);
   return { data: line(''), answer: line('possible_answer/') };
+}
+
+function releasedFirst(lang: 'en' | 'zh', category: string): Released {
+  return releasedAt(lang, category, 0);
+}
+
+/**
+ * The first released record of an atom category whose gold function has a top-level parameter of
+ * the kind (the release files some records under a kind by a nested parameter: object_deep's first
+ * record fills an object of lists, which `atomKindsOf` calls object_short).
+ */
+function releasedOfKind(lang: 'en' | 'zh', category: string): Released {
+  const kind = category.slice('normal_atom_'.length);
+  for (let i = 0; ; i++) {
+    const record = releasedAt(lang, category, i);
+    const gt = record.answer.ground_truth;
+    if (Array.isArray(gt)) continue;
+    const fn = record.data.function.find((f) => f.name === Object.keys(gt as object)[0]);
+    if (fn && Object.values(parametersOf(fn).properties).some((p) => atomKindsOf(p).has(kind as never))) return record;
+  }
 }
 
 /** A candidate set like the sampler's, made of a released record's functions and gold function names. */
 function candidateSet(lang: 'en' | 'zh', category: AceCategory, n = 3): CandidateSet {
-  const { data, answer } = releasedFirst(lang, category);
+  const { data, answer } = category.startsWith('normal_atom_') ? releasedOfKind(lang, category) : releasedFirst(lang, category);
   const names = new Set(data.function.map((fn) => fn.name));
   const gt = answer.ground_truth as Record<string, Json>;
   let targets = Object.keys(gt).map((key) => (names.has(key) ? key : key.replace(/_\d+$/, '')));
@@ -107,7 +127,7 @@ describe('single-turn generation (offline)', () => {
   it('preference: a gold value comes from the profile and not from the question', async () => {
     const record = await single(candidateSet('en', 'normal_preference'));
     const args = Object.values(record.answer.ground_truth as Record<string, Record<string, Json>>)[0];
-    const fromProfile = Object.values(args).filter((v) => (typeof v === 'string' || typeof v === 'number') && record.data.profile!.includes(String(v)) && !record.data.question.includes(String(v)));
+    const fromProfile = Object.values(args).filter((v) => (typeof v === 'string' || typeof v === 'number') && String(record.data.profile).includes(String(v)) && !record.data.question.includes(String(v)));
     expect(fromProfile.length).toBeGreaterThan(0);
   });
 
