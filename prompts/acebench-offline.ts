@@ -63,7 +63,7 @@ export function requestSentence(call: OfflineCall, language: OfflineLanguage, rn
   }
   const what = `${rng.pick(OPENERS_EN)} ${clause(call.description)} (${call.name})`;
   const sentence = `${what}${words ? ` with ${words}` : ''}.`;
-  return lead ? `${lead}${sentence.charAt(0).toLowerCase()}${sentence.slice(1)}` : sentence;
+  return lead && !sentence.startsWith('I ') ? `${lead}${sentence.charAt(0).toLowerCase()}${sentence.slice(1)}` : `${lead}${sentence}`;
 }
 
 /** The lead of a request after the first: "Also, " / "另外，". */

@@ -264,6 +264,11 @@ function synthesiseString(s: Schema, name: string, rng: Rng, options: ValueOptio
   const minLength = typeof s.minLength === 'number' ? s.minLength : 0;
   const maxLength = typeof s.maxLength === 'number' ? s.maxLength : Infinity;
   if (typeof s.pattern === 'string') {
+    // A realistic value that already fits reads better than one drawn from the pattern ("2024-03-12", not "4013-57-87").
+    const pattern = s.pattern;
+    const fits = (value: string) => value.length >= minLength && value.length <= maxLength && matches(pattern, value);
+    const natural = [day, time, `${day}T${time}:00Z`, `${day}T${time}:00`, stringByName(name, rng, options)].find(fits);
+    if (natural) return natural;
     for (let tries = 0; tries < 10; tries++) {
       const value = stringForPattern(s.pattern, rng, { min: minLength, max: maxLength });
       if (value !== undefined && value.length >= minLength && value.length <= maxLength) return value;
