@@ -161,7 +161,7 @@ function checkProperty(schema: Record<string, unknown>, path: string, problems: 
   }
   if (schema.pattern !== undefined) {
     try {
-      new RegExp(String(schema.pattern), 'u');
+      new RegExp(String(schema.pattern));
     } catch (error) {
       problems.push({ path: `${path}.pattern`, message: `does not compile: ${(error as Error).message}` });
     }
@@ -200,7 +200,8 @@ function hasType(value: unknown, type: string): boolean {
  * Problems name the argument path (`dateRange.startDate`, `items[2].quantity`).
  */
 export class ArgumentValidator {
-  private readonly ajv = new Ajv({ allErrors: true, strict: false, logger: false, validateFormats: true });
+  // Patterns compile without the u flag, as released schemas are written (`\-` inside a class).
+  private readonly ajv = new Ajv({ allErrors: true, strict: false, logger: false, validateFormats: true, unicodeRegExp: false });
   private readonly compiled = new Map<string, ValidateFunction>();
 
   constructor() {
