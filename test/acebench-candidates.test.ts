@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import { lexicalEmbedder } from '../core/embed/index.ts';
+import { cosine, lexicalEmbedder } from '../core/embed/index.ts';
 import { readJsonl } from '../core/jsonl.ts';
 import { OfflineGateway } from '../core/llm/offline.ts';
 import { definePipeline } from '../core/pipeline.ts';
@@ -13,7 +13,7 @@ import { checkApisStage } from '../stages/acebench/api-check.ts';
 import { ApiRecord } from '../stages/acebench/api-pool.ts';
 import { synthesiseApisStage } from '../stages/acebench/api-synthesis.ts';
 import { contextTreeStage } from '../stages/acebench/api-tree.ts';
-import { CandidateSet, RELEASED_INSTANCES, candidateCounts, candidatesStage, cosine, poolApi } from '../stages/acebench/candidates.ts';
+import { CandidateSet, RELEASED_INSTANCES, candidateCounts, candidatesStage, poolApi } from '../stages/acebench/candidates.ts';
 import { ACE_CATEGORIES, aceFileName, functionAtomKinds, type AtomKind } from '../stages/acebench/record.ts';
 
 const projectDir = new URL('..', import.meta.url).pathname;

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { createEmbedder, type EmbedderConfig } from '../../core/embed/index.ts';
+import { cosine, createEmbedder, type EmbedderConfig } from '../../core/embed/index.ts';
 import { UserError } from '../../core/errors.ts';
 import { jsonTypeOf } from '../../core/json-schema.ts';
 import type { Json } from '../../core/records.ts';
@@ -168,18 +168,6 @@ interface LanguagePool {
   apis: PoolApi[];
   vectors: Float32Array[];
   edges: Map<number, { to: number; via: 'return' | 'parameter'; key: string }[]>;
-}
-
-export function cosine(a: ArrayLike<number>, b: ArrayLike<number>): number {
-  let dot = 0;
-  let na = 0;
-  let nb = 0;
-  for (let k = 0; k < a.length; k++) {
-    dot += a[k] * b[k];
-    na += a[k] * a[k];
-    nb += b[k] * b[k];
-  }
-  return na && nb ? dot / Math.sqrt(na * nb) : 0;
 }
 
 /** Which APIs may be the (first) target of a category's instance. */
