@@ -8,7 +8,7 @@ import { hasEmbeddings, type Embedder } from './types.ts';
 export { lexicalEmbedder, LexicalAnalyzer, splitWords, stem, DEFAULT_SYNONYMS, type LexicalOptions } from './lexical.ts';
 export { openaiEmbedder, type OpenAIEmbedderOptions } from './openai.ts';
 export { transformersEmbedder, type TransformersEmbedderOptions } from './transformers.ts';
-export { checkVectors, hasEmbeddings, joinViews, type Embedder, type EmbeddingGateway, type Vector } from './types.ts';
+export { checkVectors, cosine, hasEmbeddings, joinViews, type Embedder, type EmbeddingGateway, type Vector } from './types.ts';
 
 /** Which embedder a pipeline config asks for (`{ kind: 'lexical' }` by default). */
 export const EmbedderConfig = z.discriminatedUnion('kind', [

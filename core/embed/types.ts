@@ -36,6 +36,19 @@ export function checkVectors(vectors: readonly Vector[], expected: number, sourc
   });
 }
 
+/** Cosine of two vectors (0 when either is all zeros). */
+export function cosine(a: ArrayLike<number>, b: ArrayLike<number>): number {
+  let dot = 0;
+  let na = 0;
+  let nb = 0;
+  for (let k = 0; k < a.length; k++) {
+    dot += a[k] * b[k];
+    na += a[k] * a[k];
+    nb += b[k] * b[k];
+  }
+  return na > 0 && nb > 0 ? dot / Math.sqrt(na * nb) : 0;
+}
+
 /**
  * Joins several views of the same items (e.g. tool names and parameter names) into one vector per
  * item: each view is L2-normalised and scaled by √weight, so the cosine of the joined vectors is the
