@@ -205,9 +205,9 @@ export function parseCallString(text: string, options: ParseOptions = {}): Parse
 /** Python's repr of a float: always a decimal point or an exponent (88 → '88.0'). */
 export function pyFloat(value: number): string {
   if (!Number.isFinite(value)) return Number.isNaN(value) ? 'nan' : value > 0 ? 'inf' : '-inf';
-  if (Number.isInteger(value) && Math.abs(value) < 1e16) return value.toFixed(1);
-  const text = String(value);
-  return text.replace(/e([+-])(\d)$/, 'e$10$2');
+  const magnitude = Math.abs(value);
+  if (magnitude >= 1e16 || (magnitude > 0 && magnitude < 1e-4)) return value.toExponential().replace(/e([+-])(\d)$/, 'e$10$2');
+  return Number.isInteger(value) ? value.toFixed(1) : String(value);
 }
 
 /** Python's repr of a str: single quotes unless the text holds ' and no ". */
