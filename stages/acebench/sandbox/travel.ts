@@ -131,7 +131,7 @@ function defaultReservations(language: AceLanguage): Reservation[] {
 }
 
 /** Free checked bags by membership level and cabin (Economy, Business). */
-const FREE_BAGS: Record<string, [number, number]> = { regular: [1, 2], silver: [2, 3], gold: [3, 3] };
+export const FREE_BAGS: Record<string, [number, number]> = { regular: [1, 2], silver: [2, 3], gold: [3, 3] };
 /** "Now" for cancellations, as released. */
 const NOW = Date.UTC(2024, 6, 14, 6, 0, 0);
 const DAY = 24 * 3600 * 1000;
