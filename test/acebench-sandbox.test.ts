@@ -60,6 +60,10 @@ describe('mile_stone call strings', () => {
     expect(() => parseCallString('[f(a=x)]')).toThrow(/'x' is not a literal \(a string needs quotes\) at column 7/);
     expect(() => parseCallString('[f(a=1, a=2)]')).toThrow(/argument 'a' given twice/);
     expect(() => parseCallString('[f(a=1)] extra')).toThrow(/unexpected text after the calls/);
+    // A '__proto__' key stays data, not the prototype.
+    const odd = parseCallString("[f(x={'__proto__': 1})]").calls[0].arguments.x as Record<string, Json>;
+    expect(Object.keys(odd)).toEqual(['__proto__']);
+    expect(Object.getPrototypeOf(odd)).toBe(Object.prototype);
   });
 });
 

@@ -157,7 +157,3 @@ export function executeCalls(options: ExecuteOptions): ExecuteResult {
   return { results, state: session.state(), groundTruth: session.groundTruth(), ignoredConfigKeys: session.ignoredConfigKeys, repairedQuotes: session.repairedQuotes };
 }
 
-/** The first rejected call's message, for callers that want all-or-nothing. */
-export function firstRejection(results: readonly CallOutcome[]): string | null {
-  return results.find((outcome) => !outcome.ok)?.error ?? null;
-}

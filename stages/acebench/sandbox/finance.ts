@@ -212,6 +212,15 @@ export class Finance extends Sandbox {
     return null;
   }
 
+  /** The error result for a trade by someone not logged in, of an unknown stock or a non-positive quantity, else null. */
+  private tradeProblem(name: string, stockCode: string, count: number): Json | null {
+    const loginProblem = this.loginProblem(name);
+    if (loginProblem) return loginProblem;
+    if (!Object.hasOwn(this.market, stockCode)) return { status: false, message: this.text.noStock(stockCode) };
+    if (count <= 0) return { status: false, message: this.text.badQuantity(count) };
+    return null;
+  }
+
   login_finance({ user_name, password }: Args): Json {
     const name = user_name as string;
     if (!Object.hasOwn(this.user_accounts, name)) return { status: false, message: this.text.noUser(name) };
@@ -301,10 +310,8 @@ export class Finance extends Sandbox {
     const name = user_name as string;
     const stockCode = stock_code as string;
     const count = quantity as number;
-    const loginProblem = this.loginProblem(name);
-    if (loginProblem) return loginProblem;
-    if (!Object.hasOwn(this.market, stockCode)) return { status: false, message: this.text.noStock(stockCode) };
-    if (count <= 0) return { status: false, message: this.text.badQuantity(count) };
+    const problem = this.tradeProblem(name, stockCode, count);
+    if (problem) return problem;
     const price = this.market[stockCode].price;
     const total = price * count;
     if (total > this.user_accounts[name].balance) return { status: false, message: this.text.poor };
@@ -319,10 +326,8 @@ export class Finance extends Sandbox {
     const name = user_name as string;
     const stockCode = stock_code as string;
     const count = quantity as number;
-    const loginProblem = this.loginProblem(name);
-    if (loginProblem) return loginProblem;
-    if (!Object.hasOwn(this.market, stockCode)) return { status: false, message: this.text.noStock(stockCode) };
-    if (count <= 0) return { status: false, message: this.text.badQuantity(count) };
+    const problem = this.tradeProblem(name, stockCode, count);
+    if (problem) return problem;
     const held = this.holdings[name]?.[stockCode] ?? 0;
     if (held < count) return { status: false, message: this.text.notHeld(stockCode, held) };
     const price = this.market[stockCode].price;

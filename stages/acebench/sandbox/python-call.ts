@@ -30,9 +30,16 @@ export interface ParseOptions {
   lenient?: boolean;
 }
 
+const ESCAPES: Record<string, string> = { n: '\n', t: '\t', r: '\r', '\\': '\\', "'": "'", '"': '"', '0': '\0' };
+/** What may follow a string's closing quote; a quote followed by anything else is text to the lenient reader. */
 const CLOSERS = new Set([',', ')', ']', '}', ':']);
 const IDENTIFIER = /[A-Za-z_][A-Za-z0-9_]*/y;
 const NUMBER = /[-+]?(?:\d+\.?\d*(?:[eE][-+]?\d+)?|\.\d+(?:[eE][-+]?\d+)?)/y;
+
+/** Sets a key as an own property, '__proto__' included (plain assignment would set the prototype). */
+function setOwn(target: Record<string, Json>, key: string, value: Json): void {
+  Object.defineProperty(target, key, { value, enumerable: true, writable: true, configurable: true });
+}
 
 class Reader {
   pos = 0;
@@ -99,7 +106,7 @@ class Reader {
       }
       this.pos++;
       if (Object.hasOwn(args, key)) this.fail(`${name}: argument '${key}' given twice`);
-      args[key] = this.value();
+      setOwn(args, key, this.value());
     });
     return { name, arguments: args };
   }
@@ -126,7 +133,7 @@ class Reader {
         const key = this.value();
         if (typeof key !== 'string' && typeof key !== 'number') this.fail('a dict key must be a string or a number');
         this.expect(':');
-        object[String(key)] = this.value();
+        setOwn(object, String(key), this.value());
       });
       return object;
     }
@@ -152,8 +159,7 @@ class Reader {
       const char = this.text[this.pos++];
       if (char === '\\') {
         const next = this.text[this.pos++];
-        const simple: Record<string, string> = { n: '\n', t: '\t', r: '\r', '\\': '\\', "'": "'", '"': '"', '0': '\0' };
-        if (next in simple) out += simple[next];
+        if (Object.hasOwn(ESCAPES, next)) out += ESCAPES[next];
         else if (next === 'u' || next === 'x') {
           const width = next === 'u' ? 4 : 2;
           const hex = this.text.slice(this.pos, this.pos + width);

@@ -70,7 +70,7 @@ function readJsonLines(path: string): Record<string, Json>[] {
   });
 }
 
-/** The first place two JSON values differ ('' when they are equal). */
+/** The path of the first place two JSON values differ ('' for the values themselves), or null when they are equal. */
 function firstDifference(expected: Json | undefined, actual: Json | undefined, path: string): ClassDifference['path'] | null {
   if (expected === actual) return null;
   if (typeof expected !== 'object' || typeof actual !== 'object' || expected === null || actual === null || Array.isArray(expected) !== Array.isArray(actual)) return path;
