@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { JsonValue, type Json } from '../../core/records.ts';
-import { ACE_LANGUAGES, type AceFunction } from './record.ts';
+import { ACE_LANGUAGES, AceFunctionSchema, type AceFunction } from './record.ts';
 import { TreePath } from './api-tree.ts';
 
 /**
@@ -10,9 +10,6 @@ import { TreePath } from './api-tree.ts';
  * for linking APIs (a return field feeding another API's parameter), never exported.
  */
 
-export const AceFunctionSchema: z.ZodType<AceFunction> = z
-  .object({ name: z.string(), description: z.string(), parameters: JsonValue })
-  .catchall(JsonValue) as unknown as z.ZodType<AceFunction>;
 
 export const ApiRecord = z.object({
   name: z.string().min(1),

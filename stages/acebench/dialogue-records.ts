@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { describeProblems, type ArgumentValidator } from '../../core/json-schema.ts';
 import { JsonValue, type Json } from '../../core/records.ts';
 import type { Rng } from '../../core/rng.ts';
-import { ACE_CATEGORIES, ACE_LANGUAGES, type AceCategory, type AceFunction, type AceLanguage, type AceRecord } from './record.ts';
+import { ACE_CATEGORIES, ACE_LANGUAGES, AceFunctionSchema, type AceCategory, type AceFunction, type AceLanguage, type AceRecord } from './record.ts';
 
 /**
  * What the ACEBench dialogue stages read and write: a candidate set (the APIs one instance offers
@@ -10,23 +10,11 @@ import { ACE_CATEGORIES, ACE_LANGUAGES, type AceCategory, type AceFunction, type
  * text forms both stages share (the date line, the question, a call as the dialogue prints it).
  */
 
-/** One function as the pool holds it: any keys, in their own order (the release prints them as they are). */
-export const AceFunctionSchema = z
-  .record(z.string(), JsonValue)
-  .refine((fn) => typeof fn.name === 'string' && fn.name.length > 0, { message: 'a function needs a "name"' }) as unknown as z.ZodType<AceFunction>;
 
 /** One instance to write: which category and language, the candidate APIs, and the APIs the gold calls use. */
-export const CandidateSet = z.object({
-  id: z.string().min(1),
-  category: z.enum(ACE_CATEGORIES),
-  language: z.enum(ACE_LANGUAGES),
-  strategy: z.string(),
-  /** API names the gold calls use, in order (a name repeats for a repeated call). */
-  targets: z.array(z.string().min(1)),
-  functions: z.array(AceFunctionSchema).min(1),
-  path: z.object({ domain: z.string(), subdomain: z.string(), functionality: z.string() }),
-});
-export type CandidateSet = z.infer<typeof CandidateSet>;
+/** The candidate sets the dialogue stages read come from the candidate sampler. */
+import { CandidateSet } from './candidates.ts';
+export { CandidateSet };
 
 const AceData = z.union([
   z.object({ id: z.string().min(1), question: z.string().min(1), function: z.array(AceFunctionSchema), time: z.string() }).strict(),

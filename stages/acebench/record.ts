@@ -1,4 +1,5 @@
-import type { Json } from '../../core/records.ts';
+import { z } from 'zod';
+import { JsonValue, type Json } from '../../core/records.ts';
 import { jsonTypeOf } from '../../core/json-schema.ts';
 
 /**
@@ -36,6 +37,11 @@ export function aceFileName(category: AceCategory): string {
 
 /** One function offered to the model, in the released shape (key order as released). */
 export type AceFunction = { name: string; description: string; parameters: Json } & Record<string, Json>;
+
+/** A function as records hold it: any keys, in their own order (the release prints them as they are). */
+export const AceFunctionSchema = z
+  .record(z.string(), JsonValue)
+  .refine((fn) => typeof fn.name === 'string' && fn.name.length > 0, { message: 'a function needs a "name"' }) as unknown as z.ZodType<AceFunction>;
 
 /**
  * One released record and its answer, exactly as the files hold them: `data` is the line of
