@@ -171,7 +171,7 @@ describe('ACEBench released format', () => {
 
   it('writes no answer file when no record of the category has an answer', async () => {
     const sample = structuredClone(byId('zh', 'special_irrelevant_3'));
-    (sample.meta as { acebench: { answerKeys: null } }).acebench.answerKeys = null;
+    sample.meta.acebench = { ...aceMetaOf(sample), answerKeys: null };
     const out = tmp();
     const written = await exportAceBench([sample], [], out);
     expect(written).toEqual([join(out, 'data_zh/data_special_irrelevant.json')]);
