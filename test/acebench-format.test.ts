@@ -1,11 +1,17 @@
 import { mkdirSync, readFileSync, readdirSync, existsSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { z } from 'zod';
+import { OfflineGateway } from '../core/llm/offline.ts';
+import { definePipeline } from '../core/pipeline.ts';
+import { runPipeline } from '../core/run.ts';
+import { DatasetStore } from '../core/store.ts';
 import { pythonJson, parseJsonKeepingFloats } from '../core/python-json.ts';
 import { Sample } from '../core/records.ts';
 import { compareIds, exportAceBench } from '../stages/acebench/export.ts';
 import { AceExpected, aceMetaOf, aceRecordLines, aceRecordToSample, NO_ANSWER_CHECK, sampleToAceRecord } from '../stages/acebench/format.ts';
-import { importAceFolder, readAceFolder } from '../stages/acebench/import.ts';
+import { importAceFolder, importStage, readAceFolder } from '../stages/acebench/import.ts';
+import { statisticsStage } from '../stages/acebench/statistics.ts';
 import { ACE_CATEGORIES, ACE_LANGUAGES } from '../stages/acebench/record.ts';
 import { tempDirs, userErrorOf } from './helpers/files.ts';
 
@@ -177,4 +183,47 @@ describe('ACEBench released format', () => {
     expect(written).toEqual([join(out, 'data_zh/data_special_irrelevant.json')]);
     expect(existsSync(join(out, 'data_zh/possible_answer'))).toBe(false);
   });
+});
+
+/** The import recipe as the lead will wire it: import, statistics beside the release, the acebench exporter. */
+const Config = z.object({ importDir: z.string().default(RELEASED), referenceDir: z.string().default(RELEASED) });
+const pipeline = definePipeline<z.infer<typeof Config>>({
+  name: 'acebench-import',
+  benchmark: 'acebench',
+  description: 'released ACEBench files imported, counted and exported',
+  configSchema: Config,
+  sourceFiles: (config) => [config.importDir, config.referenceDir],
+  stages: (config) => [importStage({ importDir: config.importDir }), statisticsStage({ referenceDir: config.referenceDir })],
+  exports: { acebench: exportAceBench },
+});
+
+describe('ACEBench import through the runner', () => {
+  it('publishes the release as canonical samples with its statistics, and exports it back byte for byte', async () => {
+    const home = tmp();
+    const result = await runPipeline({ pipeline, llm: new OfflineGateway(42), home, projectDir: process.cwd(), progress: { quiet: true } });
+    expect(result.status).toBe('published');
+    expect(result.stats.map((s) => [s.stage, s.in, s.out, s.rejected])).toEqual([
+      ['import-acebench', 0, 2040, 0],
+      ['statistics', 2040, 2040, 0],
+    ]);
+    const store = new DatasetStore(home);
+    const manifest = store.manifest(result.ref!);
+    expect(manifest.counts.byCategory.normal_multi_turn_user_adjust).toBe(239);
+    const stats = manifest.stats.acebench as { version: { records: number; candidates: { max: number } }; released: { records: number } };
+    expect(stats.version.records).toBe(2040);
+    expect(stats.released).toEqual(stats.version);
+    expect(readFileSync(join(result.ref!.dir, 'reports', 'acebench-statistics.md'), 'utf8')).toContain('| normal_multi_turn_user_adjust | 123 | 123 | 116 | 116 |');
+
+    const out = tmp();
+    const written = await pipeline.exports.acebench(store.samples(result.ref!), store.tools(result.ref!), out, result.ref!);
+    expect(written).toHaveLength(68);
+    for (const language of ['en', 'zh']) {
+      for (const sub of ['', 'possible_answer']) {
+        for (const file of readdirSync(join(RELEASED, `data_${language}`, sub)).filter((f) => f.endsWith('.json'))) {
+          const path = join(`data_${language}`, sub, file);
+          expect(readFileSync(join(out, path), 'utf8') === readFileSync(join(RELEASED, path), 'utf8'), path).toBe(true);
+        }
+      }
+    }
+  }, 180_000);
 });

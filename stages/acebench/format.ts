@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { UserError } from '../../core/errors.ts';
 import { parseJsonKeepingFloats, pythonJson } from '../../core/python-json.ts';
-import { Call, Expected, JsonValue, Sample, ToolSpec, formatZodError, sampleId, type Json, type Turn } from '../../core/records.ts';
+import { Call, Expected, Sample, ToolSpec, formatZodError, sampleId, type Json, type Turn } from '../../core/records.ts';
 import { ACE_AGENT_CATEGORIES, ACE_LANGUAGES, aceFileName, type AceCategory, type AceFunction, type AceRecord } from './record.ts';
 
 /**
@@ -42,12 +42,19 @@ export function answerKindOf(category: AceCategory): AceAnswerKind {
  * - agent categories: `finalState` (the classes' states at the end, as released: a list of
  *   {Class: state}) and `milestones` (accepted call sequences, each a list of call strings).
  */
+/**
+ * A JSON value checked no deeper than its presence: samples come from JSON (lines or files), and
+ * these parts (function lists, class states) are large, so a deep check on every read costs more than
+ * it can find.
+ */
+const AnyJson = z.custom<Json>((value) => value !== undefined);
+
 export const AceExpected = Expected.extend({
   alternatives: z.array(z.array(Call)).optional(),
   missing: z.record(z.string(), z.array(z.string())).optional(),
-  wrongValues: z.record(z.string(), z.array(JsonValue)).optional(),
+  wrongValues: z.record(z.string(), z.array(AnyJson)).optional(),
   refusal: z.string().optional(),
-  finalState: z.array(z.record(z.string(), JsonValue)).optional(),
+  finalState: z.array(z.record(z.string(), AnyJson)).optional(),
   milestones: z.array(z.array(z.string())).optional(),
 });
 export type AceExpected = z.infer<typeof AceExpected>;
@@ -57,7 +64,7 @@ export const AceMeta = z.object({
   id: z.string().min(1),
   language: z.enum(ACE_LANGUAGES),
   /** The released `function` list, verbatim: what an export writes (`tools` is its normalised view). */
-  function: z.array(JsonValue),
+  function: z.array(AnyJson),
   /** `dialogue`: the question's turns; `instruction`: an agent's instruction, one user turn; `text`: a question not in turns, one user turn. */
   questionKind: z.enum(['dialogue', 'instruction', 'text']),
   /** A dialogue question ends with a line break. */
@@ -65,11 +72,11 @@ export const AceMeta = z.object({
   /** The data line's keys in order. */
   dataKeys: z.array(z.string()),
   /** The data line's other fields, verbatim: `time` | `profile`, or `initial_config`, `path`, `involved_classes`. */
-  fields: z.record(z.string(), JsonValue).default({}),
+  fields: z.record(z.string(), AnyJson).default({}),
   /** The answer line's keys in order; null when the release has no answer for this record. */
   answerKeys: z.array(z.string()).nullable(),
   /** The answer line's fields other than id, ground_truth and mile_stone, verbatim. */
-  answerFields: z.record(z.string(), JsonValue).default({}),
+  answerFields: z.record(z.string(), AnyJson).default({}),
   /** `ground_truth` is a list of accepted answers (normal categories), not one. */
   groundTruthList: z.boolean().default(false),
   /** `mile_stone` is a list of accepted call sequences, not one. */
@@ -266,7 +273,10 @@ export function aceExpectedOf(sample: Sample): AceExpected {
 }
 
 export function sampleToAceRecord(sample: Sample): AceRecord {
-  const meta = aceMetaOf(sample);
+  return recordOf(sample, aceMetaOf(sample));
+}
+
+function recordOf(sample: Sample, meta: AceMeta): AceRecord {
   const category = sample.category as AceCategory;
   const question = meta.questionKind === 'dialogue' ? renderDialogue(sample.dialogue, meta.questionFinalNewline) : sample.dialogue.map((turn) => turn.content).join('\n');
   const dataValues: Record<string, Json> = { ...meta.fields, id: meta.id, question, function: meta.function };
@@ -315,7 +325,7 @@ function groundTruthOf(sample: Sample, expected: AceExpected, meta: AceMeta): Js
  */
 export function aceRecordLines(sample: Sample): { data: string; answer: string | null } {
   const meta = aceMetaOf(sample);
-  const record = sampleToAceRecord(sample);
+  const record = recordOf(sample, meta);
   const line = (value: Json, floats: string[], kept: string | undefined) =>
     kept !== undefined && sameJson(kept, value) ? kept : pythonJson(value, { ensureAscii: false, floatPaths: new Set(floats) });
   return {
