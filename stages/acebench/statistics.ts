@@ -126,14 +126,21 @@ export function statisticsTables(ours: AceStatistics, released: AceStatistics | 
   const header = (first: string, columns: string[]) => `| ${first} | ${columns.join(' | ')} |\n|---|${columns.map(() => '---:').join('|')}|`;
   const sides = released ? ['this version', 'released'] : ['this version'];
   const keys = (a: Record<string, unknown>, b?: Record<string, unknown>) => [...new Set([...Object.keys(a), ...Object.keys(b ?? {})])].sort((x, y) => Number(x) - Number(y));
-  const histogramTable = (title: string, a: Record<string, number>, b?: Record<string, number>) =>
-    [header(title, sides), ...keys(a, b).map((k) => `| ${k} | ${a[k] ?? 0} |${released ? ` ${b?.[k] ?? 0} |` : ''}`)].join('\n');
+  const summaryRow = (label: string, a: number | string, b?: number | string) => `| ${label} | ${a} |${released ? ` ${b} |` : ''}`;
+  /** A titled histogram (value → count) and its summary figures. */
+  const histogramSection = (title: string, value: string, a: Record<string, number>, b: Record<string, number> | undefined, summaries: [string, number, number | undefined][]) => [
+    `## ${title}`,
+    '',
+    [header(value, sides), ...keys(a, b).map((k) => summaryRow(k, a[k] ?? 0, b?.[k] ?? 0))].join('\n'),
+    '',
+    [header('', sides), ...summaries.map(([label, x, y]) => summaryRow(label, x, y))].join('\n'),
+    '',
+  ];
   const languageColumns = ACE_LANGUAGES.flatMap((language) => (released ? [`${language}`, `${language} released`] : [language]));
   const categories = ACE_CATEGORIES.filter((c) => ours.byCategory[c] || released?.byCategory[c]);
   const categoryRows = categories.map(
     (c) => `| ${c} | ${ACE_LANGUAGES.flatMap((language) => [ours.byCategory[c]?.[language] ?? 0, ...(released ? [released.byCategory[c]?.[language] ?? 0] : [])]).join(' | ')} |`,
   );
-  const summaryRow = (label: string, a: number | string, b?: number | string) => `| ${label} | ${a} |${released ? ` ${b} |` : ''}`;
   const percent = (x: number | undefined) => (x === undefined ? '–' : `${Math.round(x * 100)}%`);
   const atomCategories = [...new Set([...Object.keys(ours.atomKinds), ...Object.keys(released?.atomKinds ?? {})])];
   const atomRows = atomCategories.flatMap((c) =>
@@ -148,29 +155,13 @@ export function statisticsTables(ours: AceStatistics, released: AceStatistics | 
     ...categoryRows,
     `| **records** | ${ACE_LANGUAGES.flatMap((language) => [languageTotal(ours, language), ...(released ? [languageTotal(released, language)] : [])]).join(' | ')} |`,
     '',
-    '## Turns per dialogue (Figure 4; agent instructions not counted)',
-    '',
-    histogramTable('turns', ours.turns, released?.turns),
-    '',
-    [header('', sides), summaryRow('mean turns', ours.meanTurns, released?.meanTurns)].join('\n'),
-    '',
-    '## Arguments per gold call (Figure 4)',
-    '',
-    histogramTable('arguments', ours.argumentsPerCall, released?.argumentsPerCall),
-    '',
-    [header('', sides), summaryRow('mean arguments', ours.meanArguments, released?.meanArguments)].join('\n'),
-    '',
-    '## Candidate functions per instance',
-    '',
-    histogramTable('candidates', ours.candidates.histogram, released?.candidates.histogram),
-    '',
-    [
-      header('', sides),
-      summaryRow('mean', ours.candidates.mean, released?.candidates.mean),
-      summaryRow('min', ours.candidates.min, released?.candidates.min),
-      summaryRow('max', ours.candidates.max, released?.candidates.max),
-    ].join('\n'),
-    '',
+    ...histogramSection('Turns per dialogue (Figure 4; agent instructions not counted)', 'turns', ours.turns, released?.turns, [['mean turns', ours.meanTurns, released?.meanTurns]]),
+    ...histogramSection('Arguments per gold call (Figure 4)', 'arguments', ours.argumentsPerCall, released?.argumentsPerCall, [['mean arguments', ours.meanArguments, released?.meanArguments]]),
+    ...histogramSection('Candidate functions per instance', 'candidates', ours.candidates.histogram, released?.candidates.histogram, [
+      ['mean', ours.candidates.mean, released?.candidates.mean],
+      ['min', ours.candidates.min, released?.candidates.min],
+      ['max', ours.candidates.max, released?.candidates.max],
+    ]),
     '## Parameter kinds of the atom categories',
     '',
     'Share of records whose functions offer a top-level parameter of the kind / whose gold call fills one.',
