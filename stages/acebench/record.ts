@@ -1,4 +1,5 @@
 import type { Json } from '../../core/records.ts';
+import { jsonTypeOf } from '../../core/json-schema.ts';
 
 /**
  * ACEBench's released layout: one pair of JSON Lines files per category and language,
@@ -51,3 +52,41 @@ export interface AceRecord {
 
 /** The sentence every `special_irrelevant` answer holds (in both languages' files). */
 export const IRRELEVANT_ANSWER = 'Due to the limitations of the function, I cannot solve this problem.';
+
+/** The parameter kinds the six atom categories are built around (`normal_atom_<kind>`). */
+export const ATOM_KINDS = ['bool', 'enum', 'list', 'number', 'object_short', 'object_deep'] as const;
+export type AtomKind = (typeof ATOM_KINDS)[number];
+
+/**
+ * The atom kinds of one parameter schema: `bool` (boolean), `enum` (declares an enum), `list`
+ * (array), `number` (number or integer), `object_short` (an object whose properties are all
+ * scalars or lists of scalars), `object_deep` (an object holding an object or a list of objects).
+ */
+export function atomKindsOf(schema: Json | undefined): Set<AtomKind> {
+  const kinds = new Set<AtomKind>();
+  if (!schema || typeof schema !== 'object' || Array.isArray(schema)) return kinds;
+  const type = jsonTypeOf(schema.type);
+  if (Array.isArray(schema.enum)) kinds.add('enum');
+  if (type === 'boolean') kinds.add('bool');
+  if (type === 'number' || type === 'integer') kinds.add('number');
+  if (type === 'array') kinds.add('list');
+  if (type === 'object' || (schema.properties && typeof schema.properties === 'object')) {
+    const children = Object.values((schema.properties ?? {}) as Record<string, Json>);
+    const nested = children.some((child) => {
+      if (!child || typeof child !== 'object' || Array.isArray(child)) return false;
+      const childType = jsonTypeOf(child.type);
+      const items = child.items as Json | undefined;
+      return childType === 'object' || (childType === 'array' && !!items && typeof items === 'object' && !Array.isArray(items) && jsonTypeOf(items.type) === 'object');
+    });
+    kinds.add(nested ? 'object_deep' : 'object_short');
+  }
+  return kinds;
+}
+
+/** The atom kinds a function offers through its top-level parameters. */
+export function functionAtomKinds(fn: AceFunction): Set<AtomKind> {
+  const kinds = new Set<AtomKind>();
+  const properties = (fn.parameters as { properties?: Record<string, Json> } | undefined)?.properties ?? {};
+  for (const property of Object.values(properties)) for (const kind of atomKindsOf(property)) kinds.add(kind);
+  return kinds;
+}

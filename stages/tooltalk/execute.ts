@@ -7,7 +7,7 @@ import { conversationToSample, type ConversationFile } from './conversation.ts';
 import { readDatabasesFolder, type DatabasesReport } from './database-report.ts';
 import { applyOverlay, loadDatabases, type DatabasesJson } from './databases.ts';
 import { DraftedConversation } from './draft.ts';
-import { groundCall } from './grounding.ts';
+import { groundCall } from '../grounding.ts';
 import { pyTypeName } from './python.ts';
 import { scenarioKey } from './scenarios.ts';
 import type { Databases, JsonObject } from './tool.ts';

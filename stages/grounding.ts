@@ -1,4 +1,4 @@
-import type { Json } from '../../core/records.ts';
+import type { Json } from '../core/records.ts';
 
 /**
  * Is each argument of a call stated in the conversation so far (the user's words, the assistant's
