@@ -4,7 +4,7 @@ import { describe, expect, it } from 'vitest';
 import { OfflineGateway } from '../core/llm/offline.ts';
 import { applyScanStage, standaloneContext } from '../core/stage.ts';
 import { importAceFolder } from '../stages/acebench/import.ts';
-import { figuresOfSample, kindsOfParameter, statisticsStage, summarise } from '../stages/acebench/statistics.ts';
+import { figuresOfSample, statisticsStage, summarise } from '../stages/acebench/statistics.ts';
 import { tempDirs } from './helpers/files.ts';
 
 const tmp = tempDirs('tk-acebench-statistics-');
@@ -82,13 +82,6 @@ describe('ACEBench statistics', () => {
     const samples = [...importAceFolder(fixture())];
     expect(samples).toHaveLength(4);
     expect(summarise(samples.map(figuresOfSample))).toEqual(EXPECTED);
-  });
-
-  it('tells the kinds of a parameter apart', () => {
-    expect(kindsOfParameter({ type: 'integer', enum: [1, 2] })).toEqual(['enum', 'number']);
-    expect(kindsOfParameter({ type: 'object', properties: { a: { type: 'string' } } })).toEqual(['object_short']);
-    expect(kindsOfParameter({ type: 'object', properties: { a: { type: 'array', items: { type: 'object' } } } })).toEqual(['object_deep']);
-    expect(kindsOfParameter({ type: 'string' })).toEqual([]);
   });
 
   it('reports this version beside the released figures and attaches the tables', async () => {

@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { UserError } from '../../core/errors.ts';
+import { jsonTypeOf } from '../../core/json-schema.ts';
 import { parseJsonKeepingFloats, pythonJson } from '../../core/python-json.ts';
 import { Call, Expected, Sample, ToolSpec, formatZodError, sampleId, type Json, type Turn } from '../../core/records.ts';
 import { ACE_AGENT_CATEGORIES, ACE_LANGUAGES, aceFileName, type AceCategory, type AceFunction, type AceRecord } from './record.ts';
@@ -110,8 +111,8 @@ export function aceRecordToSample(record: AceRecord, text?: AceRecordText): Samp
   const { data, answer, category, language } = record;
   const where = `${language}/${category} ${data.id}`;
   const { id: _id, question, function: functions, ...fields } = data;
-  const parsedQuestion = answerKindOf(category) === 'agent' ? null : parseDialogue(question);
   const kind = answerKindOf(category);
+  const parsedQuestion = kind === 'agent' ? null : parseDialogue(question);
   const { expected, callKeys, groundTruthList, mileStoneNested, answerFields } = answer ? expectedOf(answer, kind, functions, where) : { expected: {}, callKeys: [], groundTruthList: false, mileStoneNested: false, answerFields: {} };
   const acebench: AceMeta = {
     id: data.id,
@@ -219,18 +220,18 @@ function toolOfKey(key: string, names: ReadonlySet<string>): string {
 
 // ---------------------------------------------------------------- tools
 
-const TYPE_NAMES: Record<string, string> = { dict: 'object', list: 'array', tuple: 'array', bool: 'boolean', float: 'number', int: 'integer', str: 'string' };
-
 /** A released function → a ToolSpec (JSON-Schema type names; invalid schema parts left out of this view). */
 export function toolSpecOf(fn: AceFunction, recordId: string): ToolSpec {
   const parameters = fn.parameters ?? fn.arguments ?? fn._arguments;
-  return ToolSpec.parse({
+  const parsed = ToolSpec.safeParse({
     name: fn.name,
     description: typeof fn.description === 'string' ? fn.description : '',
     parameters: objectSchemaOf(parameters),
     returns: objectSchemaOf(fn.results),
     provenance: { source: 'acebench', id: recordId },
   });
+  if (!parsed.success) throw new UserError(`function ${fn.name}: not a usable definition: ${formatZodError(parsed.error)}; fix it in the record's function list`);
+  return parsed.data;
 }
 
 function objectSchemaOf(node: Json | undefined): Record<string, unknown> {
@@ -243,9 +244,9 @@ function objectSchemaOf(node: Json | undefined): Record<string, unknown> {
 function propertySchemaOf(node: Json): Record<string, unknown> {
   if (!isObject(node)) return {};
   const out: Record<string, unknown> = { ...node };
-  const type = node.type;
-  if (typeof type === 'string') out.type = TYPE_NAMES[type] ?? type;
-  else if (Array.isArray(type) && type.every((t) => typeof t === 'string')) out.type = type.map((t) => TYPE_NAMES[t as string] ?? t);
+  // Python's names (`dict`, `list`, …) as JSON Schema's; a type that means nothing (`any`) is left out.
+  const type = Array.isArray(node.type) ? node.type.map(jsonTypeOf) : jsonTypeOf(node.type);
+  if (typeof type === 'string' || (Array.isArray(type) && type.length && type.every((t) => t !== undefined))) out.type = type;
   else delete out.type;
   for (const key of ['description', 'format', 'pattern'] as const) if (key in node && typeof node[key] !== 'string') delete out[key];
   if ('enum' in node && !Array.isArray(node.enum)) delete out.enum;

@@ -1,8 +1,8 @@
-import { Sample, type PropertySchema } from '../../core/records.ts';
+import { Sample, type Json } from '../../core/records.ts';
 import type { ScanStage } from '../../core/stage.ts';
 import { aceExpectedOf, aceMetaOf } from './format.ts';
 import { importAceFolder } from './import.ts';
-import { ACE_CATEGORIES, ACE_LANGUAGES } from './record.ts';
+import { ACE_CATEGORIES, ACE_LANGUAGES, ATOM_KINDS, atomKindsOf, type AtomKind } from './record.ts';
 
 /**
  * Statistics beside the released set's: records per category and language; turns per dialogue and
@@ -13,9 +13,6 @@ import { ACE_CATEGORIES, ACE_LANGUAGES } from './record.ts';
  * attached as `reports/acebench-statistics.md`.
  */
 
-export const PARAMETER_KINDS = ['bool', 'enum', 'list', 'number', 'object_short', 'object_deep'] as const;
-export type ParameterKind = (typeof PARAMETER_KINDS)[number];
-
 /** The figures of one record (all the statistics need). */
 export interface RecordFigures {
   language: string;
@@ -25,8 +22,8 @@ export interface RecordFigures {
   /** Arguments of each gold call (the first accepted answer). */
   argumentsPerCall: number[];
   candidates: number;
-  offered: ParameterKind[];
-  filled: ParameterKind[];
+  offered: AtomKind[];
+  filled: AtomKind[];
 }
 
 export interface AceStatistics {
@@ -41,41 +38,23 @@ export interface AceStatistics {
   meanArguments: number;
   candidates: { mean: number; min: number; max: number; histogram: Record<string, number> };
   /** Atom category → kind → share of its records offering / filling a parameter of that kind. */
-  atomKinds: Record<string, Record<ParameterKind, { offered: number; filled: number }>>;
-}
-
-/** The kinds a parameter is: a number with an enum is both; an object is deep when it holds another object. */
-export function kindsOfParameter(schema: PropertySchema | undefined): ParameterKind[] {
-  if (!schema) return [];
-  const kinds: ParameterKind[] = [];
-  const types = [schema.type ?? []].flat();
-  if (types.includes('boolean')) kinds.push('bool');
-  if (Array.isArray(schema.enum)) kinds.push('enum');
-  if (types.includes('array')) kinds.push('list');
-  if (types.includes('number') || types.includes('integer')) kinds.push('number');
-  if (types.includes('object')) kinds.push(holdsObject(schema) ? 'object_deep' : 'object_short');
-  return kinds;
-}
-
-function holdsObject(schema: Record<string, unknown>): boolean {
-  const children = [...Object.values((schema.properties as Record<string, Record<string, unknown>> | undefined) ?? {}), ...(schema.items ? [schema.items as Record<string, unknown>] : [])];
-  return children.some((child) => [child.type ?? []].flat().includes('object') || (child.items !== undefined && holdsObject(child)));
+  atomKinds: Record<string, Record<AtomKind, { offered: number; filled: number }>>;
 }
 
 export function figuresOfSample(sample: Sample): RecordFigures {
   const meta = aceMetaOf(sample);
   const calls = aceExpectedOf(sample).calls ?? [];
   const byName = new Map(sample.tools.map((tool) => [tool.name, tool]));
-  const offered = new Set(sample.tools.flatMap((tool) => Object.values(tool.parameters.properties).flatMap(kindsOfParameter)));
-  const filled = new Set(calls.flatMap((call) => Object.keys(call.arguments).flatMap((name) => kindsOfParameter(byName.get(call.tool)?.parameters.properties[name]))));
+  const offered = new Set(sample.tools.flatMap((tool) => Object.values(tool.parameters.properties).flatMap((schema) => [...atomKindsOf(schema as Json)])));
+  const filled = new Set(calls.flatMap((call) => Object.keys(call.arguments).flatMap((name) => [...atomKindsOf(byName.get(call.tool)?.parameters.properties[name] as Json | undefined)])));
   return {
     language: meta.language,
     category: sample.category,
     turns: meta.questionKind === 'instruction' ? null : sample.dialogue.length,
     argumentsPerCall: calls.map((call) => Object.keys(call.arguments).length),
     candidates: sample.tools.length,
-    offered: PARAMETER_KINDS.filter((kind) => offered.has(kind)),
-    filled: PARAMETER_KINDS.filter((kind) => filled.has(kind)),
+    offered: ATOM_KINDS.filter((kind) => offered.has(kind)),
+    filled: ATOM_KINDS.filter((kind) => filled.has(kind)),
   };
 }
 
@@ -107,7 +86,7 @@ export function summarise(figures: readonly RecordFigures[]): AceStatistics {
     const records = figures.filter((f) => f.category === category);
     if (!records.length) continue;
     const share = (has: (f: RecordFigures) => boolean) => round(records.filter(has).length / records.length);
-    atomKinds[category] = Object.fromEntries(PARAMETER_KINDS.map((kind) => [kind, { offered: share((f) => f.offered.includes(kind)), filled: share((f) => f.filled.includes(kind)) }])) as Record<ParameterKind, { offered: number; filled: number }>;
+    atomKinds[category] = Object.fromEntries(ATOM_KINDS.map((kind) => [kind, { offered: share((f) => f.offered.includes(kind)), filled: share((f) => f.filled.includes(kind)) }])) as Record<AtomKind, { offered: number; filled: number }>;
   }
   return {
     records: figures.length,
@@ -145,7 +124,7 @@ export function statisticsTables(ours: AceStatistics, released: AceStatistics | 
   const atomCategories = [...new Set([...Object.keys(ours.atomKinds), ...Object.keys(released?.atomKinds ?? {})])];
   const atomRows = atomCategories.flatMap((c) =>
     [['this version', ours.atomKinds[c]] as const, ...(released ? [['released', released.atomKinds[c]] as const] : [])].map(
-      ([side, kinds]) => `| ${c} (${side}) | ${PARAMETER_KINDS.map((kind) => `${percent(kinds?.[kind].offered)} / ${percent(kinds?.[kind].filled)}`).join(' | ')} |`,
+      ([side, kinds]) => `| ${c} (${side}) | ${ATOM_KINDS.map((kind) => `${percent(kinds?.[kind].offered)} / ${percent(kinds?.[kind].filled)}`).join(' | ')} |`,
     ),
   );
   return [
@@ -166,7 +145,7 @@ export function statisticsTables(ours: AceStatistics, released: AceStatistics | 
     '',
     'Share of records whose functions offer a top-level parameter of the kind / whose gold call fills one.',
     '',
-    header('category', [...PARAMETER_KINDS]),
+    header('category', [...ATOM_KINDS]),
     ...atomRows,
   ].join('\n');
 }
