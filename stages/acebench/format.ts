@@ -107,6 +107,11 @@ export const NO_ANSWER_CHECK = 'acebench-answer';
 
 // ---------------------------------------------------------------- record → sample
 
+/**
+ * A released record → a canonical Sample. With `text` (the lines as read), the sample also keeps
+ * which whole numbers were floats and any line the writer would not give back as it was; without
+ * it (a record made in memory) whole numbers are written as ints.
+ */
 export function aceRecordToSample(record: AceRecord, text?: AceRecordText): Sample {
   const { data, answer, category, language } = record;
   const where = `${language}/${category} ${data.id}`;
@@ -273,6 +278,7 @@ export function aceExpectedOf(sample: Sample): AceExpected {
   return parsed.data;
 }
 
+/** A canonical Sample → its released record (answer null when it has none); `aceRecordLines` writes it. */
 export function sampleToAceRecord(sample: Sample): AceRecord {
   return recordOf(sample, aceMetaOf(sample));
 }
