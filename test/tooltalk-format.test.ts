@@ -7,7 +7,7 @@ import { readDatabasesFolder } from '../stages/tooltalk/database-report.ts';
 import { DEFAULT_DATABASES_DIR } from '../stages/tooltalk/databases.ts';
 import { exportToolTalk, mergeOverlays } from '../stages/tooltalk/export.ts';
 import { importConversationFile } from '../stages/tooltalk/import.ts';
-import { pythonJson } from '../stages/tooltalk/python-json.ts';
+import { pythonJson } from '../core/python-json.ts';
 import { tempDirs } from './helpers/files.ts';
 
 const RELEASED = '../shared/data/reference/tooltalk';
@@ -33,7 +33,7 @@ describe('ToolTalk released format', () => {
   });
 
   it('writes JSON as Python does: ensure_ascii escapes and floats under float keys', () => {
-    expect(pythonJson({ a: 'é 🧗', b: [3, 2.5], c: {}, d: [] } as never, new Set(['b']))).toBe('{\n    "a": "\\u00e9 \\ud83e\\uddd7",\n    "b": [\n        3.0,\n        2.5\n    ],\n    "c": {},\n    "d": []\n}');
+    expect(pythonJson({ a: 'é 🧗', b: [3, 2.5], c: {}, d: [] } as never, { indent: 4, floatKeys: new Set(['b']) })).toBe('{\n    "a": "\\u00e9 \\ud83e\\uddd7",\n    "b": [\n        3.0,\n        2.5\n    ],\n    "c": {},\n    "d": []\n}');
   });
 
   it('detects an overlay key two conversations claim with different records', () => {

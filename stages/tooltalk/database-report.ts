@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import type { StageContext } from '../../core/stage.ts';
 import { DATABASE_NAMES } from './tool.ts';
 import { databasesToJson, loadDatabases, type DatabasesJson } from './databases.ts';
-import { decimalKeys } from './python-json.ts';
+import { decimalKeys } from '../../core/python-json.ts';
 
 /**
  * The initial databases a version was made from travel with it as a report

@@ -6,7 +6,7 @@ import type { Json, Sample, ToolSpec } from '../../core/records.ts';
 import { sampleToConversation, toolTalkMetaOf } from './conversation.ts';
 import { readDatabasesFolder, readDatabasesReport, type DatabasesReport } from './database-report.ts';
 import { DEFAULT_DATABASES_DIR, type DatabasesJson } from './databases.ts';
-import { pythonJson } from './python-json.ts';
+import { pythonJson } from '../../core/python-json.ts';
 import { DATABASE_NAMES } from './tool.ts';
 
 /**
@@ -29,13 +29,13 @@ export async function exportToolTalk(samples: Sample[], _tools: ToolSpec[], outD
   for (const sample of samples) {
     const meta = toolTalkMetaOf(sample);
     const path = join(outDir, meta.file);
-    writeFileAtomic(path, pythonJson(sampleToConversation(sample) as unknown as Json, new Set(meta.floatKeys)));
+    writeFileAtomic(path, pythonJson(sampleToConversation(sample) as unknown as Json, { indent: 4, floatKeys: new Set(meta.floatKeys) }));
     written.push(path);
   }
   const floatKeys = new Set(initial.floatKeys);
   for (const name of DATABASE_NAMES) {
     const path = join(outDir, 'databases', `${name}.json`);
-    writeFileAtomic(path, pythonJson((databases[name] ?? {}) as Json, floatKeys));
+    writeFileAtomic(path, pythonJson((databases[name] ?? {}) as Json, { indent: 4, floatKeys }));
     written.push(path);
   }
   return written;

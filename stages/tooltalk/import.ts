@@ -7,7 +7,7 @@ import { jsonErrorMessage, parseJsonText } from '../../core/source-files.ts';
 import { sourceStage, type SourceStage } from '../../core/stage.ts';
 import { conversationToSample, parseConversationFile } from './conversation.ts';
 import { attachDatabases, readDatabasesFolder } from './database-report.ts';
-import { decimalKeys } from './python-json.ts';
+import { decimalKeys } from '../../core/python-json.ts';
 
 /** One released conversation file → a Sample; files under an `easy` folder are category `easy`. */
 export function importConversationFile(dir: string, file: string): Sample {

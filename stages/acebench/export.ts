@@ -1,0 +1,106 @@
+import { renameSync, rmSync, statSync, truncateSync } from 'node:fs';
+import { join } from 'node:path';
+import { UserError } from '../../core/errors.ts';
+import { JsonlWriter } from '../../core/jsonl.ts';
+import type { Sample, ToolSpec } from '../../core/records.ts';
+import { aceMetaOf, aceRecordLines } from './format.ts';
+import { ACE_CATEGORIES, aceFileName } from './record.ts';
+
+/**
+ * `--format acebench`: the released layout, `data_<lang>/data_<category>.json` and
+ * `data_<lang>/possible_answer/data_<category>.json`, one JSON line per record as ACEBench's Python
+ * wrote them (see `aceRecordLines`), records in id order with numbers compared as numbers
+ * (`…_2_1` before `…_10_0`), as the release orders them. A record without an answer gets no answer
+ * line. Two samples with one id in one file stop the export before anything is written.
+ */
+export async function exportAceBench(samples: Sample[], _tools: ToolSpec[], outDir: string): Promise<string[]> {
+  const files = new Map<string, { sample: Sample; id: string }[]>();
+  for (const sample of samples) {
+    if (!(ACE_CATEGORIES as readonly string[]).includes(sample.category)) throw new UserError(`sample ${sample.id}: category "${sample.category}" is not an ACEBench category; fix it before exporting`);
+    const meta = aceMetaOf(sample);
+    const file = join(`data_${meta.language}`, aceFileName(sample.category as (typeof ACE_CATEGORIES)[number]));
+    const list = files.get(file) ?? files.set(file, []).get(file)!;
+    list.push({ sample, id: meta.id });
+  }
+  for (const [file, list] of files) {
+    list.sort((a, b) => compareIds(a.id, b.id));
+    const twice = list.find((entry, i) => i > 0 && list[i - 1].id === entry.id);
+    if (twice) throw new UserError(`${file}: two samples have the released id ${twice.id}; give one of them another id (meta.acebench.id)`);
+  }
+  const written: string[] = [];
+  for (const file of [...files.keys()].sort()) {
+    const dataPath = join(outDir, file);
+    const answerPath = join(outDir, file.replace(/[^/\\]+$/, (name) => join('possible_answer', name)));
+    const data = new LineFile(dataPath);
+    const answers = new LineFile(answerPath);
+    try {
+      for (const { sample } of files.get(file)!) {
+        const meta = aceMetaOf(sample);
+        const lines = aceRecordLines(sample);
+        data.write(lines.data, !!meta.unterminated.data);
+        if (lines.answer !== null) answers.write(lines.answer, !!meta.unterminated.answer);
+      }
+      written.push(data.commit());
+      if (answers.count) written.push(answers.commit());
+      else answers.discard();
+    } catch (error) {
+      data.discard();
+      answers.discard();
+      throw error;
+    }
+  }
+  return written;
+}
+
+/**
+ * One JSON Lines file written to a temporary name and renamed into place. The release ends every
+ * line with a line break except, in one file, the last: a last line marked unterminated is written
+ * without it.
+ */
+class LineFile {
+  private readonly tmp: string;
+  private writer: JsonlWriter | null = null;
+  private lastUnterminated = false;
+  count = 0;
+
+  constructor(private readonly path: string) {
+    this.tmp = `${path}.tmp-${process.pid}`;
+  }
+
+  write(line: string, unterminated: boolean): void {
+    this.writer ??= new JsonlWriter(this.tmp);
+    this.writer.writeText(line);
+    this.lastUnterminated = unterminated;
+    this.count++;
+  }
+
+  commit(): string {
+    this.writer?.close();
+    this.writer = null;
+    if (this.lastUnterminated) truncateSync(this.tmp, statSync(this.tmp).size - 1);
+    renameSync(this.tmp, this.path);
+    return this.path;
+  }
+
+  discard(): void {
+    try {
+      this.writer?.close();
+    } finally {
+      this.writer = null;
+      rmSync(this.tmp, { force: true });
+    }
+  }
+}
+
+/** Ids compared with their runs of digits as numbers: `x_2_1` < `x_10_0`. */
+export function compareIds(a: string, b: string): number {
+  const left = a.match(/\d+|\D+/g) ?? [];
+  const right = b.match(/\d+|\D+/g) ?? [];
+  for (let i = 0; i < Math.min(left.length, right.length); i++) {
+    const [x, y] = [left[i], right[i]];
+    const numeric = /^\d/.test(x) && /^\d/.test(y);
+    const order = numeric ? Number(x) - Number(y) || x.length - y.length : x < y ? -1 : x > y ? 1 : 0;
+    if (order) return order;
+  }
+  return left.length - right.length;
+}
