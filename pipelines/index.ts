@@ -1,5 +1,6 @@
 import { UserError } from '../core/errors.ts';
 import type { PipelineDefinition } from '../core/pipeline.ts';
+import { acebenchPipeline } from './acebench.ts';
 import { mtuPipeline } from './mtu.ts';
 import { nestoolsPipeline } from './nestools.ts';
 import { toolePipeline } from './toole.ts';
@@ -7,6 +8,7 @@ import { tooltalkPipeline } from './tooltalk.ts';
 
 /** Every recipe `toolkiln run <pipeline>` knows. */
 export const pipelines: Record<string, PipelineDefinition> = {
+  acebench: acebenchPipeline,
   mtu: mtuPipeline,
   nestools: nestoolsPipeline,
   toole: toolePipeline,

@@ -92,3 +92,17 @@ describe('ACEBench rule checks', () => {
     expect(failed(ruleChecks(callThenResult, { validator }))).toEqual({});
   });
 });
+
+describe('ACEBench agent records are checked by executing their gold path', () => {
+  it('passes a generated task and fails one whose ground_truth was written by hand', async () => {
+    const { buildAgentTask } = await import('../stages/acebench/sandbox/tasks.ts');
+    const { Rng } = await import('../core/rng.ts');
+    const task = buildAgentTask({ rng: new Rng(7), families: ['message', 'food'], language: 'en', category: 'agent_multi_step', index: 0 });
+    expect(failed(ruleChecks(task.record, { validator }))).toEqual({});
+    const edited = structuredClone(task.record);
+    const truth = edited.answer!.ground_truth as Record<string, any>[];
+    const base = truth.find((entry) => 'BaseApi' in entry)!;
+    base.BaseApi.wifi = !base.BaseApi.wifi;
+    expect(failed(ruleChecks(edited, { validator }))['acebench/agent-replay']).toMatch(/^BaseApi\.wifi is (true|false) after the mile_stone, (true|false) in the ground_truth$/);
+  });
+});

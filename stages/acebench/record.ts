@@ -89,10 +89,20 @@ export function atomKindsOf(schema: Json | undefined): Set<AtomKind> {
   return kinds;
 }
 
-/** The atom kinds a function offers through its top-level parameters. */
+/** The atom kinds a function offers through its top-level parameters (`arguments` in a few released records). */
 export function functionAtomKinds(fn: AceFunction): Set<AtomKind> {
   const kinds = new Set<AtomKind>();
-  const properties = (fn.parameters as { properties?: Record<string, Json> } | undefined)?.properties ?? {};
+  const properties = ((fn.parameters ?? fn.arguments) as { properties?: Record<string, Json> } | undefined)?.properties ?? {};
   for (const property of Object.values(properties)) for (const kind of atomKindsOf(property)) kinds.add(kind);
   return kinds;
 }
+
+/** Any record of the release, agent records included: the data line's own keys in their order, and its answer line or null. */
+export const AceRecordSchema = z.object({
+  category: z.enum(ACE_CATEGORIES),
+  language: z.enum(ACE_LANGUAGES),
+  data: z.record(z.string(), JsonValue).refine((data) => typeof data.id === 'string' && typeof data.question === 'string' && Array.isArray(data.function), {
+    message: 'a record needs an "id", a "question" and a "function" list',
+  }),
+  answer: z.record(z.string(), JsonValue).nullable(),
+}) as unknown as z.ZodType<AceRecord>;

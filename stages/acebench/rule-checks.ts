@@ -1,6 +1,7 @@
 import { ArgumentValidator, checkFunctionDefinition, describeProblems } from '../../core/json-schema.ts';
 import type { Check, Json } from '../../core/records.ts';
 import { groundCall } from '../grounding.ts';
+import { replayRecord } from './sandbox/replay.ts';
 import { ACE_AGENT_CATEGORIES, atomKindsOf, IRRELEVANT_ANSWER, type AceCategory, type AceFunction, type AceRecord, type AtomKind } from './record.ts';
 
 /**
@@ -53,12 +54,16 @@ export function ruleChecks(record: AceRecord, options: RuleCheckOptions): Check[
     checks.push({ name: `acebench/${name}`, pass: problems.length === 0, ...(problems.length ? { reason: problems.join('; ') } : {}), ...(soft ? { soft: true } : {}) });
 
   const functions = record.data.function;
+  const agent = (ACE_AGENT_CATEGORIES as readonly string[]).includes(record.category);
+  // Agent records offer the sandboxes' functions as ACEBench released them (flaws included, so its
+  // harness reads them unchanged): a flaw there is for review, not a reason to drop the task.
   add(
     'api-definitions',
     functions.flatMap((fn) => {
       const problems = checkFunctionDefinition({ ...fn, parameters: parametersOf(fn) });
       return problems.length ? [`function ${JSON.stringify(fn?.name)}: ${describeProblems(problems)}`] : [];
     }),
+    agent,
   );
   const names = functions.map((fn) => fn.name);
   add(
@@ -68,7 +73,10 @@ export function ruleChecks(record: AceRecord, options: RuleCheckOptions): Check[
   add('question-form', questionProblems(record));
 
   const category = record.category;
-  if ((ACE_AGENT_CATEGORIES as readonly string[]).includes(category)) return checks;
+  if (agent) {
+    add('agent-replay', record.answer ? agentReplayProblems(record) : [`record ${record.data.id} has no line in possible_answer/`]);
+    return checks;
+  }
   if (!record.answer) {
     add('answer-present', [`record ${record.data.id} has no line in possible_answer/`]);
     return checks;
@@ -86,6 +94,17 @@ export function ruleChecks(record: AceRecord, options: RuleCheckOptions): Check[
     if (category === 'normal_preference') add('profile-used', profileUsed(alternatives, record) ? [] : ['no gold argument draws on the profile (every value is in the question)'], true);
   }
   return checks;
+}
+
+/** The gold path, executed in the sandboxes from the initial_config, reaches the ground_truth. */
+function agentReplayProblems(record: AceRecord): string[] {
+  const outcome = replayRecord(record, `record ${record.data.id} initial_config`);
+  if (outcome.reproduced) return [];
+  const path = outcome.paths[0];
+  if (!path) return ['the answer has no mile_stone'];
+  const rejected = path.rejected.map((call) => `call ${call.call} was refused: ${call.error}`);
+  const differences = path.differences.map((d) => `${d.className}${d.path ? `.${d.path}` : ''} is ${JSON.stringify(d.actual)} after the mile_stone, ${JSON.stringify(d.expected)} in the ground_truth`);
+  return [...rejected, ...differences];
 }
 
 function questionProblems(record: AceRecord): string[] {

@@ -2,7 +2,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { UserError, messageOf } from '../../../core/errors.ts';
 import type { Json } from '../../../core/records.ts';
-import { ACE_AGENT_CATEGORIES, ACE_LANGUAGES, aceFileName, type AceCategory, type AceLanguage } from '../record.ts';
+import { ACE_AGENT_CATEGORIES, ACE_LANGUAGES, aceFileName, type AceCategory, type AceLanguage, type AceRecord } from '../record.ts';
 import { SandboxSession, type CallOutcome } from './execute.ts';
 
 /**
@@ -122,6 +122,29 @@ export function compareWithAnswer(state: Record<string, Record<string, Json>>, g
 }
 
 /**
+ * Runs an agent record's mile_stone from its initial_config and compares the final state with its
+ * ground_truth. Each path runs in a fresh session; a record whose mile_stone lists alternative
+ * paths is reproduced when one of them reaches the answer. `where` names the record in messages.
+ */
+export function replayRecord(record: AceRecord, where: string): RecordOutcome {
+  const { category, language, data, answer } = record;
+  const mileStone = (answer?.mile_stone ?? []) as Json[];
+  const paths = (Array.isArray(mileStone[0]) ? mileStone : [mileStone]) as string[][];
+  const outcome: RecordOutcome = { language, category, id: data.id, reproduced: false, paths: [], classTypos: [], ignoredConfigKeys: [], calls: 0 };
+  for (const path of paths) {
+    const session = new SandboxSession({ initialConfig: data.initial_config ?? {}, involvedClasses: (data.involved_classes ?? []) as string[], language, where });
+    const results = session.execute(path);
+    const { differences, classTypos } = compareWithAnswer(session.state(), answer?.ground_truth ?? []);
+    outcome.paths.push({ reproduced: differences.length === 0, differences, rejected: results.filter((r) => !r.ok), repairedQuotes: session.repairedQuotes });
+    outcome.classTypos = classTypos;
+    outcome.ignoredConfigKeys = session.ignoredConfigKeys;
+    outcome.calls += results.length;
+  }
+  outcome.reproduced = outcome.paths.some((p) => p.reproduced);
+  return outcome;
+}
+
+/**
  * Replays every released agent record under `dir` (the folder holding data_en/ and data_zh/),
  * both categories and languages. Each mile_stone path runs in a fresh session; a record whose
  * mile_stone lists alternative paths is reproduced when one of them reaches the answer.
@@ -137,24 +160,7 @@ export function replayReleased(dir: string): ReleasedReplay {
         const id = data.id as string;
         const answer = answers.get(id);
         if (!answer) throw new UserError(`${answerPath}: no answer for record ${id}`);
-        const mileStone = answer.mile_stone as Json[];
-        const paths = (Array.isArray(mileStone[0]) ? mileStone : [mileStone]) as string[][];
-        const outcome: RecordOutcome = { language, category, id, reproduced: false, paths: [], classTypos: [], ignoredConfigKeys: [], calls: 0 };
-        for (const path of paths) {
-          const session = new SandboxSession({
-            initialConfig: data.initial_config,
-            involvedClasses: data.involved_classes as string[],
-            language,
-            where: `${dataPath} ${id} initial_config`,
-          });
-          const results = session.execute(path);
-          const { differences, classTypos } = compareWithAnswer(session.state(), answer.ground_truth);
-          outcome.paths.push({ reproduced: differences.length === 0, differences, rejected: results.filter((r) => !r.ok), repairedQuotes: session.repairedQuotes });
-          outcome.classTypos = classTypos;
-          outcome.ignoredConfigKeys = session.ignoredConfigKeys;
-          outcome.calls += results.length;
-        }
-        outcome.reproduced = outcome.paths.some((p) => p.reproduced);
+        const outcome = replayRecord({ category, language, data: data as AceRecord['data'], answer: answer as AceRecord['answer'] }, `${dataPath} ${id} initial_config`);
         replay.records.push(outcome);
         replay.total++;
         replay.calls += outcome.calls;

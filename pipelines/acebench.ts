@@ -1,0 +1,95 @@
+import { z } from 'zod';
+import { EmbedderConfig } from '../core/embed/index.ts';
+import { definePipeline } from '../core/pipeline.ts';
+import { agentTasksStage } from '../stages/acebench/agent-tasks.ts';
+import { contextTreeStage } from '../stages/acebench/api-tree.ts';
+import { checkApisStage } from '../stages/acebench/api-check.ts';
+import { synthesiseApisStage } from '../stages/acebench/api-synthesis.ts';
+import { candidatesStage, RELEASED_INSTANCES } from '../stages/acebench/candidates.ts';
+import { writeDialoguesStage } from '../stages/acebench/dialogues.ts';
+import { exportAceBench } from '../stages/acebench/export.ts';
+import { importStage } from '../stages/acebench/import.ts';
+import { ACE_CATEGORIES, ACE_LANGUAGES } from '../stages/acebench/record.ts';
+import { asSamplesStage } from '../stages/acebench/samples.ts';
+import { statisticsStage } from '../stages/acebench/statistics.ts';
+import { translateStage } from '../stages/acebench/translate.ts';
+import { judgeStage, ruleCheckStage } from '../stages/acebench/verify.ts';
+import { commonExporters } from '../stages/export/index.ts';
+
+/**
+ * ACEBench (Chen et al.), §3.1: a context tree domain → subdomain → functionality grown step by
+ * step (optionally from the user's documents), APIs synthesised for each functionality, checked and
+ * de-duplicated; 3–6 candidate APIs per instance (random, similar, graph-linked); dialogues written
+ * by a single template-based generator or, for multi-turn categories, by user / assistant / tool
+ * agents; agent tasks over executable sandboxes whose final state is executed, not written; then
+ * the multi-stage verification (rules, then a vote of k judges; what fails goes to review), the
+ * translation into the other language, and the statistics beside the release's.
+ * With `importDir` set, a folder laid out like the release is imported instead.
+ */
+const language = z.enum(ACE_LANGUAGES);
+export const AceBenchConfig = z
+  .object({
+    /** The language the records are generated in. */
+    language: language.default('en'),
+    /** Languages each record is also published in, by translation (e.g. ["zh"]). */
+    translate: z.array(language).default([]),
+    /** × the released instance count of every category (1 ≈ 1,000 records per language). */
+    scale: z.number().min(0).default(1),
+    /** Instances per category, instead of the scaled released count. */
+    counts: z.partialRecord(z.enum(ACE_CATEGORIES), z.number().int().min(0)).default({}),
+    /** Text / Markdown files or folders whose content guides the context tree (a folder = a new domain). */
+    documents: z.array(z.string()).default([]),
+    tree: z
+      .object({
+        domains: z.number().int().min(1).default(60),
+        subdomainsPerDomain: z.number().int().min(1).default(3),
+        functionalitiesPerSubdomain: z.number().int().min(1).default(3),
+        rounds: z.number().int().min(1).default(2),
+        fieldsFile: z.string().default('../shared/data/sources/nestools/fields.json'),
+        sealFieldsFile: z.string().default('../shared/data/sources/seal-tools/field.jsonl'),
+      })
+      .strict()
+      .prefault({}),
+    apisPerFunctionality: z.number().int().min(1).default(2),
+    /** Near-duplicate ratio above which two APIs' name and description count as the same API. */
+    dedupRatio: z.number().gt(0).max(1).default(0.9),
+    embedder: EmbedderConfig.default({ kind: 'lexical' }),
+    /** LLM judges voting on each record (§3.1.2); 0 skips the vote. */
+    judges: z.number().int().min(0).default(3),
+    /** The released set the statistics are compared with ('' to skip). */
+    referenceDir: z.string().default('../shared/data/reference/acebench'),
+    /** Instead of generating: import this folder laid out like the release (`data_en/`, `data_zh/`). */
+    importDir: z.string().default(''),
+  })
+  .strict();
+export type AceBenchConfig = z.infer<typeof AceBenchConfig>;
+
+export const acebenchPipeline = definePipeline<AceBenchConfig>({
+  name: 'acebench',
+  benchmark: 'acebench',
+  description: 'ACEBench: synthesised APIs from a context tree, normal / special / agent records, rule and judge verification, en and zh',
+  configSchema: AceBenchConfig,
+  sourceFiles: (config) => [config.tree.fieldsFile, config.tree.sealFieldsFile, ...config.documents, config.importDir, config.referenceDir].filter(Boolean),
+  stages: (config) => {
+    const referenceDir = config.referenceDir || undefined;
+    if (config.importDir) return [importStage({ importDir: config.importDir }), statisticsStage({ referenceDir })];
+    const languages = [config.language];
+    const agentCount = (category: 'agent_multi_step' | 'agent_multi_turn') => config.counts[category] ?? Math.round(RELEASED_INSTANCES[category] * config.scale);
+    return [
+      contextTreeStage({ ...config.tree, documents: config.documents }),
+      synthesiseApisStage({ languages, apisPerFunctionality: config.apisPerFunctionality, documents: config.documents }),
+      checkApisStage({ ratio: config.dedupRatio }),
+      candidatesStage({ scale: config.scale, counts: config.counts, languages, embedder: config.embedder }),
+      writeDialoguesStage(),
+      agentTasksStage({ languages, counts: { agent_multi_step: agentCount('agent_multi_step'), agent_multi_turn: agentCount('agent_multi_turn') } }),
+      asSamplesStage(),
+      ruleCheckStage(),
+      ...(config.judges > 0 ? [judgeStage({ judges: config.judges })] : []),
+      ...(config.translate.some((to) => to !== config.language) ? [translateStage({ into: config.translate })] : []),
+      statisticsStage({ referenceDir }),
+    ];
+  },
+  exports: { ...commonExporters, acebench: exportAceBench },
+});
+
+export default acebenchPipeline;
