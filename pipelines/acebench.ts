@@ -81,7 +81,8 @@ export const acebenchPipeline = definePipeline<AceBenchConfig>({
       checkApisStage({ ratio: config.dedupRatio }),
       candidatesStage({ scale: config.scale, counts: config.counts, languages, embedder: config.embedder }),
       writeDialoguesStage(),
-      agentTasksStage({ languages, counts: { agent_multi_step: agentCount('agent_multi_step'), agent_multi_turn: agentCount('agent_multi_turn') } }),
+      // Agent tasks are built in every published language (each has its own sandboxes), not translated.
+      agentTasksStage({ languages: [...new Set([config.language, ...config.translate])], counts: { agent_multi_step: agentCount('agent_multi_step'), agent_multi_turn: agentCount('agent_multi_turn') } }),
       asSamplesStage(),
       ruleCheckStage(),
       ...(config.judges > 0 ? [judgeStage({ judges: config.judges })] : []),

@@ -4,7 +4,7 @@ import { TRANSPORT_FAILURES } from '../../core/llm/types.ts';
 import { reject, type MapStage } from '../../core/stage.ts';
 import translatePrompt from '../../prompts/acebench-translate.ts';
 import { aceRecordToSample, sampleToAceRecord } from './format.ts';
-import type { AceLanguage } from './record.ts';
+import { ACE_AGENT_CATEGORIES, type AceLanguage } from './record.ts';
 import { keptStrings, translatableTexts, translationProblems, withTranslatedTexts } from './translation.ts';
 
 export interface TranslateOptions {
@@ -30,6 +30,9 @@ export function translateStage(options: TranslateOptions): MapStage<Sample, Samp
     prompts: { [translatePrompt.id]: translatePrompt.hash },
     run: async (sample, ctx) => {
       const source = sampleToAceRecord(sample);
+      // Agent tasks are not translated: each language has its own sandboxes (menus, names, messages),
+      // so the pipeline builds them natively in every language it publishes.
+      if ((ACE_AGENT_CATEGORIES as readonly string[]).includes(source.category)) return [sample];
       let original = sample;
       const translations: Sample[] = [];
       for (const language of options.into) {
