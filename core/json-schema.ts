@@ -200,8 +200,10 @@ function hasType(value: unknown, type: string): boolean {
  * Problems name the argument path (`dateRange.startDate`, `items[2].quantity`).
  */
 export class ArgumentValidator {
-  // Patterns compile without the u flag, as released schemas are written (`\-` inside a class).
-  private readonly ajv = new Ajv({ allErrors: true, strict: false, logger: false, validateFormats: true, unicodeRegExp: false });
+  // Patterns compile without the u flag, as released schemas are written (`\-` inside a class). A schema is
+  // compiled once and cached; compiling is most of the cost of a one-off check (see README, ACEBench benchmark),
+  // so the generated code is not optimised and the schema is not checked again here (checkFunctionDefinition does).
+  private readonly ajv = new Ajv({ allErrors: true, strict: false, logger: false, validateFormats: true, unicodeRegExp: false, validateSchema: false, code: { optimize: false } });
   private readonly compiled = new Map<string, ValidateFunction>();
 
   constructor() {
