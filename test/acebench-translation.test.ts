@@ -51,3 +51,18 @@ describe('ACEBench translation keeps names and values', () => {
     expect(() => withTranslatedTexts(source, 'zh', texts.slice(1))).toThrow(/gave \d+ texts for \d+/);
   });
 });
+
+describe('ACEBench translation into English', () => {
+  it('refuses a dialogue that still holds Chinese outside the kept names and values', () => {
+    const line = (file: string) => JSON.parse(readFileSync(file, 'utf8').split('\n')[0]!);
+    const dir = '../shared/data/reference/acebench/data_zh';
+    const source: AceRecord = { category: 'normal_single_turn_single_function', language: 'zh', data: line(`${dir}/data_normal_single_turn_single_function.json`), answer: line(`${dir}/possible_answer/data_normal_single_turn_single_function.json`) };
+    const texts = translatableTexts(source);
+    const untouched = withTranslatedTexts(source, 'en', texts);
+    expect(translationProblems(source, untouched).some((p) => p.startsWith('the dialogue still holds Chinese text ("'))).toBe(true);
+    // Chinese only inside the kept values is fine.
+    const kept = keptStrings(source).filter((k) => /[\u4e00-\u9fff]/.test(k));
+    const english = `user: Please run it with ${kept.join(', ')} ${keptStrings(source).filter((k) => source.data.question.includes(k)).join(' ')}\n`;
+    expect(translationProblems(source, withTranslatedTexts(source, 'en', [english, ...texts.slice(1)]))).toEqual([]);
+  });
+});

@@ -94,9 +94,12 @@ export function translationProblems(source: AceRecord, target: AceRecord): strin
   for (const kept of keptStrings(source)) {
     if (source.data.question.includes(kept) && !target.data.question.includes(kept)) problems.push(`"${kept}" is no longer in the dialogue`);
   }
-  const hasChinese = CJK.test(target.data.question.replace(/\[[^\]]*\]/g, ''));
+  // The language is judged on the text around the kept names and values and the calls.
+  let prose = target.data.question.replace(/\[[^\]]*\]/g, '');
+  for (const kept of keptStrings(source)) prose = prose.split(kept).join(' ');
+  const hasChinese = CJK.test(prose);
   if (target.language === 'zh' && !hasChinese) problems.push('the dialogue is not in Chinese');
-  if (target.language === 'en' && hasChinese && !CJK.test(keptStrings(source).join(''))) problems.push('the dialogue still holds Chinese text');
+  if (target.language === 'en' && hasChinese) problems.push(`the dialogue still holds Chinese text ("${prose.match(/[\u3400-\u9fff]+/)![0]}")`);
   return problems;
 }
 
