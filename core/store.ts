@@ -21,11 +21,17 @@ export interface VersionRef {
 /** What a publisher supplies; the store adds version, files, counts and created-at. */
 export type ManifestDraft = Omit<Manifest, 'name' | 'version' | 'files' | 'counts' | 'createdAt' | 'toolkilnVersion'>;
 
+/** A sample with the line of JSON text it was written as (by JSON.stringify): published as that text. */
+export interface SampleLine {
+  sample: Sample;
+  text: string;
+}
+
 export interface PublishInput {
   name: string;
   manifest: ManifestDraft;
-  /** Read once, as a stream (a run's samples come from its last stage's file). */
-  samples: Iterable<Sample>;
+  /** Read once, as a stream (a run's samples come from its last stage's file, with their text). */
+  samples: Iterable<Sample | SampleLine>;
   tools: ToolSpec[];
   /** Read once, as a stream. */
   rejects: Iterable<Rejection>;
@@ -297,12 +303,14 @@ export class DatasetStore {
       const byCategory: Record<string, number> = {};
       let sampleCount = 0;
       try {
-        for (const sample of input.samples) {
+        for (const item of input.samples) {
+          const sample = isSampleLine(item) ? item.sample : item;
           if (!splitWriters.has(sample.split)) {
             if (!SPLIT_NAME.test(sample.split)) throw new UserError(`sample ${sample.id} has split "${sample.split}": a split name is letters, digits, '-', '_' or '.'`);
-            splitWriters.set(sample.split, new JsonlWriter(join(tmpDir, 'data', `${sample.split}.jsonl`)));
+            splitWriters.set(sample.split, new JsonlWriter(join(tmpDir, 'data', `${sample.split}.jsonl`), { sha256: true }));
           }
-          splitWriters.get(sample.split)!.write(sample);
+          if (isSampleLine(item)) splitWriters.get(sample.split)!.writeText(item.text);
+          else splitWriters.get(sample.split)!.write(sample);
           byCategory[sample.category] = (byCategory[sample.category] ?? 0) + 1;
           sampleCount++;
         }
@@ -434,4 +442,8 @@ function makeReadOnly(dir: string, files: string[]): void {
     const path = join(dir, file);
     if (existsSync(path) && statSync(path).isFile() && (statSync(path).mode & 0o222) !== 0) chmodSync(path, 0o444);
   }
+}
+
+function isSampleLine(item: Sample | SampleLine): item is SampleLine {
+  return typeof (item as SampleLine).text === 'string' && 'sample' in item;
 }
