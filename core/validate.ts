@@ -1,22 +1,26 @@
 import type { z } from 'zod';
 
 /**
- * Validating a record without zod's cost when the record is already what zod would return.
+ * Validating a record without zod's cost when zod's answer is plain from the record.
  *
  * A record a stage produced is usually canonical already: every default filled in, no key zod
  * would strip, keys in schema order. For such a record `schema.safeParse` builds a deep copy equal
- * to it (its JSON text is the same), which costs most of a pipeline's validation time. The check
- * here walks the schema and the value together and answers one of three things per node: the value
- * is valid and parsing returns an equal value (`SAME`); parsing certainly fails (`INVALID`); or it
- * cannot tell (a default to fill in, a key to strip, a transform, a schema kind it does not know:
- * `UNSURE`). Only `SAME` skips zod: anything else is parsed by zod, so errors, defaults and
- * stripping are always zod's own.
+ * to it, which costs most of a pipeline's validation time. The check here walks the schema and the
+ * value together; per node it finds the value valid and canonical (`SAME`: parsing returns an equal
+ * value), or valid once zod's defaults are filled in and its key order restored (a `Built` copy of
+ * the nodes that change, as zod builds it), or certainly invalid (`INVALID`), or it cannot tell (a
+ * key zod strips, a transform, a schema kind it does not know: `UNSURE`). Only a valid answer skips
+ * zod: anything else is parsed by zod, so every error message is zod's own.
  */
 
 const SAME = 0;
 const INVALID = 1;
 const UNSURE = 2;
-type Verdict = typeof SAME | typeof INVALID | typeof UNSURE;
+/** The value zod returns for a node whose input it changes (defaults filled in, keys reordered). */
+interface Built {
+  value: unknown;
+}
+type Verdict = typeof SAME | typeof INVALID | typeof UNSURE | Built;
 type Check = (value: unknown, depth: number) => Verdict;
 
 /** Deeper values are left to zod (a cyclic value would otherwise never end). */
@@ -55,6 +59,7 @@ interface ZodInternals {
     valueType?: ZodLike;
     options?: ZodLike[];
     innerType?: ZodLike;
+    defaultValue?: unknown;
     mode?: string;
   };
   values?: Set<unknown>;
@@ -68,15 +73,27 @@ interface ZodLike {
 
 const compiled = new WeakMap<object, Check>();
 
-/** The result of `schema.safeParse(value)`, taking `value` itself when it is already what zod would return. */
+/** The result of `schema.safeParse(value)`; without zod when the value is valid as it is or once zod's defaults are filled in. */
 export function parseRecord<T>(schema: z.ZodType<T>, value: unknown): z.ZodSafeParseResult<T> {
-  if (checkOf(schema as unknown as ZodLike)(value, 0) === SAME) return { success: true, data: value as T } as z.ZodSafeParseResult<T>;
+  const verdict = checkOf(schema as unknown as ZodLike)(value, 0);
+  if (verdict === SAME) return { success: true, data: value as T } as z.ZodSafeParseResult<T>;
+  if (typeof verdict === 'object') return { success: true, data: verdict.value as T } as z.ZodSafeParseResult<T>;
   return schema.safeParse(value);
 }
 
 /** Whether zod would accept `value` and return a value equal to it (exported for tests). */
 export function isCanonical(schema: z.ZodType, value: unknown): boolean {
   return checkOf(schema as unknown as ZodLike)(value, 0) === SAME;
+}
+
+/** What a child's verdict makes of its parent's: the first invalid or unsure child decides. */
+function isFailure(verdict: Verdict): verdict is typeof INVALID | typeof UNSURE {
+  return verdict === INVALID || verdict === UNSURE;
+}
+
+/** The value a node's verdict stands for. */
+function valueOf(verdict: Verdict, input: unknown): unknown {
+  return typeof verdict === 'object' ? verdict.value : input;
 }
 
 function checkOf(schema: ZodLike): Check {
@@ -89,21 +106,22 @@ function checkOf(schema: ZodLike): Check {
   return check;
 }
 
-/** The node's own zod checks (min length, regex, refinements), run on a value that passed its type. */
+/** The node's own zod checks (min length, regex, refinements), run on the value zod would have made. */
 function withChecks(schema: ZodLike, check: Check): Check {
   const checks = schema._zod.def.checks ?? [];
   if (!checks.length) return check;
   if (checks.some((c) => !REPORTING_CHECKS.has(c._zod.def.check))) return () => UNSURE;
   return (value, depth) => {
     const verdict = check(value, depth);
-    if (verdict !== SAME) return verdict;
-    const payload = { value, issues: [] as unknown[] };
+    if (isFailure(verdict)) return verdict;
+    const made = valueOf(verdict, value);
+    const payload = { value: made, issues: [] as unknown[] };
     for (const c of checks) {
       if (c._zod.def.when && !c._zod.def.when(payload)) continue;
       if (c._zod.check(payload) instanceof Promise) return UNSURE;
     }
-    if (payload.value !== value) return UNSURE;
-    return payload.issues.length ? INVALID : SAME;
+    if (payload.value !== made) return UNSURE;
+    return payload.issues.length ? INVALID : verdict;
   };
 }
 
@@ -152,7 +170,8 @@ function compile(schema: ZodLike): Check {
     }
     case 'default': {
       const inner = lazily(() => def.innerType!);
-      return (value, depth) => (value === undefined ? UNSURE : inner()(value, depth));
+      // Zod returns the default as it is, without parsing it.
+      return (value, depth) => (value === undefined ? { value: def.defaultValue } : inner()(value, depth));
     }
     case 'lazy': {
       const inner = lazily(() => zod.innerType!);
@@ -164,13 +183,14 @@ function compile(schema: ZodLike): Check {
         if (!Array.isArray(value)) return INVALID;
         if (depth > MAX_DEPTH) return UNSURE;
         const check = element();
-        let verdict: Verdict = SAME;
+        let built: unknown[] | undefined;
         for (let i = 0; i < value.length; i++) {
           const v = check(value[i], depth + 1);
-          if (v === INVALID) return INVALID;
-          if (v === UNSURE) verdict = UNSURE;
+          if (v === SAME) continue;
+          if (isFailure(v)) return v;
+          (built ??= value.slice())[i] = v.value;
         }
-        return verdict;
+        return built ? { value: built } : SAME;
       };
     }
     case 'record':
@@ -197,17 +217,19 @@ function compileRecord(def: ZodInternals['def']): Check {
     if (!isPlainObject(value)) return INVALID;
     if (depth > MAX_DEPTH) return UNSURE;
     const item = itemCheck();
-    let verdict: Verdict = SAME;
+    let built: Record<string, unknown> | undefined;
     for (const k in value) {
       // Zod drops a `__proto__` key.
       if (k === '__proto__') return UNSURE;
-      const v = (anyKey ? SAME : keyCheck()(k, depth + 1)) || item(value[k], depth + 1);
-      if (v === INVALID) return INVALID;
-      if (v === UNSURE) verdict = UNSURE;
+      if (!anyKey && keyCheck()(k, depth + 1) !== SAME) return UNSURE;
+      const v = item(value[k], depth + 1);
+      if (v === SAME) continue;
+      if (isFailure(v)) return v;
+      (built ??= { ...value })[k] = v.value;
     }
     // Zod also checks symbol keys (which JSON drops).
     if (Object.getOwnPropertySymbols(value).length) return UNSURE;
-    return verdict;
+    return built ? { value: built } : SAME;
   };
 }
 
@@ -221,53 +243,84 @@ function compileObject(def: ZodInternals['def']): Check {
   const strict = catchall?._zod.def.type === 'never';
   const extraCheck = lazily(() => catchall!);
   let fields: Check[] | undefined;
-  let absent: Verdict[] | undefined;
+  let absent: (typeof SAME | typeof INVALID | typeof UNSURE | 'default')[] | undefined;
+
+  /** The object zod builds: the shape's keys in shape order (defaults filled in), then the keys it passes through in input order. */
+  const build = (value: Record<string, unknown>, verdicts: Verdict[], extras: Map<string, Verdict> | undefined): Built => {
+    const made: Record<string, unknown> = {};
+    for (let m = 0; m < count; m++) {
+      const k = keys[m];
+      if (Object.prototype.hasOwnProperty.call(value, k)) made[k] = valueOf(verdicts[m] ?? SAME, value[k]);
+      else if (absent![m] === 'default') made[k] = shape[k]._zod.def.defaultValue;
+    }
+    if (extras) for (const [k, v] of extras) made[k] = valueOf(v, value[k]);
+    return { value: made };
+  };
+
   return (value, depth) => {
     if (typeof value !== 'object' || value === null || Array.isArray(value)) return INVALID;
     if (!isPlainObject(value)) return UNSURE;
     if (depth > MAX_DEPTH) return UNSURE;
     fields ??= keys.map((k) => checkOf(shape[k]));
-    // What zod makes of a missing key: an error, nothing (optional), or a default to fill in.
+    // What zod makes of a missing key: an error, nothing (optional), its default, or something this check leaves to zod.
     absent ??= keys.map((k) => {
       const { optin, optout } = shape[k]._zod;
-      return optin === undefined ? INVALID : optin === 'optional' && optout === 'optional' ? SAME : UNSURE;
+      if (optin === undefined) return INVALID;
+      if (optin === 'optional' && optout === 'optional') return SAME;
+      return shape[k]._zod.def.type === 'default' ? 'default' : UNSURE;
     });
-    let verdict: Verdict = SAME;
-    // Zod writes the shape's keys in shape order, then the keys it passes through in input order:
-    // walk the input's keys against the shape's (`next`: the shape key expected next).
+    // Walk the input's keys against the shape's (`next`: the shape key expected next). The first
+    // difference from what zod returns (a default to fill in, a key out of place or stripped, a
+    // child zod changes) means building zod's object from the verdicts collected here.
+    let rebuild = false;
+    let verdicts: Verdict[] | undefined;
+    let extras: Map<string, Verdict> | undefined;
+    let outOfOrder: number[] | undefined;
     let next = 0;
-    let extraSeen = false;
     for (const k in value) {
       let at = next;
       while (at < count && keys[at] !== k) at++;
-      if (at < count) {
-        if (extraSeen) verdict = UNSURE; // zod would move it before the extra keys
-        for (let m = next; m < at; m++) {
-          if (absent[m] === INVALID) return INVALID;
-          if (absent[m] === UNSURE) verdict = UNSURE;
-        }
-        next = at + 1;
-        const v = fields[at](value[k], depth + 1);
-        if (v === INVALID) return INVALID;
-        if (v === UNSURE) verdict = UNSURE;
+      if (at === count) {
+        if (k === '__proto__') return UNSURE;
+        if (keys.indexOf(k) !== -1) continue; // met before its place: found by the gap check below
+        if (strict) return INVALID;
+        rebuild = true; // a key zod strips, or passes through after the shape's keys
+        if (!catchall) continue;
+        const v = extraCheck()(value[k], depth + 1);
+        if (isFailure(v)) return v;
+        (extras ??= new Map()).set(k, v);
         continue;
       }
-      if (keys.indexOf(k) !== -1) return UNSURE; // a shape key out of order: zod would reorder
-      if (k === '__proto__') return UNSURE;
-      if (strict) return INVALID;
-      extraSeen = true;
-      if (!catchall) verdict = UNSURE; // stripped
-      else {
-        const v = extraCheck()(value[k], depth + 1);
-        if (v === INVALID) return INVALID;
-        if (v === UNSURE) verdict = UNSURE;
+      if (extras) rebuild = true;
+      // The shape keys skipped to reach this one: absent, or present further on (out of order).
+      for (let m = next; m < at; m++) {
+        if (Object.prototype.hasOwnProperty.call(value, keys[m])) {
+          rebuild = true;
+          (outOfOrder ??= []).push(m);
+        } else if (absent[m] === 'default') rebuild = true;
+        else if (absent[m] !== SAME) return absent[m] as Verdict;
       }
+      next = at + 1;
+      const v = fields[at](value[k], depth + 1);
+      if (v === SAME) continue;
+      if (isFailure(v)) return v;
+      rebuild = true;
+      (verdicts ??= [])[at] = v;
     }
     for (let m = next; m < count; m++) {
-      if (absent[m] === INVALID) return INVALID;
-      if (absent[m] === UNSURE) verdict = UNSURE;
+      if (Object.prototype.hasOwnProperty.call(value, keys[m])) {
+        rebuild = true;
+        (outOfOrder ??= []).push(m);
+      } else if (absent[m] === 'default') rebuild = true;
+      else if (absent[m] !== SAME) return absent[m] as Verdict;
     }
-    return verdict;
+    if (!rebuild) return SAME;
+    for (const m of outOfOrder ?? []) {
+      const v = fields[m](value[keys[m]], depth + 1);
+      if (isFailure(v)) return v;
+      (verdicts ??= [])[m] = v;
+    }
+    return build(value, verdicts ?? [], extras);
   };
 }
 
