@@ -266,27 +266,61 @@ export async function runStages(options: RunStagesOptions): Promise<RunStagesRes
   // The last stage's output schema already validated its records when it is the Sample schema.
   const validated = stages.at(-1)?.output === Sample;
   const name = options.pipeline.name;
-  function* sampleLines(): Generator<SampleLine> {
+  function* samples(): Generator<Sample> {
+    for (const { sample } of checkedSamples()) yield sample;
+  }
+  function* checkedSamples(): Generator<{ sample: Sample; text: string }> {
     if (!last) return;
     let i = 0;
     for (const { value, text } of eachJsonlLine(last)) {
-      if (validated) yield { sample: value as Sample, text };
-      else {
-        const parsed = parseRecord(Sample, value);
-        if (!parsed.success) throw new Error(`pipeline ${name}: its last stage emitted record ${i} that is not a Sample: ${formatZodError(parsed.error)}`);
-        // A record the Sample schema changed (a default filled in) is written as parsed.
-        yield { sample: parsed.data, text: parsed.data === value ? text : JSON.stringify(parsed.data) };
-      }
+      const parsed = validated ? { success: true as const, data: value as Sample } : parseRecord(Sample, value);
+      if (!parsed.success) throw new Error(`pipeline ${name}: its last stage emitted record ${i} that is not a Sample: ${formatZodError(parsed.error)}`);
+      // A record the Sample schema changed (a default filled in) is written as parsed.
+      yield { sample: parsed.data, text: parsed.data === value ? text : JSON.stringify(parsed.data) };
       i++;
     }
   }
-  function* samples(): Generator<Sample> {
-    for (const { sample } of sampleLines()) yield sample;
+  function* sampleLines(): Generator<SampleLine> {
+    if (!last) return;
+    // Samples the last stage validated are filed by their first keys, not parsed whole.
+    if (validated) {
+      for (const { text, number } of jsonlTexts(last)) yield sampleHead(text) ?? headOf(parseJsonLine<Sample>(text, last, number), text);
+    } else for (const { sample, text } of checkedSamples()) yield headOf(sample, text);
   }
   function* rejects(): Generator<Rejection> {
     for (const file of rejectFiles) yield* eachJsonl<Rejection>(file);
   }
   return { samples, sampleLines, rejects, stats, reports, attachments };
+}
+
+/** The keys JSON.stringify writes first for a Sample the Sample schema made (in the schema's order). */
+const SAMPLE_HEAD = ['{"id":', ',"benchmark":', ',"category":', ',"split":'];
+
+/**
+ * A Sample's line, filed by its id, category and split read from the line's first keys (the line
+ * is not parsed whole); null when the line does not start with them.
+ */
+export function sampleHead(text: string): SampleLine | null {
+  const values: string[] = [];
+  let at = 0;
+  for (const key of SAMPLE_HEAD) {
+    if (!text.startsWith(key, at)) return null;
+    at += key.length;
+    if (text.charCodeAt(at) !== 34) return null; // a string value
+    let end = at + 1;
+    for (let c = text.charCodeAt(end); c !== 34; c = text.charCodeAt(end)) {
+      if (Number.isNaN(c)) return null;
+      end += c === 92 ? 2 : 1; // a backslash escapes the next character
+    }
+    const token = text.slice(at, end + 1);
+    values.push(token.includes('\\') ? (JSON.parse(token) as string) : token.slice(1, -1));
+    at = end + 1;
+  }
+  return { id: values[0], category: values[2], split: values[3], text };
+}
+
+function headOf(sample: Sample, text: string): SampleLine {
+  return { id: sample.id, category: sample.category, split: sample.split, text };
 }
 
 function resumeCommandOf(options: RunStagesOptions): string {

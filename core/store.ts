@@ -21,9 +21,11 @@ export interface VersionRef {
 /** What a publisher supplies; the store adds version, files, counts and created-at. */
 export type ManifestDraft = Omit<Manifest, 'name' | 'version' | 'files' | 'counts' | 'createdAt' | 'toolkilnVersion'>;
 
-/** A sample with the line of JSON text it was written as (by JSON.stringify): published as that text. */
+/** A sample as the line of JSON text it was written as (by JSON.stringify), published as that text, with what the store files it by. */
 export interface SampleLine {
-  sample: Sample;
+  id: string;
+  split: string;
+  category: string;
   text: string;
 }
 
@@ -303,13 +305,12 @@ export class DatasetStore {
       const byCategory: Record<string, number> = {};
       let sampleCount = 0;
       try {
-        for (const item of input.samples) {
-          const sample = isSampleLine(item) ? item.sample : item;
+        for (const sample of input.samples) {
           if (!splitWriters.has(sample.split)) {
             if (!SPLIT_NAME.test(sample.split)) throw new UserError(`sample ${sample.id} has split "${sample.split}": a split name is letters, digits, '-', '_' or '.'`);
             splitWriters.set(sample.split, new JsonlWriter(join(tmpDir, 'data', `${sample.split}.jsonl`), { sha256: true }));
           }
-          if (isSampleLine(item)) splitWriters.get(sample.split)!.writeText(item.text);
+          if (isSampleLine(sample)) splitWriters.get(sample.split)!.writeText(sample.text);
           else splitWriters.get(sample.split)!.write(sample);
           byCategory[sample.category] = (byCategory[sample.category] ?? 0) + 1;
           sampleCount++;
@@ -445,5 +446,5 @@ function makeReadOnly(dir: string, files: string[]): void {
 }
 
 function isSampleLine(item: Sample | SampleLine): item is SampleLine {
-  return typeof (item as SampleLine).text === 'string' && 'sample' in item;
+  return typeof (item as SampleLine).text === 'string';
 }
