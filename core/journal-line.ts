@@ -13,23 +13,33 @@ export interface JournalEntry {
 
 /**
  * A journal line of a per-record stage: the entry as one JSON document whose outputs are written
- * last, as the exact text they go to `out.jsonl` with, and whose byte lengths lead the line:
+ * last, as the exact text they go to `out.jsonl` with, led by their byte lengths (`n`) and a
+ * checksum of their text (`sum`):
  *
- *     {"n":[812,790],"i":3,"k":"mtu-…","out":[{…812 bytes…},{…790 bytes…}]}
+ *     {"n":[812,790],"sum":3735928559,"i":3,"k":"mtu-…","out":[{…812 bytes…},{…790 bytes…}]}
  *
  * so the stage's outputs are copied from the journal to `out.jsonl` as bytes, neither parsed nor
- * serialised again. An entry without outputs (a reject) is plain JSON without `n`, as are the
- * lines of journals written before `n` existed.
+ * serialised again, and a line altered on disk is found on resume even where it is still JSON. An
+ * entry without outputs (a reject) is plain JSON without `n`, as are the lines of journals written
+ * before `n` existed.
  */
 export function journalLine(entry: JournalEntry, outputs: readonly string[]): string {
   const { out: _out, ...rest } = entry;
   if (!outputs.length) return JSON.stringify(rest);
-  const head = JSON.stringify({ n: outputs.map((text) => Buffer.byteLength(text, 'utf8')), ...rest });
-  return `${head.slice(0, -1)},"out":[${outputs.join(',')}]}`;
+  const text = outputs.join(',');
+  const head = JSON.stringify({ n: outputs.map((output) => Buffer.byteLength(output, 'utf8')), sum: fnv1a(text), ...rest });
+  return `${head.slice(0, -1)},"out":[${text}]}`;
+}
+
+/** The 32-bit FNV-1a hash of a string's UTF-16 code units. */
+export function fnv1a(text: string): number {
+  let hash = 0x811c9dc5;
+  for (let c = 0; c < text.length; c++) hash = Math.imul(hash ^ text.charCodeAt(c), 0x01000193);
+  return hash >>> 0;
 }
 
 const LENGTHS_PREFIX = Buffer.from('{"n":[');
-const COMMA = 44;
+const OPEN_BRACKET = 91;
 const CLOSE_BRACKET = 93;
 
 /** A journal line's outputs as the bytes of their JSON text, or null when it does not lead with their lengths. */
@@ -51,19 +61,17 @@ export function rawOutputs(line: Buffer): Buffer[] | null {
 }
 
 /**
- * Whether a journal line read back on resume is whole: an entry with raw outputs must have them
- * where its lengths say, each the JSON text of the output the entry holds (a line altered on disk
- * that is still JSON is caught here, not copied into `out.jsonl`).
+ * Whether a journal line read back on resume is whole: an entry with raw outputs must have as many
+ * as it holds, where its lengths say, with the checksum it was written with (a line altered on
+ * disk that is still JSON is caught here, not copied into `out.jsonl`).
  */
-export function isConsistent(entry: JournalEntry & { n?: unknown }, line: Buffer): boolean {
+export function isConsistent(entry: JournalEntry & { n?: unknown; sum?: unknown }, line: Buffer): boolean {
   if (entry.n === undefined) return true;
   const outputs = rawOutputs(line);
-  return (
-    !!outputs &&
-    Array.isArray(entry.out) &&
-    outputs.length === entry.out.length &&
-    outputs.every((bytes, j) => (j === 0 || line[bytes.byteOffset - line.byteOffset - 1] === COMMA) && bytes.toString('utf8') === JSON.stringify(entry.out![j]))
-  );
+  if (!outputs || !Array.isArray(entry.out) || outputs.length !== entry.out.length) return false;
+  const from = outputs[0].byteOffset - line.byteOffset;
+  if (line[from - 1] !== OPEN_BRACKET) return false;
+  return fnv1a(line.toString('utf8', from, line.length - 2)) === entry.sum;
 }
 
 /** The outputs of a journal line, as bytes of JSON text, whichever way the line holds them. */

@@ -284,10 +284,14 @@ function compileObject(def: ZodInternals['def']): Check {
         if (k === '__proto__') return UNSURE;
         if (keys.indexOf(k) !== -1) continue; // met before its place: found by the gap check below
         if (strict) return INVALID;
-        rebuild = true; // a key zod strips, or passes through after the shape's keys
-        if (!catchall) continue;
+        if (!catchall) {
+          rebuild = true; // zod strips it
+          continue;
+        }
+        // Zod passes it through after the shape's keys.
         const v = extraCheck()(value[k], depth + 1);
         if (isFailure(v)) return v;
+        if (v !== SAME) rebuild = true;
         (extras ??= new Map()).set(k, v);
         continue;
       }
