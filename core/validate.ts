@@ -50,7 +50,7 @@ const REPORTING_CHECKS = new Set([
 interface ZodInternals {
   def: {
     type: string;
-    checks?: { _zod: { def: { check: string; when?: (payload: unknown) => boolean }; check: (payload: unknown) => unknown } }[];
+    checks?: { _zod: { def: { check: string; minimum?: unknown; when?: (payload: unknown) => boolean }; check: (payload: unknown) => unknown } }[];
     coerce?: boolean;
     shape?: Record<string, ZodLike>;
     catchall?: ZodLike;
@@ -115,11 +115,15 @@ function withChecks(schema: ZodLike, check: Check): Check {
     const verdict = check(value, depth);
     if (isFailure(verdict)) return verdict;
     const made = valueOf(verdict, value);
-    const payload = { value: made, issues: [] as unknown[] };
+    let payload: { value: unknown; issues: unknown[] } | undefined;
     for (const c of checks) {
+      // A string twice as long (in UTF-16 units) as a minimum length in code points meets it: the common case, answered here.
+      if (c._zod.def.check === 'min_length' && typeof made === 'string' && made.length >= 2 * (c._zod.def.minimum as number)) continue;
+      payload ??= { value: made, issues: [] };
       if (c._zod.def.when && !c._zod.def.when(payload)) continue;
       if (c._zod.check(payload) instanceof Promise) return UNSURE;
     }
+    if (!payload) return verdict;
     if (payload.value !== made) return UNSURE;
     return payload.issues.length ? INVALID : verdict;
   };

@@ -112,7 +112,7 @@ describe('validating a record without zod when its answer is plain', () => {
   });
 
   it('leaves to zod what it cannot model: transforms, overwriting checks, coercion', () => {
-    const schemas = [z.object({ a: z.string().transform((s) => s.toUpperCase()) }), z.object({ a: z.string().trim() }), z.object({ a: z.coerce.number() })];
+    const schemas: z.ZodType[] = [z.object({ a: z.string().transform((s) => s.toUpperCase()) }), z.object({ a: z.string().trim() }), z.object({ a: z.coerce.number() })];
     for (const schema of schemas) {
       const value = { a: ' 1 ' };
       expect(isCanonical(schema, value)).toBe(false);
