@@ -1,3 +1,4 @@
+import { crc32 } from 'node:zlib';
 import type { RejectReason } from './stage.ts';
 
 /** What one record of a per-record stage came to. */
@@ -14,7 +15,7 @@ export interface JournalEntry {
 /**
  * A journal line of a per-record stage: the entry as one JSON document whose outputs are written
  * last, as the exact text they go to `out.jsonl` with, led by their byte lengths (`n`) and a
- * checksum of their text (`sum`):
+ * CRC-32 of their text (`sum`):
  *
  *     {"n":[812,790],"sum":3735928559,"i":3,"k":"mtu-…","out":[{…812 bytes…},{…790 bytes…}]}
  *
@@ -27,15 +28,8 @@ export function journalLine(entry: JournalEntry, outputs: readonly string[]): st
   const { out: _out, ...rest } = entry;
   if (!outputs.length) return JSON.stringify(rest);
   const text = outputs.join(',');
-  const head = JSON.stringify({ n: outputs.map((output) => Buffer.byteLength(output, 'utf8')), sum: fnv1a(text), ...rest });
+  const head = JSON.stringify({ n: outputs.map((output) => Buffer.byteLength(output, 'utf8')), sum: crc32(text), ...rest });
   return `${head.slice(0, -1)},"out":[${text}]}`;
-}
-
-/** The 32-bit FNV-1a hash of a string's UTF-16 code units. */
-export function fnv1a(text: string): number {
-  let hash = 0x811c9dc5;
-  for (let c = 0; c < text.length; c++) hash = Math.imul(hash ^ text.charCodeAt(c), 0x01000193);
-  return hash >>> 0;
 }
 
 const LENGTHS_PREFIX = Buffer.from('{"n":[');
@@ -71,7 +65,7 @@ export function isConsistent(entry: JournalEntry & { n?: unknown; sum?: unknown 
   if (!outputs || !Array.isArray(entry.out) || outputs.length !== entry.out.length) return false;
   const from = outputs[0].byteOffset - line.byteOffset;
   if (line[from - 1] !== OPEN_BRACKET) return false;
-  return fnv1a(line.toString('utf8', from, line.length - 2)) === entry.sum;
+  return crc32(line.subarray(from, line.length - 2)) === entry.sum;
 }
 
 /** The outputs of a journal line, as bytes of JSON text, whichever way the line holds them. */

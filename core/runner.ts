@@ -5,7 +5,7 @@ import { z } from 'zod';
 import { countBy } from './collections.ts';
 import { UserError, fileSystemMessage, messageOf } from './errors.ts';
 import { eachJsonl, eachJsonlLine, Journal, JsonlWriter, jsonlTexts, parseJsonLine, readJsonl, writeFileAtomic, writeJsonlAtomic } from './jsonl.ts';
-import { fnv1a, isConsistent, journalLine, outputBytes, type JournalEntry } from './journal-line.ts';
+import { isConsistent, journalLine, outputBytes, type JournalEntry } from './journal-line.ts';
 import { BatchRound, checkBatchesInFlight } from './llm/batch-round.ts';
 import { observeResults } from './llm/observe.ts';
 import { TRANSPORT_FAILURES, type LlmGateway, type UsageReport } from './llm/types.ts';
@@ -424,9 +424,11 @@ class JournalIndex {
   }
 }
 
-/** A non-zero 32-bit hash of a record key (zero means "not recorded"). */
+/** A non-zero 32-bit FNV-1a hash of a record key (zero means "not recorded"). */
 function keyHash(key: string): number {
-  return fnv1a(key) || 1;
+  let hash = 0x811c9dc5;
+  for (let c = 0; c < key.length; c++) hash = Math.imul(hash ^ key.charCodeAt(c), 0x01000193);
+  return hash >>> 0 || 1;
 }
 
 /** Finished entries a running stage keeps in memory for the next one; beyond that they are read back from the journal. */
