@@ -261,6 +261,18 @@ function compileObject(def: ZodInternals['def']): Check {
     return { value: made };
   };
 
+  /** The shape keys `from`..`to` a walk passed over: each absent (an error, nothing, or a default to fill in) or met later, out of order. */
+  const skipped = (value: Record<string, unknown>, from: number, to: number, walk: Walk): Verdict => {
+    for (let m = from; m < to; m++) {
+      if (Object.prototype.hasOwnProperty.call(value, keys[m])) {
+        walk.rebuild = true;
+        (walk.outOfOrder ??= []).push(m);
+      } else if (absent![m] === 'default') walk.rebuild = true;
+      else if (absent![m] !== SAME) return absent![m] as Verdict;
+    }
+    return SAME;
+  };
+
   return (value, depth) => {
     if (typeof value !== 'object' || value === null || Array.isArray(value)) return INVALID;
     if (!isPlainObject(value)) return UNSURE;
@@ -276,10 +288,9 @@ function compileObject(def: ZodInternals['def']): Check {
     // Walk the input's keys against the shape's (`next`: the shape key expected next). The first
     // difference from what zod returns (a default to fill in, a key out of place or stripped, a
     // child zod changes) means building zod's object from the verdicts collected here.
-    let rebuild = false;
+    const walk: Walk = { rebuild: false, outOfOrder: undefined };
     let verdicts: Verdict[] | undefined;
     let extras: Map<string, Verdict> | undefined;
-    let outOfOrder: number[] | undefined;
     let next = 0;
     for (const k in value) {
       let at = next;
@@ -289,47 +300,43 @@ function compileObject(def: ZodInternals['def']): Check {
         if (keys.indexOf(k) !== -1) continue; // met before its place: found by the gap check below
         if (strict) return INVALID;
         if (!catchall) {
-          rebuild = true; // zod strips it
+          walk.rebuild = true; // zod strips it
           continue;
         }
         // Zod passes it through after the shape's keys.
         const v = extraCheck()(value[k], depth + 1);
         if (isFailure(v)) return v;
-        if (v !== SAME) rebuild = true;
+        if (v !== SAME) walk.rebuild = true;
         (extras ??= new Map()).set(k, v);
         continue;
       }
-      if (extras) rebuild = true;
-      // The shape keys skipped to reach this one: absent, or present further on (out of order).
-      for (let m = next; m < at; m++) {
-        if (Object.prototype.hasOwnProperty.call(value, keys[m])) {
-          rebuild = true;
-          (outOfOrder ??= []).push(m);
-        } else if (absent[m] === 'default') rebuild = true;
-        else if (absent[m] !== SAME) return absent[m] as Verdict;
-      }
+      if (extras) walk.rebuild = true;
+      const gap = skipped(value, next, at, walk);
+      if (gap !== SAME) return gap;
       next = at + 1;
       const v = fields[at](value[k], depth + 1);
       if (v === SAME) continue;
       if (isFailure(v)) return v;
-      rebuild = true;
+      walk.rebuild = true;
       (verdicts ??= [])[at] = v;
     }
-    for (let m = next; m < count; m++) {
-      if (Object.prototype.hasOwnProperty.call(value, keys[m])) {
-        rebuild = true;
-        (outOfOrder ??= []).push(m);
-      } else if (absent[m] === 'default') rebuild = true;
-      else if (absent[m] !== SAME) return absent[m] as Verdict;
-    }
-    if (!rebuild) return SAME;
-    for (const m of outOfOrder ?? []) {
+    const gap = skipped(value, next, count, walk);
+    if (gap !== SAME) return gap;
+    if (!walk.rebuild) return SAME;
+    for (const m of walk.outOfOrder ?? []) {
       const v = fields[m](value[keys[m]], depth + 1);
       if (isFailure(v)) return v;
       (verdicts ??= [])[m] = v;
     }
     return build(value, verdicts ?? [], extras);
   };
+}
+
+/** What a walk over an object's keys found that makes zod's object differ from it. */
+interface Walk {
+  rebuild: boolean;
+  /** Shape keys met before their place (checked after the walk). */
+  outOfOrder: number[] | undefined;
 }
 
 function compileUnion(def: ZodInternals['def']): Check {
