@@ -16,6 +16,8 @@ import type { z } from 'zod';
 const SAME = 0;
 const INVALID = 1;
 const UNSURE = 2;
+/** Found by an object's walk: zod's object differs from the input (a default to fill in, a key out of place). */
+const REBUILD = 3;
 /** The value zod returns for a node whose input it changes (defaults filled in, keys reordered). */
 interface Built {
   value: unknown;
@@ -261,16 +263,17 @@ function compileObject(def: ZodInternals['def']): Check {
     return { value: made };
   };
 
-  /** The shape keys `from`..`to` a walk passed over: each absent (an error, nothing, or a default to fill in) or met later, out of order. */
-  const skipped = (value: Record<string, unknown>, from: number, to: number, walk: Walk): Verdict => {
+  /**
+   * The shape keys `from`..`to` a walk passed over: each absent (an error, nothing, or a default
+   * to fill in: `REBUILD`) or met later, out of order (`REBUILD`).
+   */
+  const skipped = (value: Record<string, unknown>, from: number, to: number): Verdict | typeof REBUILD => {
+    let verdict: Verdict | typeof REBUILD = SAME;
     for (let m = from; m < to; m++) {
-      if (Object.prototype.hasOwnProperty.call(value, keys[m])) {
-        walk.rebuild = true;
-        (walk.outOfOrder ??= []).push(m);
-      } else if (absent![m] === 'default') walk.rebuild = true;
+      if (Object.prototype.hasOwnProperty.call(value, keys[m]) || absent![m] === 'default') verdict = REBUILD;
       else if (absent![m] !== SAME) return absent![m] as Verdict;
     }
-    return SAME;
+    return verdict;
   };
 
   return (value, depth) => {
@@ -288,7 +291,7 @@ function compileObject(def: ZodInternals['def']): Check {
     // Walk the input's keys against the shape's (`next`: the shape key expected next). The first
     // difference from what zod returns (a default to fill in, a key out of place or stripped, a
     // child zod changes) means building zod's object from the verdicts collected here.
-    const walk: Walk = { rebuild: false, outOfOrder: undefined };
+    let rebuild = false;
     let verdicts: Verdict[] | undefined;
     let extras: Map<string, Verdict> | undefined;
     let next = 0;
@@ -300,43 +303,44 @@ function compileObject(def: ZodInternals['def']): Check {
         if (keys.indexOf(k) !== -1) continue; // met before its place: found by the gap check below
         if (strict) return INVALID;
         if (!catchall) {
-          walk.rebuild = true; // zod strips it
+          rebuild = true; // zod strips it
           continue;
         }
         // Zod passes it through after the shape's keys.
         const v = extraCheck()(value[k], depth + 1);
         if (isFailure(v)) return v;
-        if (v !== SAME) walk.rebuild = true;
+        if (v !== SAME) rebuild = true;
         (extras ??= new Map()).set(k, v);
         continue;
       }
-      if (extras) walk.rebuild = true;
-      const gap = skipped(value, next, at, walk);
-      if (gap !== SAME) return gap;
+      if (extras) rebuild = true;
+      if (at !== next) {
+        const gap = skipped(value, next, at);
+        if (gap === REBUILD) rebuild = true;
+        else if (gap !== SAME) return gap;
+      }
       next = at + 1;
       const v = fields[at](value[k], depth + 1);
       if (v === SAME) continue;
       if (isFailure(v)) return v;
-      walk.rebuild = true;
+      rebuild = true;
       (verdicts ??= [])[at] = v;
     }
-    const gap = skipped(value, next, count, walk);
-    if (gap !== SAME) return gap;
-    if (!walk.rebuild) return SAME;
-    for (const m of walk.outOfOrder ?? []) {
+    if (next !== count) {
+      const gap = skipped(value, next, count);
+      if (gap === REBUILD) rebuild = true;
+      else if (gap !== SAME) return gap;
+    }
+    if (!rebuild) return SAME;
+    // Keys met out of order were passed over above: check them (and again the others) in shape order.
+    for (let m = 0; m < count; m++) {
+      if (verdicts?.[m] !== undefined || !Object.prototype.hasOwnProperty.call(value, keys[m])) continue;
       const v = fields[m](value[keys[m]], depth + 1);
       if (isFailure(v)) return v;
       (verdicts ??= [])[m] = v;
     }
     return build(value, verdicts ?? [], extras);
   };
-}
-
-/** What a walk over an object's keys found that makes zod's object differ from it. */
-interface Walk {
-  rebuild: boolean;
-  /** Shape keys met before their place (checked after the walk). */
-  outOfOrder: number[] | undefined;
 }
 
 function compileUnion(def: ZodInternals['def']): Check {
