@@ -186,8 +186,10 @@ export class JsonlWriter {
 
   private flush(): void {
     if (!this.used) return;
-    this.writeOut(this.buffer.subarray(0, this.used));
+    // Emptied first: after a failed write (a full disk), closing must not try the same bytes again.
+    const used = this.used;
     this.used = 0;
+    this.writeOut(this.buffer.subarray(0, used));
   }
 
   private writeOut(bytes: Uint8Array): void {
