@@ -1,6 +1,7 @@
 // `npm run bench -- scale [--mtu 1,4,16] [--toole 8] [--nestools 100000]`: each recipe on inputs made
-// n times larger, each size in a fresh process, offline. Prints samples, wall time, peak RSS and RSS
-// per 1,000 samples; the reference is the same recipe at ×1 in the same run.
+// n times larger, each size in a fresh process, offline. Prints samples, wall time, CPU time (user +
+// system of the child) and CPU per sample, peak RSS and RSS per 1,000 samples; the reference is the
+// same recipe at ×1 in the same run.
 import { spawnSync } from 'node:child_process';
 import { cpSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { loadavg, tmpdir } from 'node:os';
@@ -48,29 +49,31 @@ interface Row {
   size: string;
   samples: number;
   seconds: number;
+  /** User + system CPU seconds of the run's process. */
+  cpuSeconds: number;
   rssGb: number;
 }
 
-/** One offline run in a fresh process under /usr/bin/time: samples, wall seconds, peak RSS. */
+/** One offline run in a fresh process under /usr/bin/time: samples, wall and CPU seconds, peak RSS. */
 function measure(recipe: string, size: string, config: object): Row {
   const home = mkdtempSync(join(tmpdir(), 'tk-scale-'));
   const configFile = join(home, 'config.json');
   writeFileSync(configFile, JSON.stringify(config));
-  const child = spawnSync('/usr/bin/time', ['-f', 'TIME %e %M', process.execPath, join(project, 'bin/toolkiln.js'), 'run', recipe, '--config', configFile, '--quiet', '--json'], {
+  const child = spawnSync('/usr/bin/time', ['-f', 'TIME %e %M %U %S', process.execPath, join(project, 'bin/toolkiln.js'), 'run', recipe, '--config', configFile, '--quiet', '--json'], {
     cwd: home,
     env: { ...process.env, TOOLKILN_HOME: home },
     encoding: 'utf8',
     maxBuffer: 64 << 20,
   });
   rmSync(home, { recursive: true, force: true });
-  const timing = /TIME ([\d.]+) (\d+)/.exec(child.stderr);
+  const timing = /TIME ([\d.]+) (\d+) ([\d.]+) ([\d.]+)/.exec(child.stderr);
   if (child.status !== 0 || !timing) {
     const reason = child.stderr.trim().split('\n').filter((l) => !l.startsWith('TIME')).at(-1) ?? `exit ${child.status}`;
-    process.stdout.write(`| ${recipe} | ${size} | failed: ${reason} | | | |\n`);
-    return { recipe, size, samples: 0, seconds: Number(timing?.[1] ?? 0), rssGb: Number(timing?.[2] ?? 0) / 1048576 };
+    process.stdout.write(`| ${recipe} | ${size} | failed: ${reason} | | | | | | |\n`);
+    return { recipe, size, samples: 0, seconds: Number(timing?.[1] ?? 0), cpuSeconds: Number(timing?.[3] ?? 0) + Number(timing?.[4] ?? 0), rssGb: Number(timing?.[2] ?? 0) / 1048576 };
   }
   const doc = JSON.parse(child.stdout) as { counts: { samples: number } };
-  return { recipe, size, samples: doc.counts.samples, seconds: Number(timing[1]), rssGb: Number(timing[2]) / 1048576 };
+  return { recipe, size, samples: doc.counts.samples, seconds: Number(timing[1]), cpuSeconds: Number(timing[3]) + Number(timing[4]), rssGb: Number(timing[2]) / 1048576 };
 }
 
 function sizesOf(args: string[], flag: string, fallback: number[]): number[] {
@@ -82,11 +85,16 @@ function sizesOf(args: string[], flag: string, fallback: number[]): number[] {
 export async function run(args: string[]): Promise<void> {
   const work = mkdtempSync(join(tmpdir(), 'tk-scale-inputs-'));
   process.stdout.write(`Offline runs, each in a fresh process (/usr/bin/time); load average at start ${loadavg()[0].toFixed(1)} on 2 cores.\n\n`);
-  process.stdout.write('| recipe | input | samples | wall s | wall / ×1 per sample | peak RSS GB | RSS MB per 1,000 samples |\n|---|---|---:|---:|---:|---:|---:|\n');
+  process.stdout.write(
+    '| recipe | input | samples | wall s | wall / ×1 per sample | CPU s (user + sys) | CPU ms per sample | peak RSS GB | RSS MB per 1,000 samples |\n|---|---|---:|---:|---:|---:|---:|---:|---:|\n',
+  );
   const table = (row: Row, base: Row | undefined) => {
     if (!row.samples) return;
     const perSample = base && base.samples ? (row.seconds / row.samples / (base.seconds / base.samples)).toFixed(2) : '1.00';
-    process.stdout.write(`| ${row.recipe} | ${row.size} | ${row.samples.toLocaleString('en-US')} | ${row.seconds.toFixed(1)} | ${perSample} | ${row.rssGb.toFixed(2)} | ${((row.rssGb * 1024) / (row.samples / 1000)).toFixed(1)} |\n`);
+    const cpuPerSample = ((row.cpuSeconds * 1000) / row.samples).toFixed(2);
+    process.stdout.write(
+      `| ${row.recipe} | ${row.size} | ${row.samples.toLocaleString('en-US')} | ${row.seconds.toFixed(1)} | ${perSample} | ${row.cpuSeconds.toFixed(1)} | ${cpuPerSample} | ${row.rssGb.toFixed(2)} | ${((row.rssGb * 1024) / (row.samples / 1000)).toFixed(1)} |\n`,
+    );
   };
   try {
     let base: Row | undefined;

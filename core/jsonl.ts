@@ -1,4 +1,4 @@
-import { createHash } from 'node:crypto';
+import { createHash, type Hash } from 'node:crypto';
 import { closeSync, existsSync, fsyncSync, ftruncateSync, mkdirSync, openSync, readFileSync, readSync, renameSync, rmSync, writeFileSync, writeSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { UserError, withPath } from './errors.ts';
@@ -19,6 +19,15 @@ export interface FileLine {
  * `complete: false` (for a journal: a torn write). `onChunk` sees every byte read (for hashing).
  */
 export function* fileLines(path: string, onChunk?: (bytes: Buffer) => void): Generator<FileLine> {
+  // Copied: the chunk buffer is reused by the next read.
+  for (const { line, start, complete } of scanLines(path, (chunk, from, to) => Buffer.from(chunk.subarray(from, to)), onChunk)) yield { bytes: line, start, complete };
+}
+
+/**
+ * The lines of a file made into `T` by `make` straight from the chunk they were read into (a line
+ * that spans chunks is joined first), with where each starts and whether a `\n` ended it.
+ */
+function* scanLines<T>(path: string, make: (chunk: Buffer, from: number, to: number) => T, onChunk?: (bytes: Buffer) => void): Generator<{ line: T; start: number; complete: boolean }> {
   const fd = openSync(path, 'r');
   try {
     const chunk = Buffer.allocUnsafe(LINE_CHUNK);
@@ -32,17 +41,23 @@ export function* fileLines(path: string, onChunk?: (bytes: Buffer) => void): Gen
       onChunk?.(bytes);
       let from = 0;
       for (let end = bytes.indexOf(10, from); end !== -1; end = bytes.indexOf(10, from)) {
-        // Copied: the chunk buffer is reused by the next read.
-        const line = carry.length ? Buffer.concat([...carry, bytes.subarray(from, end)]) : Buffer.from(bytes.subarray(from, end));
+        let line: T;
+        if (carry.length) {
+          const joined = Buffer.concat([...carry, bytes.subarray(from, end)]);
+          line = make(joined, 0, joined.length);
+        } else line = make(chunk, from, end);
         carry = [];
-        yield { bytes: line, start: lineStart, complete: true };
+        yield { line, start: lineStart, complete: true };
         from = end + 1;
         lineStart = position + from;
       }
       if (from < read) carry.push(Buffer.from(bytes.subarray(from)));
       position += read;
     }
-    if (carry.length) yield { bytes: Buffer.concat(carry), start: lineStart, complete: false };
+    if (carry.length) {
+      const joined = Buffer.concat(carry);
+      yield { line: make(joined, 0, joined.length), start: lineStart, complete: false };
+    }
   } finally {
     closeSync(fd);
   }
@@ -58,19 +73,26 @@ export function* eachJsonl<T = unknown>(path: string, onChunk?: (bytes: Buffer) 
 
 /** Like `eachJsonl`, with each record's line text (to copy a record unchanged without writing it again). */
 export function* eachJsonlLine<T = unknown>(path: string, onChunk?: (bytes: Buffer) => void): Generator<{ value: T; text: string }> {
+  for (const { text, number } of jsonlTexts(path, onChunk)) yield { value: parseJsonLine<T>(text, path, number), text };
+}
+
+/** The non-blank lines of a JSONL file as text, not parsed (with their 1-based line numbers); none when it is missing. */
+export function* jsonlTexts(path: string, onChunk?: (bytes: Buffer) => void): Generator<{ text: string; number: number }> {
   if (!existsSync(path)) return;
   let number = 0;
-  for (const { bytes } of fileLines(path, onChunk)) {
+  for (const { line } of scanLines(path, (chunk, from, to) => chunk.toString('utf8', from, to), onChunk)) {
     number++;
-    const text = bytes.toString('utf8').trim();
-    if (!text) continue;
-    let value: T;
-    try {
-      value = JSON.parse(text) as T;
-    } catch (error) {
-      throw new UserError(`${path}:${number}: not valid JSON (${(error as Error).message}); fix or remove that line`);
-    }
-    yield { value, text };
+    const text = line.trim();
+    if (text) yield { text, number };
+  }
+}
+
+/** One line's record; a bad line is an error naming the file and line. */
+export function parseJsonLine<T = unknown>(text: string, path: string, number: number): T {
+  try {
+    return JSON.parse(text) as T;
+  } catch (error) {
+    throw new UserError(`${path}:${number}: not valid JSON (${(error as Error).message}); fix or remove that line`);
   }
 }
 
@@ -91,7 +113,7 @@ export function toJsonl(records: readonly unknown[]): string {
 export function writeJsonlAtomic(path: string, records: Iterable<unknown>): { sha256: string; count: number } {
   const tmp = `${path}.tmp-${process.pid}`;
   try {
-    const writer = new JsonlWriter(tmp);
+    const writer = new JsonlWriter(tmp, { sha256: true });
     try {
       for (const record of records) writer.write(record);
     } finally {
@@ -105,42 +127,73 @@ export function writeJsonlAtomic(path: string, records: Iterable<unknown>): { sh
   }
 }
 
-/** Writes JSON lines to a new file through a 1 MiB buffer, hashing what it writes. */
+/** Writes JSON lines to a new file through a 1 MiB buffer, hashing what it writes when asked to. */
 export class JsonlWriter {
   private readonly fd: number;
-  private readonly hash = createHash('sha256');
-  private pending: string[] = [];
-  private pendingLength = 0;
+  private readonly hash: Hash | undefined;
+  private readonly buffer = Buffer.allocUnsafe(LINE_CHUNK);
+  private used = 0;
   count = 0;
 
-  constructor(readonly path: string) {
+  constructor(
+    readonly path: string,
+    options: { sha256?: boolean } = {},
+  ) {
     mkdirSync(dirname(path), { recursive: true });
     try {
       this.fd = openSync(path, 'w');
     } catch (error) {
       throw withPath(error, path);
     }
+    if (options.sha256) this.hash = createHash('sha256');
   }
 
   write(record: unknown): void {
-    this.writeText(JSON.stringify(record));
+    this.writeText(String(JSON.stringify(record)));
   }
 
-  /** A record already serialised as one line of JSON (no newline). */
+  /** A record already serialised as one line of JSON (no newline), encoded straight into the buffer. */
   writeText(text: string): void {
-    const line = text + '\n';
-    this.pending.push(line);
-    this.pendingLength += line.length;
+    // UTF-8 takes at most 3 bytes per UTF-16 code unit.
+    const most = text.length * 3 + 1;
+    if (this.used + most > LINE_CHUNK) {
+      this.flush();
+      if (most > LINE_CHUNK) return this.writeLine(Buffer.from(text, 'utf8'));
+    }
+    this.used += this.buffer.write(text, this.used, 'utf8');
+    this.buffer[this.used++] = 10;
     this.count++;
-    if (this.pendingLength >= LINE_CHUNK) this.flush();
+  }
+
+  /** A record as the bytes of one line of JSON (no newline), copied as they are. */
+  writeBytes(bytes: Uint8Array): void {
+    if (this.used + bytes.length + 1 > LINE_CHUNK) {
+      this.flush();
+      if (bytes.length + 1 > LINE_CHUNK) return this.writeLine(bytes);
+    }
+    this.buffer.set(bytes, this.used);
+    this.used += bytes.length;
+    this.buffer[this.used++] = 10;
+    this.count++;
+  }
+
+  /** A line too long for the buffer, written on its own (the buffer is empty). */
+  private writeLine(bytes: Uint8Array): void {
+    this.writeOut(bytes);
+    this.writeOut(NEWLINE);
+    this.count++;
   }
 
   private flush(): void {
-    if (!this.pending.length) return;
-    const bytes = Buffer.from(this.pending.join(''), 'utf8');
-    this.pending = [];
-    this.pendingLength = 0;
-    this.hash.update(bytes);
+    if (!this.used) return;
+    // Emptied first: after a failed write (a full disk), closing must not try the same bytes again.
+    const used = this.used;
+    this.used = 0;
+    this.writeOut(this.buffer.subarray(0, used));
+  }
+
+  private writeOut(bytes: Uint8Array): void {
+    this.hash?.update(bytes);
     try {
       for (let written = 0; written < bytes.length; ) written += writeSync(this.fd, bytes, written);
     } catch (error) {
@@ -156,11 +209,14 @@ export class JsonlWriter {
     }
   }
 
-  /** The sha256 of everything written (after `close`). */
+  /** The sha256 of everything written (after `close`; only for a writer made with `sha256: true`). */
   sha256(): string {
+    if (!this.hash) throw new Error(`${this.path}: written without a hash`);
     return this.hash.digest('hex');
   }
 }
+
+const NEWLINE = Buffer.from('\n');
 
 /** Writes a file whole or not at all: a temporary file renamed into place (removed again if writing fails). */
 export function writeFileAtomic(path: string, content: string): void {
@@ -187,10 +243,12 @@ export class Journal<T> {
   ) {}
 
   /**
-   * Opens (creating) the journal, calling `visit` with each entry already in it and where it is
-   * (byte offset and length, for reading it back later without holding it).
+   * Opens (creating) the journal, calling `visit` with each entry already in it, where it is (byte
+   * offset and length, for reading it back later without holding it) and its bytes. An entry
+   * `visit` finds inconsistent (returns false), like one that is not JSON, is cut off with
+   * everything after it: those records run again.
    */
-  static open<T>(path: string, visit: (entry: T, start: number, length: number) => void = () => {}): Journal<T> {
+  static open<T>(path: string, visit: (entry: T, start: number, length: number, bytes: Buffer) => boolean | void = () => {}): Journal<T> {
     mkdirSync(dirname(path), { recursive: true });
     let goodBytes = 0;
     if (existsSync(path)) {
@@ -202,7 +260,7 @@ export class Journal<T> {
         } catch {
           break; // a torn line and anything after it is dropped; those records run again
         }
-        visit(entry, line.start, line.bytes.length);
+        if (visit(entry, line.start, line.bytes.length, line.bytes) === false) break;
         goodBytes = line.start + line.bytes.length + 1;
       }
     }
@@ -213,7 +271,12 @@ export class Journal<T> {
 
   /** Appends one entry as one write of one whole line; returns where its JSON is in the file. */
   append(entry: T): { start: number; length: number } {
-    const line = Buffer.from(JSON.stringify(entry) + '\n', 'utf8');
+    return this.appendText(JSON.stringify(entry));
+  }
+
+  /** Appends an entry already serialised as one line of JSON (no newline). */
+  appendText(text: string): { start: number; length: number } {
+    const line = Buffer.from(text + '\n', 'utf8');
     try {
       for (let written = 0; written < line.length; ) written += writeSync(this.fd, line, written);
     } catch (error) {

@@ -218,7 +218,7 @@ export async function runPipeline(options: RunPipelineOptions): Promise<RunPipel
       name: spec.name,
       force: options.force,
       extraFiles,
-      samples: result.samples(),
+      samples: result.sampleLines(),
       tools,
       rejects: result.rejects(),
       manifest: {

@@ -4,7 +4,8 @@ import PQueue from 'p-queue';
 import { z } from 'zod';
 import { countBy } from './collections.ts';
 import { UserError, fileSystemMessage, messageOf } from './errors.ts';
-import { eachJsonl, eachJsonlLine, Journal, JsonlWriter, readJsonl, writeFileAtomic, writeJsonlAtomic } from './jsonl.ts';
+import { eachJsonl, eachJsonlLine, Journal, JsonlWriter, jsonlTexts, parseJsonLine, readJsonl, writeFileAtomic, writeJsonlAtomic } from './jsonl.ts';
+import { isConsistent, journalLine, outputBytes, type JournalEntry } from './journal-line.ts';
 import { BatchRound, checkBatchesInFlight } from './llm/batch-round.ts';
 import { observeResults } from './llm/observe.ts';
 import { TRANSPORT_FAILURES, type LlmGateway, type UsageReport } from './llm/types.ts';
@@ -12,6 +13,8 @@ import type { PipelineDefinition } from './pipeline.ts';
 import { Progress, type ProgressOptions } from './progress.ts';
 import { Rejection, Sample, StageStats, formatZodError } from './records.ts';
 import { Rng } from './rng.ts';
+import type { SampleLine } from './store.ts';
+import { parseRecord } from './validate.ts';
 import { isReject, recordKey, type BatchStage, type MapStage, type RejectReason, type ScanMade, type ScanStage, type SourceStage, type Stage, type StageContext } from './stage.ts';
 
 export interface RunStagesOptions {
@@ -67,6 +70,8 @@ export const DEFAULT_MAX_TRANSPORT_REJECTS = 0.1;
 export interface RunStagesResult {
   /** The Samples of the last stage, one at a time, read from its output file (never all in memory). */
   samples: () => Generator<Sample>;
+  /** The same, each with its line of JSON text (to write it again without serialising it). */
+  sampleLines: () => Generator<SampleLine>;
   /** Every stage's rejects, stage by stage, read from their files. */
   rejects: () => Generator<Rejection>;
   stats: StageStats[];
@@ -76,15 +81,7 @@ export interface RunStagesResult {
   attachments: Record<string, string>;
 }
 
-export interface JournalEntry {
-  i: number;
-  /** The key of the record it was made for. */
-  k?: string;
-  out?: unknown[];
-  reject?: RejectReason;
-  /** The record's LLM requests failed to reach the endpoint: a resumed run does it again. */
-  transport?: true;
-}
+export type { JournalEntry };
 
 /** What a stage runner wrote to the stage's folder (`out.jsonl`, `rejects.jsonl`), counted. */
 interface StageCounts {
@@ -270,31 +267,70 @@ export async function runStages(options: RunStagesOptions): Promise<RunStagesRes
   const validated = stages.at(-1)?.output === Sample;
   const name = options.pipeline.name;
   function* samples(): Generator<Sample> {
+    for (const { sample } of checkedSamples()) yield sample;
+  }
+  function* checkedSamples(): Generator<{ sample: Sample; text: string }> {
     if (!last) return;
     let i = 0;
-    for (const record of eachJsonl(last)) {
-      if (validated) yield record as Sample;
-      else {
-        const parsed = Sample.safeParse(record);
-        if (!parsed.success) throw new Error(`pipeline ${name}: its last stage emitted record ${i} that is not a Sample: ${formatZodError(parsed.error)}`);
-        yield parsed.data;
-      }
+    for (const { value, text } of eachJsonlLine(last)) {
+      const parsed = validated ? { success: true as const, data: value as Sample } : parseRecord(Sample, value);
+      if (!parsed.success) throw new Error(`pipeline ${name}: its last stage emitted record ${i} that is not a Sample: ${formatZodError(parsed.error)}`);
+      // A record the Sample schema changed (a default filled in) is written as parsed.
+      yield { sample: parsed.data, text: parsed.data === value ? text : JSON.stringify(parsed.data) };
       i++;
     }
+  }
+  function* sampleLines(): Generator<SampleLine> {
+    if (!last) return;
+    // Samples the last stage validated are filed by their first keys, not parsed whole.
+    if (validated) {
+      for (const { text, number } of jsonlTexts(last)) yield sampleHead(text) ?? headOf(parseJsonLine<Sample>(text, last, number), text);
+    } else for (const { sample, text } of checkedSamples()) yield headOf(sample, text);
   }
   function* rejects(): Generator<Rejection> {
     for (const file of rejectFiles) yield* eachJsonl<Rejection>(file);
   }
-  return { samples, rejects, stats, reports, attachments };
+  return { samples, sampleLines, rejects, stats, reports, attachments };
+}
+
+/** The keys JSON.stringify writes first for a Sample the Sample schema made (in the schema's order). */
+const SAMPLE_HEAD = ['{"id":', ',"benchmark":', ',"category":', ',"split":'];
+
+/**
+ * A Sample's line, filed by its id, category and split read from the line's first keys (the line
+ * is not parsed whole); null when the line does not start with them.
+ */
+export function sampleHead(text: string): SampleLine | null {
+  const values: string[] = [];
+  let at = 0;
+  for (const key of SAMPLE_HEAD) {
+    if (!text.startsWith(key, at)) return null;
+    at += key.length;
+    if (text.charCodeAt(at) !== 34) return null; // a string value
+    let end = at + 1;
+    for (let c = text.charCodeAt(end); c !== 34; c = text.charCodeAt(end)) {
+      if (Number.isNaN(c)) return null;
+      end += c === 92 ? 2 : 1; // a backslash escapes the next character
+    }
+    const token = text.slice(at, end + 1);
+    values.push(token.includes('\\') ? (JSON.parse(token) as string) : token.slice(1, -1));
+    at = end + 1;
+  }
+  return { id: values[0], category: values[2], split: values[3], text };
+}
+
+function headOf(sample: Sample, text: string): SampleLine {
+  return { id: sample.id, category: sample.category, split: sample.split, text };
 }
 
 function resumeCommandOf(options: RunStagesOptions): string {
   return options.resumeCommand ?? 'toolkiln run <pipeline> --resume <runId>';
 }
 
+/** The stage's outputs, checked against its output schema (once, here where they are made: not again downstream). */
 function validateOutputs(stage: Stage, outputs: unknown[], where: string): unknown[] {
   return outputs.map((output) => {
-    const parsed = (stage.output as z.ZodType).safeParse(output);
+    const parsed = parseRecord(stage.output as z.ZodType, output);
     if (!parsed.success) {
       throw new Error(`stage ${stage.name} emitted a record that fails its own output schema (${where}): ${formatZodError(parsed.error)}`);
     }
@@ -328,7 +364,7 @@ export function recordContext(ctx: StageContext, key: string, llm: LlmGateway): 
 
 function validateInput(stage: Stage, record: unknown, index: number, check: boolean): unknown {
   if (!check) return record;
-  const parsed = (stage.input as z.ZodType).safeParse(record);
+  const parsed = parseRecord(stage.input as z.ZodType, record);
   if (!parsed.success) {
     throw new Error(`stage ${stage.name}: input record ${index} does not match its input schema (the stage before it emits another shape): ${formatZodError(parsed.error)}`);
   }
@@ -375,11 +411,16 @@ class JournalIndex {
     return this.keys[i] === 0 || this.keys[i] === keyHash(key);
   }
 
-  /** The entry's bytes, read from the journal file. */
-  read(fd: number, i: number): JournalEntry {
+  /** The entry's line, read from the journal file. */
+  readLine(fd: number, i: number): Buffer {
     const bytes = Buffer.allocUnsafe(this.lengths[i]);
     for (let read = 0; read < bytes.length; ) read += readSync(fd, bytes, read, bytes.length - read, this.starts[i] + read);
-    return JSON.parse(bytes.toString('utf8')) as JournalEntry;
+    return bytes;
+  }
+
+  /** The entry, read from the journal file. */
+  read(fd: number, i: number): JournalEntry {
+    return JSON.parse(this.readLine(fd, i).toString('utf8')) as JournalEntry;
   }
 }
 
@@ -416,8 +457,8 @@ class OrderedRelease {
   total: number | undefined;
   private failure: { error: unknown } | undefined;
   private wake: (() => void) | undefined;
-  /** Entries just finished, handed over without reading them back (a few: the rest are read from the journal). */
-  private readonly recent = new Map<number, JournalEntry>();
+  /** The output text of entries just finished, handed over without reading them back (a few: the rest are read from the journal). */
+  private readonly recent = new Map<number, readonly string[]>();
   /** Entries below this index are known to be made for the records now at their index (a resumed run's entries are checked as the stage reaches them). */
   private confirmed = 0;
 
@@ -429,9 +470,9 @@ class OrderedRelease {
 
   constructor(private readonly journalPath: string) {}
 
-  /** Record `i` was journalled with `entry`. */
-  finished(i: number, entry: JournalEntry): void {
-    if (this.recent.size < RECENT_ENTRIES) this.recent.set(i, entry);
+  /** Record `i` was journalled with these outputs (their JSON text). */
+  finished(i: number, outputs: readonly string[]): void {
+    if (this.recent.size < RECENT_ENTRIES) this.recent.set(i, outputs);
     this.changed();
   }
 
@@ -465,9 +506,11 @@ class OrderedRelease {
         if (this.failure) throw this.failure.error;
         if (signal.aborted) return;
         if (next < this.confirmed && this.done.has(next)) {
-          const entry = this.recent.get(next) ?? this.done.read(fd, next);
+          // Parsed from their text: the next stage gets records of its own, as if read from the file.
+          const recent = this.recent.get(next);
+          const records = recent ? recent.map((text) => JSON.parse(text) as unknown) : (this.done.read(fd, next).out ?? []);
           this.recent.delete(next++);
-          for (const record of entry.out ?? []) yield record;
+          for (const record of records) yield record;
           continue;
         }
         if (this.total !== undefined && next >= this.total) return;
@@ -495,7 +538,11 @@ async function runMapStage(
   const journalPath = join(folder, 'journal.jsonl');
   // The last entry of a record wins; one whose requests never reached the endpoint is done again.
   const done = flow.release?.done ?? new JournalIndex();
-  const journal = Journal.open<JournalEntry>(journalPath, (entry, start, length) => (entry.transport ? done.delete(entry.i) : done.set(entry.i, start, length, entry.k)));
+  const journal = Journal.open<JournalEntry>(journalPath, (entry, start, length, line) => {
+    if (!isConsistent(entry, line)) return false;
+    if (entry.transport) done.delete(entry.i);
+    else done.set(entry.i, start, length, entry.k);
+  });
   if (done.size) ctx.log(`resuming: ${done.size} records already done`);
   const count = () => input.piped?.total ?? input.count;
   const progress = new Progress(stage.name, count(), options.progress);
@@ -524,9 +571,11 @@ async function runMapStage(
       if (tally.keys.has(key)) entry.transport = true;
       // A result delivered twice (a redelivered job) is journalled once.
       if (done.has(i)) return;
-      const { start, length } = journal.append({ ...entry, k: key });
+      // Serialised once, here: the journal keeps this text, and `out.jsonl` gets a copy of its bytes.
+      const outputs = (entry.out ?? []).map((record) => JSON.stringify(record));
+      const { start, length } = journal.appendText(journalLine({ ...entry, k: key }, outputs));
       done.set(i, start, length, key);
-      flow.release?.finished(i, entry);
+      flow.release?.finished(i, outputs);
       progress.tick();
       // An endpoint that is down fails every record: stop as soon as that is clear, not after all of them.
       const excess = tally.excess(stage.name, count(), share, resumeCommandOf(options));
@@ -605,6 +654,12 @@ class StageOutputs {
     this.counts.out++;
   }
 
+  /** A record as the bytes of its line of JSON. */
+  outputBytes(bytes: Uint8Array): void {
+    this.out.writeBytes(bytes);
+    this.counts.out++;
+  }
+
   reject(rejection: Rejection): void {
     this.rejects.write(rejection);
     this.counts.rejected++;
@@ -631,17 +686,25 @@ class StageOutputs {
   }
 }
 
-/** The stage's outputs and rejects, in the order of its input, from the journal entries (one pass). */
+/**
+ * The stage's outputs and rejects, in the order of its input, from the journal entries (one pass):
+ * outputs are copied as the bytes the journal holds; an input record is parsed only when it was
+ * rejected (its reject quotes it).
+ */
 function writeInInputOrder(stage: MapStage<unknown, unknown>, input: { path: string }, journalPath: string, done: JournalIndex, files: { out: string; rejects: string }): Promise<StageCounts> {
   const fd = openSync(journalPath, 'r');
   return new StageOutputs(files)
     .write((outputs) => {
       let i = 0;
-      for (const raw of eachJsonl(input.path)) {
-        const entry = done.read(fd, i++);
+      for (const { text, number } of jsonlTexts(input.path)) {
+        const line = outputBytes(done.readLine(fd, i++));
         outputs.counts.in++;
-        for (const record of entry.out ?? []) outputs.output(record);
-        if (entry.reject) outputs.reject(Rejection.parse({ stage: stage.name, ...entry.reject, recordId: entry.reject.recordId ?? recordKey(stage, raw), record: raw }));
+        for (const bytes of line.outputs) outputs.outputBytes(bytes);
+        const rejected = line.entry?.reject;
+        if (rejected) {
+          const raw = parseJsonLine(text, input.path, number);
+          outputs.reject(Rejection.parse({ stage: stage.name, ...rejected, recordId: rejected.recordId ?? recordKey(stage, raw), record: raw }));
+        }
       }
     })
     .finally(() => closeSync(fd));
@@ -662,9 +725,9 @@ async function runSourceStage(stage: SourceStage<unknown>, ctx: StageContext, fi
     counts = await new StageOutputs({ out: files.out, rejects: `${files.rejects}.none` }).write((outputs) => {
       let i = 0;
       let next = 0;
-      for (const record of eachJsonl(all.out)) {
+      for (const { text } of jsonlTexts(all.out)) {
         if (next < Math.min(limit, total) && i === evenlySpacedIndex(next, total, limit)) {
-          outputs.output(record);
+          outputs.outputText(text);
           next++;
         }
         i++;

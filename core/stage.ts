@@ -42,7 +42,13 @@ interface StageBase<I, O> {
   name: string;
   /** Bump when the stage's logic changes: it is part of the dataset fingerprint. */
   version: number;
+  /** Checked only when it is not the previous stage's `output` (records were checked where they were made). */
   input: z.ZodType<I>;
+  /**
+   * Every record the stage emits is checked against it (zod's result is what is written). A record
+   * already in zod's canonical form (defaults present, keys in schema order) is taken as it is,
+   * without zod's copy: see core/validate.ts.
+   */
   output: z.ZodType<O>;
   /** Prompt ids → hashes this stage uses (fingerprint and lineage). */
   prompts?: Record<string, string>;
@@ -57,6 +63,10 @@ interface StageBase<I, O> {
  * journal entry is rather than the entry, and writes the outputs in input order from the journal
  * when the stage completes. A stage of this kind is therefore bounded by its concurrency, not by
  * the size of the dataset: put per-record work here whenever the step allows it.
+ *
+ * CPU: each output is checked against `output` once, where it is made, and serialised once, into
+ * the journal; `out.jsonl` gets a copy of those bytes. The next stage parses it and does not check
+ * it again unless it declares another `input` schema.
  */
 export interface MapStage<I, O> extends StageBase<I, O> {
   kind: 'map';

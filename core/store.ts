@@ -21,11 +21,19 @@ export interface VersionRef {
 /** What a publisher supplies; the store adds version, files, counts and created-at. */
 export type ManifestDraft = Omit<Manifest, 'name' | 'version' | 'files' | 'counts' | 'createdAt' | 'toolkilnVersion'>;
 
+/** A sample as the line of JSON text it was written as (by JSON.stringify), published as that text, with what the store files it by. */
+export interface SampleLine {
+  id: string;
+  split: string;
+  category: string;
+  text: string;
+}
+
 export interface PublishInput {
   name: string;
   manifest: ManifestDraft;
-  /** Read once, as a stream (a run's samples come from its last stage's file). */
-  samples: Iterable<Sample>;
+  /** Read once, as a stream (a run's samples come from its last stage's file, with their text). */
+  samples: Iterable<Sample | SampleLine>;
   tools: ToolSpec[];
   /** Read once, as a stream. */
   rejects: Iterable<Rejection>;
@@ -300,9 +308,10 @@ export class DatasetStore {
         for (const sample of input.samples) {
           if (!splitWriters.has(sample.split)) {
             if (!SPLIT_NAME.test(sample.split)) throw new UserError(`sample ${sample.id} has split "${sample.split}": a split name is letters, digits, '-', '_' or '.'`);
-            splitWriters.set(sample.split, new JsonlWriter(join(tmpDir, 'data', `${sample.split}.jsonl`)));
+            splitWriters.set(sample.split, new JsonlWriter(join(tmpDir, 'data', `${sample.split}.jsonl`), { sha256: true }));
           }
-          splitWriters.get(sample.split)!.write(sample);
+          if (isSampleLine(sample)) splitWriters.get(sample.split)!.writeText(sample.text);
+          else splitWriters.get(sample.split)!.write(sample);
           byCategory[sample.category] = (byCategory[sample.category] ?? 0) + 1;
           sampleCount++;
         }
@@ -434,4 +443,8 @@ function makeReadOnly(dir: string, files: string[]): void {
     const path = join(dir, file);
     if (existsSync(path) && statSync(path).isFile() && (statSync(path).mode & 0o222) !== 0) chmodSync(path, 0o444);
   }
+}
+
+function isSampleLine(item: Sample | SampleLine): item is SampleLine {
+  return typeof (item as SampleLine).text === 'string';
 }

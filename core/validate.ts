@@ -1,0 +1,358 @@
+import type { z } from 'zod';
+
+/**
+ * Validating a record without zod's cost when zod's answer is plain from the record.
+ *
+ * A record a stage produced is usually canonical already: every default filled in, no key zod
+ * would strip, keys in schema order. For such a record `schema.safeParse` builds a deep copy equal
+ * to it, which costs most of a pipeline's validation time. The check here walks the schema and the
+ * value together; per node it finds the value valid and canonical (`SAME`: parsing returns an equal
+ * value), or valid once zod's defaults are filled in and its key order restored (a `Built` copy of
+ * the nodes that change, as zod builds it), or certainly invalid (`INVALID`), or it cannot tell (a
+ * key zod strips, a transform, a schema kind it does not know: `UNSURE`). Only a valid answer skips
+ * zod: anything else is parsed by zod, so every error message is zod's own.
+ */
+
+const SAME = 0;
+const INVALID = 1;
+const UNSURE = 2;
+/** Found by an object's walk: zod's object differs from the input (a default to fill in, a key out of place). */
+const REBUILD = 3;
+/** The value zod returns for a node whose input it changes (defaults filled in, keys reordered). */
+interface Built {
+  value: unknown;
+}
+type Verdict = typeof SAME | typeof INVALID | typeof UNSURE | Built;
+type Check = (value: unknown, depth: number) => Verdict;
+
+/** Deeper values are left to zod (a cyclic value would otherwise never end). */
+const MAX_DEPTH = 200;
+
+/** Zod's checks that only report issues; others (`overwrite`) may change the value. */
+const REPORTING_CHECKS = new Set([
+  'less_than',
+  'greater_than',
+  'multiple_of',
+  'number_format',
+  'max_size',
+  'min_size',
+  'size_equals',
+  'max_length',
+  'min_length',
+  'length_equals',
+  'string_format',
+  'lowercase',
+  'uppercase',
+  'includes',
+  'starts_with',
+  'ends_with',
+  'custom',
+]);
+
+interface ZodInternals {
+  def: {
+    type: string;
+    checks?: { _zod: { def: { check: string; minimum?: unknown; when?: (payload: unknown) => boolean }; check: (payload: unknown) => unknown } }[];
+    coerce?: boolean;
+    shape?: Record<string, ZodLike>;
+    catchall?: ZodLike;
+    element?: ZodLike;
+    keyType?: ZodLike;
+    valueType?: ZodLike;
+    options?: ZodLike[];
+    innerType?: ZodLike;
+    defaultValue?: unknown;
+    mode?: string;
+  };
+  values?: Set<unknown>;
+  optin?: string;
+  optout?: string;
+  innerType?: ZodLike;
+}
+interface ZodLike {
+  _zod: ZodInternals;
+}
+
+const compiled = new WeakMap<object, Check>();
+
+/** The result of `schema.safeParse(value)`; without zod when the value is valid as it is or once zod's defaults are filled in. */
+export function parseRecord<T>(schema: z.ZodType<T>, value: unknown): z.ZodSafeParseResult<T> {
+  const verdict = checkOf(schema as unknown as ZodLike)(value, 0);
+  if (verdict === SAME) return { success: true, data: value as T } as z.ZodSafeParseResult<T>;
+  if (typeof verdict === 'object') return { success: true, data: verdict.value as T } as z.ZodSafeParseResult<T>;
+  return schema.safeParse(value);
+}
+
+/** Whether zod would accept `value` and return a value equal to it (exported for tests). */
+export function isCanonical(schema: z.ZodType, value: unknown): boolean {
+  return checkOf(schema as unknown as ZodLike)(value, 0) === SAME;
+}
+
+/** What a child's verdict makes of its parent's: the first invalid or unsure child decides. */
+function isFailure(verdict: Verdict): verdict is typeof INVALID | typeof UNSURE {
+  return verdict === INVALID || verdict === UNSURE;
+}
+
+/** The value a node's verdict stands for. */
+function valueOf(verdict: Verdict, input: unknown): unknown {
+  return typeof verdict === 'object' ? verdict.value : input;
+}
+
+function checkOf(schema: ZodLike): Check {
+  let check = compiled.get(schema);
+  if (!check) {
+    // Children are looked up on first use, so a recursive schema (through z.lazy) compiles.
+    check = withChecks(schema, compile(schema));
+    compiled.set(schema, check);
+  }
+  return check;
+}
+
+/** The node's own zod checks (min length, regex, refinements), run on the value zod would have made. */
+function withChecks(schema: ZodLike, check: Check): Check {
+  const checks = schema._zod.def.checks ?? [];
+  if (!checks.length) return check;
+  if (checks.some((c) => !REPORTING_CHECKS.has(c._zod.def.check))) return () => UNSURE;
+  return (value, depth) => {
+    const verdict = check(value, depth);
+    if (isFailure(verdict)) return verdict;
+    const made = valueOf(verdict, value);
+    let payload: { value: unknown; issues: unknown[] } | undefined;
+    for (const c of checks) {
+      // A string twice as long (in UTF-16 units) as a minimum length in code points meets it: the common case, answered here.
+      if (c._zod.def.check === 'min_length' && typeof made === 'string' && made.length >= 2 * (c._zod.def.minimum as number)) continue;
+      payload ??= { value: made, issues: [] };
+      if (c._zod.def.when && !c._zod.def.when(payload)) continue;
+      if (c._zod.check(payload) instanceof Promise) return UNSURE;
+    }
+    if (!payload) return verdict;
+    if (payload.value !== made) return UNSURE;
+    return payload.issues.length ? INVALID : verdict;
+  };
+}
+
+/** The check of a child schema, compiled on first use. */
+function lazily(schema: () => ZodLike): () => Check {
+  let check: Check | undefined;
+  return () => (check ??= checkOf(schema()));
+}
+
+function isPlainObject(value: unknown): value is Record<string, unknown> {
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) return false;
+  const proto = Object.getPrototypeOf(value);
+  return proto === Object.prototype || proto === null;
+}
+
+function compile(schema: ZodLike): Check {
+  const zod = schema._zod;
+  const def = zod.def;
+  if (def.coerce) return () => UNSURE;
+  switch (def.type) {
+    case 'string':
+      return (value) => (typeof value === 'string' ? SAME : INVALID);
+    case 'number':
+      return (value) => (typeof value === 'number' && Number.isFinite(value) ? SAME : INVALID);
+    case 'boolean':
+      return (value) => (typeof value === 'boolean' ? SAME : INVALID);
+    case 'null':
+      return (value) => (value === null ? SAME : INVALID);
+    case 'unknown':
+    case 'any':
+      return () => SAME;
+    case 'never':
+      return () => INVALID;
+    case 'literal':
+    case 'enum': {
+      const values = zod.values as Set<unknown>;
+      return (value) => (values.has(value) ? SAME : INVALID);
+    }
+    case 'optional': {
+      const inner = lazily(() => def.innerType!);
+      return (value, depth) => (value === undefined ? (def.innerType!._zod.optin === 'defaulted' ? UNSURE : SAME) : inner()(value, depth));
+    }
+    case 'nullable': {
+      const inner = lazily(() => def.innerType!);
+      return (value, depth) => (value === null ? SAME : inner()(value, depth));
+    }
+    case 'default': {
+      const inner = lazily(() => def.innerType!);
+      // Zod returns the default as it is, without parsing it.
+      return (value, depth) => (value === undefined ? { value: def.defaultValue } : inner()(value, depth));
+    }
+    case 'lazy': {
+      const inner = lazily(() => zod.innerType!);
+      return (value, depth) => inner()(value, depth);
+    }
+    case 'array': {
+      const element = lazily(() => def.element!);
+      return (value, depth) => {
+        if (!Array.isArray(value)) return INVALID;
+        if (depth > MAX_DEPTH) return UNSURE;
+        const check = element();
+        let built: unknown[] | undefined;
+        for (let i = 0; i < value.length; i++) {
+          const v = check(value[i], depth + 1);
+          if (v === SAME) continue;
+          if (isFailure(v)) return v;
+          (built ??= value.slice())[i] = v.value;
+        }
+        return built ? { value: built } : SAME;
+      };
+    }
+    case 'record':
+      return compileRecord(def);
+    case 'object':
+      return compileObject(def);
+    case 'union':
+      return compileUnion(def);
+    default:
+      // Transforms, pipes, custom types …: zod decides.
+      return () => UNSURE;
+  }
+}
+
+function compileRecord(def: ZodInternals['def']): Check {
+  // A record over an enumerable key set (z.enum keys) fills and checks keys of its own: zod decides.
+  if (def.keyType!._zod.values || def.mode === 'loose') return () => UNSURE;
+  // Keys of an object are strings: a plain z.string() key schema has nothing to check.
+  const keyType = def.keyType!._zod.def;
+  const anyKey = keyType.type === 'string' && !keyType.checks?.length && !keyType.coerce;
+  const keyCheck = lazily(() => def.keyType!);
+  const itemCheck = lazily(() => def.valueType!);
+  return (value, depth) => {
+    if (!isPlainObject(value)) return INVALID;
+    if (depth > MAX_DEPTH) return UNSURE;
+    const item = itemCheck();
+    let built: Record<string, unknown> | undefined;
+    for (const k in value) {
+      // Zod drops a `__proto__` key.
+      if (k === '__proto__') return UNSURE;
+      if (!anyKey && keyCheck()(k, depth + 1) !== SAME) return UNSURE;
+      const v = item(value[k], depth + 1);
+      if (v === SAME) continue;
+      if (isFailure(v)) return v;
+      (built ??= { ...value })[k] = v.value;
+    }
+    // Zod also checks symbol keys (which JSON drops).
+    if (Object.getOwnPropertySymbols(value).length) return UNSURE;
+    return built ? { value: built } : SAME;
+  };
+}
+
+function compileObject(def: ZodInternals['def']): Check {
+  const shape = def.shape!;
+  const keys = Object.keys(shape);
+  const count = keys.length;
+  // A shape key Object.prototype also has reads as present when absent: zod decides.
+  if (keys.some((k) => k in Object.prototype) || Object.getOwnPropertySymbols(shape).length) return () => UNSURE;
+  const catchall = def.catchall;
+  const strict = catchall?._zod.def.type === 'never';
+  const extraCheck = lazily(() => catchall!);
+  let fields: Check[] | undefined;
+  let absent: (typeof SAME | typeof INVALID | typeof UNSURE | 'default')[] | undefined;
+
+  /** The object zod builds: the shape's keys in shape order (defaults filled in), then the keys it passes through in input order. */
+  const build = (value: Record<string, unknown>, verdicts: Verdict[], extras: Map<string, Verdict> | undefined): Built => {
+    const made: Record<string, unknown> = {};
+    for (let m = 0; m < count; m++) {
+      const k = keys[m];
+      if (Object.prototype.hasOwnProperty.call(value, k)) made[k] = valueOf(verdicts[m] ?? SAME, value[k]);
+      else if (absent![m] === 'default') made[k] = shape[k]._zod.def.defaultValue;
+    }
+    if (extras) for (const [k, v] of extras) made[k] = valueOf(v, value[k]);
+    return { value: made };
+  };
+
+  /**
+   * The shape keys `from`..`to` a walk passed over: each absent (an error, nothing, or a default
+   * to fill in: `REBUILD`) or met later, out of order (`REBUILD`).
+   */
+  const skipped = (value: Record<string, unknown>, from: number, to: number): Verdict | typeof REBUILD => {
+    let verdict: Verdict | typeof REBUILD = SAME;
+    for (let m = from; m < to; m++) {
+      if (Object.prototype.hasOwnProperty.call(value, keys[m]) || absent![m] === 'default') verdict = REBUILD;
+      else if (absent![m] !== SAME) return absent![m] as Verdict;
+    }
+    return verdict;
+  };
+
+  return (value, depth) => {
+    if (typeof value !== 'object' || value === null || Array.isArray(value)) return INVALID;
+    if (!isPlainObject(value)) return UNSURE;
+    if (depth > MAX_DEPTH) return UNSURE;
+    fields ??= keys.map((k) => checkOf(shape[k]));
+    // What zod makes of a missing key: an error, nothing (optional), its default, or something this check leaves to zod.
+    absent ??= keys.map((k) => {
+      const { optin, optout } = shape[k]._zod;
+      if (optin === undefined) return INVALID;
+      if (optin === 'optional' && optout === 'optional') return SAME;
+      return shape[k]._zod.def.type === 'default' ? 'default' : UNSURE;
+    });
+    // Walk the input's keys against the shape's (`next`: the shape key expected next). The first
+    // difference from what zod returns (a default to fill in, a key out of place or stripped, a
+    // child zod changes) means building zod's object from the verdicts collected here.
+    let rebuild = false;
+    let verdicts: Verdict[] | undefined;
+    let extras: Map<string, Verdict> | undefined;
+    let next = 0;
+    for (const k in value) {
+      let at = next;
+      while (at < count && keys[at] !== k) at++;
+      if (at === count) {
+        if (k === '__proto__') return UNSURE;
+        if (keys.indexOf(k) !== -1) continue; // met before its place: found by the gap check below
+        if (strict) return INVALID;
+        if (!catchall) {
+          rebuild = true; // zod strips it
+          continue;
+        }
+        // Zod passes it through after the shape's keys.
+        const v = extraCheck()(value[k], depth + 1);
+        if (isFailure(v)) return v;
+        if (v !== SAME) rebuild = true;
+        (extras ??= new Map()).set(k, v);
+        continue;
+      }
+      if (extras) rebuild = true;
+      if (at !== next) {
+        const gap = skipped(value, next, at);
+        if (gap === REBUILD) rebuild = true;
+        else if (gap !== SAME) return gap;
+      }
+      next = at + 1;
+      const v = fields[at](value[k], depth + 1);
+      if (v === SAME) continue;
+      if (isFailure(v)) return v;
+      rebuild = true;
+      (verdicts ??= [])[at] = v;
+    }
+    if (next !== count) {
+      const gap = skipped(value, next, count);
+      if (gap === REBUILD) rebuild = true;
+      else if (gap !== SAME) return gap;
+    }
+    if (!rebuild) return SAME;
+    // Keys met out of order were passed over above: check them (and again the others) in shape order.
+    for (let m = 0; m < count; m++) {
+      if (verdicts?.[m] !== undefined || !Object.prototype.hasOwnProperty.call(value, keys[m])) continue;
+      const v = fields[m](value[keys[m]], depth + 1);
+      if (isFailure(v)) return v;
+      (verdicts ??= [])[m] = v;
+    }
+    return build(value, verdicts ?? [], extras);
+  };
+}
+
+function compileUnion(def: ZodInternals['def']): Check {
+  let options: Check[] | undefined;
+  return (value, depth) => {
+    options ??= def.options!.map(checkOf);
+    // Zod returns the first option that accepts the value: an earlier option must certainly fail.
+    for (const option of options) {
+      const v = option(value, depth);
+      if (v === INVALID) continue;
+      return v;
+    }
+    return INVALID;
+  };
+}

@@ -1,0 +1,34 @@
+import { mkdtempSync, readFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { Sample } from '../core/records.ts';
+import { sampleHead } from '../core/runner.ts';
+import { DatasetStore } from '../core/store.ts';
+import { draftManifest } from './fixtures/core/samples.ts';
+
+function sample(id: string, category: string, split: string): Sample {
+  return Sample.parse({ id, benchmark: 'demo', category, split, tools: [], dialogue: [{ role: 'user', content: `hi from ${id}` }], expected: {}, meta: {} });
+}
+
+describe('samples published as the lines their last stage wrote', () => {
+  it('are filed by id, category and split read from the first keys, escapes included', () => {
+    const tricky = sample('a "quoted" \\ id', 'S-S/é', 'test');
+    const text = JSON.stringify(tricky);
+    expect(sampleHead(text)).toEqual({ id: 'a "quoted" \\ id', category: 'S-S/é', split: 'test', text });
+    // Another key order (not a line the Sample schema made) is not read this way.
+    const { split, ...rest } = tricky;
+    expect(sampleHead(JSON.stringify({ split, ...rest }))).toBeNull();
+    expect(sampleHead('{"id":"unterminated')).toBeNull();
+  });
+
+  it('are written as they are, counted by split and category', () => {
+    const home = mkdtempSync(join(tmpdir(), 'tk-lines-'));
+    const samples = [sample('s1', 'A', 'train'), sample('s2', 'B', 'test'), sample('s3', 'A', 'train')];
+    // Text that JSON.stringify of the sample would not give: the store must not serialise again.
+    const lines = samples.map((s) => ({ ...sampleHead(JSON.stringify(s))!, text: JSON.stringify(s).replace('{"id"', '{ "id"') }));
+    const { ref, manifest } = new DatasetStore(home).publish({ name: 'demo', samples: lines, tools: [], rejects: [], manifest: draftManifest('fp') });
+    expect(readFileSync(join(ref.dir, 'data', 'train.jsonl'), 'utf8')).toBe(`${lines[0].text}\n${lines[2].text}\n`);
+    expect(manifest.counts).toMatchObject({ samples: 3, bySplit: { test: 1, train: 2 }, byCategory: { A: 2, B: 1 } });
+  });
+});
