@@ -8,11 +8,11 @@ import { tooltalkPipeline } from './tooltalk.ts';
 
 /** Every recipe `toolkiln run <pipeline>` knows. */
 export const pipelines: Record<string, PipelineDefinition> = {
-  acebench: acebenchPipeline,
   mtu: mtuPipeline,
   nestools: nestoolsPipeline,
   toole: toolePipeline,
   tooltalk: tooltalkPipeline,
+  acebench: acebenchPipeline,
 };
 
 export function getPipeline(name: string): PipelineDefinition {
