@@ -1,7 +1,7 @@
 import { mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { ArgumentValidator } from '../core/json-schema.ts';
 import { createGateway, type LlmGateway } from '../core/llm/index.ts';
 import type { Json } from '../core/records.ts';
@@ -10,7 +10,7 @@ import { multiTurnDialogueStage } from '../stages/acebench/dialogue-multi-turn.t
 import { AceDialogueRecord, CandidateSet, callsText, parametersOf, pythonRepr, timeLine } from '../stages/acebench/dialogue-records.ts';
 import { SINGLE_CATEGORIES, singleDialogueStage } from '../stages/acebench/dialogue-single.ts';
 import { IRRELEVANT_ANSWER, atomKindsOf, type AceCategory, type AceFunction } from '../stages/acebench/record.ts';
-import { startOpenAiServer, type OpenAiTestServer } from './helpers/openai-server.ts';
+import { useTestEndpoint } from './helpers/openai-server.ts';
 
 const REFERENCE = new URL('../../shared/data/reference/acebench/', import.meta.url);
 
@@ -257,40 +257,31 @@ describe('multi-turn generation (offline, user / assistant / tool agents)', () =
 });
 
 describe('with a model behind an OpenAI-compatible endpoint', () => {
-  let server: OpenAiTestServer;
-  let llm: LlmGateway;
-  beforeAll(async () => {
-    server = await startOpenAiServer();
-    llm = createGateway({ backend: 'openai', noCache: true, model: 'test-model', maxRetries: 0, maxRepairs: 0, env: { OPENAI_BASE_URL: server.baseURL, OPENAI_API_KEY: 'sk-test' } });
-  });
-  afterAll(async () => {
-    await llm.close();
-    await server.close();
-  });
+  const endpoint = useTestEndpoint();
 
   it('rejects a gold call that breaks its API schema, naming the API and the argument path', async () => {
     const set = candidateSet('en', 'normal_single_turn_single_function');
     const name = set.targets[0];
     const gold = { dateRange: { startDate: '2023-01-01', endDate: '2028-01-01' }, location: { latitude: 'north', longitude: 23.7 } };
-    server.setResponder('chat', () => ({ content: JSON.stringify({ question: 'When is the next eclipse in Athens?', calls: [{ name, arguments: gold }] }) }));
-    const out = await runStage(singleDialogueStage(), set, llm);
+    endpoint.server.setResponder('chat', () => ({ content: JSON.stringify({ question: 'When is the next eclipse in Athens?', calls: [{ name, arguments: gold }] }) }));
+    const out = await runStage(singleDialogueStage(), set, endpoint.llm);
     expect(out).toMatchObject({ reject: true, reason: 'invalid_gold_call' });
     expect((out as { detail: string }).detail).toMatch(new RegExp(`^${name}: location\\.latitude: must be number`));
     // The same answer with a valid latitude is kept.
     gold.location.latitude = 37.98 as unknown as string;
-    server.setResponder('chat', () => ({ content: JSON.stringify({ question: 'When is the next eclipse in Athens?', calls: [{ name, arguments: gold }] }) }));
-    expect(isReject(await runStage(singleDialogueStage(), set, llm))).toBe(false);
+    endpoint.server.setResponder('chat', () => ({ content: JSON.stringify({ question: 'When is the next eclipse in Athens?', calls: [{ name, arguments: gold }] }) }));
+    expect(isReject(await runStage(singleDialogueStage(), set, endpoint.llm))).toBe(false);
   });
 
   it('rejects a multi-turn dialogue whose assistant calls with an invalid argument, naming the part', async () => {
     const base = candidateSet('en', 'normal_multi_turn_user_switch', 5);
     const fn = base.functions[0];
-    server.setResponder('chat', (request) => {
+    endpoint.server.setResponder('chat', (request) => {
       const text = (request.body.messages as { content: string }[]).map((m) => m.content).join('\n');
       if (text.includes('You play the user')) return { content: JSON.stringify({ text: 'Please help me with this.' }) };
       return { content: JSON.stringify({ action: 'call', calls: [{ name: fn.name, arguments: { invented: 1 } }] }) };
     });
-    const out = await runStage(multiTurnDialogueStage(), { ...base, targets: [fn.name] }, llm);
+    const out = await runStage(multiTurnDialogueStage(), { ...base, targets: [fn.name] }, endpoint.llm);
     expect(out).toMatchObject({ reject: true, reason: 'invalid_gold_call' });
     expect((out as { detail: string }).detail).toContain(`part 0 (${fn.name}): ${fn.name}: `);
     expect((out as { detail: string }).detail).toContain('"invented" is not a parameter of this function');

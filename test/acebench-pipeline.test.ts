@@ -1,7 +1,6 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createGateway, type LlmGateway } from '../core/llm/index.ts';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { OfflineGateway } from '../core/llm/offline.ts';
 import type { Sample } from '../core/records.ts';
 import { runPipeline } from '../core/run.ts';
@@ -16,7 +15,7 @@ import { translateStage } from '../stages/acebench/translate.ts';
 import { judgeStage } from '../stages/acebench/verify.ts';
 import { ArgumentValidator } from '../core/json-schema.ts';
 import { tempDirs } from './helpers/files.ts';
-import { startOpenAiServer, type OpenAiTestServer } from './helpers/openai-server.ts';
+import { useTestEndpoint } from './helpers/openai-server.ts';
 
 const tmp = tempDirs('tk-acebench-');
 const validator = new ArgumentValidator();
@@ -102,22 +101,13 @@ describe('ACEBench recipe, offline', () => {
 });
 
 describe('ACEBench judges behind an OpenAI-compatible endpoint', () => {
-  let server: OpenAiTestServer;
-  let llm: LlmGateway;
-  beforeAll(async () => {
-    server = await startOpenAiServer();
-    llm = createGateway({ backend: 'openai', noCache: true, model: 'test-model', maxRetries: 0, maxRepairs: 0, env: { OPENAI_BASE_URL: server.baseURL, OPENAI_API_KEY: 'sk-test' } });
-  });
-  afterAll(async () => {
-    await llm.close();
-    await server.close();
-  });
+  const endpoint = useTestEndpoint();
 
   async function judged(verdicts: string[]) {
     let asked = 0;
-    server.setResponder('chat', () => ({ content: JSON.stringify({ verdict: verdicts[asked++ % verdicts.length], reason: `reason ${asked}` }) }));
+    endpoint.server.setResponder('chat', () => ({ content: JSON.stringify({ verdict: verdicts[asked++ % verdicts.length], reason: `reason ${asked}` }) }));
     const sample = releasedSample();
-    const ctx = standaloneContext({ llm, runDir: tmp(), seed: 1, key: sample.id });
+    const ctx = standaloneContext({ llm: endpoint.llm, runDir: tmp(), seed: 1, key: sample.id });
     const out = await judgeStage({ judges: 3 }).run(sample, ctx);
     if (isReject(out)) throw new Error(`${out.reason}: ${out.detail}`);
     return { out: out as Sample, asked };
@@ -134,33 +124,24 @@ describe('ACEBench judges behind an OpenAI-compatible endpoint', () => {
   });
 
   it('rejects the record with the reason when a judge cannot answer', async () => {
-    server.setResponder('chat', () => ({ content: 'not json at all' }));
+    endpoint.server.setResponder('chat', () => ({ content: 'not json at all' }));
     const sample = releasedSample();
-    const out = await judgeStage({ judges: 3 }).run(sample, standaloneContext({ llm, runDir: tmp(), seed: 1, key: sample.id }));
+    const out = await judgeStage({ judges: 3 }).run(sample, standaloneContext({ llm: endpoint.llm, runDir: tmp(), seed: 1, key: sample.id }));
     expect(out).toMatchObject({ reject: true, reason: 'invalid_json' });
   });
 });
 
 describe('ACEBench translation behind an OpenAI-compatible endpoint', () => {
-  let server: OpenAiTestServer;
-  let llm: LlmGateway;
-  beforeAll(async () => {
-    server = await startOpenAiServer();
-    llm = createGateway({ backend: 'openai', noCache: true, model: 'test-model', maxRetries: 0, maxRepairs: 0, env: { OPENAI_BASE_URL: server.baseURL, OPENAI_API_KEY: 'sk-test' } });
-  });
-  afterAll(async () => {
-    await llm.close();
-    await server.close();
-  });
+  const endpoint = useTestEndpoint();
 
   async function translated(edit: (text: string, i: number) => string) {
-    server.setResponder('chat', (request) => {
+    endpoint.server.setResponder('chat', (request) => {
       const prompt = (request.body.messages as { content: string }[]).map((m) => m.content).join('\n');
       const texts = JSON.parse(prompt.slice(prompt.indexOf('Texts (a JSON list):') + 'Texts (a JSON list):'.length, prompt.lastIndexOf('Reply as JSON')).trim()) as string[];
       return { content: JSON.stringify({ texts: texts.map(edit) }) };
     });
     const sample = releasedSample();
-    const out = await translateStage({ into: ['zh'] }).run(sample, standaloneContext({ llm, runDir: tmp(), seed: 1, key: sample.id }));
+    const out = await translateStage({ into: ['zh'] }).run(sample, standaloneContext({ llm: endpoint.llm, runDir: tmp(), seed: 1, key: sample.id }));
     if (isReject(out)) throw new Error(`${out.reason}: ${out.detail}`);
     return out as Sample[];
   }

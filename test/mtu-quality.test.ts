@@ -1,5 +1,4 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createGateway, type LlmGateway } from '../core/llm/index.ts';
+import { describe, expect, it } from 'vitest';
 import type { Sample } from '../core/records.ts';
 import { isReject } from '../core/stage.ts';
 import { createToolsStage } from '../stages/mtu/create-tools.ts';
@@ -7,7 +6,7 @@ import { ToolLibrary } from '../stages/mtu/library.ts';
 import { qualityFilterStage, ruleProblems } from '../stages/mtu/quality.ts';
 import { mtuMeta } from '../stages/mtu/sample.ts';
 import { parseGenericDialogues } from '../stages/sources/generic-dialogue.ts';
-import { startOpenAiServer, type OpenAiTestServer, type RecordedRequest } from './helpers/openai-server.ts';
+import { useTestEndpoint, type RecordedRequest } from './helpers/openai-server.ts';
 import { stageContext } from './fixtures/mtu/context.ts';
 import { fromFixtures } from './fixtures/mtu/paths.ts';
 import { call, handSample, round, tool } from './fixtures/mtu/samples.ts';
@@ -59,34 +58,25 @@ function prompt(request: RecordedRequest): string {
 }
 
 describe('with a model behind an OpenAI-compatible endpoint', () => {
-  let server: OpenAiTestServer;
-  let llm: LlmGateway;
-  beforeAll(async () => {
-    server = await startOpenAiServer();
-    llm = createGateway({ backend: 'openai', noCache: true, model: 'test-model', maxRetries: 0, maxRepairs: 0, env: { OPENAI_BASE_URL: server.baseURL, OPENAI_API_KEY: 'sk-test' } });
-  });
-  afterAll(async () => {
-    await llm.close();
-    await server.close();
-  });
+  const endpoint = useTestEndpoint();
 
   it('rejects a sample the data quality check corrects, and one whose check fails, with the reason', async () => {
-    const ctx = { ...stageContext(), llm };
+    const ctx = { ...stageContext(), llm: endpoint.llm };
     ToolLibrary.of([hotel, book]).save(ctx.runDir);
     const stage = qualityFilterStage({ verify: true });
-    server.setResponder('chat', () => ({ content: JSON.stringify({ thought: 'a booking was asked for', actions: [{ action: 'BookHotel', action_input: { name: 'x' } }] }) }));
+    endpoint.server.setResponder('chat', () => ({ content: JSON.stringify({ thought: 'a booking was asked for', actions: [{ action: 'BookHotel', action_input: { name: 'x' } }] }) }));
     const corrected = await stage.run(one({ area: 'north' }), ctx);
     expect(corrected).toMatchObject({ reject: true, reason: 'llm_verification_failed' });
-    server.setResponder('chat', () => ({ content: JSON.stringify({ thought: 'fine', actions: [{ action: 'SearchHotel', action_input: { area: 'north' } }] }) }));
+    endpoint.server.setResponder('chat', () => ({ content: JSON.stringify({ thought: 'fine', actions: [{ action: 'SearchHotel', action_input: { area: 'north' } }] }) }));
     expect(isReject(await stage.run(one({ area: 'north' }), ctx))).toBe(false);
-    server.setResponder('chat', () => ({ content: 'not json at all' }));
+    endpoint.server.setResponder('chat', () => ({ content: 'not json at all' }));
     const failed = await stage.run(one({ area: 'north' }), ctx);
     expect(failed).toMatchObject({ reject: true });
     expect((failed as { reason: string }).reason).toMatch(/invalid_json|schema_invalid/);
   });
 
   it('creates tools for a plain dialogue only at turns the model calls "specific API call"', async () => {
-    server.setResponder('chat', (request) => {
+    endpoint.server.setResponder('chat', (request) => {
       const text = prompt(request);
       if (text.includes('Pick exactly one situation')) {
         const assistant = [...text.matchAll(/\nAssistant: (.*)\n/g)].at(-1)?.[1] ?? '';
@@ -107,7 +97,7 @@ describe('with a model behind an OpenAI-compatible endpoint', () => {
       return { status: 400, error: { message: 'unexpected prompt' } };
     });
     const [dialogue] = parseGenericDialogues(fromFixtures('generic/dialogues.jsonl'), { name: 'shop', split: 'train' });
-    const sample = (await createToolsStage({ excludeIntents: [] }).run(dialogue, { ...stageContext('shop-1'), llm })) as Sample;
+    const sample = (await createToolsStage({ excludeIntents: [] }).run(dialogue, { ...stageContext('shop-1'), llm: endpoint.llm })) as Sample;
     expect(isReject(sample), JSON.stringify(sample).slice(0, 600)).toBe(false);
     const assistant = sample.dialogue.flatMap((t, i) => (t.role === 'assistant' ? [[i, mtuMeta(sample).situations[String(i)], (t.calls ?? []).map((c) => c.tool)]] : []));
     expect(assistant).toEqual([

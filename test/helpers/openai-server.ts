@@ -1,6 +1,8 @@
 import { createHash } from 'node:crypto';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
+import { afterAll, beforeAll } from 'vitest';
+import { createGateway, type LlmGateway } from '../../core/llm/index.ts';
 
 /**
  * A local, scriptable OpenAI-compatible endpoint for tests and benchmarks: POST /v1/chat/completions
@@ -431,4 +433,21 @@ function multipart(text: string, contentType: string): Record<string, string | u
     if (filename !== undefined) fields.filename = filename;
   }
   return fields;
+}
+
+/**
+ * A local endpoint and a gateway to it (real `openai` SDK, no cache, no retries) for the tests of
+ * one `describe`: started before them and closed after. Read `server` and `llm` inside the tests.
+ */
+export function useTestEndpoint(): { server: OpenAiTestServer; llm: LlmGateway } {
+  const endpoint = {} as { server: OpenAiTestServer; llm: LlmGateway };
+  beforeAll(async () => {
+    endpoint.server = await startOpenAiServer();
+    endpoint.llm = createGateway({ backend: 'openai', noCache: true, model: 'test-model', maxRetries: 0, maxRepairs: 0, env: { OPENAI_BASE_URL: endpoint.server.baseURL, OPENAI_API_KEY: 'sk-test' } });
+  });
+  afterAll(async () => {
+    await endpoint.llm.close();
+    await endpoint.server.close();
+  });
+  return endpoint;
 }
