@@ -13,23 +13,10 @@ import { ArgumentValidator, checkFunctionDefinition } from '../core/json-schema.
 import { goldCallsOf } from '../stages/acebench/rule-checks.ts';
 import { ACE_LANGUAGES, type AceCategory, type AceRecord } from '../stages/acebench/record.ts';
 import { replayReleased } from '../stages/acebench/sandbox/replay.ts';
+import { timeSync } from './lib/timing.ts';
 
 const projectDir = fileURLToPath(new URL('..', import.meta.url));
 const RELEASED = fileURLToPath(new URL('../../shared/data/reference/acebench', import.meta.url));
-
-function median(values: number[]): number {
-  const sorted = [...values].sort((a, b) => a - b);
-  return sorted[Math.floor(sorted.length / 2)]!;
-}
-
-function time(runs: number, fn: () => unknown): number {
-  fn();
-  return median(Array.from({ length: runs }, () => {
-    const started = performance.now();
-    fn();
-    return performance.now() - started;
-  }));
-}
 
 /** The released files of some categories, as paths of data and answer files. */
 function releasedFiles(select: (category: string) => boolean): { category: AceCategory; language: (typeof ACE_LANGUAGES)[number]; data: string; answer: string }[] {
@@ -58,8 +45,8 @@ export async function run(args: string[]): Promise<void> {
   const records = readRecords(normal);
   const definitions = records.reduce((n, r) => n + r.data.function.length, 0);
   const calls = records.reduce((n, r) => n + goldCallsOf(r).flat().filter((c) => c.fn).length, 0);
-  const floorNormal = time(runs, () => readRecords(normal));
-  const validate = time(runs, () => {
+  const floorNormal = timeSync(runs, () => readRecords(normal));
+  const validate = timeSync(runs, () => {
     const validator = new ArgumentValidator();
     for (const record of readRecords(normal)) {
       for (const fn of record.data.function) checkFunctionDefinition(fn);
@@ -69,8 +56,8 @@ export async function run(args: string[]): Promise<void> {
 
   const agent = releasedFiles((c) => c.startsWith('agent_'));
   let replay = replayReleased(RELEASED);
-  const floorAgent = time(runs, () => readRecords(agent));
-  const execute = time(runs, () => (replay = replayReleased(RELEASED)));
+  const floorAgent = timeSync(runs, () => readRecords(agent));
+  const execute = timeSync(runs, () => (replay = replayReleased(RELEASED)));
 
   process.stdout.write(`median of ${runs} runs; floor = reading and JSON-parsing the same files\n\n`);
   process.stdout.write('| step | records | work | ms | floor ms | ratio |\n|---|---:|---:|---:|---:|---:|\n');

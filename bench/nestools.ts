@@ -11,26 +11,11 @@ import { parseArgs } from 'node:util';
 import { renderProgram } from '../prompts/nestools-render-program.ts';
 import { checkNesToolsFiles } from '../stages/nestools/check-files.ts';
 import { loadNesToolsSamples } from '../stages/sources/nestools.ts';
+import { median, timeAsync } from './lib/timing.ts';
 
 const projectDir = fileURLToPath(new URL('..', import.meta.url));
 const REFERENCE = fileURLToPath(new URL('../../shared/data/reference/nestools/test_data.jsonl', import.meta.url));
 const BUDGET_MS = 1000;
-
-function median(values: number[]): number {
-  const sorted = [...values].sort((a, b) => a - b);
-  return sorted[Math.floor(sorted.length / 2)];
-}
-
-async function time(runs: number, fn: () => unknown): Promise<number> {
-  await fn(); // warm-up: module compilation and JIT are not what is measured in-process
-  const times: number[] = [];
-  for (let i = 0; i < runs; i++) {
-    const started = performance.now();
-    await fn();
-    times.push(performance.now() - started);
-  }
-  return median(times);
-}
 
 /** Wall time of a fresh `node --import tsx` process running `script` (tsx start-up included). */
 function processTime(runs: number, script: string): { ms: number; ok: boolean } {
@@ -50,10 +35,10 @@ export async function run(args: string[]): Promise<void> {
 
   let checked = 0;
   let passed = 0;
-  const floor = await time(runs, () => {
+  const floor = await timeAsync(runs, () => {
     readFileSync(REFERENCE, 'utf8').split('\n').filter(Boolean).forEach((line) => JSON.parse(line));
   });
-  const records = await time(runs, async () => {
+  const records = await timeAsync(runs, async () => {
     const report = await checkNesToolsFiles([REFERENCE]);
     checked = report.checked;
     passed = report.passed;
@@ -79,7 +64,7 @@ process.exit(code);`;
         // a parameter such as `class` or `A/B_test_results` cannot be written as Python
       }
     }
-    programMs = await time(runs, async () => {
+    programMs = await timeAsync(runs, async () => {
       programsPassed = (await checkNesToolsFiles([dir])).passed;
     });
   } finally {

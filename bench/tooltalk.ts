@@ -10,23 +10,10 @@ import { parseArgs } from 'node:util';
 import { conversationFiles } from '../stages/tooltalk/conversation-files.ts';
 import { loadDatabases } from '../stages/tooltalk/databases.ts';
 import { replayReleased } from '../stages/tooltalk/replay.ts';
+import { timeSync } from './lib/timing.ts';
 
 const projectDir = fileURLToPath(new URL('..', import.meta.url));
 const RELEASED = fileURLToPath(new URL('../../shared/data/reference/tooltalk', import.meta.url));
-
-function median(values: number[]): number {
-  const sorted = [...values].sort((a, b) => a - b);
-  return sorted[Math.floor(sorted.length / 2)];
-}
-
-function time(runs: number, fn: () => unknown): number {
-  fn();
-  return median(Array.from({ length: runs }, () => {
-    const started = performance.now();
-    fn();
-    return performance.now() - started;
-  }));
-}
 
 export async function run(args: string[]): Promise<void> {
   const { values } = parseArgs({ args, options: { runs: { type: 'string', default: '9' } } });
@@ -34,8 +21,8 @@ export async function run(args: string[]): Promise<void> {
   const databases = loadDatabases();
   const files = conversationFiles(RELEASED);
   let report = replayReleased(RELEASED, { databases });
-  const floor = time(runs, () => files.map((file) => JSON.parse(readFileSync(join(RELEASED, file), 'utf8'))));
-  const replay = time(runs, () => (report = replayReleased(RELEASED, { databases })));
+  const floor = timeSync(runs, () => files.map((file) => JSON.parse(readFileSync(join(RELEASED, file), 'utf8'))));
+  const replay = timeSync(runs, () => (report = replayReleased(RELEASED, { databases })));
   process.stdout.write(`median of ${runs} runs; floor = reading and JSON-parsing the same ${files.length} files\n\n`);
   process.stdout.write('| step | conversations | calls | reproduced | ms | floor ms | ratio |\n|---|---:|---:|---:|---:|---:|---:|\n');
   process.stdout.write(`| replay released calls | ${report.conversations} | ${report.total} | ${report.reproduced} | ${replay.toFixed(1)} | ${floor.toFixed(1)} | ${(replay / floor).toFixed(1)}× |\n\n`);
