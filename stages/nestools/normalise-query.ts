@@ -3,7 +3,8 @@ import { reject, type MapStage } from '../../core/stage.ts';
 import normalisePrompt from '../../prompts/nestools-normalise.ts';
 import { toNesToolsRecord, taskOf } from './import-export.ts';
 import { valueMentions, type ValueMention } from './query-values.ts';
-import { withChecks, withLineage, withTask } from './sample-meta.ts';
+import { withChecks, withLineage } from '../../core/sample-edits.ts';
+import { withTask } from './sample-meta.ts';
 
 /**
  * §3.2 query normalisation (Table 6): find the literal argument values the task does not state

@@ -3,7 +3,8 @@ import { reject, type MapStage } from '../../core/stage.ts';
 import refinePrompt from '../../prompts/nestools-refine.ts';
 import { taskOf } from './import-export.ts';
 import { describeValues, lostValues, promptChain } from './normalise-query.ts';
-import { withChecks, withLineage, withMeta, withTags, withTask } from './sample-meta.ts';
+import { withChecks, withLineage, withMeta, withTags } from '../../core/sample-edits.ts';
+import { withTask } from './sample-meta.ts';
 
 /**
  * §3.2 query refinement (Table 7): the LLM rewrites the task so that no API name appears, every

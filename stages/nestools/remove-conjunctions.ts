@@ -3,7 +3,8 @@ import { reject, type MapStage } from '../../core/stage.ts';
 import removeConjunctionsPrompt from '../../prompts/nestools-remove-conjunctions.ts';
 import { taskOf } from './import-export.ts';
 import { describeValues, lostValues } from './normalise-query.ts';
-import { withChecks, withLineage, withMeta, withTags, withTask } from './sample-meta.ts';
+import { withChecks, withLineage, withMeta, withTags } from '../../core/sample-edits.ts';
+import { withTask } from './sample-meta.ts';
 
 /**
  * Appendix B.3, optional: the robustness variant whose tasks lack sequencing words ("Please",

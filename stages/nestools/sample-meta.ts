@@ -1,7 +1,5 @@
 import type { Sample } from '../../core/records.ts';
 
-export { withChecks, withLineage, withMeta, withTags, type LineageEntry } from '../../core/sample-edits.ts';
-
 /** The first user turn holds the NesTools task. */
 export function withTask(sample: Sample, task: string): Sample {
   let done = false;

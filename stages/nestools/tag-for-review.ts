@@ -6,7 +6,7 @@ import { taskOf } from './import-export.ts';
 import { leaves } from './notation.ts';
 import { valueMentions } from './query-values.ts';
 import { apiNamesIn } from './refine-query.ts';
-import { withChecks, withMeta, withTags } from './sample-meta.ts';
+import { withChecks, withMeta, withTags } from '../../core/sample-edits.ts';
 import { chainStructure } from './structure.ts';
 
 /**
