@@ -1,5 +1,5 @@
 import { lexicalEmbedder } from '../../core/embed/lexical.ts';
-import type { Embedder } from '../../core/embed/types.ts';
+import { cosine, type Embedder } from '../../core/embed/types.ts';
 import type { Json } from '../../core/records.ts';
 import { strptime } from './python.ts';
 import type { JsonObject } from './tool.ts';
@@ -81,19 +81,6 @@ const RETRIEVAL: Record<string, { list: string; id: string }> = {
 const IGNORE_RESPONSE = new Set(['AddAlarm', 'CreateEvent', 'AddReminder', 'SendEmail', 'SendMessage']);
 
 const json = (value: unknown) => JSON.stringify(value ?? null);
-
-/** Cosine of two vectors. */
-function cosine(a: ArrayLike<number>, b: ArrayLike<number>): number {
-  let dot = 0;
-  let na = 0;
-  let nb = 0;
-  for (let i = 0; i < a.length; i++) {
-    dot += a[i] * b[i];
-    na += a[i] * a[i];
-    nb += b[i] * b[i];
-  }
-  return na > 0 && nb > 0 ? dot / Math.sqrt(na * nb) : 0;
-}
 
 export class ToolTalkComparator {
   private readonly embedder: Embedder;
