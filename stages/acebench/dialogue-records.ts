@@ -14,6 +14,8 @@ import { ACE_CATEGORIES, ACE_LANGUAGES, AceFunctionSchema, type AceCategory, typ
 /** One instance to write: which category and language, the candidate APIs, and the APIs the gold calls use. */
 /** The candidate sets the dialogue stages read come from the candidate sampler. */
 import { CandidateSet } from './candidates.ts';
+import { pythonJson } from '../../core/python-json.ts';
+import { renderValue } from './sandbox/python-call.ts';
 export { CandidateSet };
 
 const AceData = z.union([
@@ -88,9 +90,7 @@ export function questionText(lines: DialogueLine[], category: AceCategory): stri
 
 /** JSON as Python's `json.dumps` writes it by default (", " and ": " separators), non-ASCII kept as the release keeps it. */
 export function spacedJson(value: Json): string {
-  if (value === null || typeof value !== 'object') return JSON.stringify(value);
-  if (Array.isArray(value)) return `[${value.map(spacedJson).join(', ')}]`;
-  return `{${Object.entries(value).map(([key, item]) => `${JSON.stringify(key)}: ${spacedJson(item)}`).join(', ')}}`;
+  return pythonJson(value, { ensureAscii: false });
 }
 
 /** Calls as a multi-turn dialogue prints them: `[Func(a="x", b={"k": 1}, c=true)]`. */
@@ -98,23 +98,8 @@ export function callsText(calls: GoldCall[]): string {
   return `[${calls.map((call) => `${call.name}(${Object.entries(call.arguments).map(([key, value]) => `${key}=${spacedJson(value)}`).join(', ')})`).join(', ')}]`;
 }
 
-/** A value as Python's `repr` writes it (the release's `profile` is the repr of a dict). */
-export function pythonRepr(value: Json): string {
-  if (value === null) return 'None';
-  if (typeof value === 'boolean') return value ? 'True' : 'False';
-  if (typeof value === 'number') return String(value);
-  if (typeof value === 'string') {
-    const quote = value.includes("'") && !value.includes('"') ? '"' : "'";
-    const body = value
-      .replace(/\\/g, '\\\\')
-      .replace(/\n/g, '\\n')
-      .replace(/\t/g, '\\t')
-      .replace(quote === "'" ? /'/g : /"/g, `\\${quote}`);
-    return `${quote}${body}${quote}`;
-  }
-  if (Array.isArray(value)) return `[${value.map(pythonRepr).join(', ')}]`;
-  return `{${Object.entries(value).map(([key, item]) => `${pythonRepr(key)}: ${pythonRepr(item)}`).join(', ')}}`;
-}
+/** A value as Python's `repr` writes it (the release's `profile` is the repr of a dict), as call strings are written. */
+export const pythonRepr = renderValue;
 
 /** The `profile` field: the profile dict's repr, closed with ". " (English) or "。" (Chinese) as released. */
 export function profileText(profile: Record<string, Json>, language: AceLanguage): string {
