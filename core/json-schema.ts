@@ -171,7 +171,8 @@ function checkProperty(schema: Record<string, unknown>, path: string, problems: 
   }
 }
 
-function hasType(value: unknown, type: string): boolean {
+/** Whether a value has a JSON-Schema type (aliases such as `dict`, `list` resolved by `jsonTypeOf` first). */
+export function hasType(value: unknown, type: string): boolean {
   switch (type) {
     case 'string':
       return typeof value === 'string';

@@ -2,6 +2,7 @@ import { UserError } from '../../../core/errors.ts';
 import type { Json } from '../../../core/records.ts';
 import type { AceFunction, AceLanguage } from '../record.ts';
 import { RELEASED_FUNCTIONS } from './released-functions.ts';
+import { hasType, jsonTypeOf } from '../../../core/json-schema.ts';
 
 /**
  * What every ACEBench sandbox class shares: its methods' signatures (checked before a call runs,
@@ -52,20 +53,7 @@ function typeOf(value: Json): string {
 }
 
 function matchesType(value: Json, type: ParamType): boolean {
-  switch (type) {
-    case 'string':
-      return typeof value === 'string';
-    case 'integer':
-      return typeof value === 'number' && Number.isInteger(value);
-    case 'number':
-      return typeof value === 'number';
-    case 'boolean':
-      return typeof value === 'boolean';
-    case 'list':
-      return Array.isArray(value);
-    case 'dict':
-      return value !== null && typeof value === 'object' && !Array.isArray(value);
-  }
+  return hasType(value, jsonTypeOf(type)!);
 }
 
 /** Why `value` does not fit `spec` (the path names the argument, list index or dict key), or null. */
