@@ -27,13 +27,6 @@ export function pathText(path: TreePath): string {
   return `${path.domain} > ${path.subdomain} > ${path.functionality}`;
 }
 
-/** The properties of an object schema (empty for anything else). */
-export function propertiesOf(schema: Json | undefined): Record<string, Json> {
-  if (!schema || typeof schema !== 'object' || Array.isArray(schema)) return {};
-  const properties = schema.properties;
-  return properties && typeof properties === 'object' && !Array.isArray(properties) ? properties : {};
-}
-
 /**
  * A function with its parameters' top-level keys in the released order (`type`, `properties`,
  * `required`, then anything else), and the function's own keys as `name`, `description`,

@@ -5,9 +5,9 @@ import { jsonTypeOf } from '../../core/json-schema.ts';
 import type { Json } from '../../core/records.ts';
 import type { Rng } from '../../core/rng.ts';
 import type { ScanStage, StageContext } from '../../core/stage.ts';
-import { ApiRecord, propertiesOf } from './api-pool.ts';
+import { ApiRecord } from './api-pool.ts';
 import { TreePath } from './api-tree.ts';
-import { ACE_CATEGORIES, ACE_LANGUAGES, AceFunctionSchema, functionAtomKinds, type AceCategory, type AceFunction, type AceLanguage, type AtomKind } from './record.ts';
+import { ACE_CATEGORIES, ACE_LANGUAGES, AceFunctionSchema, functionAtomKinds, propertiesOf, type AceCategory, type AceFunction, type AceLanguage, type AtomKind } from './record.ts';
 
 /**
  * ACEBench §3.1.1 (2): the three to six candidate functions of each instance, drawn from the API

@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { describeProblems, type ArgumentValidator } from '../../core/json-schema.ts';
 import { JsonValue, type Json } from '../../core/records.ts';
 import type { Rng } from '../../core/rng.ts';
-import { ACE_CATEGORIES, ACE_LANGUAGES, AceFunctionSchema, type AceCategory, type AceFunction, type AceLanguage, type AceRecord } from './record.ts';
+import { ACE_CATEGORIES, ACE_LANGUAGES, AceFunctionSchema, functionParameters, isJsonObject, propertiesOf, type AceCategory, type AceFunction, type AceLanguage, type AceRecord } from './record.ts';
 
 /**
  * What the ACEBench dialogue stages read and write: a candidate set (the APIs one instance offers
@@ -127,8 +127,9 @@ export function callsGroundTruth(calls: GoldCall[]): Record<string, Json> {
 
 /** Parameters of a function as a schema object (`{type, properties, required}`). */
 export function parametersOf(fn: AceFunction): { properties: Record<string, Json>; required: string[] } {
-  const parameters = (fn.parameters ?? {}) as { properties?: Record<string, Json>; required?: Json };
-  return { properties: parameters.properties ?? {}, required: Array.isArray(parameters.required) ? parameters.required.filter((r): r is string => typeof r === 'string') : [] };
+  const parameters = functionParameters(fn);
+  const required = isJsonObject(parameters) && Array.isArray(parameters.required) ? parameters.required : [];
+  return { properties: propertiesOf(parameters), required: required.filter((r): r is string => typeof r === 'string') };
 }
 
 /**

@@ -3,7 +3,7 @@ import { UserError } from '../../core/errors.ts';
 import { jsonTypeOf } from '../../core/json-schema.ts';
 import { parseJsonKeepingFloats, pythonJson } from '../../core/python-json.ts';
 import { Call, Expected, Sample, ToolSpec, formatZodError, sampleId, type Json, type Turn } from '../../core/records.ts';
-import { ACE_AGENT_CATEGORIES, ACE_LANGUAGES, aceFileName, type AceCategory, type AceFunction, type AceRecord } from './record.ts';
+import { ACE_AGENT_CATEGORIES, ACE_LANGUAGES, aceFileName, functionParameters, isJsonObject, type AceCategory, type AceFunction, type AceRecord } from './record.ts';
 
 /**
  * An ACEBench record (a released data line and its answer line) ↔ a canonical Sample.
@@ -176,7 +176,6 @@ function renderDialogue(turns: readonly Turn[], finalNewline: boolean): string {
   return turns.map((turn) => `${turn.role === 'user' ? 'user' : 'system'}: ${turn.content}`).join('\n') + (finalNewline ? '\n' : '');
 }
 
-const isObject = (value: unknown): value is Record<string, Json> => !!value && typeof value === 'object' && !Array.isArray(value);
 
 /** The expected answer of one answer line, and how to write it back. */
 function expectedOf(answer: NonNullable<AceRecord['answer']>, kind: AceAnswerKind, functions: readonly AceFunction[], where: string) {
@@ -185,7 +184,7 @@ function expectedOf(answer: NonNullable<AceRecord['answer']>, kind: AceAnswerKin
   const base = { callKeys: [] as string[][], groundTruthList: false, mileStoneNested: false, answerFields };
   if (kind === 'calls') {
     const options = Array.isArray(truth) ? truth : [truth];
-    if (!options.length || !options.every((option) => isObject(option) && Object.values(option).every(isObject))) throw bad('must map function names to argument objects (or list such maps)');
+    if (!options.length || !options.every((option) => isJsonObject(option) && Object.values(option).every(isJsonObject))) throw bad('must map function names to argument objects (or list such maps)');
     const names = new Set(functions.map((fn) => fn.name));
     const answers = (options as Record<string, Record<string, Json>>[]).map((option, n) =>
       Object.entries(option).map(([key, args], i): Call => ({ id: n ? `alt${n}_call_${i + 1}` : `call_${i + 1}`, tool: toolOfKey(key, names), arguments: args })),
@@ -198,18 +197,18 @@ function expectedOf(answer: NonNullable<AceRecord['answer']>, kind: AceAnswerKin
     };
   }
   if (kind === 'incomplete') {
-    if (!isObject(truth) || !Object.values(truth).every((v) => Array.isArray(v) && v.every((p) => typeof p === 'string'))) throw bad('must map function names to lists of missing parameter names');
+    if (!isJsonObject(truth) || !Object.values(truth).every((v) => Array.isArray(v) && v.every((p) => typeof p === 'string'))) throw bad('must map function names to lists of missing parameter names');
     return { ...base, expected: { calls: [], missing: truth as Record<string, string[]> } };
   }
   if (kind === 'error_param') {
-    if (!isObject(truth) || !Object.values(truth).every(Array.isArray)) throw bad('must map parameter names to lists of wrong values');
+    if (!isJsonObject(truth) || !Object.values(truth).every(Array.isArray)) throw bad('must map parameter names to lists of wrong values');
     return { ...base, expected: { calls: [], wrongValues: truth as Record<string, Json[]> } };
   }
   if (kind === 'irrelevant') {
     if (typeof truth !== 'string') throw bad('must be the refusal sentence');
     return { ...base, expected: { calls: [], refusal: truth } };
   }
-  if (!Array.isArray(truth) || !truth.every(isObject)) throw bad('must list the classes\' final states ({Class: state})');
+  if (!Array.isArray(truth) || !truth.every(isJsonObject)) throw bad('must list the classes\' final states ({Class: state})');
   const nested = Array.isArray(mileStone) && mileStone.length > 0 && mileStone.every(Array.isArray);
   const sequences = nested ? mileStone : [mileStone];
   if (!(sequences as Json[]).every((s) => Array.isArray(s) && s.every((call) => typeof call === 'string'))) throw new UserError(`${where}: mile_stone must list call strings (or lists of them); fix the answer line`);
@@ -227,7 +226,7 @@ function toolOfKey(key: string, names: ReadonlySet<string>): string {
 
 /** A released function → a ToolSpec (JSON-Schema type names; invalid schema parts left out of this view). */
 export function toolSpecOf(fn: AceFunction, recordId: string): ToolSpec {
-  const parameters = fn.parameters ?? fn.arguments ?? fn._arguments;
+  const parameters = functionParameters(fn);
   const parsed = ToolSpec.safeParse({
     name: fn.name,
     description: typeof fn.description === 'string' ? fn.description : '',
@@ -240,14 +239,14 @@ export function toolSpecOf(fn: AceFunction, recordId: string): ToolSpec {
 }
 
 function objectSchemaOf(node: Json | undefined): Record<string, unknown> {
-  const schema = isObject(node) ? propertySchemaOf(node) : {};
-  const properties = isObject(schema.properties) ? schema.properties : {};
+  const schema = isJsonObject(node) ? propertySchemaOf(node) : {};
+  const properties = isJsonObject(schema.properties) ? schema.properties : {};
   const required = Array.isArray(schema.required) ? (schema.required as Json[]).filter((name): name is string => typeof name === 'string' && name in properties) : [];
   return { ...schema, type: 'object', properties, required };
 }
 
 function propertySchemaOf(node: Json): Record<string, unknown> {
-  if (!isObject(node)) return {};
+  if (!isJsonObject(node)) return {};
   const out: Record<string, unknown> = { ...node };
   // Python's names (`dict`, `list`, …) as JSON Schema's; a type that means nothing (`any`) is left out.
   const type = Array.isArray(node.type) ? node.type.map(jsonTypeOf) : jsonTypeOf(node.type);
@@ -255,9 +254,9 @@ function propertySchemaOf(node: Json): Record<string, unknown> {
   else delete out.type;
   for (const key of ['description', 'format', 'pattern'] as const) if (key in node && typeof node[key] !== 'string') delete out[key];
   if ('enum' in node && !Array.isArray(node.enum)) delete out.enum;
-  if (isObject(node.items)) out.items = propertySchemaOf(node.items);
+  if (isJsonObject(node.items)) out.items = propertySchemaOf(node.items);
   else delete out.items;
-  if (isObject(node.properties)) {
+  if (isJsonObject(node.properties)) {
     out.properties = Object.fromEntries(Object.entries(node.properties).map(([name, child]) => [name, propertySchemaOf(child)]));
     if (Array.isArray(node.required)) out.required = node.required.filter((name) => typeof name === 'string' && name in (out.properties as object));
   } else delete out.properties;

@@ -59,6 +59,19 @@ export interface AceRecord {
 /** The sentence every `special_irrelevant` answer holds (in both languages' files). */
 export const IRRELEVANT_ANSWER = 'Due to the limitations of the function, I cannot solve this problem.';
 
+/** A JSON object (not an array, not null). */
+export const isJsonObject = (value: unknown): value is Record<string, Json> => !!value && typeof value === 'object' && !Array.isArray(value);
+
+/** A function's parameter schema: `parameters`, or `arguments` / `_arguments` as a few released records write it. */
+export function functionParameters(fn: AceFunction): Json | undefined {
+  return fn.parameters ?? fn.arguments ?? fn._arguments;
+}
+
+/** The properties of an object schema (empty for anything else). */
+export function propertiesOf(schema: Json | undefined): Record<string, Json> {
+  return isJsonObject(schema) && isJsonObject(schema.properties) ? schema.properties : {};
+}
+
 /** The parameter kinds the six atom categories are built around (`normal_atom_<kind>`). */
 export const ATOM_KINDS = ['bool', 'enum', 'list', 'number', 'object_short', 'object_deep'] as const;
 export type AtomKind = (typeof ATOM_KINDS)[number];
@@ -89,11 +102,10 @@ export function atomKindsOf(schema: Json | undefined): Set<AtomKind> {
   return kinds;
 }
 
-/** The atom kinds a function offers through its top-level parameters (`arguments` in a few released records). */
+/** The atom kinds a function offers through its top-level parameters. */
 export function functionAtomKinds(fn: AceFunction): Set<AtomKind> {
   const kinds = new Set<AtomKind>();
-  const properties = ((fn.parameters ?? fn.arguments) as { properties?: Record<string, Json> } | undefined)?.properties ?? {};
-  for (const property of Object.values(properties)) for (const kind of atomKindsOf(property)) kinds.add(kind);
+  for (const property of Object.values(propertiesOf(functionParameters(fn)))) for (const kind of atomKindsOf(property)) kinds.add(kind);
   return kinds;
 }
 

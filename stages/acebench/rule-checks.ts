@@ -2,7 +2,7 @@ import { ArgumentValidator, checkFunctionDefinition, describeProblems } from '..
 import type { Check, Json } from '../../core/records.ts';
 import { groundCall } from '../grounding.ts';
 import { replayRecord } from './sandbox/replay.ts';
-import { ACE_AGENT_CATEGORIES, atomKindsOf, IRRELEVANT_ANSWER, type AceCategory, type AceFunction, type AceRecord, type AtomKind } from './record.ts';
+import { ACE_AGENT_CATEGORIES, atomKindsOf, functionParameters, isJsonObject, propertiesOf, IRRELEVANT_ANSWER, type AceCategory, type AceFunction, type AceRecord, type AtomKind } from './record.ts';
 
 /**
  * ACEBench §3.1.2, the rule stage of the multi-stage verification: are the API definitions clear
@@ -15,16 +15,10 @@ import { ACE_AGENT_CATEGORIES, atomKindsOf, IRRELEVANT_ANSWER, type AceCategory,
 type Args = Record<string, Json>;
 type GoldCall = { name: string; fn: AceFunction | undefined; args: Args };
 
-const isObject = (value: unknown): value is Record<string, Json> => !!value && typeof value === 'object' && !Array.isArray(value);
 
-/** The function definitions a record offers, by name; `arguments` stands in for `parameters` in a few released records. */
-function parametersOf(fn: AceFunction): Json {
-  return (fn.parameters ?? (fn as Record<string, Json>).arguments) as Json;
-}
-
-function propertiesOf(fn: AceFunction | undefined): Record<string, Json> {
-  const parameters = fn && parametersOf(fn);
-  return isObject(parameters) && isObject(parameters.properties) ? parameters.properties : {};
+/** A function's properties (none when the function is unknown). */
+function functionProperties(fn: AceFunction | undefined): Record<string, Json> {
+  return fn ? propertiesOf(functionParameters(fn)) : {};
 }
 
 /**
@@ -35,10 +29,10 @@ export function goldCallsOf(record: AceRecord): GoldCall[][] {
   const truth = record.answer?.ground_truth;
   const alternatives = Array.isArray(truth) ? truth : [truth];
   const byName = new Map(record.data.function.map((fn) => [fn.name, fn]));
-  return alternatives.filter(isObject).map((answer) =>
+  return alternatives.filter(isJsonObject).map((answer) =>
     Object.entries(answer).map(([name, args]) => {
       const fn = byName.get(name) ?? byName.get(name.replace(/_\d+$/, ''));
-      return { name: fn?.name ?? name, fn, args: isObject(args) ? args : {} };
+      return { name: fn?.name ?? name, fn, args: isJsonObject(args) ? args : {} };
     }),
   );
 }
@@ -60,7 +54,7 @@ export function ruleChecks(record: AceRecord, options: RuleCheckOptions): Check[
   add(
     'api-definitions',
     functions.flatMap((fn) => {
-      const problems = checkFunctionDefinition({ ...fn, parameters: parametersOf(fn) });
+      const problems = checkFunctionDefinition({ ...fn, parameters: functionParameters(fn) });
       return problems.length ? [`function ${JSON.stringify(fn?.name)}: ${describeProblems(problems)}`] : [];
     }),
     agent,
@@ -133,7 +127,7 @@ function goldCallProblems(alternatives: GoldCall[][], validator: ArgumentValidat
         problems.push(`gold call ${call.name} names no offered function`);
         continue;
       }
-      const found = validator.validate(parametersOf(call.fn), call.args);
+      const found = validator.validate(functionParameters(call.fn), call.args);
       if (found.length) problems.push(`gold call ${call.name}: ${describeProblems(found)}`);
     }
   }
@@ -152,7 +146,7 @@ function normalConsistency(category: AceCategory, alternatives: GoldCall[][], re
 /** `{Func: [params]}`: the function is offered and each param is one of its parameters (at any depth). */
 function incompleteProblems(record: AceRecord): string[] {
   const truth = record.answer?.ground_truth;
-  if (!isObject(truth)) return ['the answer must be {function: [missing parameters]}'];
+  if (!isJsonObject(truth)) return ['the answer must be {function: [missing parameters]}'];
   const problems: string[] = [];
   for (const [name, missing] of Object.entries(truth)) {
     const fn = record.data.function.find((f) => f.name === name);
@@ -160,7 +154,7 @@ function incompleteProblems(record: AceRecord): string[] {
     else if (!Array.isArray(missing) || missing.length === 0) problems.push(`the missing parameters of ${name} must be a non-empty list`);
     else {
       // The released answers name nested parameters too (`latitude` of a `location` object).
-      for (const param of missing) if (typeof param !== 'string' || !findProperty(parametersOf(fn), param)) problems.push(`${JSON.stringify(param)} is not a parameter of ${name}`);
+      for (const param of missing) if (typeof param !== 'string' || !findProperty(functionParameters(fn), param)) problems.push(`${JSON.stringify(param)} is not a parameter of ${name}`);
     }
   }
   return problems;
@@ -169,10 +163,10 @@ function incompleteProblems(record: AceRecord): string[] {
 /** `{param: [bad values]}`: each value is in the question and breaks the parameter's schema. */
 function errorParamProblems(record: AceRecord, validator: ArgumentValidator): string[] {
   const truth = record.answer?.ground_truth;
-  if (!isObject(truth)) return ['the answer must be {parameter: [wrong values]}'];
+  if (!isJsonObject(truth)) return ['the answer must be {parameter: [wrong values]}'];
   const problems: string[] = [];
   for (const [param, values] of Object.entries(truth)) {
-    const schemas = record.data.function.map((fn) => findProperty(parametersOf(fn), param)).filter((s): s is Record<string, Json> => !!s);
+    const schemas = record.data.function.map((fn) => findProperty(functionParameters(fn), param)).filter((s): s is Record<string, Json> => !!s);
     if (schemas.length === 0) {
       problems.push(`"${param}" is not a parameter of any offered function`);
       continue;
@@ -191,17 +185,17 @@ function errorParamProblems(record: AceRecord, validator: ArgumentValidator): st
 }
 
 /** The schema of a parameter named `param` at any depth of a parameters schema. */
-function findProperty(schema: Json, param: string): Record<string, Json> | undefined {
-  if (!isObject(schema)) return undefined;
+function findProperty(schema: Json | undefined, param: string): Record<string, Json> | undefined {
+  if (!isJsonObject(schema)) return undefined;
   const properties = schema.properties;
-  if (isObject(properties)) {
-    if (isObject(properties[param])) return properties[param] as Record<string, Json>;
+  if (isJsonObject(properties)) {
+    if (isJsonObject(properties[param])) return properties[param] as Record<string, Json>;
     for (const child of Object.values(properties)) {
       const found = findProperty(child, param);
       if (found) return found;
     }
   }
-  return isObject(schema.items) ? findProperty(schema.items, param) : undefined;
+  return isJsonObject(schema.items) ? findProperty(schema.items, param) : undefined;
 }
 
 /** What the model is told: the dialogue, the time line and the profile. */
@@ -210,7 +204,7 @@ function contextOf(record: AceRecord): string {
 }
 
 function enumParameters(fn: AceFunction | undefined): Set<string> {
-  return new Set(Object.entries(propertiesOf(fn)).filter(([, schema]) => isObject(schema) && Array.isArray(schema.enum)).map(([name]) => name));
+  return new Set(Object.entries(functionProperties(fn)).filter(([, schema]) => isJsonObject(schema) && Array.isArray(schema.enum)).map(([name]) => name));
 }
 
 function groundingProblems(alternatives: GoldCall[][], record: AceRecord): string[] {
@@ -227,7 +221,7 @@ function atomKindOf(category: AceCategory): AtomKind | undefined {
 
 function fillsKind(calls: GoldCall[], kind: AtomKind): boolean {
   return calls.some((call) => {
-    const properties = propertiesOf(call.fn);
+    const properties = functionProperties(call.fn);
     return Object.keys(call.args).some((name) => atomKindsOf(properties[name]).has(kind));
   });
 }

@@ -1,6 +1,6 @@
 import { stableStringify } from '../../core/hash.ts';
 import type { Json } from '../../core/records.ts';
-import type { AceLanguage, AceRecord } from './record.ts';
+import { isJsonObject, type AceLanguage, type AceRecord } from './record.ts';
 
 /**
  * What a translation may change in a record and what it must keep. The natural-language text is the
@@ -8,19 +8,18 @@ import type { AceLanguage, AceRecord } from './record.ts';
  * names, parameter names, types, enums, defaults, the gold answer and every argument value stay.
  */
 
-const isObject = (value: unknown): value is Record<string, Json> => !!value && typeof value === 'object' && !Array.isArray(value);
 
 /** Every `description` string in the functions, depth first, in key order. */
 function descriptionsOf(value: Json, out: string[] = []): string[] {
   if (Array.isArray(value)) value.forEach((item) => descriptionsOf(item, out));
-  else if (isObject(value)) for (const [key, inner] of Object.entries(value)) key === 'description' && typeof inner === 'string' ? out.push(inner) : descriptionsOf(inner, out);
+  else if (isJsonObject(value)) for (const [key, inner] of Object.entries(value)) key === 'description' && typeof inner === 'string' ? out.push(inner) : descriptionsOf(inner, out);
   return out;
 }
 
 /** The same value with its `description` strings replaced, in the order `descriptionsOf` lists them. */
 function withDescriptions(value: Json, texts: string[], cursor = { at: 0 }): Json {
   if (Array.isArray(value)) return value.map((item) => withDescriptions(item, texts, cursor));
-  if (!isObject(value)) return value;
+  if (!isJsonObject(value)) return value;
   const out: Record<string, Json> = {};
   for (const [key, inner] of Object.entries(value)) out[key] = key === 'description' && typeof inner === 'string' ? texts[cursor.at++]! : withDescriptions(inner, texts, cursor);
   return out;
@@ -48,7 +47,7 @@ export function withTranslatedTexts(record: AceRecord, language: AceLanguage, te
 /** Leaf values of a JSON value (strings and numbers, as text). */
 function leaves(value: Json | undefined, out: string[] = []): string[] {
   if (Array.isArray(value)) value.forEach((item) => leaves(item, out));
-  else if (isObject(value)) Object.values(value).forEach((item) => leaves(item, out));
+  else if (isJsonObject(value)) Object.values(value).forEach((item) => leaves(item, out));
   else if (typeof value === 'string' || typeof value === 'number') out.push(String(value));
   return out;
 }
@@ -58,9 +57,9 @@ export function keptStrings(record: AceRecord): string[] {
   const names = new Set<string>();
   const collectNames = (value: Json) => {
     if (Array.isArray(value)) value.forEach(collectNames);
-    else if (isObject(value)) {
+    else if (isJsonObject(value)) {
       if (typeof value.name === 'string') names.add(value.name);
-      if (isObject(value.properties)) Object.keys(value.properties).forEach((name) => names.add(name));
+      if (isJsonObject(value.properties)) Object.keys(value.properties).forEach((name) => names.add(name));
       Object.values(value).forEach(collectNames);
     }
   };
@@ -109,8 +108,8 @@ function describeFunctionChange(before: Json | undefined, after: Json | undefine
   if (a.length !== b.length) return `the record offers ${b.length} functions instead of ${a.length}`;
   for (let i = 0; i < a.length; i++) {
     if (stableStringify(a[i]) === stableStringify(b[i])) continue;
-    const name = isObject(a[i]) ? (a[i] as Record<string, Json>).name : i;
-    const renamed = isObject(b[i]) && (b[i] as Record<string, Json>).name !== name ? ` (now "${String((b[i] as Record<string, Json>).name)}")` : '';
+    const name = isJsonObject(a[i]) ? (a[i] as Record<string, Json>).name : i;
+    const renamed = isJsonObject(b[i]) && (b[i] as Record<string, Json>).name !== name ? ` (now "${String((b[i] as Record<string, Json>).name)}")` : '';
     return `function "${String(name)}" changed beyond its descriptions${renamed}`;
   }
   return 'the functions changed';
