@@ -146,3 +146,33 @@ function stringEnd(text: string, start: number): number {
   while (text[i] !== '"') i += text[i] === '\\' ? 2 : 1;
   return i + 1;
 }
+
+/** `repr(s)` of a str: single quotes unless the text holds a single quote and no double quote. */
+export function pythonReprString(text: string): string {
+  const quote = text.includes("'") && !text.includes('"') ? '"' : "'";
+  let out = '';
+  for (const ch of text) {
+    const code = ch.codePointAt(0)!;
+    if (ch === '\\') out += '\\\\';
+    else if (ch === quote) out += `\\${quote}`;
+    else if (ch === '\n') out += '\\n';
+    else if (ch === '\r') out += '\\r';
+    else if (ch === '\t') out += '\\t';
+    else if (code < 0x20 || code === 0x7f) out += `\\x${code.toString(16).padStart(2, '0')}`;
+    else out += ch;
+  }
+  return quote + out + quote;
+}
+
+/** `repr(value)` of a JSON value as Python prints it (ints as ints, other numbers as repr(float)). */
+export function pythonRepr(value: unknown): string {
+  if (value === null || value === undefined) return 'None';
+  if (typeof value === 'boolean') return value ? 'True' : 'False';
+  if (typeof value === 'number') {
+    if (Number.isInteger(value)) return String(value);
+    return Number.isNaN(value) ? 'nan' : !Number.isFinite(value) ? (value > 0 ? 'inf' : '-inf') : pythonNumber(value, true);
+  }
+  if (typeof value === 'string') return pythonReprString(value);
+  if (Array.isArray(value)) return `[${value.map(pythonRepr).join(', ')}]`;
+  return `{${Object.entries(value as Record<string, unknown>).map(([k, v]) => `${pythonReprString(k)}: ${pythonRepr(v)}`).join(', ')}}`;
+}

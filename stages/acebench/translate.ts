@@ -41,16 +41,17 @@ export function translateStage(options: TranslateOptions): MapStage<Sample, Samp
         const texts = translatableTexts(source);
         const result = await ctx.llm.generate(translatePrompt, { from: source.language, to: language, texts, keep: keptStrings(source) }, { stage: 'translate', key: `${ctx.key}#${language}` });
         if (!result.ok && (TRANSPORT_FAILURES.has(result.reason) || result.reason === 'batch_deferred')) return reject(result.reason, `translation into ${language}: ${result.detail}`);
+        const target = result.ok && result.value.texts.length === texts.length ? withTranslatedTexts(source, language, result.value.texts) : undefined;
         const problems = !result.ok
           ? [`no usable translation (${result.reason}): ${result.detail}`]
-          : result.value.texts.length !== texts.length
+          : !target
             ? [`the translation gave ${result.value.texts.length} texts for ${texts.length}`]
-            : translationProblems(source, withTranslatedTexts(source, language, result.value.texts));
-        if (problems.length || !result.ok) {
+            : translationProblems(source, target);
+        if (problems.length || !target) {
           original = withChecks(original, [{ name: check, pass: false, soft: true, reason: problems.join('; ') }]);
           continue;
         }
-        const translated = aceRecordToSample(withTranslatedTexts(source, language, result.value.texts));
+        const translated = aceRecordToSample(target);
         const kept = withChecks(translated, [...sample.meta.checks, { name: check, pass: true }]);
         translations.push(withLineage({ ...kept, meta: { ...kept.meta, lineage: [...sample.meta.lineage, ...kept.meta.lineage] } }, { stage: 'translate', version: 1, prompt: translatePrompt.id, promptHash: translatePrompt.hash, model: ctx.llm.model }));
       }

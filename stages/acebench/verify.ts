@@ -31,7 +31,7 @@ export function ruleCheckStage(): MapStage<Sample, Sample> {
 }
 
 export interface JudgeOptions {
-  /** How many judges vote (odd, so a majority always exists). */
+  /** How many judges vote; the record fails the vote only when more than half are against (a tie passes). */
   judges: number;
 }
 

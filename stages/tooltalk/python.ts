@@ -27,41 +27,9 @@ export function pyTypeName(value: unknown): string {
   return 'dict';
 }
 
-/** `repr(s)` of a str: single quotes unless the text holds a single quote and no double quote. */
-export function pyReprString(text: string): string {
-  const quote = text.includes("'") && !text.includes('"') ? '"' : "'";
-  let out = '';
-  for (const ch of text) {
-    const code = ch.codePointAt(0)!;
-    if (ch === '\\') out += '\\\\';
-    else if (ch === quote) out += `\\${quote}`;
-    else if (ch === '\n') out += '\\n';
-    else if (ch === '\r') out += '\\r';
-    else if (ch === '\t') out += '\\t';
-    else if (code < 0x20 || code === 0x7f) out += `\\x${code.toString(16).padStart(2, '0')}`;
-    else out += ch;
-  }
-  return quote + out + quote;
-}
+import { pythonRepr as pyRepr, pythonReprString as pyReprString } from '../../core/python-json.ts';
 
-/** `repr(value)` for the JSON values a call can carry (`str(KeyError(k))` is `repr(k)`). */
-export function pyRepr(value: unknown): string {
-  if (typeof value === 'string') return pyReprString(value);
-  if (value === null || value === undefined) return 'None';
-  if (typeof value === 'boolean') return value ? 'True' : 'False';
-  if (typeof value === 'number') return Number.isInteger(value) ? String(value) : pyFloatRepr(value);
-  if (Array.isArray(value)) return `[${value.map(pyRepr).join(', ')}]`;
-  return `{${Object.entries(value as Record<string, unknown>)
-    .map(([k, v]) => `${pyReprString(k)}: ${pyRepr(v)}`)
-    .join(', ')}}`;
-}
-
-function pyFloatRepr(value: number): string {
-  if (Number.isNaN(value)) return 'nan';
-  if (!Number.isFinite(value)) return value > 0 ? 'inf' : '-inf';
-  const text = String(value);
-  return /[.e]/.test(text) ? text.replace(/e([+-])(\d)$/, 'e$10$2') : `${text}.0`;
-}
+export { pyRepr, pyReprString };
 
 /** `str(value)` as an f-string would print it. */
 export function pyStr(value: unknown): string {

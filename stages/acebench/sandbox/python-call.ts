@@ -1,4 +1,5 @@
 import { UserError } from '../../../core/errors.ts';
+import { pythonNumber, pythonRepr } from '../../../core/python-json.ts';
 import type { Json } from '../../../core/records.ts';
 
 /**
@@ -210,36 +211,11 @@ export function parseCallString(text: string, options: ParseOptions = {}): Parse
 
 /** Python's repr of a float: always a decimal point or an exponent (88 → '88.0'). */
 export function pyFloat(value: number): string {
-  if (!Number.isFinite(value)) return Number.isNaN(value) ? 'nan' : value > 0 ? 'inf' : '-inf';
-  const magnitude = Math.abs(value);
-  if (magnitude >= 1e16 || (magnitude > 0 && magnitude < 1e-4)) return value.toExponential().replace(/e([+-])(\d)$/, 'e$10$2');
-  return Number.isInteger(value) ? value.toFixed(1) : String(value);
-}
-
-/** Python's repr of a str: single quotes unless the text holds ' and no ". */
-export function pyReprString(text: string): string {
-  const quote = text.includes("'") && !text.includes('"') ? '"' : "'";
-  let out = quote;
-  for (const char of text) {
-    if (char === '\\') out += '\\\\';
-    else if (char === quote) out += `\\${quote}`;
-    else if (char === '\n') out += '\\n';
-    else if (char === '\r') out += '\\r';
-    else if (char === '\t') out += '\\t';
-    else out += char;
-  }
-  return out + quote;
+  return Number.isFinite(value) ? pythonNumber(value, true) : pythonRepr(value);
 }
 
 /** A JSON value as a Python literal, the way ACEBench renders arguments (repr). */
-export function renderValue(value: Json): string {
-  if (value === null) return 'None';
-  if (typeof value === 'boolean') return value ? 'True' : 'False';
-  if (typeof value === 'number') return String(value);
-  if (typeof value === 'string') return pyReprString(value);
-  if (Array.isArray(value)) return `[${value.map(renderValue).join(', ')}]`;
-  return `{${Object.entries(value).map(([key, item]) => `${pyReprString(key)}: ${renderValue(item)}`).join(', ')}}`;
-}
+export const renderValue = (value: Json): string => pythonRepr(value);
 
 /** `name(key=value, …)` with Python literals. */
 export function renderCall(call: StructuredCall): string {

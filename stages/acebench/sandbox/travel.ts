@@ -1,6 +1,6 @@
 import type { Json } from '../../../core/records.ts';
 import type { AceLanguage } from '../record.ts';
-import { pyFloat } from './python-call.ts';
+import { pythonNumber } from '../../../core/python-json.ts';
 import { param, Sandbox, type Args, type MethodSpec, type ParamSpec, type SandboxClassName } from './sandbox.ts';
 
 export interface TravelUser { user_name: string; password: string; cash_balance: number; bank_balance: number; membership_level: string }
@@ -13,8 +13,6 @@ export interface Reservation {
   origin?: string; destination?: string;
 }
 
-/** Python prints an int amount bare and a float one with its decimal point; prices are ints. */
-const amount = (value: number, isFloat: boolean) => (isFloat ? pyFloat(value) : String(value));
 
 const TEXT = {
   en: {
@@ -386,11 +384,11 @@ export class Travel extends Sandbox {
     const price = this.price(flight, reservation.cabin);
     if (reason === this.text.airlineCancelled || depart - NOW > DAY) {
       user.cash_balance += price;
-      return reason === this.text.airlineCancelled ? this.text.cancelledByAirline(amount(price, false)) : this.text.freeCancel(amount(price, false));
+      return reason === this.text.airlineCancelled ? this.text.cancelledByAirline(pythonNumber(price, false)) : this.text.freeCancel(pythonNumber(price, false));
     }
     const fee = price * 0.1;
     const refund = price - fee;
     user.cash_balance += refund;
-    return this.text.feeCancel(amount(fee, true), amount(refund, true));
+    return this.text.feeCancel(pythonNumber(fee, true), pythonNumber(refund, true));
   }
 }
