@@ -5,7 +5,7 @@ import { reject, type MapStage, type RejectReason } from '../../core/stage.ts';
 import conversationPrompt from '../../prompts/tooltalk-conversation.ts';
 import { conversationToSample, type ConversationFile } from './conversation.ts';
 import { readDatabasesFolder, type DatabasesReport } from './database-report.ts';
-import { applyOverlay, loadDatabases, type DatabasesJson } from './databases.ts';
+import { loadDatabases, type DatabasesJson } from './databases.ts';
 import { DraftedConversation } from './draft.ts';
 import { groundCall } from '../grounding.ts';
 import { pyTypeName } from './python.ts';
@@ -13,6 +13,7 @@ import { scenarioKey } from './scenarios.ts';
 import type { Databases, JsonObject } from './tool.ts';
 import { TOOLS_BY_NAME } from './tools/index.ts';
 import { createWorld } from './world.ts';
+import { hasType } from '../../core/json-schema.ts';
 
 /**
  * Executes a drafted conversation: the world is reset from the initial databases plus the draft's
@@ -23,15 +24,6 @@ import { createWorld } from './world.ts';
  * conversation never states, too few calls, or an overlay that rewrites the databases rejects the
  * conversation with its reason. Accepted conversations are tagged for review (grounding, plausibility).
  */
-
-const JSON_TYPES: Record<string, (value: Json) => boolean> = {
-  string: (value) => typeof value === 'string',
-  array: (value) => Array.isArray(value),
-  number: (value) => typeof value === 'number',
-  integer: (value) => Number.isInteger(value),
-  boolean: (value) => typeof value === 'boolean',
-  object: (value) => !!value && typeof value === 'object' && !Array.isArray(value),
-};
 
 /** `<plugins>-<tool>-<n>` like the released files; easy ones `<tool>-easy`. */
 function conversationName(drafted: DraftedConversation): string {
@@ -78,7 +70,6 @@ export function executeDraft(drafted: DraftedConversation, initial: Databases): 
   if (rewritten.length) return { reason: 'overlay_rewrites_database', detail: `the overlay replaces ${rewritten.join(', ')}; give new records new ids` };
   let world;
   try {
-    applyOverlay(initial, draft.overlay as DatabasesJson, 'the draft overlay');
     world = createWorld({ databases: initial, overlay: draft.overlay as DatabasesJson, overlaySource: 'the draft overlay' });
   } catch (error) {
     if (error instanceof UserError) return { reason: 'bad_overlay', detail: error.message };
@@ -119,7 +110,7 @@ export function executeDraft(drafted: DraftedConversation, initial: Databases): 
       const tool = TOOLS_BY_NAME.get(planned.api_name)!;
       for (const [name, value] of Object.entries(parameters)) {
         const type = tool.parameters[name]?.type;
-        if (type && JSON_TYPES[type] && value !== null && !JSON_TYPES[type](value)) {
+        if (type && value !== null && !hasType(value, type)) {
           const tried = world.fork().execute({ api_name: planned.api_name, parameters });
           return { reason: 'wrong_type', detail: `${where}: ${name} must be ${type}, got ${pyTypeName(value)} ${JSON.stringify(value)}; the simulator says: ${tried.exception ?? 'nothing (it accepted the value)'}` };
         }

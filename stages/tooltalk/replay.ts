@@ -43,7 +43,8 @@ export interface ReplayOptions {
   databases?: Databases;
 }
 
-function readConversation(path: string): ReleasedConversation {
+/** A released conversation file, read and shape-checked (file named in the error). */
+export function readConversation(path: string): ReleasedConversation {
   let json: unknown;
   try {
     json = JSON.parse(readFileSync(path, 'utf8'));

@@ -1,10 +1,10 @@
-import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { stableStringify } from '../../core/hash.ts';
+import { hashOf } from '../../core/hash.ts';
 import { Sample } from '../../core/records.ts';
 import { reject, type ScanStage } from '../../core/stage.ts';
 import { conversationFiles } from './conversation-files.ts';
 import { toolTalkMetaOf } from './conversation.ts';
+import { readConversation } from './replay.ts';
 import { TOOLS_BY_NAME } from './tools/index.ts';
 
 /**
@@ -57,7 +57,7 @@ export function figuresOfSample(sample: Sample): ConversationFigures {
 /** The released conversations' figures, read straight from the files. */
 export function releasedFigures(dir: string): ConversationFigures[] {
   return conversationFiles(dir).map((file) => {
-    const json = JSON.parse(readFileSync(join(dir, file), 'utf8')) as { conversation: { apis?: { request: { api_name: string } }[] }[] };
+    const json = readConversation(join(dir, file));
     return {
       category: file.split('/').includes('easy') ? 'easy' : 'tooltalk',
       turns: json.conversation.length,
@@ -109,8 +109,8 @@ export function overlayConflictsStage(): ScanStage<Sample, Sample, Map<string, {
     const overlay = toolTalkMetaOf(sample).overlay as Record<string, Record<string, Record<string, unknown>>>;
     return Object.entries(overlay).flatMap(([database, byOwner]) =>
       database === 'Account'
-        ? Object.entries(byOwner).map(([id, record]) => ({ key: `${database} › ${id}`, hash: stableStringify(record) }))
-        : Object.entries(byOwner).flatMap(([owner, rows]) => Object.entries(rows).map(([id, record]) => ({ key: `${database} › ${owner} › ${id}`, hash: stableStringify(record) }))),
+        ? Object.entries(byOwner).map(([id, record]) => ({ key: `${database} › ${id}`, hash: hashOf(record, 16) }))
+        : Object.entries(byOwner).flatMap(([owner, rows]) => Object.entries(rows).map(([id, record]) => ({ key: `${database} › ${owner} › ${id}`, hash: hashOf(record, 16) }))),
     );
   };
   return {
