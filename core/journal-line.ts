@@ -24,8 +24,7 @@ export interface JournalEntry {
  * entry without outputs (a reject) is plain JSON without `n`, as are the lines of journals written
  * before `n` existed.
  */
-export function journalLine(entry: JournalEntry, outputs: readonly string[]): string {
-  const { out: _out, ...rest } = entry;
+export function journalLine(rest: Omit<JournalEntry, 'out'>, outputs: readonly string[]): string {
   if (!outputs.length) return JSON.stringify(rest);
   const text = outputs.join(',');
   const head = JSON.stringify({ n: outputs.map((output) => Buffer.byteLength(output, 'utf8')), sum: crc32(text), ...rest });

@@ -572,8 +572,9 @@ async function runMapStage(
       // A result delivered twice (a redelivered job) is journalled once.
       if (done.has(i)) return;
       // Serialised once, here: the journal keeps this text, and `out.jsonl` gets a copy of its bytes.
-      const outputs = (entry.out ?? []).map((record) => JSON.stringify(record));
-      const { start, length } = journal.appendText(journalLine({ ...entry, k: key }, outputs));
+      const { out, ...rest } = entry;
+      const outputs = (out ?? []).map((record) => JSON.stringify(record));
+      const { start, length } = journal.appendText(journalLine({ ...rest, k: key }, outputs));
       done.set(i, start, length, key);
       flow.release?.finished(i, outputs);
       progress.tick();

@@ -112,6 +112,7 @@ export interface ScanStage<I, O, S = void> extends StageBase<I, O> {
   /** Stable key of an input record (seeds its rng, names it in rejects). Default: its id, else its content hash. */
   keyOf?: (record: I) => string;
   collect?: (records: Iterable<I>, ctx: StageContext) => S | Promise<S>;
+  /** Returning the input object itself means "unchanged": its input line is copied, so return it only if it was not edited in place. */
   run: (record: I, ctx: StageContext & { key: string; state: S }) => O | O[] | (RejectReason & { reject: true }) | Promise<O | O[] | (RejectReason & { reject: true })>;
   /**
    * Reports, attachments, and the records the stage makes of its own (written after the others),

@@ -67,7 +67,7 @@ describe('journal lines of a per-record stage', () => {
 
   it('keep several outputs of one record apart, and a reject as plain JSON', () => {
     const outputs = [JSON.stringify({ text: 'é, "quoted", [1]' }), JSON.stringify({ text: 'second' })];
-    const line = journalLine({ i: 7, k: 'key', out: [{}, {}] }, outputs);
+    const line = journalLine({ i: 7, k: 'key' }, outputs);
     const entry = JSON.parse(line) as JournalEntry;
     expect(entry).toMatchObject({ i: 7, k: 'key', out: [{ text: 'é, "quoted", [1]' }, { text: 'second' }] });
     expect(rawOutputs(Buffer.from(line))!.map((raw) => raw.toString())).toEqual(outputs);
