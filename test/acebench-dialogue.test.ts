@@ -210,6 +210,17 @@ describe('released text forms', () => {
 });
 
 describe('multi-turn generation (offline, user / assistant / tool agents)', () => {
+  it('normal_multi_turn_user_adjust: a sampled set (distinct targets) first adjusts its first call, then goes on', async () => {
+    const base = candidateSet('en', 'normal_multi_turn_user_adjust', 13);
+    const [first, second] = base.functions;
+    const out = await runStage(multiTurnDialogueStage({ datedShare: 1 }), { ...base, targets: [first.name, second.name] });
+    if (isReject(out)) throw new Error(`${out.reason}: ${out.detail}`);
+    const records = out as AceDialogueRecord[];
+    expect(records.map((r) => Object.keys(r.answer.ground_truth as object)[0])).toEqual([first.name, first.name, second.name]);
+    const [made, adjusted] = records.map((r) => (r.answer.ground_truth as Record<string, Record<string, Json>>)[first.name]);
+    expect(adjusted).not.toEqual(made);
+  });
+
   for (const category of ['normal_multi_turn_user_adjust', 'normal_multi_turn_user_switch'] as const) {
     it(`${category}: one record per prefix ending before an assistant call, ids _<k>_<j>`, async () => {
       const base = candidateSet('en', category, 12);

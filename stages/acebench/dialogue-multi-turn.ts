@@ -82,7 +82,10 @@ export function multiTurnDialogueStage(options: MultiTurnDialogueOptions = {}): 
       const records: AceDialogueRecord[] = [];
       let previous: GoldCall | undefined;
 
-      for (const [j, target] of set.targets.entries()) {
+      // user_adjust: the user first changes a value of the call just made (the first API again), then
+      // the dialogue goes on to the set's other targets. A set that already repeats it is taken as it is.
+      const parts = category === 'normal_multi_turn_user_adjust' && set.targets[1] !== set.targets[0] ? [set.targets[0]!, ...set.targets] : set.targets;
+      for (const [j, target] of parts.entries()) {
         const fn = byName.get(target)!;
         const part = `part ${j} (${target})`;
         const key = `${ctx.key}#${j}`;
@@ -94,6 +97,7 @@ export function multiTurnDialogueStage(options: MultiTurnDialogueOptions = {}): 
         let withheld: string[] = [];
         if (adjusting && previous) {
           const properties = parametersOf(fn).properties;
+          if (!Object.keys(properties).length) return reject('nothing_to_adjust', `${part}: ${target} has no parameter to change`);
           const args: Record<string, Json> = structuredClone(previous.arguments);
           const name = rng.pick(Object.keys(properties));
           for (let tries = 0; tries < 5 && JSON.stringify(args[name]) === JSON.stringify(previous.arguments[name]); tries++) args[name] = synthesiseValue(properties[name], name, rng, { language: set.language, today: day });
