@@ -104,5 +104,8 @@ describe('ACEBench agent records are checked by executing their gold path', () =
     const base = truth.find((entry) => 'BaseApi' in entry)!;
     base.BaseApi.wifi = !base.BaseApi.wifi;
     expect(failed(ruleChecks(edited, { validator }))['acebench/agent-replay']).toMatch(/^BaseApi\.wifi is (true|false) after the mile_stone, (true|false) in the ground_truth$/);
+    const noPath = structuredClone(task.record);
+    delete noPath.answer!.mile_stone;
+    expect(failed(ruleChecks(noPath, { validator }))['acebench/agent-replay']).toBe('the answer has no mile_stone');
   });
 });

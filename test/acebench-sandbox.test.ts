@@ -83,6 +83,14 @@ describe('executor', () => {
     expect(expectNoChange(s, "[delete_message(message_id='3'").error).toBe(`call string "[delete_message(message_id='3'": expected ',' or ')' at column 31`);
   });
 
+  it('a blank step and a method that cannot read its loaded state give rejected outcomes, not nothing or a stack', () => {
+    expect(expectNoChange(session(['BaseApi', 'MessageApi']), '[]')).toEqual({ call: '[]', ok: false, error: 'call string "[]": holds no call' });
+    const broken = session(['BaseApi', 'MessageApi'], { ...(ONLINE as Record<string, Json>), MessageApi: { inbox: { 1: { sender_id: 'USR100', receiver_id: 'USR101' } } } });
+    const [outcome] = broken.execute("[search_messages(user_name='Eve', keyword='hi')]");
+    expect(outcome).toMatchObject({ ok: false });
+    expect(outcome!.error).toMatch(/^search_messages\(user_name='Eve', keyword='hi'\): the sandbox could not run it on this state \(.+\); check the record's initial_config$/);
+  });
+
   it('loads each class with its own entry and then the BaseApi one, and a call reaches every instance that has the method', () => {
     const s = session(['BaseApi', 'MessageApi', 'FoodPlatform'], { BaseApi: { logged_in: true }, FoodPlatform: { logged_in_users: ['Eve'] } });
     // As released, the BaseApi entry (no logged_in_users) empties FoodPlatform's list again.

@@ -99,6 +99,8 @@ export class SandboxSession {
       } catch (error) {
         return [{ call: input, ok: false, error: messageOf(error) }];
       }
+      // A blank step runs nothing, and says so rather than vanishing from the outcomes.
+      if (!calls.length) return [{ call: input, ok: false, error: `call string ${JSON.stringify(input)}: holds no call` }];
       return calls.map((call) => this.run(call));
     }
     return [this.run(input as StructuredCall)];
@@ -117,7 +119,12 @@ export class SandboxSession {
     const problem = signatureProblem(entry.spec, call.arguments);
     if (problem) return { call: rendered, ok: false, error: `${rendered}: ${problem}` };
     let result: Json = null;
-    for (const owner of entry.owners) result = owner.invoke(call.name, call.arguments);
+    try {
+      for (const owner of entry.owners) result = owner.invoke(call.name, call.arguments);
+    } catch (error) {
+      // A state the initial_config loaded in a shape the method cannot read (e.g. a message without text).
+      return { call: rendered, ok: false, error: `${rendered}: the sandbox could not run it on this state (${messageOf(error)}); check the record's initial_config` };
+    }
     return { call: rendered, ok: true, result };
   }
 

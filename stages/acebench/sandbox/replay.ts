@@ -108,7 +108,11 @@ export function compareWithAnswer(state: Record<string, Record<string, Json>>, g
   const classTypos: string[] = [];
   const covered = new Set<string>();
   for (const entry of expected) {
-    const [writtenName, classState] = Object.entries(entry as Record<string, Json>)[0] ?? [];
+    if (!entry || typeof entry !== 'object' || Array.isArray(entry) || Object.keys(entry).length !== 1) {
+      differences.push({ className: '', path: `ground_truth entry ${JSON.stringify(entry)}`, expected: entry, actual: undefined });
+      continue;
+    }
+    const [writtenName, classState] = Object.entries(entry as Record<string, Json>)[0]!;
     const className = ANSWER_CLASS_TYPOS[writtenName] ?? writtenName;
     if (className !== writtenName) classTypos.push(writtenName);
     covered.add(className);
@@ -128,8 +132,9 @@ export function compareWithAnswer(state: Record<string, Record<string, Json>>, g
  */
 export function replayRecord(record: AceRecord, where: string): RecordOutcome {
   const { category, language, data, answer } = record;
-  const mileStone = (answer?.mile_stone ?? []) as Json[];
-  const paths = (Array.isArray(mileStone[0]) ? mileStone : [mileStone]) as string[][];
+  const mileStone = answer?.mile_stone;
+  // No mile_stone, no path: the record is not reproduced (an empty path would compare as if it were).
+  const paths = (!Array.isArray(mileStone) || mileStone.length === 0 ? [] : Array.isArray(mileStone[0]) ? mileStone : [mileStone]) as string[][];
   const outcome: RecordOutcome = { language, category, id: data.id, reproduced: false, paths: [], classTypos: [], ignoredConfigKeys: [], calls: 0 };
   for (const path of paths) {
     const session = new SandboxSession({ initialConfig: data.initial_config ?? {}, involvedClasses: (data.involved_classes ?? []) as string[], language, where });
