@@ -65,8 +65,8 @@ export function languageRule(language: OfflineLanguage): string {
     : 'Write every text in English. Keep function names, parameter names and enum values exactly as the API defines them.';
 }
 
-/** What one category's instance must be, for the prompt; `targets` are the APIs the gold calls use, `atom` the atom kind. */
-export function dialogueInstructions(category: string, targets: readonly string[], atom?: string): string {
+/** What one category's instance must be, for the prompt; `targets` are the APIs the gold calls use. */
+export function dialogueInstructions(category: string, targets: readonly string[]): string {
   const target = targets.join(', ');
   const base = `The user asks one question; the assistant answers it with the gold call(s) listed in "calls", with every argument taken from the question (or, where the date matters, from the date).`;
   switch (category) {
@@ -86,7 +86,7 @@ export function dialogueInstructions(category: string, targets: readonly string[
       return `The question asks for something none of the candidate functions can do (what an API named ${target} would do). "calls" is empty.`;
     default:
       if (category.startsWith('normal_atom_')) {
-        return `${base} Exactly one call, to ${target}, and it must fill at least one parameter of the kind "${atom ?? category.slice('normal_atom_'.length)}" (bool: a boolean; enum: a parameter with an enum; list: an array; number: a number or integer; object_short: an object of plain values; object_deep: an object holding objects or lists of objects), with a value the question states.`;
+        return `${base} Exactly one call, to ${target}, and it must fill at least one parameter of the kind "${category.slice('normal_atom_'.length)}" (bool: a boolean; enum: a parameter with an enum; list: an array; number: a number or integer; object_short: an object of plain values; object_deep: an object holding objects or lists of objects), with a value the question states.`;
       }
       return base;
   }

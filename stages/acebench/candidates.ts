@@ -7,7 +7,7 @@ import type { Rng } from '../../core/rng.ts';
 import type { ScanStage, StageContext } from '../../core/stage.ts';
 import { ApiRecord } from './api-pool.ts';
 import { TreePath } from './api-tree.ts';
-import { ACE_CATEGORIES, ACE_LANGUAGES, AceFunctionSchema, functionAtomKinds, propertiesOf, type AceCategory, type AceFunction, type AceLanguage, type AtomKind } from './record.ts';
+import { ACE_CATEGORIES, ACE_LANGUAGES, AceFunctionSchema, atomKindOfCategory, isJsonObject, functionAtomKinds, propertiesOf, type AceCategory, type AceFunction, type AceLanguage, type AtomKind } from './record.ts';
 
 /**
  * ACEBench §3.1.1 (2): the three to six candidate functions of each instance, drawn from the API
@@ -114,7 +114,7 @@ interface PoolApi {
 function fieldKeys(schema: Json | undefined): Map<string, string> {
   const keys = new Map<string, string>();
   for (const [name, property] of Object.entries(propertiesOf(schema))) {
-    const type = property && typeof property === 'object' && !Array.isArray(property) ? (jsonTypeOf(property.type) ?? 'any') : 'any';
+    const type = isJsonObject(property) ? (jsonTypeOf(property.type) ?? 'any') : 'any';
     const normalised = name.replace(/([a-z0-9])([A-Z])/g, '$1_$2').toLowerCase().replace(/[^a-z0-9]+/g, '_');
     keys.set(`${normalised}:${type}`, name);
   }
@@ -172,7 +172,8 @@ interface LanguagePool {
 
 /** Which APIs may be the (first) target of a category's instance. */
 function eligible(category: AceCategory, api: PoolApi, pool: LanguagePool, index: number): boolean {
-  if (category.startsWith('normal_atom_')) return api.kinds.has(category.slice('normal_atom_'.length) as AtomKind);
+  const atom = atomKindOfCategory(category);
+  if (atom) return api.kinds.has(atom);
   if (category === 'special_incomplete' || category === 'special_error_param') return api.required > 0;
   if (strategyOf(category) === 'graph') return (pool.edges.get(index)?.length ?? 0) > 0;
   return true;

@@ -1,8 +1,11 @@
 import { z } from 'zod';
 import { describeProblems, type ArgumentValidator } from '../../core/json-schema.ts';
+import { pythonJson } from '../../core/python-json.ts';
 import { JsonValue, type Json } from '../../core/records.ts';
 import type { Rng } from '../../core/rng.ts';
 import { ACE_CATEGORIES, ACE_LANGUAGES, AceFunctionSchema, functionParameters, isJsonObject, propertiesOf, type AceCategory, type AceFunction, type AceLanguage, type AceRecord } from './record.ts';
+import { CandidateSet } from './candidates.ts';
+import { renderValue } from './sandbox/python-call.ts';
 
 /**
  * What the ACEBench dialogue stages read and write: a candidate set (the APIs one instance offers
@@ -10,12 +13,7 @@ import { ACE_CATEGORIES, ACE_LANGUAGES, AceFunctionSchema, functionParameters, i
  * text forms both stages share (the date line, the question, a call as the dialogue prints it).
  */
 
-
-/** One instance to write: which category and language, the candidate APIs, and the APIs the gold calls use. */
 /** The candidate sets the dialogue stages read come from the candidate sampler. */
-import { CandidateSet } from './candidates.ts';
-import { pythonJson } from '../../core/python-json.ts';
-import { renderValue } from './sandbox/python-call.ts';
 export { CandidateSet };
 
 const AceData = z.union([

@@ -18,7 +18,7 @@ import {
   timeLine,
   type GoldCall,
 } from './dialogue-records.ts';
-import { ATOM_KINDS, IRRELEVANT_ANSWER, atomKindsOf, type AceCategory, type AceFunction, type AtomKind } from './record.ts';
+import { ATOM_KINDS, IRRELEVANT_ANSWER, atomKindOfCategory, atomKindsOf, type AceCategory, type AceFunction, type AtomKind } from './record.ts';
 import { synthesiseArguments, synthesiseValue, wrongValue, type ValueOptions } from './values.ts';
 
 /**
@@ -46,10 +46,6 @@ export interface SingleDialogueOptions {
 }
 
 type Rejection = RejectReason & { reject: true };
-
-function atomKindOf(category: AceCategory): AtomKind | undefined {
-  return ATOM_KINDS.find((kind) => category === `normal_atom_${kind}`);
-}
 
 /** Top-level parameters of `fn` of an atom kind. */
 function parametersOfKind(fn: AceFunction, kind: AtomKind): string[] {
@@ -92,7 +88,7 @@ export function planDialogue(set: CandidateSet, category: AceCategory, rng: Rng,
   });
   const first = calls[0];
   const firstFn = byName.get(first.name)!;
-  const atom = atomKindOf(category);
+  const atom = atomKindOfCategory(category);
   if (atom) {
     const names = parametersOfKind(firstFn, atom);
     if (!names.some((name) => name in first.arguments)) {
@@ -137,7 +133,7 @@ function setProblem(set: CandidateSet, category: AceCategory): Rejection | undef
   if (missing.length) return reject('target_missing', `the target ${missing.join(', ')} is not among the candidate functions`);
   if (category === 'normal_single_turn_parallel_function' && set.targets.length < 2) return reject('too_few_targets', 'a parallel instance needs at least 2 target calls');
   if (category !== 'normal_single_turn_parallel_function' && set.targets.length !== 1) return reject('too_many_targets', `${category} makes one call, but the set names ${set.targets.length} targets`);
-  const atom = atomKindOf(category);
+  const atom = atomKindOfCategory(category);
   if (atom) {
     const fn = set.functions.find((f) => f.name === set.targets[0])!;
     if (!parametersOfKind(fn, atom).length) return reject('no_atom_parameter', `${fn.name} has no top-level parameter of kind ${atom}`);
@@ -178,7 +174,7 @@ export function answerProblem(answer: DialogueAnswer, set: CandidateSet, categor
       if (stated) return reject('missing_value_stated', `${fn.name}: the question states "${stated}", a value of the missing parameter ${name}`);
     }
   }
-  const atom = atomKindOf(category);
+  const atom = atomKindOfCategory(category);
   if (atom && !parametersOfKind(fn, atom).some((name) => name in calls[0].arguments)) return reject('no_atom_argument', `${fn.name}: the gold call fills no parameter of kind ${atom}`);
   if (category === 'normal_preference') {
     if (!answer.profile) return reject('no_profile', 'the preference instance has no user profile');

@@ -76,6 +76,11 @@ export function propertiesOf(schema: Json | undefined): Record<string, Json> {
 export const ATOM_KINDS = ['bool', 'enum', 'list', 'number', 'object_short', 'object_deep'] as const;
 export type AtomKind = (typeof ATOM_KINDS)[number];
 
+/** The parameter kind an atom category is built around (`normal_atom_enum` → `enum`), or undefined. */
+export function atomKindOfCategory(category: AceCategory): AtomKind | undefined {
+  return ATOM_KINDS.find((kind) => category === `normal_atom_${kind}`);
+}
+
 /**
  * The atom kinds of one parameter schema: `bool` (boolean), `enum` (declares an enum), `list`
  * (array), `number` (number or integer), `object_short` (an object whose properties are all

@@ -2,7 +2,7 @@ import { ArgumentValidator, checkFunctionDefinition, describeProblems } from '..
 import type { Check, Json } from '../../core/records.ts';
 import { groundCall } from '../grounding.ts';
 import { replayRecord } from './sandbox/replay.ts';
-import { ACE_AGENT_CATEGORIES, atomKindsOf, functionParameters, isJsonObject, propertiesOf, IRRELEVANT_ANSWER, type AceCategory, type AceFunction, type AceRecord, type AtomKind } from './record.ts';
+import { ACE_AGENT_CATEGORIES, atomKindOfCategory, atomKindsOf, functionParameters, isJsonObject, propertiesOf, IRRELEVANT_ANSWER, type AceCategory, type AceFunction, type AceRecord, type AtomKind } from './record.ts';
 
 /**
  * ACEBench §3.1.2, the rule stage of the multi-stage verification: are the API definitions clear
@@ -83,7 +83,7 @@ export function ruleChecks(record: AceRecord, options: RuleCheckOptions): Check[
     add('gold-call', goldCallProblems(alternatives, options.validator));
     add('consistency', normalConsistency(category, alternatives, record));
     add('grounding', groundingProblems(alternatives, record), true);
-    const kind = atomKindOf(category);
+    const kind = atomKindOfCategory(category);
     if (kind) add('atom-kind', alternatives.some((calls) => fillsKind(calls, kind)) ? [] : [`no gold argument fills a parameter of kind ${kind}`], true);
     if (category === 'normal_preference') add('profile-used', profileUsed(alternatives, record) ? [] : ['no gold argument draws on the profile (every value is in the question)'], true);
   }
@@ -213,10 +213,6 @@ function groundingProblems(alternatives: GoldCall[][], record: AceRecord): strin
     .map((calls) => calls.flatMap((call) => groundCall(call.args, context, enumParameters(call.fn)).filter((g) => g.how === 'missing').map((g) => `${call.name}.${g.param} = ${JSON.stringify(g.value)} is not stated`)))
     .sort((a, b) => a.length - b.length)[0];
   return best ?? [];
-}
-
-function atomKindOf(category: AceCategory): AtomKind | undefined {
-  return category.startsWith('normal_atom_') ? (category.slice('normal_atom_'.length) as AtomKind) : undefined;
 }
 
 function fillsKind(calls: GoldCall[], kind: AtomKind): boolean {

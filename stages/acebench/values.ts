@@ -2,6 +2,7 @@ import { ArgumentValidator, jsonTypeOf } from '../../core/json-schema.ts';
 import type { Json } from '../../core/records.ts';
 import type { Rng } from '../../core/rng.ts';
 import type { AceFunction, AceLanguage } from './record.ts';
+import { isJsonObject } from './record.ts';
 
 /**
  * Offline argument values for ACEBench functions, from their JSON Schemas: what a template dialogue
@@ -20,7 +21,7 @@ export interface ValueOptions {
 type Schema = Record<string, Json>;
 
 function asSchema(value: Json | undefined): Schema {
-  return value && typeof value === 'object' && !Array.isArray(value) ? value : {};
+  return isJsonObject(value) ? value : {};
 }
 
 function pad(n: number, width = 2): string {
