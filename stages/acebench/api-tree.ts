@@ -169,9 +169,5 @@ async function expandNode(request: NodeRequest, ctx: StageContext, rejects: (Rej
     if (!fresh.length) break;
     children.push(...fresh);
   }
-  // A node that grew nothing would drop out of the tree unseen: it is rejected with why.
-  if (!children.length && !rejects.some((r) => r.recordId === pathText)) {
-    rejects.push({ reason: 'no_children', detail: `${request.level}s of ${pathText}: every proposal repeated an existing one or none was made`, recordId: pathText, record: { path: request.path, level: request.level } });
-  }
   return children;
 }
