@@ -1,7 +1,8 @@
 // `npm run bench -- scale [--mtu 1,4,16] [--toole 8] [--nestools 100000]`: each recipe on inputs made
 // n times larger, each size in a fresh process, offline. Prints samples, wall time, CPU time (user +
-// system of the child) and CPU per sample, peak RSS and RSS per 1,000 samples; the reference is the
-// same recipe at ×1 in the same run.
+// system of the child) and CPU per sample, peak RSS and RSS per 1,000 samples, and the wall time and
+// peak RSS of exporting the version in the recipe's own format (another fresh process); the
+// reference is the same recipe at ×1 in the same run.
 import { spawnSync } from 'node:child_process';
 import { cpSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { loadavg, tmpdir } from 'node:os';
@@ -52,28 +53,46 @@ interface Row {
   /** User + system CPU seconds of the run's process. */
   cpuSeconds: number;
   rssGb: number;
+  /** The export of the published version in the recipe's own format, in a fresh process. */
+  exportSeconds: number;
+  exportRssGb: number;
 }
 
-/** One offline run in a fresh process under /usr/bin/time: samples, wall and CPU seconds, peak RSS. */
-function measure(recipe: string, size: string, config: object): Row {
-  const home = mkdtempSync(join(tmpdir(), 'tk-scale-'));
-  const configFile = join(home, 'config.json');
-  writeFileSync(configFile, JSON.stringify(config));
-  const child = spawnSync('/usr/bin/time', ['-f', 'TIME %e %M %U %S', process.execPath, join(project, 'bin/toolkiln.js'), 'run', recipe, '--config', configFile, '--quiet', '--json'], {
+/** One toolkiln command in a fresh process under /usr/bin/time: its output, or why it failed, with wall, CPU and peak RSS. */
+function timed(args: string[], home: string): { stdout: string; failed?: string; seconds: number; cpuSeconds: number; rssGb: number } {
+  const child = spawnSync('/usr/bin/time', ['-f', 'TIME %e %M %U %S', process.execPath, join(project, 'bin/toolkiln.js'), ...args], {
     cwd: home,
     env: { ...process.env, TOOLKILN_HOME: home },
     encoding: 'utf8',
     maxBuffer: 64 << 20,
   });
-  rmSync(home, { recursive: true, force: true });
   const timing = /TIME ([\d.]+) (\d+) ([\d.]+) ([\d.]+)/.exec(child.stderr);
-  if (child.status !== 0 || !timing) {
-    const reason = child.stderr.trim().split('\n').filter((l) => !l.startsWith('TIME')).at(-1) ?? `exit ${child.status}`;
-    process.stdout.write(`| ${recipe} | ${size} | failed: ${reason} | | | | | | |\n`);
-    return { recipe, size, samples: 0, seconds: Number(timing?.[1] ?? 0), cpuSeconds: Number(timing?.[3] ?? 0) + Number(timing?.[4] ?? 0), rssGb: Number(timing?.[2] ?? 0) / 1048576 };
+  const figures = { seconds: Number(timing?.[1] ?? 0), cpuSeconds: Number(timing?.[3] ?? 0) + Number(timing?.[4] ?? 0), rssGb: Number(timing?.[2] ?? 0) / 1048576 };
+  if (child.status === 0 && timing) return { stdout: child.stdout, ...figures };
+  return { stdout: child.stdout, failed: child.stderr.trim().split('\n').filter((l) => !l.startsWith('TIME')).at(-1) ?? `exit ${child.status}`, ...figures };
+}
+
+/**
+ * One offline run in a fresh process, then the export of what it published in the recipe's own
+ * format in another: samples, wall and CPU seconds, peak RSS of each.
+ */
+function measure(recipe: string, size: string, config: object): Row {
+  const home = mkdtempSync(join(tmpdir(), 'tk-scale-'));
+  try {
+    const configFile = join(home, 'config.json');
+    writeFileSync(configFile, JSON.stringify(config));
+    const run = timed(['run', recipe, '--config', configFile, '--quiet', '--json'], home);
+    const exported = run.failed ? run : timed(['export', `${recipe}@v1`, '--format', recipe, '--json'], home);
+    const failed = run.failed ?? exported.failed;
+    if (failed) {
+      process.stdout.write(`| ${recipe} | ${size} | failed${run.failed ? '' : ' to export'}: ${failed} | | | | | | | | |\n`);
+      return { recipe, size, samples: 0, ...run, exportSeconds: 0, exportRssGb: 0 };
+    }
+    const doc = JSON.parse(run.stdout) as { counts: { samples: number } };
+    return { recipe, size, samples: doc.counts.samples, seconds: run.seconds, cpuSeconds: run.cpuSeconds, rssGb: run.rssGb, exportSeconds: exported.seconds, exportRssGb: exported.rssGb };
+  } finally {
+    rmSync(home, { recursive: true, force: true });
   }
-  const doc = JSON.parse(child.stdout) as { counts: { samples: number } };
-  return { recipe, size, samples: doc.counts.samples, seconds: Number(timing[1]), cpuSeconds: Number(timing[3]) + Number(timing[4]), rssGb: Number(timing[2]) / 1048576 };
 }
 
 function sizesOf(args: string[], flag: string, fallback: number[]): number[] {
@@ -86,14 +105,14 @@ export async function run(args: string[]): Promise<void> {
   const work = mkdtempSync(join(tmpdir(), 'tk-scale-inputs-'));
   process.stdout.write(`Offline runs, each in a fresh process (/usr/bin/time); load average at start ${loadavg()[0].toFixed(1)} on 2 cores.\n\n`);
   process.stdout.write(
-    '| recipe | input | samples | wall s | wall / ×1 per sample | CPU s (user + sys) | CPU ms per sample | peak RSS GB | RSS MB per 1,000 samples |\n|---|---|---:|---:|---:|---:|---:|---:|---:|\n',
+    '| recipe | input | samples | wall s | wall / ×1 per sample | CPU s (user + sys) | CPU ms per sample | peak RSS GB | RSS MB per 1,000 samples | export s | export peak RSS GB |\n|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n',
   );
   const table = (row: Row, base: Row | undefined) => {
     if (!row.samples) return;
     const perSample = base && base.samples ? (row.seconds / row.samples / (base.seconds / base.samples)).toFixed(2) : '1.00';
     const cpuPerSample = ((row.cpuSeconds * 1000) / row.samples).toFixed(2);
     process.stdout.write(
-      `| ${row.recipe} | ${row.size} | ${row.samples.toLocaleString('en-US')} | ${row.seconds.toFixed(1)} | ${perSample} | ${row.cpuSeconds.toFixed(1)} | ${cpuPerSample} | ${row.rssGb.toFixed(2)} | ${((row.rssGb * 1024) / (row.samples / 1000)).toFixed(1)} |\n`,
+      `| ${row.recipe} | ${row.size} | ${row.samples.toLocaleString('en-US')} | ${row.seconds.toFixed(1)} | ${perSample} | ${row.cpuSeconds.toFixed(1)} | ${cpuPerSample} | ${row.rssGb.toFixed(2)} | ${((row.rssGb * 1024) / (row.samples / 1000)).toFixed(1)} | ${row.exportSeconds.toFixed(1)} | ${row.exportRssGb.toFixed(2)} |\n`,
     );
   };
   try {

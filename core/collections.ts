@@ -18,9 +18,16 @@ export function countBy(values: Iterable<string>): Record<string, number> {
 }
 
 export function byString<T>(keyOf: (item: T) => string): (a: T, b: T) => number {
-  return (a, b) => {
-    const x = keyOf(a);
-    const y = keyOf(b);
-    return x < y ? -1 : x > y ? 1 : 0;
-  };
+  return (a, b) => compareStrings(keyOf(a), keyOf(b));
+}
+
+/** Strings in code-unit order (not the locale's), as `sort()` orders them. */
+export function compareStrings(x: string, y: string): number {
+  return x < y ? -1 : x > y ? 1 : 0;
+}
+
+/** `items` made into `f(item, index)` one at a time, as they are iterated. */
+export function* mapIterable<T, U>(items: Iterable<T>, f: (item: T, index: number) => U): Generator<U> {
+  let i = 0;
+  for (const item of items) yield f(item, i++);
 }

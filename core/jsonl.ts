@@ -111,20 +111,92 @@ export function toJsonl(records: readonly unknown[]): string {
  * 1 MiB buffer: the file is never built as one string. Returns its sha256 and line count.
  */
 export function writeJsonlAtomic(path: string, records: Iterable<unknown>): { sha256: string; count: number } {
-  const tmp = `${path}.tmp-${process.pid}`;
+  const file = new AtomicJsonlFile(path, { sha256: true });
   try {
-    const writer = new JsonlWriter(tmp, { sha256: true });
-    try {
-      for (const record of records) writer.write(record);
-    } finally {
-      writer.close();
-    }
-    renameSync(tmp, path);
-    return { sha256: writer.sha256(), count: writer.count };
+    for (const record of records) file.write(record);
   } catch (error) {
-    rmSync(tmp, { force: true });
+    file.discard();
     throw withPath(error, path);
   }
+  file.commit();
+  return { sha256: file.sha256(), count: file.count };
+}
+
+/**
+ * A JSONL file written whole or not at all, for a writer that fills several files at once: lines go
+ * to a temporary file, `commit` renames it into place, `discard` removes it.
+ */
+export class AtomicJsonlFile {
+  private readonly writer: JsonlWriter;
+
+  constructor(
+    readonly path: string,
+    options: { sha256?: boolean } = {},
+  ) {
+    this.writer = new JsonlWriter(`${path}.tmp-${process.pid}`, options);
+  }
+
+  get count(): number {
+    return this.writer.count;
+  }
+
+  write(record: unknown): void {
+    this.writer.write(record);
+  }
+
+  writeText(text: string): void {
+    this.writer.writeText(text);
+  }
+
+  /** Closes the file and renames it into place; returns its path. */
+  commit(): string {
+    try {
+      this.writer.close();
+      renameSync(this.writer.path, this.path);
+    } catch (error) {
+      rmSync(this.writer.path, { force: true });
+      throw withPath(error, this.path);
+    }
+    return this.path;
+  }
+
+  discard(): void {
+    try {
+      this.writer.close();
+    } catch {
+      // Already closed, or the disk failed: the temporary file goes either way.
+    }
+    rmSync(this.writer.path, { force: true });
+  }
+
+  sha256(): string {
+    return this.writer.sha256();
+  }
+}
+
+/**
+ * Writes a JSON array whole or not at all, element by element, as `JSON.stringify(items, null, 2)`
+ * and a line break would (the same bytes), without building it as one string.
+ */
+export function writeJsonArrayAtomic(path: string, items: Iterable<unknown>): void {
+  const file = new AtomicJsonlFile(path);
+  try {
+    let pending: string | undefined;
+    for (const item of items) {
+      if (pending === undefined) file.writeText('[');
+      else file.writeText(`${pending},`);
+      pending = `  ${String(JSON.stringify(item, null, 2)).replaceAll('\n', '\n  ')}`;
+    }
+    if (pending === undefined) file.writeText('[]');
+    else {
+      file.writeText(pending);
+      file.writeText(']');
+    }
+  } catch (error) {
+    file.discard();
+    throw withPath(error, path);
+  }
+  file.commit();
 }
 
 /** Writes JSON lines to a new file through a 1 MiB buffer, hashing what it writes when asked to. */

@@ -1,12 +1,15 @@
 import type { z } from 'zod';
 import type { Check, Sample, ToolSpec } from './records.ts';
+import type { SampleSource } from './sample-source.ts';
 import type { Stage } from './stage.ts';
 
 /**
- * Writes one native format of a version's samples; returns the paths it wrote. `version.dir` is the
- * published version's folder, for a format that also writes files a stage attached (reports/).
+ * Writes one native format of a version's samples; returns the paths it wrote. The samples are a
+ * stream read again on each pass, never an array: an exporter keeps at most a projection of them.
+ * `version.dir` is the published version's folder, for a format that also writes files a stage
+ * attached (reports/).
  */
-export type Exporter = (samples: Sample[], tools: ToolSpec[], outDir: string, version?: { dir: string }) => Promise<string[]>;
+export type Exporter = (samples: SampleSource, tools: ToolSpec[], outDir: string, version?: { dir: string }) => Promise<string[]>;
 
 /**
  * A benchmark recipe: an ordered list of named stages, its config schema (every field defaulted)

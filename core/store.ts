@@ -6,6 +6,7 @@ import { hashFileSync, hashOf, sha256 } from './hash.ts';
 import { eachJsonl, JsonlWriter, writeFileAtomic, writeJsonlAtomic } from './jsonl.ts';
 import { describeOwner, waitForLock } from './lock.ts';
 import { Manifest, Rejection, Sample, ToolSpec, formatZodError } from './records.ts';
+import { samplesInFiles, type SampleSource } from './sample-source.ts';
 
 export const TOOLKILN_VERSION = '0.1.0';
 
@@ -240,6 +241,15 @@ export class DatasetStore {
   samples(ref: VersionRef): Sample[] {
     const manifest = this.manifest(ref);
     return Object.keys(manifest.counts.bySplit).flatMap((split) => this.readChecked<Sample>(ref, `data/${split}.jsonl`));
+  }
+
+  /**
+   * A version's samples as a stream read from its files on each pass (see `SampleSource`); the files
+   * are not checked here: call `assertIntact` first.
+   */
+  sampleSource(ref: VersionRef): SampleSource {
+    const splits = Object.keys(this.manifest(ref).counts.bySplit);
+    return samplesInFiles(splits.map((split) => ({ split, path: join(ref.dir, 'data', `${split}.jsonl`) })));
   }
 
   tools(ref: VersionRef): ToolSpec[] {

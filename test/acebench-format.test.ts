@@ -14,6 +14,7 @@ import { importAceFolder, importStage, readAceFolder } from '../stages/acebench/
 import { statisticsStage } from '../stages/acebench/statistics.ts';
 import { ACE_CATEGORIES, ACE_LANGUAGES } from '../stages/acebench/record.ts';
 import { tempDirs, userErrorOf } from './helpers/files.ts';
+import { samplesInMemory } from '../core/sample-source.ts';
 
 const RELEASED = '../shared/data/reference/acebench';
 const tmp = tempDirs('tk-acebench-format-');
@@ -34,7 +35,7 @@ describe('ACEBench released format', () => {
     for (const sample of released) expect(Sample.safeParse(sample).success, sample.id).toBe(true);
     expect(new Set(released.map((s) => s.id)).size).toBe(released.length);
     const out = tmp();
-    const written = await exportAceBench(released, [], out);
+    const written = await exportAceBench(samplesInMemory(released), [], out);
     expect(written).toHaveLength(files.length);
     for (const file of files) expect(readFileSync(join(out, file), 'utf8') === readFileSync(join(RELEASED, file), 'utf8'), file).toBe(true);
     // Only the five hand-edited answer lines (spacing json.dumps never writes) are kept as they are.
@@ -52,7 +53,7 @@ describe('ACEBench released format', () => {
     const keptSample = changed.find((s) => aceMetaOf(s).language === 'en' && aceMetaOf(s).id === 'special_error_param_6')!;
     keptSample.expected.wrongValues = { device_id: ['ABC124'] };
     const out = tmp();
-    await exportAceBench(changed.filter((s) => s.category === 'normal_single_turn_single_function' || s.category === 'special_error_param'), [], out);
+    await exportAceBench(samplesInMemory(changed.filter((s) => s.category === 'normal_single_turn_single_function' || s.category === 'special_error_param')), [], out);
     const file = 'data_en/possible_answer/data_normal_single_turn_single_function.json';
     const ours = readFileSync(join(out, file), 'utf8').split('\n');
     const theirs = readFileSync(join(RELEASED, file), 'utf8').split('\n');
@@ -124,7 +125,7 @@ describe('ACEBench released format', () => {
     expect(samples[1].expected).toEqual({});
     expect(samples[0].meta.checks).toEqual([]);
     const out = tmp();
-    await exportAceBench(samples.reverse(), [], out);
+    await exportAceBench(samplesInMemory(samples.reverse()), [], out);
     expect(readFileSync(join(out, 'data_en/data_normal_atom_bool.json'), 'utf8')).toBe(dataLines.join('\n') + '\n');
     expect(readFileSync(join(out, 'data_en/possible_answer/data_normal_atom_bool.json'), 'utf8')).toBe([answerLines[0], answerLines[2]].join('\n') + '\n');
   });
@@ -179,7 +180,7 @@ describe('ACEBench released format', () => {
     const sample = structuredClone(byId('zh', 'special_irrelevant_3'));
     sample.meta.acebench = { ...aceMetaOf(sample), answerKeys: null };
     const out = tmp();
-    const written = await exportAceBench([sample], [], out);
+    const written = await exportAceBench(samplesInMemory([sample]), [], out);
     expect(written).toEqual([join(out, 'data_zh/data_special_irrelevant.json')]);
     expect(existsSync(join(out, 'data_zh/possible_answer'))).toBe(false);
   });
@@ -215,7 +216,7 @@ describe('ACEBench import through the runner', () => {
     expect(readFileSync(join(result.ref!.dir, 'reports', 'acebench-statistics.md'), 'utf8')).toContain('| normal_multi_turn_user_adjust | 123 | 123 | 116 | 116 |');
 
     const out = tmp();
-    const written = await pipeline.exports.acebench(store.samples(result.ref!), store.tools(result.ref!), out, result.ref!);
+    const written = await pipeline.exports.acebench(store.sampleSource(result.ref!), store.tools(result.ref!), out, result.ref!);
     expect(written).toHaveLength(68);
     for (const language of ['en', 'zh']) {
       for (const sub of ['', 'possible_answer']) {

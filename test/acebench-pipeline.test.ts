@@ -16,6 +16,7 @@ import { judgeStage } from '../stages/acebench/verify.ts';
 import { ArgumentValidator } from '../core/json-schema.ts';
 import { tempDirs } from './helpers/files.ts';
 import { useTestEndpoint } from './helpers/openai-server.ts';
+import { samplesInMemory } from '../core/sample-source.ts';
 
 const tmp = tempDirs('tk-acebench-');
 const validator = new ArgumentValidator();
@@ -83,7 +84,7 @@ describe('ACEBench recipe, offline', () => {
 
   it('exports the released layout, and importing the export gives the same files back', async () => {
     const first = tmp();
-    await exportAceBench(samples, [], first);
+    await exportAceBench(samplesInMemory(samples), [], first);
     const files = filesUnder(first);
     for (const language of ['en', 'zh']) {
       for (const category of ACE_CATEGORIES) {
@@ -95,7 +96,7 @@ describe('ACEBench recipe, offline', () => {
     await runOffline(again, { importDir: first, referenceDir: '' });
     const store = new DatasetStore(again);
     const second = tmp();
-    await exportAceBench(store.samples(store.resolve('acebench@v1')), [], second);
+    await exportAceBench(samplesInMemory(store.samples(store.resolve('acebench@v1'))), [], second);
     expect(filesUnder(second)).toEqual(files);
   });
 });

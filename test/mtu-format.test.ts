@@ -8,6 +8,7 @@ import { parsePythonLiteral } from '../stages/mtu/python-literal.ts';
 import { withMtuMeta } from '../stages/mtu/sample.ts';
 import { fromData } from './fixtures/mtu/paths.ts';
 import { call, handSample, round, tool } from './fixtures/mtu/samples.ts';
+import { samplesInMemory } from '../core/sample-source.ts';
 
 const released = (file: string) =>
   readFileSync(fromData(`reference/mtu-bench/${file}_eval.jsonl`), 'utf8')
@@ -120,7 +121,7 @@ describe('exported MTU records', () => {
     const hard = withMtuMeta({ ...chained, id: 'hard', meta: { ...chained.meta, tags: ['hard', 'hard:many-tools'] } }, { hard: ['many-tools'], today: '2024-01-04' });
     const ood = { ...dialogue, id: 'ood', split: 'ood' };
     const train = { ...chained, id: 'train', split: 'train' };
-    await exportMtu([chained, dialogue, hard, ood, train], [], out);
+    await exportMtu(samplesInMemory([chained, dialogue, hard, ood, train]), [], out);
     expect(readdirSync(out).sort()).toEqual(['M-S_eval.jsonl', 'OOD_eval.jsonl', 'S-M_eval.jsonl', 'S-M_train.jsonl', 'index.jsonl']);
     const rows = (f: string) => readFileSync(join(out, f), 'utf8').trim().split('\n').map((l) => JSON.parse(l));
     expect(rows('S-M_eval.jsonl').map((r) => r.id)).toEqual(['S-M_0', 'S-M_1']);

@@ -14,6 +14,7 @@ import { allCalls, assistantIndexes, categoryOf, mtuMeta, turnCalls } from '../s
 import { loadMtuSources } from '../stages/mtu/load-sources.ts';
 import { MtuConfig } from '../stages/mtu/config.ts';
 import { fromFixtures } from './fixtures/mtu/paths.ts';
+import { samplesInMemory } from '../core/sample-source.ts';
 
 const PROJECT = new URL('..', import.meta.url).pathname;
 
@@ -146,7 +147,7 @@ describe('a full offline MTU run', () => {
 
   it('exports MTU records that parse to the gold calls, and OpenAI chat records with tool calls', async () => {
     const out = mkdtempSync(join(tmpdir(), 'tk-mtu-run-export-'));
-    const files = await exportMtu(samples, [], out);
+    const files = await exportMtu(samplesInMemory(samples), [], out);
     const index = readFileSync(join(out, 'index.jsonl'), 'utf8').trim().split('\n').map((l) => JSON.parse(l) as { id: string; file: string; sample: string });
     const byId = new Map(samples.map((s) => [s.id, s]));
     let records = 0;

@@ -20,6 +20,7 @@ import { valueMentions } from '../stages/nestools/query-values.ts';
 import { Rng } from '../core/rng.ts';
 import { loadDomainFields, sampleDomains } from '../stages/sources/nestools.ts';
 import { startOpenAiServer, type OpenAiTestServer, type RecordedRequest } from './helpers/openai-server.ts';
+import { samplesInMemory } from '../core/sample-source.ts';
 
 const projectDir = new URL('..', import.meta.url).pathname;
 const WINE = readFileSync(new URL('./fixtures/nestools/wine-chain.py', import.meta.url), 'utf8');
@@ -83,7 +84,7 @@ describe('nestools pipeline, offline', () => {
 
   it('exports NesTools records that pass the checker', async () => {
     const dir = tempDir();
-    const [file] = await exportNesTools(first.samples, [], dir);
+    const [file] = await exportNesTools(samplesInMemory(first.samples), [], dir);
     const records = readJsonl(file);
     expect(records).toHaveLength(first.samples.length);
     expect(records.map((record) => checkNesToolsRecord(record, { strict: true })).filter((r) => !r.ok)).toEqual([]);

@@ -12,6 +12,7 @@ import { DatasetStore } from '../core/store.ts';
 import { getPipeline } from '../pipelines/index.ts';
 import { publishReviewDataset } from './fixtures/review/dataset.ts';
 import { fill, readRawSheet, writeSheet } from './fixtures/review/sheets.ts';
+import { samplesInMemory } from '../core/sample-source.ts';
 
 /** Runs `toolkiln review …` as bin/cli.ts does: parse the flags, call the command. */
 async function review(home: string, ...argv: string[]) {
@@ -162,7 +163,7 @@ describe('review of a SNIPS pipeline version', () => {
     const store = new DatasetStore(home);
     const ref = store.resolve('tooltalk@v2');
     const samples = store.samples(ref);
-    const files = await getPipeline('tooltalk').exports.tooltalk(samples, store.tools(ref), join(home, 'out'), ref);
+    const files = await getPipeline('tooltalk').exports.tooltalk(samplesInMemory(samples), store.tools(ref), join(home, 'out'), ref);
     const edited = samples.find((s) => s.id === first[col('sample_id')])!;
     const file = files.find((f) => f.endsWith(`${(edited.meta.tooltalk as { file: string }).file}`))!;
     const written = JSON.parse(readFileSync(file, 'utf8'));

@@ -14,6 +14,7 @@ import { exportToolE } from '../stages/toole/export.ts';
 import { SINGLE_TOOL_SPLIT } from '../stages/toole/records.ts';
 import { publishReviewDataset, reviewSamples } from './fixtures/review/dataset.ts';
 import { fill, readRawSheet, writeSheet, type RawSheet } from './fixtures/review/sheets.ts';
+import { samplesInMemory } from '../core/sample-source.ts';
 
 const PAYLOAD = "=cmd|' /C calc'!A0";
 const tmp = () => mkdtempSync(join(tmpdir(), 'tk-review-formula-'));
@@ -156,7 +157,7 @@ describe("ToolE's native CSV", () => {
   it('quotes a cell that starts with a formula character, and reads back the same text', async () => {
     const out = tmp();
     const sample: Sample = { ...reviewSamples()[0], split: SINGLE_TOOL_SPLIT, dialogue: [{ role: 'user', content: PAYLOAD }], expected: { labels: ['+tool'] } };
-    await exportToolE([sample], [], out);
+    await exportToolE(samplesInMemory([sample]), [], out);
     const text = readFileSync(join(out, 'all_clean_data.csv'), 'utf8');
     expect(text).toBe(`Query,Tool\n"${PAYLOAD}","+tool"\n`);
     expect(parse(text, { columns: true })).toEqual([{ Query: PAYLOAD, Tool: '+tool' }]);

@@ -13,6 +13,7 @@ import { toolePipeline } from '../pipelines/toole.ts';
 import { LLM_REASSIGNED_TAG } from '../stages/toole/overlap.ts';
 import type { QueryItem } from '../stages/toole/records.ts';
 import { containsName } from '../stages/toole/text.ts';
+import { samplesInMemory } from '../core/sample-source.ts';
 
 const projectDir = fileURLToPath(new URL('..', import.meta.url));
 const fixture = (name: string) => fileURLToPath(new URL(`./fixtures/toole/${name}`, import.meta.url));
@@ -168,7 +169,7 @@ describe('toole pipeline on hand-made plugins with a decisions file', () => {
 
   it('exports the released shapes', async () => {
     const out = join(r.home, 'export');
-    await toolePipeline.exports.toole(r.samples, r.store.tools(r.result.ref!), out);
+    await toolePipeline.exports.toole(samplesInMemory(r.samples), r.store.tools(r.result.ref!), out);
     const rows = parse(readFileSync(join(out, 'all_clean_data.csv'), 'utf8'), { columns: true }) as { Query: string; Tool: string }[];
     expect(Object.keys(rows[0])).toEqual(['Query', 'Tool']);
     expect(rows).toHaveLength(r.samples.filter((s) => s.split === 'single-tool').length);

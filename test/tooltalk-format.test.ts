@@ -9,6 +9,7 @@ import { exportToolTalk, mergeOverlays } from '../stages/tooltalk/export.ts';
 import { importConversationFile } from '../stages/tooltalk/import.ts';
 import { pythonJson } from '../core/python-json.ts';
 import { tempDirs } from './helpers/files.ts';
+import { samplesInMemory } from '../core/sample-source.ts';
 
 const RELEASED = '../shared/data/reference/tooltalk';
 const tmp = tempDirs('tk-tooltalk-format-');
@@ -22,7 +23,7 @@ describe('ToolTalk released format', () => {
     // Session tokens are not arguments: the canonical calls fit the tools' documented parameters.
     expect(samples.flatMap((s) => s.expected.calls ?? []).some((call) => 'session_token' in call.arguments)).toBe(false);
     const out = tmp();
-    await exportToolTalk(samples, [], out);
+    await exportToolTalk(samplesInMemory(samples), [], out);
     for (const file of files) expect(readFileSync(join(out, file), 'utf8'), file).toBe(readFileSync(join(RELEASED, file), 'utf8'));
     const again = files.map((file) => importConversationFile(out, file));
     expect(again).toEqual(samples);

@@ -17,6 +17,7 @@ import { exportToolTalk } from '../stages/tooltalk/export.ts';
 import { scenarioProblem, type Scenario } from '../stages/tooltalk/scenarios.ts';
 import { createWorld } from '../stages/tooltalk/world.ts';
 import { tempDirs } from './helpers/files.ts';
+import { samplesInMemory } from '../core/sample-source.ts';
 
 const tmp = tempDirs('tk-tooltalk-');
 const bin = new URL('../bin/toolkiln.js', import.meta.url).pathname;
@@ -64,7 +65,7 @@ describe('ToolTalk recipe, offline', () => {
 
     // Exported files and merged databases: every conversation's overlay records are in the databases.
     const out = tmp();
-    const files = await exportToolTalk(samples, [], out, ref);
+    const files = await exportToolTalk(samplesInMemory(samples), [], out, ref);
     expect(files.filter((f) => f.endsWith('.json') && !f.includes('/databases/'))).toHaveLength(samples.length);
     const reminders = JSON.parse(readFileSync(join(out, 'databases', 'Reminder.json'), 'utf8'));
     for (const sample of samples) {

@@ -24,7 +24,7 @@ export const exportCommand: Command = {
     if (!exporter) throw new UserError(`${ref.name}@${ref.version} (${manifest.pipeline}) cannot be exported as "${format}": choose one of ${Object.keys(formats).join(', ')}`);
     store.assertIntact(ref);
     const outDir = outFolder ?? store.derivedDir(ref, 'export', format);
-    const files = await exporter(store.samples(ref), store.tools(ref), outDir, ref);
+    const files = await exporter(store.sampleSource(ref), store.tools(ref), outDir, ref);
     if (io.json) io.out(JSON.stringify({ dataset: `${ref.name}@${ref.version}`, format, files }));
     else io.out(`wrote ${files.length} file(s) for ${ref.name}@${ref.version} as ${format}:\n${files.map((f) => `  ${f}`).join('\n')}`);
     return 0;

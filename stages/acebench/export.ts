@@ -1,8 +1,10 @@
 import { renameSync, rmSync, statSync, truncateSync } from 'node:fs';
 import { join } from 'node:path';
+import { compareStrings } from '../../core/collections.ts';
 import { UserError } from '../../core/errors.ts';
 import { JsonlWriter } from '../../core/jsonl.ts';
 import type { Sample, ToolSpec } from '../../core/records.ts';
+import { inOrder, orderOf, type SampleSource } from '../../core/sample-source.ts';
 import { aceMetaOf, aceRecordLines } from './format.ts';
 import { ACE_CATEGORIES, aceFileName } from './record.ts';
 
@@ -13,43 +15,44 @@ import { ACE_CATEGORIES, aceFileName } from './record.ts';
  * (`…_2_1` before `…_10_0`), as the release orders them. A record without an answer gets no answer
  * line. Two samples with one id in one file stop the export before anything is written.
  */
-export async function exportAceBench(samples: Sample[], _tools: ToolSpec[], outDir: string): Promise<string[]> {
-  const files = new Map<string, { sample: Sample; id: string }[]>();
-  for (const sample of samples) {
-    if (!(ACE_CATEGORIES as readonly string[]).includes(sample.category)) throw new UserError(`sample ${sample.id}: category "${sample.category}" is not an ACEBench category; fix it before exporting`);
-    const meta = aceMetaOf(sample);
-    const file = join(`data_${meta.language}`, aceFileName(sample.category as (typeof ACE_CATEGORIES)[number]));
-    const list = files.get(file) ?? files.set(file, []).get(file)!;
-    list.push({ sample, id: meta.id });
-  }
-  for (const [file, list] of files) {
-    list.sort((a, b) => compareIds(a.id, b.id));
-    const twice = list.find((entry, i) => i > 0 && list[i - 1].id === entry.id);
-    if (twice) throw new UserError(`${file}: two samples have the released id ${twice.id}; give one of them another id (meta.acebench.id)`);
-  }
+export async function exportAceBench(samples: SampleSource, _tools: ToolSpec[], outDir: string): Promise<string[]> {
+  const order = orderOf(samples, fileAndId, (a, b) => compareStrings(a.file, b.file) || compareIds(a.id, b.id));
+  const twice = order.find((entry, i) => i > 0 && order[i - 1].key.file === entry.key.file && order[i - 1].key.id === entry.key.id);
+  if (twice) throw new UserError(`${twice.key.file}: two samples have the released id ${twice.key.id}; give one of them another id (meta.acebench.id)`);
   const written: string[] = [];
-  for (const file of [...files.keys()].sort()) {
-    const dataPath = join(outDir, file);
-    const answerPath = join(outDir, file.replace(/[^/\\]+$/, (name) => join('possible_answer', name)));
-    const data = new LineFile(dataPath);
-    const answers = new LineFile(answerPath);
-    try {
-      for (const { sample } of files.get(file)!) {
-        const meta = aceMetaOf(sample);
-        const lines = aceRecordLines(sample);
-        data.write(lines.data, !!meta.unterminated.data);
-        if (lines.answer !== null) answers.write(lines.answer, !!meta.unterminated.answer);
+  let current: { file: string; data: LineFile; answers: LineFile } | undefined;
+  const commit = () => {
+    if (!current) return;
+    written.push(current.data.commit());
+    if (current.answers.count) written.push(current.answers.commit());
+    else current.answers.discard();
+  };
+  try {
+    for (const { sample, key } of inOrder(samples, order)) {
+      if (current?.file !== key.file) {
+        commit();
+        const answerFile = key.file.replace(/[^/\\]+$/, (name) => join('possible_answer', name));
+        current = { file: key.file, data: new LineFile(join(outDir, key.file)), answers: new LineFile(join(outDir, answerFile)) };
       }
-      written.push(data.commit());
-      if (answers.count) written.push(answers.commit());
-      else answers.discard();
-    } catch (error) {
-      data.discard();
-      answers.discard();
-      throw error;
+      const meta = aceMetaOf(sample);
+      const lines = aceRecordLines(sample);
+      current.data.write(lines.data, !!meta.unterminated.data);
+      if (lines.answer !== null) current.answers.write(lines.answer, !!meta.unterminated.answer);
     }
+    commit();
+  } catch (error) {
+    current?.data.discard();
+    current?.answers.discard();
+    throw error;
   }
   return written;
+}
+
+/** The released file a sample goes to, and its released id; a sample of another category is an error. */
+function fileAndId(sample: Sample): { file: string; id: string } {
+  if (!(ACE_CATEGORIES as readonly string[]).includes(sample.category)) throw new UserError(`sample ${sample.id}: category "${sample.category}" is not an ACEBench category; fix it before exporting`);
+  const meta = aceMetaOf(sample);
+  return { file: join(`data_${meta.language}`, aceFileName(sample.category as (typeof ACE_CATEGORIES)[number])), id: meta.id };
 }
 
 /**

@@ -1,17 +1,14 @@
-import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
-import { byString, groupBy } from '../../core/collections.ts';
 import { writeJsonlAtomic } from '../../core/jsonl.ts';
-import type { Sample, ToolSpec } from '../../core/records.ts';
+import type { ToolSpec } from '../../core/records.ts';
+import type { SampleSource } from '../../core/sample-source.ts';
 
 /** The canonical records as they are: one JSONL per split plus the tool library. */
-export async function exportCanonical(samples: Sample[], tools: ToolSpec[], outDir: string): Promise<string[]> {
-  mkdirSync(outDir, { recursive: true });
-  const written: string[] = [];
-  for (const [split, rows] of [...groupBy(samples, (s) => s.split)].sort(byString(([split]) => split))) {
-    writeJsonlAtomic(join(outDir, `${split}.jsonl`), rows);
-    written.push(join(outDir, `${split}.jsonl`));
-  }
+export async function exportCanonical(samples: SampleSource, tools: ToolSpec[], outDir: string): Promise<string[]> {
+  const written = [...samples.splits].sort().map((split) => {
+    writeJsonlAtomic(join(outDir, `${split}.jsonl`), samples.inSplit(split));
+    return join(outDir, `${split}.jsonl`);
+  });
   writeJsonlAtomic(join(outDir, 'tools.jsonl'), tools);
   return [...written, join(outDir, 'tools.jsonl')];
 }

@@ -1,7 +1,7 @@
-import { mkdirSync } from 'node:fs';
-import { writeJsonlAtomic } from '../../core/jsonl.ts';
 import { join } from 'node:path';
-import { byString, groupBy } from '../../core/collections.ts';
+import { mapIterable } from '../../core/collections.ts';
+import { writeJsonlAtomic } from '../../core/jsonl.ts';
+import type { SampleSource } from '../../core/sample-source.ts';
 import { isRef, parseRef, toOpenAITool, type ArgValue, type Call, type Sample, type ToolSpec } from '../../core/records.ts';
 
 interface ChatMessage {
@@ -57,13 +57,10 @@ function resolveArgs(call: Call, observed: Record<string, unknown>): Record<stri
   return Object.fromEntries(Object.entries(call.arguments).map(([k, v]) => [k, resolve(v)]));
 }
 
-export async function exportOpenAIChat(samples: Sample[], _tools: ToolSpec[], outDir: string): Promise<string[]> {
-  mkdirSync(outDir, { recursive: true });
-  const written: string[] = [];
-  for (const [split, rows] of [...groupBy(samples, (s) => s.split)].sort(byString(([split]) => split))) {
+export async function exportOpenAIChat(samples: SampleSource, _tools: ToolSpec[], outDir: string): Promise<string[]> {
+  return [...samples.splits].sort().map((split) => {
     const path = join(outDir, `${split}.jsonl`);
-    writeJsonlAtomic(path, rows.map(sampleToChat));
-    written.push(path);
-  }
-  return written;
+    writeJsonlAtomic(path, mapIterable(samples.inSplit(split), sampleToChat));
+    return path;
+  });
 }

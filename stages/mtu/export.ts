@@ -1,8 +1,8 @@
-import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
-import { byString, groupBy } from '../../core/collections.ts';
-import { writeJsonlAtomic } from '../../core/jsonl.ts';
+import { compareStrings } from '../../core/collections.ts';
+import { AtomicJsonlFile } from '../../core/jsonl.ts';
 import type { Sample, ToolSpec } from '../../core/records.ts';
+import { inOrder, orderOf, type SampleSource } from '../../core/sample-source.ts';
 import { toMtuRecords } from './mtu-format.ts';
 import { mtuMeta } from './sample.ts';
 
@@ -19,23 +19,29 @@ function fileOf(sample: Sample): string {
  * user turn, one file per setting and split. `index.jsonl` maps every record to its sample and
  * lists the hard-set rules it meets (the released files mix normal and hard records the same way).
  */
-export async function exportMtu(samples: Sample[], _tools: ToolSpec[], outDir: string): Promise<string[]> {
-  mkdirSync(outDir, { recursive: true });
+export async function exportMtu(samples: SampleSource, _tools: ToolSpec[], outDir: string): Promise<string[]> {
+  // Samples by file, by id within a file: each file is written in one pass, one file at a time.
+  const order = orderOf(samples, (s) => ({ file: fileOf(s), id: s.id }), (a, b) => compareStrings(a.file, b.file) || compareStrings(a.id, b.id));
+  const index = new AtomicJsonlFile(join(outDir, 'index.jsonl'));
   const written: string[] = [];
-  const index: unknown[] = [];
-  for (const [file, group] of [...groupBy(samples, fileOf)].sort(byString(([f]) => f))) {
-    const records: unknown[] = [];
-    [...group].sort(byString((s) => s.id)).forEach((sample, n) => {
-      const meta = mtuMeta(sample);
-      for (const record of toMtuRecords(sample, n, typeof meta.today === 'string' ? meta.today : DEFAULT_TODAY)) {
-        records.push(record);
-        index.push({ id: record.id, file, sample: sample.id, split: sample.split, category: sample.category, hard: meta.hard ?? [] });
+  let current: { file: string; out: AtomicJsonlFile; n: number } | undefined;
+  try {
+    for (const { sample, key } of inOrder(samples, order)) {
+      if (current?.file !== key.file) {
+        if (current) written.push(current.out.commit());
+        current = { file: key.file, out: new AtomicJsonlFile(join(outDir, key.file)), n: 0 };
       }
-    });
-    // Written through a buffer, never as one string (a large version's files pass V8's string limit).
-    writeJsonlAtomic(join(outDir, file), records);
-    written.push(join(outDir, file));
+      const meta = mtuMeta(sample);
+      for (const record of toMtuRecords(sample, current.n++, typeof meta.today === 'string' ? meta.today : DEFAULT_TODAY)) {
+        current.out.write(record);
+        index.write({ id: record.id, file: key.file, sample: sample.id, split: sample.split, category: sample.category, hard: meta.hard ?? [] });
+      }
+    }
+    if (current) written.push(current.out.commit());
+  } catch (error) {
+    current?.out.discard();
+    index.discard();
+    throw error;
   }
-  writeJsonlAtomic(join(outDir, 'index.jsonl'), index);
-  return [...written, join(outDir, 'index.jsonl')];
+  return [...written, index.commit()];
 }

@@ -1,10 +1,10 @@
-import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { z } from 'zod';
-import { groupBy } from '../../core/collections.ts';
+import { mapIterable } from '../../core/collections.ts';
 import { UserError } from '../../core/errors.ts';
 import { writeJsonlAtomic } from '../../core/jsonl.ts';
 import { Sample, formatZodError, isRef, sampleId, type Call, type Json, type ToolSpec } from '../../core/records.ts';
+import type { SampleSource } from '../../core/sample-source.ts';
 import { ApiSpec, apiOfToolSpec, toolSpecDraft } from './api-spec.ts';
 import { fromNotation, leaves, toNotation } from './notation.ts';
 
@@ -176,26 +176,21 @@ export function sealToolEntry(tool: ToolSpec): Record<string, unknown> {
 // ---------------------------------------------------------------- exporters
 
 /** `export/nestools/<split>.jsonl` in the released test_data.jsonl format (test_id 1, 2, … per file). */
-export async function exportNesTools(samples: Sample[], _tools: ToolSpec[], outDir: string): Promise<string[]> {
-  mkdirSync(outDir, { recursive: true });
-  const written: string[] = [];
-  for (const [split, rows] of [...groupBy(samples, (s) => s.split)].sort(([a], [b]) => (a < b ? -1 : 1))) {
+export async function exportNesTools(samples: SampleSource, _tools: ToolSpec[], outDir: string): Promise<string[]> {
+  return [...samples.splits].sort().map((split) => {
     const path = join(outDir, `${split}.jsonl`);
-    writeJsonlAtomic(path, rows.map((sample, i) => toNesToolsRecord(sample, i + 1)));
-    written.push(path);
-  }
-  return written;
+    writeJsonlAtomic(path, mapIterable(samples.inSplit(split), (sample, i) => toNesToolsRecord(sample, i + 1)));
+    return path;
+  });
 }
 
 /** Seal-Tools layout: `<split>.jsonl` records plus `tool.jsonl`, the tool library they call. */
-export async function exportSealTools(samples: Sample[], tools: ToolSpec[], outDir: string): Promise<string[]> {
-  mkdirSync(outDir, { recursive: true });
-  const written: string[] = [];
-  for (const [split, rows] of [...groupBy(samples, (s) => s.split)].sort(([a], [b]) => (a < b ? -1 : 1))) {
+export async function exportSealTools(samples: SampleSource, tools: ToolSpec[], outDir: string): Promise<string[]> {
+  const written = [...samples.splits].sort().map((split) => {
     const path = join(outDir, `${split}.jsonl`);
-    writeJsonlAtomic(path, rows.map(toSealToolsRecord));
-    written.push(path);
-  }
+    writeJsonlAtomic(path, mapIterable(samples.inSplit(split), toSealToolsRecord));
+    return path;
+  });
   const library = join(outDir, 'tool.jsonl');
   writeJsonlAtomic(library, tools.map(sealToolEntry));
   return [...written, library];

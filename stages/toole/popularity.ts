@@ -43,7 +43,7 @@ export class Popularity {
   }
 }
 
-export function popularity(samples: readonly Sample[]): Map<string, { plugins: number; queries: number }> {
+export function popularity(samples: Iterable<Sample>): Map<string, { plugins: number; queries: number }> {
   const counts = new Popularity();
   for (const sample of samples) counts.add(popularityRow(sample));
   return counts.byTool();

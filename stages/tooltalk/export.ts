@@ -3,6 +3,7 @@ import { UserError } from '../../core/errors.ts';
 import { stableStringify } from '../../core/hash.ts';
 import { writeFileAtomic } from '../../core/jsonl.ts';
 import type { Json, Sample, ToolSpec } from '../../core/records.ts';
+import type { SampleSource } from '../../core/sample-source.ts';
 import { sampleToConversation, toolTalkMetaOf } from './conversation.ts';
 import { readDatabasesFolder, readDatabasesReport, type DatabasesReport } from './database-report.ts';
 import { DEFAULT_DATABASES_DIR, type DatabasesJson } from './databases.ts';
@@ -16,17 +17,17 @@ import { DATABASE_NAMES } from './tool.ts';
  * (or the initial databases) holds under the same key with other content stops the export, naming
  * both, before anything is written.
  */
-export async function exportToolTalk(samples: Sample[], _tools: ToolSpec[], outDir: string, version?: { dir: string }): Promise<string[]> {
+export async function exportToolTalk(samples: SampleSource, _tools: ToolSpec[], outDir: string, version?: { dir: string }): Promise<string[]> {
   const initial = (version && readDatabasesReport(version.dir)) ?? readDatabasesFolder(DEFAULT_DATABASES_DIR);
   const files = new Map<string, string>();
-  for (const sample of samples) {
+  for (const sample of samples.all()) {
     const meta = toolTalkMetaOf(sample);
     if (files.has(meta.file)) throw new UserError(`samples ${files.get(meta.file)} and ${sample.id} both export to ${meta.file}; give one of them another name`);
     files.set(meta.file, sample.id);
   }
-  const databases = mergeOverlays(initial, samples);
+  const databases = mergeOverlays(initial, samples.all());
   const written: string[] = [];
-  for (const sample of samples) {
+  for (const sample of samples.all()) {
     const meta = toolTalkMetaOf(sample);
     const path = join(outDir, meta.file);
     writeFileAtomic(path, pythonJson(sampleToConversation(sample) as unknown as Json, { indent: 4, floatKeys: new Set(meta.floatKeys) }));

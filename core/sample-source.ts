@@ -1,0 +1,103 @@
+import { closeSync, openSync, readSync } from 'node:fs';
+import { fileLines, parseJsonLine } from './jsonl.ts';
+import type { Sample } from './records.ts';
+
+/** Where a sample is in its source: which part (split file), and where its line starts and how long it is. */
+export interface SampleAt {
+  part: number;
+  start: number;
+  length: number;
+}
+
+/**
+ * A version's samples, read again on each pass and never held together: an exporter goes over them
+ * once per file it writes, or sorts a small projection of them (`inOrder`) and reads each sample
+ * back by its position.
+ */
+export interface SampleSource {
+  /** Split names, in the version's order. */
+  readonly splits: readonly string[];
+  /** Every sample, split by split. */
+  all(): Iterable<Sample>;
+  /** The samples of one split (none for a split the version lacks). */
+  inSplit(split: string): Iterable<Sample>;
+  /** Every sample with its position. */
+  located(): Iterable<{ sample: Sample; at: SampleAt }>;
+  /** The samples at these positions, in the order given. */
+  readAt(positions: Iterable<SampleAt>): Iterable<Sample>;
+}
+
+/** Samples already in memory (tests, imports) as a source: split by split, in the order the splits first appear. */
+export function samplesInMemory(given: readonly Sample[]): SampleSource {
+  const splits = [...new Set(given.map((s) => s.split))];
+  const samples = splits.flatMap((split) => given.filter((s) => s.split === split));
+  return {
+    splits,
+    all: () => samples,
+    inSplit: (split) => samples.filter((s) => s.split === split),
+    *located() {
+      for (let i = 0; i < samples.length; i++) yield { sample: samples[i], at: { part: 0, start: i, length: 0 } };
+    },
+    *readAt(positions) {
+      for (const at of positions) yield samples[at.start];
+    },
+  };
+}
+
+/** A version's split files (JSON lines, one sample each) as a source, in the order given. */
+export function samplesInFiles(files: readonly { split: string; path: string }[]): SampleSource {
+  const locatedIn = function* (parts: number[]): Generator<{ sample: Sample; at: SampleAt }> {
+    for (const part of parts) {
+      const { path } = files[part];
+      let number = 0;
+      for (const { bytes, start } of fileLines(path)) {
+        number++;
+        const text = bytes.toString('utf8');
+        if (!text.trim()) continue;
+        yield { sample: parseJsonLine<Sample>(text, path, number), at: { part, start, length: bytes.length } };
+      }
+    }
+  };
+  const located = () => locatedIn(files.map((_, part) => part));
+  return {
+    splits: files.map((f) => f.split),
+    *all() {
+      for (const { sample } of located()) yield sample;
+    },
+    *inSplit(split) {
+      for (const { sample } of locatedIn(files.flatMap((f, part) => (f.split === split ? [part] : [])))) yield sample;
+    },
+    located,
+    *readAt(positions) {
+      const fds = new Map<number, number>();
+      try {
+        for (const at of positions) {
+          let fd = fds.get(at.part);
+          if (fd === undefined) fds.set(at.part, (fd = openSync(files[at.part].path, 'r')));
+          const bytes = Buffer.allocUnsafe(at.length);
+          for (let read = 0; read < at.length; ) {
+            const n = readSync(fd, bytes, read, at.length - read, at.start + read);
+            if (n === 0) throw new Error(`${files[at.part].path}: ended before the sample at byte ${at.start}; the file changed while it was read`);
+            read += n;
+          }
+          yield parseJsonLine<Sample>(bytes.toString('utf8'), files[at.part].path, 0);
+        }
+      } finally {
+        for (const fd of fds.values()) closeSync(fd);
+      }
+    },
+  };
+}
+
+/** Every sample's key and position, sorted by key (one pass; only the keys and positions are kept). */
+export function orderOf<K>(source: SampleSource, key: (sample: Sample) => K, compare: (a: K, b: K) => number): { key: K; at: SampleAt }[] {
+  const entries: { key: K; at: SampleAt }[] = [];
+  for (const { sample, at } of source.located()) entries.push({ key: key(sample), at });
+  return entries.sort((a, b) => compare(a.key, b.key));
+}
+
+/** The samples of an `orderOf` list, read back one at a time in its order, each with its key. */
+export function* inOrder<K>(source: SampleSource, order: readonly { key: K; at: SampleAt }[]): Generator<{ sample: Sample; key: K }> {
+  let i = 0;
+  for (const sample of source.readAt(order.map((e) => e.at))) yield { sample, key: order[i++].key };
+}
