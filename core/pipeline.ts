@@ -1,4 +1,5 @@
 import type { z } from 'zod';
+import type { BenchmarkScorer } from './eval.ts';
 import type { Check, Sample, ToolSpec } from './records.ts';
 import type { SampleSource } from './sample-source.ts';
 import type { Stage } from './stage.ts';
@@ -34,6 +35,8 @@ export interface PipelineDefinition<C = any> {
    * sample offers, arguments valid against each tool's parameters schema).
    */
   recheck?: (sample: Sample, tools: ToolSpec[]) => Check[];
+  /** The benchmark's own scoring rules (`toolkiln eval`); several recipes may share one. */
+  scorer?: BenchmarkScorer;
 }
 
 export function definePipeline<C>(definition: PipelineDefinition<C>): PipelineDefinition<C> {
