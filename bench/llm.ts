@@ -126,6 +126,8 @@ export async function run(args: string[]): Promise<void> {
     args,
     options: {
       quick: { type: 'boolean', default: false },
+      /** Only the whole-recipe row (with the time each stage took). */
+      'whole-only': { type: 'boolean', default: false },
       latency: { type: 'string', default: '50' },
       requests: { type: 'string', default: '2000' },
       warm: { type: 'string', default: '10000' },
@@ -141,7 +143,7 @@ export async function run(args: string[]): Promise<void> {
   const rows: Row[] = [];
   try {
     await server.latency(latencyMs);
-    for (const concurrency of [8, 32]) {
+    for (const concurrency of values['whole-only'] ? [] : [8, 32]) {
       // Best of two, alternating, so that a busy moment of a shared machine hits both sides alike.
       let reference = 0;
       let best: Row | undefined;
@@ -154,8 +156,10 @@ export async function run(args: string[]): Promise<void> {
     }
     // rpm-bound, lasting a little over one window so that the window limit itself is exercised.
     const rpm = Math.floor(((requests - 1) / (windowMs / 1000 + 8)) * (windowMs / 1000));
-    rows.push(await throughput(server, { scenario: 'rpm-bound', requests, concurrency: 64, latencyMs, rpm, windowMs }));
-    rows.push(await warmRerun(server, warm));
+    if (!values['whole-only']) {
+      rows.push(await throughput(server, { scenario: 'rpm-bound', requests, concurrency: 64, latencyMs, rpm, windowMs }));
+      rows.push(await warmRerun(server, warm));
+    }
     rows.push(await wholeRecipe(server, Number(values.domains)));
   } finally {
     server.close();
@@ -270,12 +274,14 @@ async function wholeRecipe(server: ServerProcess, domains: number): Promise<Row>
     await server.reset();
     const llm = gatewayFor(server, join(home, 'run'), { concurrency, noCache: true });
     const started = performance.now();
+    let result;
     try {
-      await runPipeline({ pipeline: nestoolsPipeline, configOverrides: config, llm, concurrency, home: join(home, 'run'), projectDir: join(fileURLToPath(import.meta.url), '../..'), progress: { quiet: true } });
+      result = await runPipeline({ pipeline: nestoolsPipeline, configOverrides: config, llm, concurrency, home: join(home, 'run'), projectDir: join(fileURLToPath(import.meta.url), '../..'), progress: { quiet: true } });
     } finally {
       await llm.close();
     }
     const seconds = (performance.now() - started) / 1000;
+    process.stdout.write(`whole run stages (seconds each; consecutive per-record stages overlap): ${result.manifest!.stages.map((s) => `${s.stage} ${s.seconds.toFixed(2)}`).join(', ')}\n`);
     const stats = await server.stats(60_000);
     return { scenario: `whole nestools run, ${domains.toLocaleString('en-US')} domains (${latencyMs} ms)`, concurrency, rpm: '—', requests: stats.count, seconds, achieved: stats.count / seconds, ideal: concurrency / (latencyMs / 1000), window: '—', sent: stats.count };
   } finally {

@@ -5,6 +5,7 @@ import { UserError } from '../../core/errors.ts';
 import { writeJsonlAtomic } from '../../core/jsonl.ts';
 import { Sample, formatZodError, isRef, sampleId, type Call, type Json, type ToolSpec } from '../../core/records.ts';
 import type { SampleSource } from '../../core/sample-source.ts';
+import { parseRecord as validated } from '../../core/validate.ts';
 import { ApiSpec, apiOfToolSpec, toolSpecDraft } from './api-spec.ts';
 import { fromNotation, leaves, toNotation } from './notation.ts';
 
@@ -59,7 +60,7 @@ export function taskOf(sample: Sample): string {
 }
 
 function parseRecord<T>(schema: z.ZodType<T>, raw: unknown, where: string, expected: string): T {
-  const parsed = schema.safeParse(raw);
+  const parsed = validated(schema, raw);
   if (!parsed.success) throw new UserError(`${where}: not a ${expected} record: ${formatZodError(parsed.error)}`);
   return parsed.data;
 }
@@ -82,7 +83,7 @@ export function fromNesToolsRecord(raw: unknown, options: ImportOptions = {}): S
   const tools = record.api.map((api) => toolSpecDraft(api, provenance, record.field));
   const calls = fromNotation(record.call as never, tools, at);
   const extra = Object.fromEntries(Object.entries(record).filter(([key]) => !NESTOOLS_KEYS.includes(key)));
-  return Sample.parse({
+  return parseRecord(Sample, {
     // The record's own text identifies it (cheaper to hash than its key-sorted form).
     id: sampleId('nestools', JSON.stringify(raw)),
     benchmark: 'nestools',
@@ -99,7 +100,7 @@ export function fromNesToolsRecord(raw: unknown, options: ImportOptions = {}): S
       checks: [],
       tags: [],
     },
-  });
+  }, at, 'canonical');
 }
 
 /** A Sample in NesTools format; `testId` is used when the sample did not come from a NesTools file. */
@@ -138,7 +139,7 @@ export function fromSealToolsRecord(raw: unknown, library: Map<string, ToolSpec>
     at,
   );
   const { id: _id, query: _query, calling: _calling, ...extra } = record;
-  return Sample.parse({
+  return parseRecord(Sample, {
     id: sampleId('seal-tools', JSON.stringify(raw)),
     benchmark: 'seal-tools',
     category: chainCategory(calls),
@@ -153,7 +154,7 @@ export function fromSealToolsRecord(raw: unknown, library: Map<string, ToolSpec>
       checks: [],
       tags: [],
     },
-  });
+  }, at, 'canonical');
 }
 
 export function toSealToolsRecord(sample: Sample): SealToolsRecord {

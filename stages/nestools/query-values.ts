@@ -52,6 +52,37 @@ function contentWords(text: string): string[] {
     .map(stem);
 }
 
+/**
+ * A task's text with the forms the presence checks compare against, each made once on first use:
+ * a chain checks every one of its values against the same task.
+ */
+class TaskText {
+  private forms: { lower?: string; normalised?: string; spaced?: string; numbers?: number[]; words?: Set<string> } = {};
+
+  constructor(readonly text: string) {}
+
+  get lower(): string {
+    return (this.forms.lower ??= this.text.toLowerCase());
+  }
+
+  get normalised(): string {
+    return (this.forms.normalised ??= normaliseText(this.text));
+  }
+
+  /** Normalised with `_` read as a space. */
+  get spaced(): string {
+    return (this.forms.spaced ??= normaliseText(this.text.replace(/_/g, ' ')));
+  }
+
+  get numbers(): number[] {
+    return (this.forms.numbers ??= numbersIn(this.text));
+  }
+
+  get contentWords(): Set<string> {
+    return (this.forms.words ??= new Set(contentWords(this.text)));
+  }
+}
+
 /** Every number the text states, in digits or words, with scales and percentages. */
 export function numbersIn(text: string): number[] {
   const out: number[] = [];
@@ -82,8 +113,8 @@ function sameNumber(a: number, b: number): boolean {
   return Math.abs(a - b) <= 1e-9 * Math.max(1, Math.abs(a), Math.abs(b));
 }
 
-function numberPresent(value: number, text: string): boolean {
-  return numbersIn(text).some((n) => sameNumber(n, value));
+function numberPresent(value: number, text: TaskText): boolean {
+  return text.numbers.some((n) => sameNumber(n, value));
 }
 
 /** `2023-10-08`, `2023/10/08`, `2023-10-08T14:00` → year, month, day. */
@@ -100,21 +131,21 @@ function monthNamed(word: string, month: string): boolean {
 }
 
 /** `2024-02` → "February 2024" (or "Feb 2024", "02/2024"). */
-function monthPresent(value: string, text: string): boolean {
+function monthPresent(value: string, text: TaskText): boolean {
   const match = /^(\d{4})-(\d{1,2})$/.exec(value.trim());
   const month = match ? MONTHS[Number(match[2]) - 1] : undefined;
   if (!match || !month) return false;
-  const lower = normaliseText(text);
+  const lower = text.normalised;
   if (lower.includes(`${match[2]}/${match[1]}`) || lower.includes(`${Number(match[2])}/${match[1]}`)) return true;
   const words = lower.split(' ');
   return words.includes(match[1]) && words.some((word) => monthNamed(word, month));
 }
 
-function datePresent(value: string, text: string): boolean {
+function datePresent(value: string, text: TaskText): boolean {
   if (monthPresent(value, text)) return true;
   const date = parseIsoDate(value);
   if (!date) return false;
-  const lower = normaliseText(text);
+  const lower = text.normalised;
   const month = MONTHS[date.month - 1];
   const numeric = [
     `${date.month}/${date.day}/${date.year}`,
@@ -137,10 +168,10 @@ function datePresent(value: string, text: string): boolean {
 }
 
 /** How a string value is present in the text. */
-function stringPresence(value: string, text: string): Presence {
-  if (text.toLowerCase().includes(value.toLowerCase())) return 'exact';
+function stringPresence(value: string, text: TaskText): Presence {
+  if (text.lower.includes(value.toLowerCase())) return 'exact';
   const normValue = normaliseText(value.replace(/_/g, ' '));
-  const normText = normaliseText(text.replace(/_/g, ' '));
+  const normText = text.spaced;
   if (!normValue) return 'exact';
   if (` ${normText} `.includes(` ${normValue} `) || normText.replace(/ /g, '').includes(normValue.replace(/ /g, ''))) return 'normalised';
   if (datePresent(value, text)) return 'normalised';
@@ -150,14 +181,15 @@ function stringPresence(value: string, text: string): Presence {
   if (parseIsoDate(value) || /^\d{4}-\d{1,2}$/.test(value.trim())) return 'missing';
   const wanted = contentWords(value);
   if (!wanted.length) return 'normalised';
-  const have = new Set(contentWords(text));
+  const have = text.contentWords;
   const alphabetic = (word: string) => /^\p{L}{4,}$/u.test(word);
   const hits = wanted.filter((word) => have.has(word) || (alphabetic(word) && [...have].some((h) => alphabetic(h) && (h.startsWith(word) || word.startsWith(h)))));
   return hits.length / wanted.length >= 0.6 ? 'loose' : 'missing';
 }
 
 /** How one leaf value is present in the text (booleans and nulls always count as present). */
-export function presenceOf(value: Json, text: string): Presence {
+export function presenceOf(value: Json, text: string | TaskText): Presence {
+  if (typeof text === 'string') return presenceOf(value, new TaskText(text));
   if (value === null || typeof value === 'boolean') return 'exact';
   if (typeof value === 'number') return numberPresent(value, text) ? 'normalised' : 'missing';
   if (typeof value === 'string') return stringPresence(value, text);
@@ -167,7 +199,7 @@ export function presenceOf(value: Json, text: string): Presence {
 const RANK: Record<Presence, number> = { exact: 0, normalised: 1, loose: 2, missing: 3 };
 
 /** The weakest presence among the leaves of a value (a list is present when all its items are). */
-function worstPresence(value: ArgValue, text: string): Presence {
+function worstPresence(value: ArgValue, text: TaskText): Presence {
   if (isRef(value)) return 'exact';
   if (Array.isArray(value)) return value.map((item) => worstPresence(item, text)).reduce((a, b) => (RANK[b] > RANK[a] ? b : a), 'exact' as Presence);
   if (value && typeof value === 'object') {
@@ -185,11 +217,12 @@ function hasLiteral(value: ArgValue): boolean {
 
 /** Every literal argument of the chain and how present it is in the task. */
 export function valueMentions(task: string, calls: Call[]): ValueMention[] {
+  const text = new TaskText(task);
   const out: ValueMention[] = [];
   for (const call of calls) {
     for (const [param, value] of Object.entries(call.arguments)) {
       if (!hasLiteral(value)) continue;
-      out.push({ callId: call.id, param, value: stripRefs(value), presence: worstPresence(value, task) });
+      out.push({ callId: call.id, param, value: stripRefs(value), presence: worstPresence(value, text) });
     }
   }
   return out;
