@@ -1,0 +1,17 @@
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { OfflineGateway } from './core/llm/offline.ts';
+import { runPipeline } from './core/run.ts';
+import { DatasetStore } from './core/store.ts';
+import { getPipeline } from './pipelines/index.ts';
+const home = mkdtempSync(join(tmpdir(), 'tk-ace-'));
+const t = Date.now();
+await runPipeline({ pipeline: getPipeline('acebench'), configOverrides: { scale: 0.05, tree: { domains: 6 } }, llm: new OfflineGateway(42), home, projectDir: process.cwd(), progress: { quiet: true } });
+const store = new DatasetStore(home);
+const samples = store.samples(store.resolve('acebench@v1'));
+const scorer = getPipeline('acebench').scorer!;
+const items = samples.flatMap((s) => scorer.items(s));
+const report = scorer.score(items.map((item) => ({ item, output: scorer.oracle(item) })));
+console.log(Date.now() - t, samples.length, report.items, report.metrics, Object.keys(report.byCategory).length);
+for (const d of report.details.filter((d) => !d.figures.valid || (d.figures.process ?? 1) !== 1)) console.log(d.id, d.category, d.note?.slice(0, 300));
