@@ -6,6 +6,7 @@ import { DatasetStore } from '../core/store.ts';
 import { getPipeline } from '../pipelines/index.ts';
 import { conversationFiles } from '../stages/tooltalk/conversation-files.ts';
 import { importConversationFile } from '../stages/tooltalk/import.ts';
+import { createComparator, type CallRecord } from '../stages/tooltalk/comparators.ts';
 import { tooltalkScorer } from '../stages/tooltalk/score.ts';
 import { tempDirs } from './helpers/files.ts';
 
@@ -120,5 +121,16 @@ describe('ToolTalk scorer', () => {
     const object = scorer.score(answer(itemsOf(HARD), ['{"api_name": "RegisterUser"}', '[1, "x"]', '[]']));
     expect(object.details[0].note).toMatch(/not a JSON list/);
     expect(object.details[1].figures.predictions).toBe(2);
+  });
+
+  it('compares free text synchronously exactly as the comparator does asynchronously', async () => {
+    const comparator = createComparator();
+    const email = (body: string): CallRecord => ({ request: { api_name: 'SendEmail', parameters: { to: ['a@b.c'], subject: 'Meeting', body } }, response: { status: 'success' }, exception: null });
+    const truth = email('See you at the meeting tomorrow at noon');
+    for (const body of ['See you at the meeting tomorrow at noon!', 'see you at the meeting tomorrow at noon', 'Dinner is cancelled']) {
+      expect(comparator.compareSync(email(body), truth)).toEqual(await comparator.compare(email(body), truth));
+    }
+    expect(comparator.compareSync(email('Dinner is cancelled'), truth).match).toBe(false);
+    expect(comparator.compareSync(email('See you at the meeting tomorrow at noon!'), truth).match).toBe(true);
   });
 });
