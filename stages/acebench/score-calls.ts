@@ -76,7 +76,8 @@ export function standardizeString(text: string): string {
   return text.replace(/[ ,./\-_*^]/g, '').toLowerCase().replaceAll("'", '"');
 }
 
-const truthy = (value: Json): Json => (value === 'true' ? true : value === 'false' ? false : value);
+/** The checker reads the strings "true" and "false" as booleans. */
+const boolFromText = (value: Json): Json => (value === 'true' ? true : value === 'false' ? false : value);
 
 /**
  * Reads a model's answer as ACEBench's decoder does: a Python list (or tuple) of calls, each
@@ -105,7 +106,7 @@ function typeChecker(param: string, value: Json, possible: Json, expected: PyTyp
   let result: TypeCheck = { valid: true, isVariable: false };
   const possibleType = possible !== '' ? pyType(possible) : null;
   const isVariable = possibleType !== null && possibleType !== expected;
-  value = truthy(value);
+  value = boolFromText(value);
   // Python lets an int stand for a float (JSON numbers carry no int/float difference anyway).
   const valueType = expected === 'float' && pyType(value) === 'int' ? 'float' : pyType(value);
   if (valueType === expected) {
@@ -148,7 +149,7 @@ function dictChecker(param: string, value: Json, possible: Json, funcName: strin
   if (!isJsonObject(value) || !isJsonObject(possible)) return wrong;
   if (Object.keys(value).length !== Object.keys(possible).length) return wrong;
   for (const [key, raw] of Object.entries(value)) {
-    const item = truthy(raw);
+    const item = boolFromText(raw);
     if (!Object.hasOwn(possible, key)) return wrong;
     const expected = possible[key];
     if (isJsonObject(expected)) {
@@ -188,7 +189,7 @@ function simpleFunctionChecker(description: Json | undefined, output: Record<str
   if (!Object.hasOwn(output, funcName)) return fail(`wrong function name: expected ${funcName}, real ${Object.keys(output)[0]}`);
   const required = Array.isArray(parameters.required) ? parameters.required : [];
   for (const name of required) if (typeof name === 'string' && !Object.hasOwn(modelParams, name)) return fail(`lack required_params: ${name}`);
-  for (const [param, raw] of Object.entries(modelParams)) {
+  for (const [param, value] of Object.entries(modelParams)) {
     if (!Object.hasOwn(properties, param) || !isJsonObject(possible) || !Object.hasOwn(possible, param)) return fail(`addition params: ${param}`);
     const details = properties[param];
     const typeName = isJsonObject(details) ? details.type : undefined;
@@ -205,7 +206,6 @@ function simpleFunctionChecker(description: Json | undefined, output: Record<str
       nested = TYPE_MAPPING[nestedName] ?? null;
       if (!nested) return fail(`parameter ${param} of ${funcName}: item type ${JSON.stringify(nestedName)} is not one ACEBench's checker knows`);
     }
-    const value = raw;
     const typed = typeChecker(param, value, possible[param], expected, nested, funcName);
     if (!typed.valid) return typed;
     if (typed.isVariable) continue;
