@@ -11,6 +11,7 @@ import { exportAceBench } from '../stages/acebench/export.ts';
 import { importStage } from '../stages/acebench/import.ts';
 import { ACE_CATEGORIES, ACE_LANGUAGES } from '../stages/acebench/record.ts';
 import { asSamplesStage } from '../stages/acebench/samples.ts';
+import { acebenchScorer } from '../stages/acebench/score.ts';
 import { statisticsStage } from '../stages/acebench/statistics.ts';
 import { translateStage } from '../stages/acebench/translate.ts';
 import { judgeStage, ruleCheckStage } from '../stages/acebench/verify.ts';
@@ -91,6 +92,7 @@ export const acebenchPipeline = definePipeline<AceBenchConfig>({
     ];
   },
   exports: { ...commonExporters, acebench: exportAceBench },
+  scorer: acebenchScorer,
 });
 
 export default acebenchPipeline;

@@ -6,6 +6,7 @@ import { draftConversationStage } from '../stages/tooltalk/draft.ts';
 import { executeConversationStage } from '../stages/tooltalk/execute.ts';
 import { exportToolTalk } from '../stages/tooltalk/export.ts';
 import { importConversationsStage } from '../stages/tooltalk/import.ts';
+import { tooltalkScorer } from '../stages/tooltalk/score.ts';
 import { PLUGINS, filterScenariosStage, generateScenariosStage, plausibilityStage, scenarioRequestsStage, selectScenariosStage } from '../stages/tooltalk/scenarios.ts';
 import { overlayConflictsStage, statisticsStage } from '../stages/tooltalk/statistics.ts';
 
@@ -54,6 +55,7 @@ export const tooltalkPipeline = definePipeline<ToolTalkConfig>({
           statisticsStage({ referenceDir: config.referenceDir || undefined }),
         ],
   exports: { ...commonExporters, tooltalk: exportToolTalk },
+  scorer: tooltalkScorer,
 });
 
 export default tooltalkPipeline;

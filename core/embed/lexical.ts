@@ -157,7 +157,12 @@ function charGrams(tokens: string[], sizes: number[]): string[] {
   return out;
 }
 
-export function lexicalEmbedder(options: LexicalOptions = {}): Embedder {
+/** The lexical embedder: also embeds synchronously. */
+export interface LexicalEmbedder extends Embedder {
+  embedSync(texts: string[]): Float32Array[];
+}
+
+export function lexicalEmbedder(options: LexicalOptions = {}): LexicalEmbedder {
   const dim = options.dim ?? 2048;
   const ngrams = options.ngrams ?? [3, 4];
   const given = { ...DEFAULT_SHARES, ...options.views };
@@ -170,34 +175,39 @@ export function lexicalEmbedder(options: LexicalOptions = {}): Embedder {
   const identifierActions = options.identifierActions ?? true;
   const synonymsTag = options.synonyms?.length ? `:syn${fnv1a(JSON.stringify(options.synonyms)).toString(16)}` : '';
 
+  // The vectors come from the texts alone, with no I/O: callers that cannot wait (a scorer) embed synchronously.
+  const embedSync = (texts: string[]): Float32Array[] => {
+    const viewsOf = texts.map((text) => {
+      const tokens = analyzer.weightedTokens(text, identifierActions);
+      const others = tokens.filter((t) => !t.action).map((t) => t.token);
+      return [count(tokens.filter((t) => t.action).map((t) => t.token)), count(others), count(charGrams(others, ngrams))];
+    });
+    const vectors = texts.map(() => new Float32Array(dim));
+    VIEWS.forEach((_, v) => {
+      if (shares[v] === 0) return;
+      const df = new Map<string, number>();
+      for (const views of viewsOf) for (const f of views[v].keys()) df.set(f, (df.get(f) ?? 0) + 1);
+      viewsOf.forEach((views, i) => {
+        const weighted: [number, number][] = [];
+        let norm = 0;
+        for (const [feature, tf] of views[v]) {
+          const w = (1 + Math.log(tf)) * (Math.log((1 + texts.length) / (1 + df.get(feature)!)) + 1);
+          weighted.push([fnv1a(`${v}:${feature}`), w]);
+          norm += w * w;
+        }
+        const scale = Math.sqrt(shares[v]) / Math.sqrt(norm);
+        // Signed hashing: colliding features cancel in expectation instead of adding up.
+        for (const [hash, w] of weighted) vectors[i][hash % dim] += (hash & 0x80000000 ? -1 : 1) * w * scale;
+      });
+    });
+    return vectors;
+  };
   return {
     id: `lexical:v1:${dim}:${ngrams.join('-')}:${shares.map((s) => s.toFixed(3)).join('-')}${identifierActions ? '' : ':nouns'}${synonymsTag}`,
     dim,
+    embedSync,
     async embed(texts: string[]): Promise<Float32Array[]> {
-      const viewsOf = texts.map((text) => {
-        const tokens = analyzer.weightedTokens(text, identifierActions);
-        const others = tokens.filter((t) => !t.action).map((t) => t.token);
-        return [count(tokens.filter((t) => t.action).map((t) => t.token)), count(others), count(charGrams(others, ngrams))];
-      });
-      const vectors = texts.map(() => new Float32Array(dim));
-      VIEWS.forEach((_, v) => {
-        if (shares[v] === 0) return;
-        const df = new Map<string, number>();
-        for (const views of viewsOf) for (const f of views[v].keys()) df.set(f, (df.get(f) ?? 0) + 1);
-        viewsOf.forEach((views, i) => {
-          const weighted: [number, number][] = [];
-          let norm = 0;
-          for (const [feature, tf] of views[v]) {
-            const w = (1 + Math.log(tf)) * (Math.log((1 + texts.length) / (1 + df.get(feature)!)) + 1);
-            weighted.push([fnv1a(`${v}:${feature}`), w]);
-            norm += w * w;
-          }
-          const scale = Math.sqrt(shares[v]) / Math.sqrt(norm);
-          // Signed hashing: colliding features cancel in expectation instead of adding up.
-          for (const [hash, w] of weighted) vectors[i][hash % dim] += (hash & 0x80000000 ? -1 : 1) * w * scale;
-        });
-      });
-      return vectors;
+      return embedSync(texts);
     },
   };
 }

@@ -1,4 +1,4 @@
-import { lexicalEmbedder } from '../../core/embed/lexical.ts';
+import { lexicalEmbedder, type LexicalEmbedder } from '../../core/embed/lexical.ts';
 import { cosine, type Embedder } from '../../core/embed/types.ts';
 import type { Json } from '../../core/records.ts';
 import { strptime } from './python.ts';
@@ -98,13 +98,47 @@ export class ToolTalkComparator {
 
   /** Cosine of two texts under the embedder (1 for identical texts, 0 when the prediction is not text). */
   async similarity(prediction: Json, truth: Json): Promise<number> {
-    if (typeof prediction !== 'string' || typeof truth !== 'string') return prediction === truth ? 1 : 0;
-    if (prediction === truth) return 1;
-    const [a, b] = await this.embedder.embed([prediction, truth]);
+    const known = plainSimilarity(prediction, truth);
+    if (known !== undefined) return known;
+    const [a, b] = await this.embedder.embed([prediction as string, truth as string]);
+    return cosine(a, b);
+  }
+
+  /** `similarity` without waiting: needs an embedder that embeds synchronously (the default lexical one does). */
+  similaritySync(prediction: Json, truth: Json): number {
+    const known = plainSimilarity(prediction, truth);
+    if (known !== undefined) return known;
+    const embedder = this.embedder as Partial<LexicalEmbedder>;
+    if (typeof embedder.embedSync !== 'function') throw new Error(`ToolTalkComparator: embedder ${this.embedder.id} cannot embed synchronously; use compare()`);
+    const [a, b] = embedder.embedSync([prediction as string, truth as string]);
     return cosine(a, b);
   }
 
   async compare(prediction: CallRecord, truth: CallRecord): Promise<Comparison> {
+    const scores = new Map<string, number>();
+    for (const [field, guess, value] of this.textPairs(prediction, truth)) scores.set(field, await this.similarity(guess, value));
+    return this.decide(prediction, truth, scores);
+  }
+
+  /** `compare` without waiting (see `similaritySync`): the same decision. */
+  compareSync(prediction: CallRecord, truth: CallRecord): Comparison {
+    const scores = new Map<string, number>();
+    for (const [field, guess, value] of this.textPairs(prediction, truth)) scores.set(field, this.similaritySync(guess, value));
+    return this.decide(prediction, truth, scores);
+  }
+
+  /** The free-text arguments the decision may look at: [field, predicted value, ground-truth value]. */
+  private textPairs(prediction: CallRecord, truth: CallRecord): [string, Json, Json][] {
+    const api = truth.request.api_name;
+    if (prediction.request.api_name !== api) return [];
+    const predicted = prediction.request.parameters ?? {};
+    return Object.entries(truth.request.parameters ?? {})
+      .filter(([field]) => field in predicted && this.thresholdOf(api, field) !== undefined)
+      .map(([field, value]) => [field, predicted[field], value]);
+  }
+
+  /** The comparison, given the similarity of each free-text argument (`textPairs`). */
+  private decide(prediction: CallRecord, truth: CallRecord, textScores: ReadonlyMap<string, number>): Comparison {
     const api = truth.request.api_name;
     if (prediction.request.api_name !== api) return { match: false, reason: `tool ${prediction.request.api_name}, not ${api}` };
     if (prediction.exception !== truth.exception) return { match: false, reason: `exception ${json(prediction.exception)}, not ${json(truth.exception)}` };
@@ -129,7 +163,7 @@ export class ToolTalkComparator {
       const key = `${api}.${field}`;
       const threshold = this.thresholdOf(api, field);
       if (threshold !== undefined) {
-        const score = await this.similarity(guess, value);
+        const score = textScores.get(field)!;
         if (score < threshold) return { match: false, reason: `${field}: similarity ${score.toFixed(3)} below ${threshold}` };
       } else if (SET_FIELDS.has(key)) {
         if (!sameSet(guess, value)) return { match: false, reason: `${field}: different set` };
@@ -146,6 +180,12 @@ export class ToolTalkComparator {
 /** A comparator with the given embedder and thresholds. */
 export function createComparator(options: ComparatorOptions = {}): ToolTalkComparator {
   return new ToolTalkComparator(options);
+}
+
+/** Similarity without embedding, when the values settle it (equal, or not both text); else undefined. */
+function plainSimilarity(prediction: Json, truth: Json): number | undefined {
+  if (typeof prediction !== 'string' || typeof truth !== 'string') return prediction === truth ? 1 : 0;
+  return prediction === truth ? 1 : undefined;
 }
 
 function withoutSession(parameters: Record<string, Json>): Record<string, Json> {

@@ -34,7 +34,8 @@ export interface ParseOptions {
 const ESCAPES: Record<string, string> = { n: '\n', t: '\t', r: '\r', '\\': '\\', "'": "'", '"': '"', '0': '\0' };
 /** What may follow a string's closing quote; a quote followed by anything else is text to the lenient reader. */
 const CLOSERS = new Set([',', ')', ']', '}', ':']);
-const IDENTIFIER = /[A-Za-z_][A-Za-z0-9_]*/y;
+// Python 3 identifiers: letters of any script (the Chinese records name parameters in Chinese), digits, underscores.
+const IDENTIFIER = /[\p{L}\p{Nl}_][\p{L}\p{Nl}\p{Mn}\p{Mc}\p{Nd}\p{Pc}]*/uy;
 const NUMBER = /[-+]?(?:\d+\.?\d*(?:[eE][-+]?\d+)?|\.\d+(?:[eE][-+]?\d+)?)/y;
 
 /** Sets a key as an own property, '__proto__' included (plain assignment would set the prototype). */
