@@ -11,6 +11,7 @@ import { DatasetStore } from '../core/store.ts';
 import { pipelines } from '../pipelines/index.ts';
 import { exportOpenAIChat, sampleToChat } from '../stages/export/openai-chat.ts';
 import { chatLineProblems, validateChatFile } from '../stages/export/openai-chat-validate.ts';
+import { main } from '../bin/cli.ts';
 import { tempDirs } from './helpers/files.ts';
 
 const PROJECT = fileURLToPath(new URL('..', import.meta.url));
@@ -140,4 +141,27 @@ describe('the chat format validator', () => {
     const problems = validateChatFile(file, 'bad.jsonl');
     expect(problems).toEqual([expect.stringMatching(/^bad\.jsonl:2: not JSON/), 'bad.jsonl:3: no assistant message: an example trains on what the assistant says']);
   });
+});
+
+describe('toolkiln export --keep-extensions', () => {
+  it("keeps x-toolkiln only when asked, and only for openai-chat", async () => {
+    const home = tmp();
+    const cli = async (...argv: string[]) => {
+      const out: string[] = [];
+      const err: string[] = [];
+      const code = await main(argv, { out: (t) => out.push(t), err: (t) => err.push(t), home, cwd: home, env: {} });
+      return { code, out: out.join('\n'), err: err.join('\n') };
+    };
+    expect((await cli('run', 'mtu', '--limit', '6', '--quiet', '--name', 'tiny')).code).toBe(0);
+    const text = async (...flags: string[]) => {
+      const { code, out } = await cli('export', 'tiny@v1', '--format', 'openai-chat', '--out', `chat${flags.length}`, '--json', ...flags);
+      expect(code).toBe(0);
+      return (JSON.parse(out).files as string[]).map((f) => readFileSync(f, 'utf8')).join('');
+    };
+    expect(await text()).not.toContain('x-toolkiln');
+    expect(await text('--keep-extensions')).toContain('"x-toolkiln"');
+    const refused = await cli('export', 'tiny@v1', '--format', 'mtu', '--out', 'mtu', '--keep-extensions');
+    expect(refused.code).toBe(2);
+    expect(refused.err).toMatch(/--keep-extensions applies to --format openai-chat only/);
+  }, 120_000);
 });
