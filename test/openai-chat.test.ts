@@ -13,30 +13,15 @@ import { exportOpenAIChat, sampleToChat } from '../stages/export/openai-chat.ts'
 import { chatLineProblems, validateChatFile } from '../stages/export/openai-chat-validate.ts';
 import { main } from '../bin/cli.ts';
 import { tempDirs } from './helpers/files.ts';
+import { TOOLE_FIXTURE_CONFIG } from './helpers/toole-fixture.ts';
 
 const PROJECT = fileURLToPath(new URL('..', import.meta.url));
-const tooleFixture = (name: string) => fileURLToPath(new URL(`./fixtures/toole/${name}`, import.meta.url));
 const tmp = tempDirs('tk-openai-chat-');
 
 /** Small offline runs of every recipe: enough samples of each kind, in seconds rather than minutes. */
 const SMALL_RUNS: Record<string, { config?: Record<string, unknown>; limit?: number }> = {
   mtu: { limit: 8 },
-  toole: {
-    config: {
-      source: { file: tooleFixture('plugins.json') },
-      generation: { direct: { rounds: 1, perRound: 3 }, emotional: { perEmotion: 1 }, keyword: { keywords: 2 } },
-      overlap: { decisions: tooleFixture('decisions.json'), undecided: 'keep', silhouetteClusters: [2, 3], plotClusters: 3 },
-      multiTool: { topTools: 3, perPair: 2 },
-      tasks: {
-        awareness: { noToolFile: tooleFixture('no-tool.jsonl') },
-        similar: { perTool: 1, candidates: 3 },
-        reliability: { perTool: 1, candidates: 2, excludeSimilar: 1 },
-        multiTool: { candidates: 4, excludeSimilar: 1 },
-        scenario: { popularity: [3], groups: [], perTool: 1 },
-      },
-      statistics: { reference: null },
-    },
-  },
+  toole: { config: TOOLE_FIXTURE_CONFIG },
   nestools: { config: { count: 12 } },
   tooltalk: { config: { conversations: 4, plugins: ['Alarm', 'Calendar', 'Reminder', 'Weather', 'AccountTools'] } },
   acebench: { config: { scale: 0.05, tree: { domains: 10 } } },

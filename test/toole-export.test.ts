@@ -13,11 +13,11 @@ import { exportToolE } from '../stages/toole/export.ts';
 import { thoughtPrompt } from '../stages/toole/metatool-prompts.ts';
 import { SINGLE_TOOL_SPLIT } from '../stages/toole/records.ts';
 import { tempDirs } from './helpers/files.ts';
+import { TOOLE_FIXTURE_CONFIG, tooleFixture } from './helpers/toole-fixture.ts';
 
 const PROJECT = fileURLToPath(new URL('..', import.meta.url));
 const REFERENCE = fileURLToPath(new URL('../../shared/data/reference/metatool/', import.meta.url));
 const SOURCE_PLUGINS = fileURLToPath(new URL('../../shared/data/sources/metatool/plugin_info.json', import.meta.url));
-const fixture = (name: string) => fileURLToPath(new URL(`./fixtures/toole/${name}`, import.meta.url));
 const tmp = tempDirs('tk-toole-export-');
 const json = (path: string) => JSON.parse(readFileSync(path, 'utf8'));
 
@@ -40,15 +40,8 @@ describe("ToolE export in MetaTool's layout", () => {
   beforeAll(async () => {
     const home = tmp();
     // The fixture plugins, with the default scenarios (the three popularity lists and the released groups).
-    const config = {
-      source: { file: fixture('plugins.json') },
-      descriptions: { exclude: [{ tool: 'plugin_search', reason: 'tool retrieval' }] },
-      generation: { direct: { rounds: 1, perRound: 3 }, emotional: { perEmotion: 1 }, keyword: { keywords: 2 } },
-      overlap: { decisions: fixture('decisions.json'), undecided: 'keep', silhouetteClusters: [2, 3], plotClusters: 3 },
-      multiTool: { topTools: 3, perPair: 2 },
-      tasks: { awareness: { noToolFile: fixture('no-tool.jsonl') }, similar: { perTool: 1, candidates: 3 }, reliability: { perTool: 1, candidates: 2, excludeSimilar: 1 }, multiTool: { candidates: 4, excludeSimilar: 1 } },
-      statistics: { reference: null },
-    };
+    const { scenario: _scenario, ...tasks } = TOOLE_FIXTURE_CONFIG.tasks;
+    const config = { ...TOOLE_FIXTURE_CONFIG, tasks };
     r = await runPipeline({ pipeline: toolePipeline, configOverrides: config, llm: new OfflineGateway(42), home, projectDir: PROJECT, cwd: PROJECT, progress: { quiet: true } });
     const store = new DatasetStore(home);
     out = join(home, 'export');
@@ -69,7 +62,7 @@ describe("ToolE export in MetaTool's layout", () => {
     const merged = Object.keys(json(join(out, 'dataset', 'big_tool_des.json')));
     const single = Object.keys(json(join(out, 'dataset', 'plugin_des.json'))).filter((t) => !merged.includes(t));
     expect(info.map((p) => p.name_for_model).sort()).toEqual(single.sort());
-    const source = json(fixture('plugins.json')) as Record<string, string>[];
+    const source = json(tooleFixture('plugins.json')) as Record<string, string>[];
     const kept = info.filter((p) => source.some((s) => s.name_for_model === p.name_for_model));
     expect(kept.length).toBeGreaterThan(0);
     for (const record of kept) expect(record).toEqual(source.find((s) => s.name_for_model === record.name_for_model));

@@ -14,26 +14,10 @@ import { LLM_REASSIGNED_TAG } from '../stages/toole/overlap.ts';
 import type { QueryItem } from '../stages/toole/records.ts';
 import { containsName } from '../stages/toole/text.ts';
 import { samplesInMemory } from '../core/sample-source.ts';
+import { TOOLE_FIXTURE_CONFIG } from './helpers/toole-fixture.ts';
 
 const projectDir = fileURLToPath(new URL('..', import.meta.url));
-const fixture = (name: string) => fileURLToPath(new URL(`./fixtures/toole/${name}`, import.meta.url));
-
-/** A small run on hand-made plugins with a decisions file: fast, and every outcome is known. */
-const FIXTURE_CONFIG = {
-  source: { file: fixture('plugins.json') },
-  descriptions: { exclude: [{ tool: 'plugin_search', reason: 'tool retrieval' }] },
-  generation: { direct: { rounds: 2, perRound: 5 }, emotional: { perEmotion: 2 }, keyword: { keywords: 3 } },
-  overlap: { decisions: fixture('decisions.json'), undecided: 'keep', silhouetteClusters: [2, 3], plotClusters: 3 },
-  multiTool: { topTools: 3, perPair: 4 },
-  tasks: {
-    awareness: { noToolFile: fixture('no-tool.jsonl') },
-    similar: { perTool: 2, candidates: 3 },
-    reliability: { perTool: 2, candidates: 2, excludeSimilar: 1 },
-    multiTool: { candidates: 4, excludeSimilar: 1 },
-    scenario: { popularity: [3], groups: [{ name: 'travellers', tools: ['flight_finder', 'HotelTool', 'WeatherTool', 'no_such_tool'] }], perTool: 2 },
-  },
-  statistics: { reference: null },
-};
+const FIXTURE_CONFIG = TOOLE_FIXTURE_CONFIG;
 
 interface Run {
   home: string;
