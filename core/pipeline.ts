@@ -8,9 +8,14 @@ import type { Stage } from './stage.ts';
  * Writes one native format of a version's samples; returns the paths it wrote. The samples are a
  * stream read again on each pass, never an array: an exporter keeps at most a projection of them.
  * `version.dir` is the published version's folder, for a format that also writes files a stage
- * attached (reports/).
+ * attached (reports/). `options` are the export command's switches (a format ignores those it has no use for).
  */
-export type Exporter = (samples: SampleSource, tools: ToolSpec[], outDir: string, version?: { dir: string }) => Promise<string[]>;
+export type Exporter = (samples: SampleSource, tools: ToolSpec[], outDir: string, version?: { dir: string }, options?: ExportOptions) => Promise<string[]>;
+
+export interface ExportOptions {
+  /** Keep toolkiln's own fields a format has no slot for (`x-toolkiln` in OpenAI chat tools). */
+  keepExtensions?: boolean;
+}
 
 /**
  * A benchmark recipe: an ordered list of named stages, its config schema (every field defaulted)

@@ -6,6 +6,7 @@ import { contextTreeStage } from '../stages/acebench/api-tree.ts';
 import { checkApisStage } from '../stages/acebench/api-check.ts';
 import { synthesiseApisStage } from '../stages/acebench/api-synthesis.ts';
 import { candidatesStage, RELEASED_INSTANCES } from '../stages/acebench/candidates.ts';
+import { aceGoldReply } from '../stages/acebench/chat-answer.ts';
 import { writeDialoguesStage } from '../stages/acebench/dialogues.ts';
 import { exportAceBench } from '../stages/acebench/export.ts';
 import { importStage } from '../stages/acebench/import.ts';
@@ -16,6 +17,7 @@ import { statisticsStage } from '../stages/acebench/statistics.ts';
 import { translateStage } from '../stages/acebench/translate.ts';
 import { judgeStage, ruleCheckStage } from '../stages/acebench/verify.ts';
 import { commonExporters } from '../stages/export/index.ts';
+import { openAIChatExporter } from '../stages/export/openai-chat.ts';
 
 /**
  * ACEBench (Chen et al.), §3.1: a context tree domain → subdomain → functionality grown step by
@@ -91,7 +93,7 @@ export const acebenchPipeline = definePipeline<AceBenchConfig>({
       statisticsStage({ referenceDir }),
     ];
   },
-  exports: { ...commonExporters, acebench: exportAceBench },
+  exports: { ...commonExporters, 'openai-chat': openAIChatExporter(aceGoldReply), acebench: exportAceBench },
   scorer: acebenchScorer,
 });
 

@@ -158,7 +158,7 @@ describe("ToolE's native CSV", () => {
     const out = tmp();
     const sample: Sample = { ...reviewSamples()[0], split: SINGLE_TOOL_SPLIT, dialogue: [{ role: 'user', content: PAYLOAD }], expected: { labels: ['+tool'] } };
     await exportToolE(samplesInMemory([sample]), [], out);
-    const text = readFileSync(join(out, 'all_clean_data.csv'), 'utf8');
+    const text = readFileSync(join(out, 'dataset', 'data', 'all_clean_data.csv'), 'utf8');
     expect(text).toBe(`Query,Tool\n"${PAYLOAD}","+tool"\n`);
     expect(parse(text, { columns: true })).toEqual([{ Query: PAYLOAD, Tool: '+tool' }]);
   });

@@ -94,9 +94,9 @@ describe('export streams a version', () => {
     const home = join(dir, 'home');
     const store = new DatasetStore(home);
     const text = 'x'.repeat(1 << 20);
-    // 200 samples of 1 MiB each: 200 MiB on disk against a 48 MiB heap, so holding the samples fails.
+    // 200 samples of 1 MiB each (each answered, as an OpenAI chat example must be): 200 MiB on disk against a 48 MiB heap, so holding the samples fails.
     function* samples(): Generator<Sample> {
-      for (const sample of makeSamples(200)) yield { ...sample, dialogue: [{ role: 'user', content: `${sample.id} ${text}` }] };
+      for (const sample of makeSamples(200)) yield { ...sample, dialogue: [{ role: 'user', content: `${sample.id} ${text}` }, { role: 'assistant', content: 'Done.' }] };
     }
     store.publish({ name: 'big', samples: samples(), tools: [], rejects: [], manifest: { ...draftManifest('fp'), pipeline: 'nestools' } });
     for (const format of ['canonical', 'openai-chat']) {

@@ -14,26 +14,10 @@ import { LLM_REASSIGNED_TAG } from '../stages/toole/overlap.ts';
 import type { QueryItem } from '../stages/toole/records.ts';
 import { containsName } from '../stages/toole/text.ts';
 import { samplesInMemory } from '../core/sample-source.ts';
+import { TOOLE_FIXTURE_CONFIG } from './helpers/toole-fixture.ts';
 
 const projectDir = fileURLToPath(new URL('..', import.meta.url));
-const fixture = (name: string) => fileURLToPath(new URL(`./fixtures/toole/${name}`, import.meta.url));
-
-/** A small run on hand-made plugins with a decisions file: fast, and every outcome is known. */
-const FIXTURE_CONFIG = {
-  source: { file: fixture('plugins.json') },
-  descriptions: { exclude: [{ tool: 'plugin_search', reason: 'tool retrieval' }] },
-  generation: { direct: { rounds: 2, perRound: 5 }, emotional: { perEmotion: 2 }, keyword: { keywords: 3 } },
-  overlap: { decisions: fixture('decisions.json'), undecided: 'keep', silhouetteClusters: [2, 3], plotClusters: 3 },
-  multiTool: { topTools: 3, perPair: 4 },
-  tasks: {
-    awareness: { noToolFile: fixture('no-tool.jsonl') },
-    similar: { perTool: 2, candidates: 3 },
-    reliability: { perTool: 2, candidates: 2, excludeSimilar: 1 },
-    multiTool: { candidates: 4, excludeSimilar: 1 },
-    scenario: { popularity: [3], groups: [{ name: 'travellers', tools: ['flight_finder', 'HotelTool', 'WeatherTool', 'no_such_tool'] }], perTool: 2 },
-  },
-  statistics: { reference: null },
-};
+const FIXTURE_CONFIG = TOOLE_FIXTURE_CONFIG;
 
 interface Run {
   home: string;
@@ -169,16 +153,17 @@ describe('toole pipeline on hand-made plugins with a decisions file', () => {
 
   it('exports the released shapes', async () => {
     const out = join(r.home, 'export');
-    await toolePipeline.exports.toole(samplesInMemory(r.samples), r.store.tools(r.result.ref!), out);
-    const rows = parse(readFileSync(join(out, 'all_clean_data.csv'), 'utf8'), { columns: true }) as { Query: string; Tool: string }[];
+    await toolePipeline.exports.toole(samplesInMemory(r.samples), r.store.tools(r.result.ref!), out, r.result.ref!);
+    const dataset = join(out, 'dataset');
+    const rows = parse(readFileSync(join(dataset, 'data', 'all_clean_data.csv'), 'utf8'), { columns: true }) as { Query: string; Tool: string }[];
     expect(Object.keys(rows[0])).toEqual(['Query', 'Tool']);
-    expect(rows).toHaveLength(r.samples.filter((s) => s.split === 'single-tool').length);
-    const golden = JSON.parse(readFileSync(join(out, 'multi_tool_query_golden.json'), 'utf8'));
+    expect(rows).toHaveLength(new Set(r.samples.filter((s) => s.split === 'single-tool').map((s) => JSON.stringify([s.dialogue[0].content, s.expected.labels![0]]))).size);
+    const golden = JSON.parse(readFileSync(join(dataset, 'data', 'multi_tool_query_golden.json'), 'utf8'));
     expect(golden[0]).toEqual({ query: expect.any(String), tool: [expect.any(String), expect.any(String)] });
-    expect(Object.keys(JSON.parse(readFileSync(join(out, 'big_tool_des.json'), 'utf8'))).sort()).toEqual(['HotelTool', 'WeatherTool', 'flight_finder']);
-    const similar = JSON.parse(readFileSync(join(out, 'tasks', 'similar.json'), 'utf8'));
-    expect(similar[0]).toEqual(expect.objectContaining({ query: expect.any(String), tool: expect.any(String), tool_list: expect.any(Array) }));
-    expect(JSON.parse(readFileSync(join(out, 'scenario', 'travellers.json'), 'utf8')).Tools).toEqual(['HotelTool', 'WeatherTool', 'flight_finder']);
+    expect(Object.keys(JSON.parse(readFileSync(join(dataset, 'big_tool_des.json'), 'utf8'))).sort()).toEqual(['HotelTool', 'WeatherTool', 'flight_finder']);
+    const similar = JSON.parse(readFileSync(join(dataset, 'tmp_dataset', 'Task2-Subtask1.json'), 'utf8'));
+    expect(similar[0]).toEqual({ action_prompt: expect.any(String), thought_prompt: expect.any(String), tool: expect.any(String), query: expect.any(String), index: 0 });
+    expect(JSON.parse(readFileSync(join(dataset, 'scenario', 'travellers.json'), 'utf8')).Tools).toEqual(['flight_finder', 'HotelTool', 'WeatherTool']);
     // And the common formats.
     expect(Object.keys(toolePipeline.exports)).toEqual(expect.arrayContaining(['toole', 'canonical', 'openai-chat']));
   });

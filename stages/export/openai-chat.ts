@@ -1,24 +1,53 @@
 import { join } from 'node:path';
 import { mapIterable } from '../../core/collections.ts';
+import { UserError } from '../../core/errors.ts';
 import { writeJsonlAtomic } from '../../core/jsonl.ts';
-import type { SampleSource } from '../../core/sample-source.ts';
-import { isRef, parseRef, toOpenAITool, type ArgValue, type Call, type Sample, type ToolSpec } from '../../core/records.ts';
+import type { Exporter, ExportOptions } from '../../core/pipeline.ts';
+import { isRef, parseRef, toOpenAITool, type ArgValue, type Call, type OpenAIFunctionTool, type Sample, type ToolSpec } from '../../core/records.ts';
+import { chatExampleProblems, FUNCTION_NAME } from './openai-chat-validate.ts';
 
-interface ChatMessage {
+export interface ChatMessage {
   role: 'system' | 'user' | 'assistant' | 'tool';
   content: string | null;
   tool_calls?: { id: string; type: 'function'; function: { name: string; arguments: string } }[];
   tool_call_id?: string;
 }
 
+export interface ChatExample {
+  messages: ChatMessage[];
+  tools?: OpenAIFunctionTool[];
+}
+
+/** The gold answer a recipe knows how to write for a sample whose answer is not just its gold calls (a refusal, a question back). */
+export type GoldReply = (sample: Sample) => { content?: string; calls?: Call[] } | undefined;
+
+export interface ChatOptions extends ExportOptions {
+  goldReply?: GoldReply;
+}
+
 /**
- * OpenAI chat fine-tuning JSONL: `{messages, tools}` per sample, assistant turns with `tool_calls`
- * and a `tool` message per observation. A `$ref` argument is filled with the producing call's
+ * One sample as an OpenAI chat fine-tuning example: `{messages, tools}`, assistant turns with
+ * `tool_calls` and a `tool` message per observation. A sample whose dialogue stops before its
+ * answer (the gold in `expected`: calls, the calls of a later turn, or labels) ends with the
+ * assistant's gold calls or text; a recipe's `goldReply` writes answers only it knows (ACEBench's
+ * refusals). The example ends with the last assistant message: a closing user line ("thanks,
+ * that's all") has no answer to train on. A `$ref` argument is filled with the producing call's
  * observed value when there is one, else written as the `<call>.<field>` text it stands for.
+ * Tool names OpenAI does not accept are written with `_` for each character it refuses.
  */
-export function sampleToChat(sample: Sample): { messages: ChatMessage[]; tools: ReturnType<typeof toOpenAITool>[] } {
+export function sampleToChat(sample: Sample, options: ChatOptions = {}): ChatExample {
+  const names = openAINames(sample);
   const messages: ChatMessage[] = [];
   const observed: Record<string, unknown> = {};
+  const rendered = new Set<string>();
+  const callMessage = (calls: Call[], content: string | null): ChatMessage => {
+    for (const call of calls) rendered.add(call.id);
+    return {
+      role: 'assistant',
+      content,
+      tool_calls: calls.map((call) => ({ id: call.id, type: 'function', function: { name: names.get(call.tool) ?? call.tool, arguments: JSON.stringify(resolveArgs(call, observed)) } })),
+    };
+  };
   for (const turn of sample.dialogue) {
     if (turn.role === 'user') {
       messages.push({ role: 'user', content: turn.content });
@@ -26,11 +55,7 @@ export function sampleToChat(sample: Sample): { messages: ChatMessage[]; tools: 
     }
     const calls = turn.calls ?? [];
     if (calls.length) {
-      messages.push({
-        role: 'assistant',
-        content: turn.thought ?? null,
-        tool_calls: calls.map((call) => ({ id: call.id, type: 'function', function: { name: call.tool, arguments: JSON.stringify(resolveArgs(call, observed)) } })),
-      });
+      messages.push(callMessage(calls, turn.thought ?? null));
       for (const call of calls) {
         const result = turn.observations?.[call.id];
         if (result !== undefined) {
@@ -42,7 +67,45 @@ export function sampleToChat(sample: Sample): { messages: ChatMessage[]; tools: 
     const text = turn.response ?? turn.content;
     if (text) messages.push({ role: 'assistant', content: text });
   }
-  return { messages, tools: sample.tools.map(toOpenAITool) };
+  if (messages.at(-1)?.role !== 'assistant') {
+    const gold = options.goldReply?.(sample) ?? goldOf(sample, rendered);
+    if (gold?.calls?.length) messages.push(callMessage(gold.calls, gold.content ?? null));
+    else if (gold?.content) messages.push({ role: 'assistant', content: gold.content });
+  }
+  // With no assistant message at all, nothing is dropped: the check names what is missing.
+  if (messages.some((m) => m.role === 'assistant')) while (messages.at(-1)!.role !== 'assistant') messages.pop();
+  const tools = sample.tools.map((tool) => chatTool(tool, names.get(tool.name)!, options.keepExtensions ?? false));
+  return { messages, ...(tools.length ? { tools } : {}) };
+}
+
+/** The gold answer the dialogue does not hold yet: the calls of the turn after it, the gold calls not rendered, or the labels as text. */
+function goldOf(sample: Sample, rendered: Set<string>): { content?: string; calls?: Call[] } | undefined {
+  const next = sample.expected.turns?.[String(sample.dialogue.length)];
+  const calls = next ?? (sample.expected.calls ?? []).filter((call) => !rendered.has(call.id));
+  if (calls.length) return { calls };
+  const labels = sample.expected.labels ?? [];
+  return labels.length ? { content: labels.join(', ') } : undefined;
+}
+
+/** Each tool's name as OpenAI accepts it (a refused character becomes `_`); two tools of a sample may not end up with one name. */
+function openAINames(sample: Sample): Map<string, string> {
+  const names = new Map<string, string>();
+  const taken = new Map<string, string>();
+  for (const tool of sample.tools) {
+    const name = FUNCTION_NAME.test(tool.name) ? tool.name : tool.name.replace(/[^A-Za-z0-9_-]/g, '_').slice(0, 64) || '_';
+    const other = taken.get(name);
+    if (other !== undefined && other !== tool.name) throw new UserError(`sample ${sample.id}: tools "${other}" and "${tool.name}" both become "${name}" as OpenAI function names; rename one`);
+    taken.set(name, tool.name);
+    names.set(tool.name, name);
+  }
+  return names;
+}
+
+/** A tool as an OpenAI function; toolkiln's own fields (and a changed name's original) under `x-toolkiln` only when kept. */
+function chatTool(tool: ToolSpec, name: string, keepExtensions: boolean): OpenAIFunctionTool {
+  const { 'x-toolkiln': extra, ...parameters } = toOpenAITool(tool).function.parameters as Record<string, unknown> & { 'x-toolkiln'?: Record<string, unknown> };
+  const extensions = keepExtensions ? { ...extra, ...(name !== tool.name ? { name: tool.name } : {}) } : {};
+  return { type: 'function', function: { name, description: tool.description, parameters: Object.keys(extensions).length ? { ...parameters, 'x-toolkiln': extensions } : parameters } };
 }
 
 function resolveArgs(call: Call, observed: Record<string, unknown>): Record<string, unknown> {
@@ -57,10 +120,25 @@ function resolveArgs(call: Call, observed: Record<string, unknown>): Record<stri
   return Object.fromEntries(Object.entries(call.arguments).map(([k, v]) => [k, resolve(v)]));
 }
 
-export async function exportOpenAIChat(samples: SampleSource, _tools: ToolSpec[], outDir: string): Promise<string[]> {
-  return [...samples.splits].sort().map((split) => {
-    const path = join(outDir, `${split}.jsonl`);
-    writeJsonlAtomic(path, mapIterable(samples.inSplit(split), sampleToChat));
-    return path;
-  });
+/**
+ * `export/openai-chat/<split>.jsonl`. Every example is checked against OpenAI's format before it is
+ * written; one that fails stops the export (nothing written) naming the sample and the problems.
+ */
+export function openAIChatExporter(goldReply?: GoldReply): Exporter {
+  return async (samples, _tools, outDir, _version, options = {}) =>
+    [...samples.splits].sort().map((split) => {
+      const path = join(outDir, `${split}.jsonl`);
+      writeJsonlAtomic(
+        path,
+        mapIterable(samples.inSplit(split), (sample) => {
+          const example = sampleToChat(sample, { ...options, goldReply });
+          const problems = chatExampleProblems(example);
+          if (problems.length) throw new UserError(`sample ${sample.id} (split ${split}) is not a valid OpenAI chat example: ${problems.join('; ')}`);
+          return example;
+        }),
+      );
+      return path;
+    });
 }
+
+export const exportOpenAIChat = openAIChatExporter();

@@ -157,11 +157,18 @@ export function fromSealToolsRecord(raw: unknown, library: Map<string, ToolSpec>
   }, at, 'canonical');
 }
 
-export function toSealToolsRecord(sample: Sample): SealToolsRecord {
+/**
+ * A Sample as a Seal-Tools record. A record imported from Seal-Tools keeps its id; any other is
+ * named as the release names its records, `<split>-<easy|difficult>-<n>` (easy: one call;
+ * difficult: several; n its position in the file), which its scorer reads to split easy from hard.
+ */
+export function toSealToolsRecord(sample: Sample, position = 0): SealToolsRecord {
   const extra = (sample.meta as { sealToolsExtra?: Record<string, unknown> }).sealToolsExtra ?? {};
   const calls = toNotation(sample.expected.calls ?? [], sample.tools, `sample ${sample.id}`);
+  const source = sample.meta.source;
+  const id = source?.dataset === 'seal-tools' && source.id ? source.id : `${sample.split}-${calls.length > 1 ? 'difficult' : 'easy'}-${position}`;
   return {
-    id: sample.meta.source?.id ?? sample.id,
+    id,
     query: taskOf(sample),
     calling: calls.map((call) => ({ api: call.api_name, parameters: call.parameters, responses: call.responses })),
     ...extra,
@@ -176,12 +183,43 @@ export function sealToolEntry(tool: ToolSpec): Record<string, unknown> {
 
 // ---------------------------------------------------------------- exporters
 
-/** `export/nestools/<split>.jsonl` in the released test_data.jsonl format (test_id 1, 2, … per file). */
+/**
+ * `export/nestools/<split>.jsonl` in the released test_data.jsonl format (test_id 1, 2, … per file
+ * for samples that did not come from NesTools), and beside it `<split>_api_ids.jsonl` in the shape
+ * of NesTools' `test_api_ids.jsonl` (`test_api_ids.jsonl` for the test split): line k holds
+ * `{"test_id": k, "api_ids": [...]}`, the id of each of that record's `api` entries, which NesTools'
+ * eval.py reads by `test_id - 1`. An api has one id across the export (the same definition, the
+ * same id), numbered from 0 as first met; a test_id no record has gets an empty list.
+ */
 export async function exportNesTools(samples: SampleSource, _tools: ToolSpec[], outDir: string): Promise<string[]> {
-  return [...samples.splits].sort().map((split) => {
+  const apiIds = new Map<string, number>();
+  return [...samples.splits].sort().flatMap((split) => {
     const path = join(outDir, `${split}.jsonl`);
-    writeJsonlAtomic(path, mapIterable(samples.inSplit(split), (sample, i) => toNesToolsRecord(sample, i + 1)));
-    return path;
+    const byTestId = new Map<number, number[]>();
+    writeJsonlAtomic(
+      path,
+      mapIterable(samples.inSplit(split), (sample, i) => {
+        const record = toNesToolsRecord(sample, i + 1);
+        const testId = record.test_id;
+        if (typeof testId !== 'number' || !Number.isInteger(testId) || testId < 1) {
+          throw new UserError(`sample ${sample.id} (split ${split}): test_id ${JSON.stringify(testId)} is not a positive integer, which NesTools' eval.py needs (it reads ${split}_api_ids.jsonl by test_id - 1); give the sample a numeric test_id`);
+        }
+        if (byTestId.has(testId)) throw new UserError(`sample ${sample.id} (split ${split}): test_id ${testId} is used by an earlier record of the split; NesTools' eval.py needs each test_id once`);
+        byTestId.set(testId, record.api.map((api) => {
+          const key = JSON.stringify(api);
+          if (!apiIds.has(key)) apiIds.set(key, apiIds.size);
+          return apiIds.get(key)!;
+        }));
+        return record;
+      }),
+    );
+    const idsPath = join(outDir, `${split}_api_ids.jsonl`);
+    let last = 0;
+    for (const testId of byTestId.keys()) last = Math.max(last, testId);
+    writeJsonlAtomic(idsPath, (function* () {
+      for (let testId = 1; testId <= last; testId++) yield { test_id: testId, api_ids: byTestId.get(testId) ?? [] };
+    })());
+    return [path, idsPath];
   });
 }
 
@@ -189,7 +227,7 @@ export async function exportNesTools(samples: SampleSource, _tools: ToolSpec[], 
 export async function exportSealTools(samples: SampleSource, tools: ToolSpec[], outDir: string): Promise<string[]> {
   const written = [...samples.splits].sort().map((split) => {
     const path = join(outDir, `${split}.jsonl`);
-    writeJsonlAtomic(path, mapIterable(samples.inSplit(split), toSealToolsRecord));
+    writeJsonlAtomic(path, mapIterable(samples.inSplit(split), (sample, i) => toSealToolsRecord(sample, i)));
     return path;
   });
   const library = join(outDir, 'tool.jsonl');

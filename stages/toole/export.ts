@@ -1,12 +1,16 @@
+import { createHash } from 'node:crypto';
+import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { stringify, type Options } from 'csv-stringify/sync';
 import { mapIterable } from '../../core/collections.ts';
 import { AtomicJsonlFile, writeFileAtomic, writeJsonArrayAtomic } from '../../core/jsonl.ts';
 import type { Sample, ToolSpec } from '../../core/records.ts';
 import type { SampleSource } from '../../core/sample-source.ts';
-import { popularity } from './popularity.ts';
+import { actionPrompt, thoughtPrompt, toolDescription, toolListText } from './metatool-prompts.ts';
+import { Popularity, popularityRow } from './popularity.ts';
 import { MULTI_TOOL_SPLIT, SINGLE_TOOL_SPLIT } from './records.ts';
-import { TASKS, taskSplit } from './task-sets.ts';
+import { SCENARIOS_REPORT, taskSplit, type ScenarioSpec, type Task } from './task-sets.ts';
+import { PLUGIN_INFO_REPORT } from './tool-descriptions.ts';
 
 /**
  * A cell a spreadsheet may run as a formula. It is quoted, which keeps the text exact for CSV readers
@@ -14,59 +18,140 @@ import { TASKS, taskSplit } from './task-sets.ts';
  */
 const FORMULA_LEAD = /^[=+\-@\t\r]/;
 
+/** One record of MetaTool's `plugin_info.json`. */
+export interface PluginInfo {
+  name_for_model: string;
+  name_for_human: string;
+  description_for_model: string;
+  description_for_human: string;
+}
+
+/** The task files of MetaTool's release (`dataset/tmp_dataset/`), by toolkiln task. */
+export const TASK_FILES: Record<Task, string> = {
+  awareness: 'Task1.json',
+  similar: 'Task2-Subtask1.json',
+  scenario: 'Task2-Subtask2.json',
+  reliability: 'Task2-Subtask3.json',
+  'multi-tool': 'Task2-Subtask4.json',
+};
+
 /**
- * ToolE's released shapes:
- *   all_clean_data.csv             `Query,Tool`, one row per single-tool query
- *   multi_tool_query_golden.json   `[{"query", "tool": [a, b]}]`
- *   plugin_des.json                `{tool: description}` for the whole library
- *   big_tool_des.json              `{tool: description}` for the merged tools
- *   scenario/<name>.json           `{"Tools": [...]}` for each scenario of the task sets
- *   tasks/<task>.json              `[{"index", "query", "tool", "tool_list", ...}]` per task set
+ * ToolE in the layout of MetaTool's repository, so that its prompt builder and runner read the
+ * export where they read the release (copy `dataset/` into a MetaTool checkout):
+ *   dataset/data/all_clean_data.csv             `Query,Tool`, one row per distinct single-tool query and tool
+ *   dataset/data/multi_tool_query_golden.json   `[{"query", "tool": [a, b]}]`
+ *   dataset/plugin_des.json                     `{tool: description}` for the whole library
+ *   dataset/big_tool_des.json                   `{tool: description}` for the merged tools
+ *   dataset/plugin_info.json                    the plugin records behind the tools (`name_for_model`, …)
+ *   dataset/scenario/<name>.json                `{"Tools": [...]}` for every scenario of the task sets
+ *   dataset/tmp_dataset/Task1.json              awareness: `{thought_prompt, label, tool?, query}`
+ *   dataset/tmp_dataset/Task2-Subtask1..4.json  similar, scenario, reliability, multi-tool:
+ *                                               `{action_prompt, thought_prompt, tool, query, index?}`
+ * The prompts are the builder's (metatool-prompts.ts), its tool descriptions from these files.
  */
-export async function exportToolE(samples: SampleSource, tools: ToolSpec[], outDir: string): Promise<string[]> {
+export async function exportToolE(samples: SampleSource, tools: ToolSpec[], outDir: string, version?: { dir: string }): Promise<string[]> {
   const written: string[] = [];
   const path = (name: string) => {
-    written.push(join(outDir, name));
-    return join(outDir, name);
+    const full = join(outDir, 'dataset', name);
+    written.push(full);
+    return full;
   };
   const query = (s: Sample) => s.dialogue.find((t) => t.role === 'user')?.content ?? '';
 
-  const csv = new AtomicJsonlFile(path('all_clean_data.csv'));
+  // One pass over the single-tool queries: the CSV rows, and what the other files need of them.
+  const popularity = new Popularity();
+  const csvTools = new Set<string>();
+  const seenRows = new Set<string>();
+  const csv = new AtomicJsonlFile(path('data/all_clean_data.csv'));
   try {
     const options: Options = { record_delimiter: 'unix', quoted_match: [/[\r\n]/, FORMULA_LEAD] };
     // One row at a time: each row's text does not depend on the others.
     csv.writeText(stringify([['Query', 'Tool']], options).slice(0, -1));
-    for (const s of samples.inSplit(SINGLE_TOOL_SPLIT)) csv.writeText(stringify([[query(s), s.expected.labels?.[0] ?? '']], options).slice(0, -1));
+    for (const s of samples.inSplit(SINGLE_TOOL_SPLIT)) {
+      popularity.add(popularityRow(s));
+      const row = [query(s), s.expected.labels?.[0] ?? ''];
+      // Queries written for two plugins that merging made one tool can repeat a row exactly; it is written once.
+      const key = createHash('sha256').update(JSON.stringify(row)).digest('base64');
+      if (seenRows.has(key)) continue;
+      seenRows.add(key);
+      csvTools.add(row[1]);
+      csv.writeText(stringify([row], options).slice(0, -1));
+    }
   } catch (error) {
     csv.discard();
     throw error;
   }
   csv.commit();
-  writeJsonArrayAtomic(path('multi_tool_query_golden.json'), mapIterable(samples.inSplit(MULTI_TOOL_SPLIT), (s) => ({ query: query(s), tool: s.expected.labels ?? [] })));
+  writeJsonArrayAtomic(path('data/multi_tool_query_golden.json'), mapIterable(samples.inSplit(MULTI_TOOL_SPLIT), (s) => ({ query: query(s), tool: s.expected.labels ?? [] })));
 
   const descriptions = (list: ToolSpec[]) => Object.fromEntries(list.map((t) => [t.name, t.description]));
-  writeFileAtomic(path('plugin_des.json'), JSON.stringify(descriptions(tools), null, 2) + '\n');
+  const writeJson = (name: string, value: unknown) => writeFileAtomic(path(name), JSON.stringify(value, null, 2) + '\n');
+  writeJson('plugin_des.json', descriptions(tools));
   // Merged tools are those whose queries were written for several plugins.
-  const popular = popularity(samples.inSplit(SINGLE_TOOL_SPLIT));
-  const merged = tools.filter((t) => (popular.get(t.name)?.plugins ?? 1) > 1);
-  writeFileAtomic(path('big_tool_des.json'), JSON.stringify(descriptions(merged), null, 2) + '\n');
+  const byTool = popularity.byTool();
+  const merged = tools.filter((t) => (byTool.get(t.name)?.plugins ?? 1) > 1);
+  writeJson('big_tool_des.json', descriptions(merged));
+  const pluginInfo = pluginInfoOf(tools, merged, version);
+  writeJson('plugin_info.json', pluginInfo);
 
-  const scenarios = new Map<string, string[]>();
-  for (const task of TASKS) {
+  // Scenario lists hold only tools with queries in the CSV: the builder samples each tool's queries from it.
+  for (const scenario of scenarioLists(samples, version)) {
+    writeJson(join('scenario', `${scenario.name.replace(/[\/\\]|^\.+/g, '_')}.json`), { Tools: scenario.tools.filter((t) => csvTools.has(t)) });
+  }
+
+  const mergedDescriptions = new Map(merged.map((t) => [t.name, t.description]));
+  const pluginDescriptions = new Map<string, string[]>();
+  for (const p of pluginInfo) (pluginDescriptions.get(p.name_for_model) ?? pluginDescriptions.set(p.name_for_model, []).get(p.name_for_model)!).push(p.description_for_human);
+  const toolList = (s: Sample) => toolListText(s.tools.map((t) => t.name), (tool) => toolDescription(tool, mergedDescriptions, pluginDescriptions));
+  const scenarioIndex = new Map<string, number>();
+  for (const [task, file] of Object.entries(TASK_FILES) as [Task, string][]) {
     if (!samples.splits.includes(taskSplit(task))) continue;
     const records = mapIterable(samples.inSplit(taskSplit(task)), (s, index) => {
-      const names = s.tools.map((t) => t.name);
+      const q = query(s);
       const gold = (s.meta.goldTools as string[] | undefined) ?? [];
-      if (task === 'awareness') return { index, query: query(s), label: s.meta.label, ...(s.meta.tool !== undefined && { tool: s.meta.tool }) };
-      if (task === 'scenario') {
-        const name = String(s.meta.scenario);
-        if (!scenarios.has(name)) scenarios.set(name, [...names].sort());
-        return { index, query: query(s), tool: gold[0], tool_list: names, scenario: name };
-      }
-      return { index, query: query(s), tool: task === 'multi-tool' ? gold : gold[0], tool_list: names, answer: s.expected.labels ?? [] };
+      if (task === 'awareness') return { thought_prompt: thoughtPrompt(q), label: s.meta.label, ...(s.meta.tool !== undefined && { tool: s.meta.tool }), query: q };
+      const prompts = { action_prompt: actionPrompt(q, toolList(s), task === 'multi-tool'), thought_prompt: thoughtPrompt(q) };
+      if (task === 'multi-tool') return { ...prompts, tool: gold, query: q };
+      if (task !== 'scenario') return { ...prompts, tool: gold[0], query: q, index };
+      // The builder numbers each scenario's queries from 0 and names the scenario on each.
+      const name = String(s.meta.scenario);
+      const at = scenarioIndex.get(name) ?? 0;
+      scenarioIndex.set(name, at + 1);
+      return { ...prompts, tool: gold[0], query: q, index: at, scenario: name };
     });
-    writeJsonArrayAtomic(path(join('tasks', `${task}.json`)), records);
+    writeJsonArrayAtomic(path(join('tmp_dataset', file)), records);
   }
-  for (const [name, list] of scenarios) writeFileAtomic(path(join('scenario', `${name.replace(/[\/\\]|^\.+/g, '_')}.json`)), JSON.stringify({ Tools: list }, null, 2) + '\n');
   return written;
+}
+
+/**
+ * The plugin records behind the library: those the recipe kept (its tool-descriptions attachment)
+ * for tools that are not merged, then, for such a tool the attachment lacks (a dataset published
+ * before it existed, a tool made by a decision), one from the tool itself.
+ */
+function pluginInfoOf(tools: ToolSpec[], merged: ToolSpec[], version?: { dir: string }): PluginInfo[] {
+  const attached = version ? join(version.dir, 'reports', PLUGIN_INFO_REPORT) : '';
+  const recorded = attached && existsSync(attached) ? (JSON.parse(readFileSync(attached, 'utf8')) as PluginInfo[]) : [];
+  const mergedNames = new Set(merged.map((t) => t.name));
+  const single = tools.filter((t) => !mergedNames.has(t.name));
+  const wanted = new Set(single.map((t) => t.name));
+  const out = recorded.filter((p) => wanted.has(p.name_for_model));
+  const have = new Set(out.map((p) => p.name_for_model));
+  for (const tool of single) {
+    if (have.has(tool.name)) continue;
+    out.push({ name_for_model: tool.name, name_for_human: tool.plugin ?? tool.name, description_for_model: tool.description, description_for_human: tool.description });
+  }
+  return out;
+}
+
+/** Every scenario's tool list: from the task-sets attachment, else the lists the scenario samples show. */
+function scenarioLists(samples: SampleSource, version?: { dir: string }): ScenarioSpec[] {
+  const attached = version ? join(version.dir, 'reports', SCENARIOS_REPORT) : '';
+  if (attached && existsSync(attached)) return JSON.parse(readFileSync(attached, 'utf8')) as ScenarioSpec[];
+  const lists = new Map<string, string[]>();
+  for (const s of samples.inSplit(taskSplit('scenario'))) {
+    const name = String(s.meta.scenario);
+    if (!lists.has(name)) lists.set(name, s.tools.map((t) => t.name).sort());
+  }
+  return [...lists].map(([name, tools]) => ({ name, tools }));
 }

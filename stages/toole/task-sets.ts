@@ -40,6 +40,9 @@ export interface TaskSetOptions {
   multiTool: { candidates: number; excludeSimilar: number };
 }
 
+/** The attachment (under the version's reports/) listing every scenario's known tools: `[{name, tools}]`. */
+export const SCENARIOS_REPORT = 'toole-scenarios.json';
+
 export const TASKS = ['awareness', 'similar', 'scenario', 'reliability', 'multi-tool'] as const;
 export type Task = (typeof TASKS)[number];
 export const taskSplit = (task: Task) => `task-${task}`;
@@ -162,7 +165,7 @@ export function taskSetsStage(options: TaskSetOptions): ScanStage<Sample, Sample
   return {
     kind: 'scan',
     name: 'toole-task-sets',
-    version: 1,
+    version: 2,
     fanOut: true,
     input: SampleInput,
     output: Sample,
@@ -221,7 +224,8 @@ export function taskSetsStage(options: TaskSetOptions): ScanStage<Sample, Sample
 
       // Scenarios: the most popular tools (merged-plugin count), and the configured groups.
       const popular = popularity.ranked().map((t) => t.tool);
-      const scenarios: ScenarioSpec[] = [...options.scenario.popularity.map((k) => ({ name: `top-${k}`, tools: popular.slice(0, k) })), ...readScenarios(options.scenario.groups, ctx.resolvePath)];
+      // Named as MetaTool's scenario files are (`TopTool_top5.json`).
+      const scenarios: ScenarioSpec[] = [...options.scenario.popularity.map((k) => ({ name: `TopTool_top${k}`, tools: popular.slice(0, k) })), ...readScenarios(options.scenario.groups, ctx.resolvePath)];
       const scenarioReport: Record<string, { tools: number; unknown: string[]; samples: number }> = {};
       for (const scenario of scenarios) {
         const known = scenario.tools.filter((t) => library.has(t));
@@ -236,6 +240,8 @@ export function taskSetsStage(options: TaskSetOptions): ScanStage<Sample, Sample
         }
         scenarioReport[scenario.name] = { tools: known.length, unknown, samples: built.length - before };
       }
+      // Every scenario's tool list, for the export's scenario folder (a list too small for samples included).
+      ctx.attach(SCENARIOS_REPORT, `${JSON.stringify(scenarios.map((s) => ({ name: s.name, tools: s.tools.filter((t) => library.has(t)) })), null, 2)}\n`);
 
       for (const base of multi) {
         const gold = base.labels;

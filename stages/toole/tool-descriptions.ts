@@ -18,6 +18,9 @@ export interface ToolDescriptionOptions {
   exclude: { tool: string; reason: string }[];
 }
 
+/** The attachment (under the version's reports/) holding the plugin records the tools were made from. */
+export const PLUGIN_INFO_REPORT = 'toole-plugin-info.json';
+
 const PLACEHOLDER = /^(?:todo|tbd|n\/?a|none|null|undefined|test(?:ing)?|description|placeholder|lorem ipsum\b.*|-+|\.+|\?+)$/i;
 
 /** Why a description cannot be used, or null when it can. */
@@ -35,6 +38,7 @@ export function descriptionProblem(description: string, names: string[], minWord
 interface SeenPlugin {
   index: number;
   nameForModel: string;
+  nameForHuman: string;
   descriptionForHuman: string;
   descriptionForModel: string;
 }
@@ -53,7 +57,7 @@ export function toolDescriptionsStage(options: ToolDescriptionOptions): ScanStag
   return {
     kind: 'scan',
     name: 'toole-tool-descriptions',
-    version: 1,
+    version: 2,
     input: PluginRecord,
     output: TooleItem,
     collect: () => ({ seen: new Map(), renamed: [], plugins: 0, tools: 0 }),
@@ -77,7 +81,7 @@ export function toolDescriptionsStage(options: ToolDescriptionOptions): ScanStag
         tags.push('renamed:duplicate-name');
         state.renamed.push(`${plugin.nameForModel} → ${name} (record ${plugin.index})`);
       }
-      state.seen.set(name, { index: plugin.index, nameForModel: plugin.nameForModel, descriptionForHuman: plugin.descriptionForHuman.trim(), descriptionForModel: plugin.descriptionForModel.trim() });
+      state.seen.set(name, { index: plugin.index, nameForModel: plugin.nameForModel, nameForHuman: plugin.nameForHuman.trim(), descriptionForHuman: plugin.descriptionForHuman.trim(), descriptionForModel: plugin.descriptionForModel.trim() });
       state.tools++;
       const tool: TooleTool = {
         name,
@@ -90,7 +94,10 @@ export function toolDescriptionsStage(options: ToolDescriptionOptions): ScanStag
       };
       return toolItem(tool);
     },
-    finish: ({ renamed, plugins, tools }, ctx) => {
+    finish: ({ seen, renamed, plugins, tools }, ctx) => {
+      // The plugins taken, in MetaTool's plugin_info.json shape under their tool names (the export writes those behind the version's tools).
+      const info = [...seen].map(([name, p]) => ({ name_for_model: name, name_for_human: p.nameForHuman, description_for_model: p.descriptionForModel, description_for_human: p.descriptionForHuman }));
+      ctx.attach(PLUGIN_INFO_REPORT, `${JSON.stringify(info, null, 2)}\n`);
       if (renamed.length) ctx.log(`renamed ${renamed.length} plugin(s) whose model name another plugin already uses: ${renamed.join('; ')}`);
       ctx.report('toole.tools', { plugins, tools, renamed });
     },
