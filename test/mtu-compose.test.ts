@@ -32,7 +32,7 @@ describe('multi-tool composition', () => {
     ];
     const other = handSample('w2', [weather], [round('Weather in Oslo?', [call('call_0', 'GetWeather', { city: 'Oslo' })])], 'train');
     const ctx = stageContext();
-    const { out } = await applyScanStage(composeStage({ singleTurnRate: 1, minTools: 2, maxTools: 2, chainRate: 1, multiTurnRate: 1 }), [booking(false), ...singles, other], ctx);
+    const { out } = await applyScanStage(composeStage({ singleTurnRate: 1, minTools: 2, maxTools: 2, chainRate: 1, multiTurnRate: 1, chainMultiTurnRate: 1, linkRate: 0 }), [booking(false), ...singles, other], ctx);
     const made = out.filter((s) => mtuMeta(s).composedFrom);
     const kind = (k: string) => made.filter((s) => s.meta.tags.includes(`composed:${k}`));
 
