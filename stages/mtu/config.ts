@@ -77,6 +77,8 @@ export const MtuConfig = z
         enumMaxValues: z.number().int().min(0).default(6),
         /** … over at least this many observations is documented as a closed set (enum). */
         enumMinObservations: z.number().int().min(1).default(30),
+        /** Share of a parameter's values that must be several values (a repeated slot) for it to be documented as a list. */
+        listShare: z.number().min(0).max(1).default(0.1),
         /** Share of a data-derived tool's calls that must fill a parameter for it to be required. */
         requiredShare: z.number().min(0).max(1).default(1),
       })

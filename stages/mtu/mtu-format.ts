@@ -112,7 +112,8 @@ export function toSchemaStyleDoc(tool: ToolSpec): Record<string, Json> {
  * print it with `json.dumps` right after the marker, schema-derived tools in the schema style and
  * the others with parameter objects. M-S writes the history in ReAct lines (`function:` /
  * `Thought:` / `Action:` / `Action Input:` / `observation: :` / `assistant: :`), M-M as rounds of
- * `User:` / `Action: {answer}` / `Assistant:`. A turn with no call is `{"": {}}` in S-S and M-S
+ * `User:` / `Action: {answer}` / `Assistant:`. The OOD file writes each record in the shape of its
+ * setting, but every list and value with `json.dumps`. A turn with no call is `{"": {}}` in S-S and M-S
  * (MTU's scorer reads the first key of every answer there) and `{}` in S-M, M-M and OOD.
  */
 const RENDERING: Record<MtuSetting, { toolList: 'python' | 'json'; history: 'react' | 'rounds' | 'none'; noCall: Record<string, Json> }> = {
@@ -122,13 +123,18 @@ const RENDERING: Record<MtuSetting, { toolList: 'python' | 'json'; history: 'rea
   'M-M': { toolList: 'json', history: 'rounds', noCall: {} },
 };
 
-function toolListText(tools: ToolSpec[], notation: 'python' | 'json'): string {
+/** Schema-derived tools in the schema style, the others with parameter objects. */
+const mixedDocs = (tools: ToolSpec[]): Json[] => tools.map((t) => (t.provenance?.schema === true ? toSchemaStyleDoc(t) : (toMtuDoc(t) as unknown as Json)));
+
+function toolListText(tools: ToolSpec[], notation: 'python' | 'json', ood: boolean): string {
+  // The released OOD file prints every tool list and history value with json.dumps.
+  if (ood) return `${notation === 'python' ? '\n' : ''}${pythonJson(mixedDocs(tools))}`;
   if (notation === 'python') return `\n${pythonRepr(tools.map(toSchemaStyleDoc))}`;
-  return pythonJson(tools.map((t) => (t.provenance?.schema === true ? toSchemaStyleDoc(t) : (toMtuDoc(t) as unknown as Json))));
+  return pythonJson(mixedDocs(tools));
 }
 
 /** M-S history: ReAct lines; a turn without a call repeats the latest observation (empty before the first). */
-function reactHistory(sample: Sample, upTo: number, toolOfCall: Map<string, string>): string[] {
+function reactHistory(sample: Sample, upTo: number, toolOfCall: Map<string, string>, literal: (value: Json) => string): string[] {
   const lines: string[] = [];
   let latest: Json | undefined;
   sample.dialogue.slice(0, upTo).forEach((turn, i) => {
@@ -137,12 +143,14 @@ function reactHistory(sample: Sample, upTo: number, toolOfCall: Map<string, stri
     if (turn.thought) lines.push(`Thought: ${turn.thought}`);
     const calls = turnCalls(sample, i);
     for (const call of calls) {
-      lines.push(`Action: ${call.tool} `, `Action Input: ${pythonRepr(mtuArguments(call, toolOfCall))}`);
+      lines.push(`Action: ${call.tool} `, `Action Input: ${literal(mtuArguments(call, toolOfCall))}`);
+      // An empty result reads as nothing observed (the released files never print an empty one).
       const observation = turn.observations?.[call.id];
-      if (observation !== undefined) latest = observation;
-      lines.push(latest === undefined ? 'observation: ' : `observation: : ${pythonRepr(latest)}`);
+      const empty = observation === undefined || observation === null || (typeof observation === 'object' && !Object.keys(observation).length);
+      if (!empty) latest = observation;
+      lines.push(empty ? 'observation: ' : `observation: : ${literal(observation)}`);
     }
-    if (!calls.length) lines.push(latest === undefined ? 'observation: ' : `observation: : ${pythonRepr(latest)}`);
+    if (!calls.length) lines.push(latest === undefined ? 'observation: ' : `observation: : ${literal(latest)}`);
     lines.push(`assistant: : ${turn.response ?? turn.content}`);
   });
   return lines;
@@ -173,7 +181,8 @@ export function toMtuRecords(sample: Sample, key: number, today: string, instruc
   const rendering = RENDERING[setting];
   const ood = sample.split === 'ood';
   const toolOfCall = toolsOfCalls(sample);
-  const head = `\n${renderInstructions(instructions[setting], today)}\n${TOOL_LIST_MARKER}${toolListText(sample.tools, rendering.toolList)}`;
+  const head = `\n${renderInstructions(instructions[setting], today)}\n${TOOL_LIST_MARKER}${toolListText(sample.tools, rendering.toolList, ood)}`;
+  const literal = ood ? pythonJson : pythonRepr;
   const records: MtuRecord[] = [];
   let ordinal = 0;
   for (const a of assistantIndexes(sample)) {
@@ -182,7 +191,7 @@ export function toMtuRecords(sample: Sample, key: number, today: string, instruc
     const message = sample.dialogue[u].content;
     const tail =
       rendering.history === 'react'
-        ? ['History Dialog: ', ...reactHistory(sample, u, toolOfCall), `User: ${message}`]
+        ? ['History Dialog: ', ...reactHistory(sample, u, toolOfCall, literal), `User: ${message}`]
         : rendering.history === 'rounds'
           ? ['History Dialog: ', ...roundsHistory(sample, u, toolOfCall), `User:  ${message}`]
           : [`User: ${message}`];
