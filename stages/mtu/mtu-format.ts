@@ -166,18 +166,14 @@ function roundsHistory(sample: Sample, upTo: number, toolOfCall: Map<string, str
   return lines;
 }
 
-/** The setting a sample's records are written in: its category (OOD samples too). */
-function settingOf(sample: Sample): MtuSetting {
-  return categoryOf(sample);
-}
-
 /**
  * The MTU-Eval records of a sample: one per user turn answered by an assistant turn (a single-turn
  * sample gives one). `key` numbers the sample within its file: `S-S_12`, `M-S_12_3`, and
  * `OOD_12_0` for every OOD record (the released OOD file numbers all its records so).
  */
 export function toMtuRecords(sample: Sample, key: number, today: string, instructions: InstructionTemplates = DEFAULT_INSTRUCTIONS): MtuRecord[] {
-  const setting = settingOf(sample);
+  // OOD samples too are written in the shape of their own setting.
+  const setting = categoryOf(sample);
   const rendering = RENDERING[setting];
   const ood = sample.split === 'ood';
   const toolOfCall = toolsOfCalls(sample);
