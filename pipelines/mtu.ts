@@ -46,7 +46,7 @@ export const mtuPipeline = definePipeline<MtuConfig>({
     synthesizeReactStage({ today: config.today, multiwozDir: config.sources.multiwoz.dir }),
     qualityFilterStage(config.quality),
     hardSetStage(config.hard),
-    statisticsStage({ reference: config.reference }),
+    statisticsStage({ reference: config.reference, targets: config.targets, instructions: config.export.instructions }),
     candidateToolsStage(config.candidates),
   ],
   exports: { ...commonExporters, mtu: exportMtu },

@@ -64,6 +64,6 @@ describe('BIO decoding', () => {
 
   it('turns slots into arguments, keeping repeated values of one slot in order', () => {
     const { text, slots } = decodeBio('from boston to denver or from boston to dallas'.split(' '), ['O', 'B-fromloc.city_name', 'O', 'B-toloc.city_name', 'O', 'O', 'B-fromloc.city_name', 'O', 'B-toloc.city_name']);
-    expect(argumentsOfSlots({ speaker: 'user', text, slots })).toEqual({ fromloc_city_name: 'boston', toloc_city_name: 'denver, dallas' });
+    expect(argumentsOfSlots({ speaker: 'user', text, slots })).toEqual({ fromloc_city_name: 'boston', toloc_city_name: ['denver', 'dallas'] });
   });
 });

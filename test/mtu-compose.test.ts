@@ -32,7 +32,7 @@ describe('multi-tool composition', () => {
     ];
     const other = handSample('w2', [weather], [round('Weather in Oslo?', [call('call_0', 'GetWeather', { city: 'Oslo' })])], 'train');
     const ctx = stageContext();
-    const { out } = await applyScanStage(composeStage({ singleTurnRate: 1, minTools: 2, maxTools: 2, chainRate: 1, multiTurnRate: 1 }), [booking(false), ...singles, other], ctx);
+    const { out } = await applyScanStage(composeStage({ singleTurnRate: 1, minTools: 2, maxTools: 2, chainRate: 1, multiTurnRate: 1, chainMultiTurnRate: 1, linkRate: 0 }), [booking(false), ...singles, other], ctx);
     const made = out.filter((s) => mtuMeta(s).composedFrom);
     const kind = (k: string) => made.filter((s) => s.meta.tags.includes(`composed:${k}`));
 
@@ -62,5 +62,42 @@ describe('multi-tool composition', () => {
     expect(new Set(made.map((s) => s.id)).size).toBe(made.length);
     expect(out.length).toBe(4 + made.length);
     expect(ctx.reports.composition).toMatchObject({ made: { chained: 1, 'multi-turn': 1 } });
+  });
+});
+
+describe('dependent calls in joined requests', () => {
+  it('turns a chain inside a longer dialogue into an M-M turn whose second call takes the first one\'s result', async () => {
+    const dialogue = booking(false);
+    dialogue.dialogue.push({ role: 'user', content: 'Thanks, that is all.' }, { role: 'assistant', content: 'Bye.', calls: [] });
+    dialogue.expected.turns = { ...dialogue.expected.turns, '5': [] };
+    const ctx = stageContext();
+    const { out } = await applyScanStage(composeStage({ singleTurnRate: 0, minTools: 2, maxTools: 2, chainRate: 0, multiTurnRate: 0, chainMultiTurnRate: 1, linkRate: 0 }), [dialogue], ctx);
+    const [made] = out.filter((s) => s.meta.tags.includes('composed:chained-multi-turn'));
+    expect(categoryOf(made)).toBe('M-M');
+    expect(made.dialogue.map((t) => t.role)).toEqual(['user', 'assistant', 'user', 'assistant']);
+    expect(made.dialogue[1].calls!.map((c) => [c.tool, c.arguments])).toEqual([
+      ['SearchHotel', { location: 'Paris' }],
+      ['ReserveHotel', { place_name: { $ref: 'chain_0.place_name' }, stay_length: '2' }],
+    ]);
+    expect(made.dialogue[2].content).toBe('Thanks, that is all.');
+  });
+
+  it('links a joined request\'s parameter named like an earlier call\'s result field, the request saying "that one"', async () => {
+    const find = tool('FindCity', { country: {} }, ['country'], ['city']);
+    const singles = [
+      handSample('f1', [find], [round('Which city in France is biggest?', [call('call_0', 'FindCity', { country: 'France' })])]),
+      handSample('w1', [weather], [round('Weather in Rome?', [call('call_0', 'GetWeather', { city: 'Rome' })])]),
+    ];
+    const ctx = stageContext();
+    const { out } = await applyScanStage(composeStage({ singleTurnRate: 1, minTools: 2, maxTools: 2, chainRate: 0, multiTurnRate: 0, chainMultiTurnRate: 0, linkRate: 1 }), singles, ctx);
+    const [joined] = out.filter((s) => s.meta.tags.includes('composed:independent'));
+    const calls = allCalls(joined);
+    const [first, second] = calls[0].tool === 'FindCity' ? calls : [calls[1], calls[0]];
+    if (calls[0].tool === 'FindCity') {
+      expect(second.arguments).toEqual({ city: { $ref: `${first.id}.city` } });
+      expect(joined.dialogue[0].content).toMatch(/weather in that one/i);
+    } else {
+      expect(first.arguments).toEqual({ city: 'Rome' }); // the weather request came first: nothing earlier to take
+    }
   });
 });

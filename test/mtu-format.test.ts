@@ -70,7 +70,7 @@ describe('exported MTU records', () => {
   ]);
   dialogue.dialogue[3].thought = 'The user gave the city, so I search.';
 
-  it('write one record per answered user turn, answers as {Tool: {param: value}} with "Tool.field" and {}', () => {
+  it('write one record per answered user turn, answers as {Tool: {param: value}} with "Tool.field" and {"": {}}', () => {
     const [single] = toMtuRecords(chained, 0, '2019-03-01');
     expect(single.id).toBe('S-M_0');
     expect(single.answer).toEqual({
@@ -80,7 +80,7 @@ describe('exported MTU records', () => {
     expect(single.question).toContain('Today is Friday, March 1, 2019.');
     const turns = toMtuRecords(dialogue, 3, '2019-03-01');
     expect(turns.map((r) => [r.id, r.answer])).toEqual([
-      ['M-S_3_0', {}],
+      ['M-S_3_0', { '': {} }], // as the released S-S and M-S files write a turn without a call
       ['M-S_3_1', { FindRestaurants: { city: 'Oakland', cuisine: 'Thai' } }],
       ['M-S_3_2', { ReserveRestaurant: { restaurant_name: 'Kin Khao', time: '19:00' } }],
     ]);

@@ -1,9 +1,11 @@
+import { existsSync } from 'node:fs';
 import { countBy } from '../../core/collections.ts';
 import { isRef, parseRef, Sample, sampleId, type ArgValue, type Call, type Json, type ToolSpec, type Turn } from '../../core/records.ts';
 import type { Rng } from '../../core/rng.ts';
 import type { ScanStage, StageContext } from '../../core/stage.ts';
 import { mtuComposePrompt } from '../../prompts/mtu-compose.ts';
 import type { MtuConfig } from './config.ts';
+import { ToolLibrary } from './library.ts';
 import { allCalls, assistantIndexes, lineageEntry, categoryOf, expectedOf, literalText, mtuMeta, turnCalls, userTurns, type MtuMeta } from './sample.ts';
 
 /**
@@ -13,7 +15,10 @@ import { allCalls, assistantIndexes, lineageEntry, categoryOf, expectedOf, liter
  * - chained (S-M): a dialogue whose later call uses a value an earlier call returned becomes one
  *   request with both calls, the dependent value a reference (`Tool.field` in MTU's notation);
  * - independent (S-M): 2–5 single-tool requests of different tools joined into one message;
- * - multi-turn (M-M): one call turn of a dialogue also carries an independent single-tool request.
+ * - chained multi-turn (M-M): the same, but the joined request stays one turn of its dialogue;
+ * - multi-turn (M-M): one call turn of a dialogue also carries a single-tool request of another sample.
+ * In joined requests a parameter named like a result field of an earlier call's tool takes that
+ * result (`linkRate`), the request then saying "that one" instead of the value.
  */
 
 interface Job {
@@ -30,12 +35,43 @@ interface Single {
   id: string;
   tools: ToolSpec[];
   called: string[];
+  call: Call;
   request: string;
 }
 
 function singleOf(sample: Sample): Single | undefined {
   if (userTurns(sample) !== 1 || allCalls(sample).length !== 1) return undefined;
-  return { id: sample.id, tools: sample.tools, called: allCalls(sample).map((c) => c.tool), request: sample.dialogue[0].content };
+  const [call] = allCalls(sample);
+  return { id: sample.id, tools: sample.tools, called: [call.tool], call, request: sample.dialogue[0].content };
+}
+
+/** Result fields of a tool, by name (from the run's documented library). */
+type ResultFields = (tool: string, tools: ToolSpec[]) => string[];
+
+/**
+ * Parameters of `call` that take an earlier call's result: a parameter named like a result field
+ * of an earlier call's tool, whose value the request states (so that the request can say "that
+ * one" instead), each drawn at `rate`. Parameter → index of the earlier call.
+ */
+function resultLinks(earlier: { call: Call; tools: ToolSpec[] }[], call: Call, request: string, fields: ResultFields, take: () => boolean): Record<string, number> {
+  const links: Record<string, number> = {};
+  for (const [parameter, value] of Object.entries(call.arguments)) {
+    const text = literalText(value);
+    if (!text || text === 'dontcare' || !request.toLowerCase().includes(text.toLowerCase())) continue;
+    const from = earlier.findIndex((e) => e.call.tool !== call.tool && fields(e.call.tool, e.tools).includes(parameter));
+    if (from !== -1 && take()) links[parameter] = from;
+  }
+  return links;
+}
+
+/** A request with the values it no longer states (they come from an earlier result) worded as "that one". */
+function withoutLinkedValues(request: string, call: Call, links: Record<string, number>): string {
+  return Object.keys(links).reduce((out, p) => out.replace(new RegExp(literalText(call.arguments[p])!.replace(/[.*+?^${}()|[\]\\]/g, '\\$&'), 'i'), 'that one'), request);
+}
+
+/** `call` with its linked parameters as references to the result fields of the same name. */
+function linked(call: Call, links: Record<string, number>, ids: string[]): Call {
+  return { ...call, arguments: { ...call.arguments, ...Object.fromEntries(Object.entries(links).map(([p, i]) => [p, { $ref: `${ids[i]}.${p}` }])) } };
 }
 
 interface Chain {
@@ -135,33 +171,86 @@ function composedSample(id: string, base: Sample, sources: Sample[], tools: Tool
   };
 }
 
-function chainedJob(sample: Sample, chain: Chain): Job {
-  const calls = renumber([chain.first.call, chain.second.call], 'call_');
-  const [first, second] = calls;
-  second.arguments = { ...second.arguments, ...Object.fromEntries(Object.entries(chain.links).map(([p, f]) => [p, { $ref: `${first.id}.${f}` }])) };
-  // The request keeps the turns that state the calls' values, minus values the user only learnt from the first result.
+/**
+ * The requests a chained composition joins: from turn `from` on, the turns that asked for each call
+ * and the turns that state their values, minus the values the user only learnt from the first result.
+ */
+function chainParts(sample: Sample, chain: Chain, from: number): string[] {
   const learnt = Object.keys(chain.links).map((p) => literalText(chain.second.call.arguments[p])!);
   const stated = [...Object.values(chain.first.call.arguments), ...Object.entries(chain.second.call.arguments).filter(([p]) => !(p in chain.links)).map(([, v]) => v)]
     .map(literalText)
     .filter((v): v is string => !!v && v !== 'dontcare');
-  // The first request, the turns that asked for each call, and the turns that state their values.
-  const triggers = new Set([0, chain.first.turn - 1, chain.second.turn - 1]);
-  const parts = sample.dialogue
+  const triggers = new Set([from, chain.first.turn - 1, chain.second.turn - 1]);
+  return sample.dialogue
     .slice(0, chain.second.turn)
-    .flatMap((t, i) => (t.role === 'user' && (triggers.has(i) || stated.some((v) => t.content.toLowerCase().includes(v.toLowerCase()))) ? [t.content] : []))
+    .flatMap((t, i) => (i >= from && t.role === 'user' && (triggers.has(i) || stated.some((v) => t.content.toLowerCase().includes(v.toLowerCase()))) ? [t.content] : []))
     .map((text) => learnt.reduce((out, v) => out.split(v).join('that one'), text));
+}
+
+/** The chain's two calls with fresh ids, the second's linked parameters as references to the first's result, and their observations. */
+function chainCalls(sample: Sample, chain: Chain, prefix: string): { first: Call; second: Call; observations: Record<string, Json> } {
+  const [first, second] = renumber([chain.first.call, chain.second.call], prefix);
+  second.arguments = { ...second.arguments, ...Object.fromEntries(Object.entries(chain.links).map(([p, f]) => [p, { $ref: `${first.id}.${f}` }])) };
   const observations: Record<string, Json> = {};
   for (const [call, source] of [[first, chain.first], [second, chain.second]] as const) {
     const result = sample.dialogue[source.turn].observations?.[source.call.id];
     if (result !== undefined) observations[call.id] = result;
   }
+  return { first, second, observations };
+}
+
+/**
+ * M-M from a chain: the dialogue keeps its turns before the first request and after the second
+ * call; the two requests become one turn whose calls are both, the second taking the first's
+ * result. Undefined when nothing would be left around that turn (the S-M chain covers that case).
+ */
+function chainedMultiTurnJob(sample: Sample, chain: Chain): Job | undefined {
+  const ask = chain.first.turn - 1;
+  if (sample.dialogue[ask]?.role !== 'user') return undefined;
+  const after = sample.dialogue.slice(chain.second.turn + 1);
+  if (ask === 0 && !after.some((t) => t.role === 'user')) return undefined;
+  const id = sampleId('mtu', { compose: 'chained-multi-turn', from: sample.id });
+  return {
+    id,
+    mode: 'chained',
+    parts: chainParts(sample, chain, ask),
+    sources: [sample.id],
+    build: (message, source) => {
+      const base = source(sample.id);
+      const { first, second, observations } = chainCalls(base, chain, 'chain_');
+      const dialogue: Turn[] = [
+        ...base.dialogue.slice(0, ask),
+        { role: 'user', content: message },
+        // The reply must cover both requests: the ReAct synthesis writes it.
+        { role: 'assistant', content: '', calls: [first, second], observations },
+        ...base.dialogue.slice(chain.second.turn + 1),
+      ];
+      // Situations follow their turns to the new positions.
+      const shift = chain.second.turn - (ask + 1);
+      const situations = Object.fromEntries(
+        Object.entries(mtuMeta(base).situations).flatMap(([turn, situation]) => {
+          const i = Number(turn);
+          return i < ask ? [[turn, situation]] : i > chain.second.turn ? [[String(i - shift), situation]] : [];
+        }),
+      );
+      return composedSample(id, base, [base], base.tools, dialogue, 'chained-multi-turn', { situations: { ...situations, [String(ask + 1)]: 'api_call' } });
+    },
+  };
+}
+
+function chainedJob(sample: Sample, chain: Chain): Job {
+  const parts = chainParts(sample, chain, 0);
   const id = sampleId('mtu', { compose: 'chained', from: sample.id });
   return {
     id,
     mode: 'chained',
     parts,
     sources: [sample.id],
-    build: (message, source) => chainedSample(id, source(sample.id), chain, first, second, observations, message),
+    build: (message, source) => {
+      const base = source(sample.id);
+      const { first, second, observations } = chainCalls(base, chain, 'call_');
+      return chainedSample(id, base, chain, first, second, observations, message);
+    },
   };
 }
 
@@ -172,17 +261,19 @@ function chainedSample(id: string, sample: Sample, chain: Chain, first: Call, se
   ], 'chained', { situations: { '1': 'api_call' } });
 }
 
-function independentJob(singles: Single[]): Job {
+function independentJob(singles: Single[], fields: ResultFields, take: () => boolean): Job {
   const id = sampleId('mtu', { compose: 'independent', from: singles.map((s) => s.id) });
+  const links = singles.map((s, j) => resultLinks(singles.slice(0, j), s.call, s.request, fields, take));
   return {
     id,
     mode: 'independent',
-    parts: singles.map((s) => s.request),
+    parts: singles.map((s, j) => withoutLinkedValues(s.request, s.call, links[j])),
     sources: singles.map((s) => s.id),
     build: (message, source) => {
       const sources = singles.map((s) => source(s.id));
-      // Each source's calls are numbered from 0: renumbered per source, then as one list.
-      const calls = renumber(sources.flatMap((s, n) => renumber(allCalls(s), `s${n}_`)), 'call_');
+      // Each source's calls are numbered from 0: renumbered per source, then as one list (one call per source).
+      const numbered = renumber(sources.flatMap((s, n) => renumber(allCalls(s), `s${n}_`)), 'call_');
+      const calls = numbered.map((call, j) => linked(call, links[j], numbered.map((c) => c.id)));
       return composedSample(id, sources[0], sources, unionTools(...sources.map((s) => s.tools)), [
         { role: 'user', content: message },
         { role: 'assistant', content: '', calls },
@@ -191,16 +282,18 @@ function independentJob(singles: Single[]): Job {
   };
 }
 
-function multiTurnJob(sample: Sample, turn: number, extra: Single): Job {
+function multiTurnJob(sample: Sample, turn: number, extra: Single, fields: ResultFields, take: () => boolean): Job {
   const id = sampleId('mtu', { compose: 'multi-turn', from: [sample.id, extra.id], turn });
+  const [own] = turnCalls(sample, turn);
+  const links = resultLinks([{ call: own, tools: sample.tools }], extra.call, extra.request, fields, take);
   return {
     id,
     mode: 'independent',
-    parts: [sample.dialogue[turn - 1].content, extra.request],
+    parts: [sample.dialogue[turn - 1].content, withoutLinkedValues(extra.request, extra.call, links)],
     sources: [sample.id, extra.id],
     build: (message, source) => {
       const [base, added] = [source(sample.id), source(extra.id)];
-      const calls = renumber(allCalls(added), 'call_m');
+      const calls = renumber(allCalls(added), 'call_m').map((call) => linked(call, links, [own.id]));
       const dialogue = structuredClone(base.dialogue);
       dialogue[turn - 1] = { role: 'user', content: message };
       // The reply must now cover both requests: it is written again by the ReAct synthesis.
@@ -238,6 +331,12 @@ interface Composition {
  * and the composed samples built in `finish`.
  */
 async function planCompositions(samples: Iterable<Sample>, options: MtuConfig['compose'], ctx: StageContext): Promise<Composition> {
+  // A stage called alone (no documented library in the run folder) reads the samples' own tool entries.
+  const library = existsSync(ToolLibrary.path(ctx.runDir)) ? ToolLibrary.load(ctx.runDir) : undefined;
+  const fields: ResultFields = (tool, tools) => {
+    const ref = tools.find((t) => t.name === tool);
+    return Object.keys((ref && (library?.get(ref) ?? ref).returns.properties) ?? {});
+  };
   // Pass 1: the single-tool requests, per split in order of first appearance.
   const singles = new Map<string, Single[]>();
   for (const sample of samples) {
@@ -252,11 +351,13 @@ async function planCompositions(samples: Iterable<Sample>, options: MtuConfig['c
     const jobs = dialogueJobs.get(sample.split)!;
     const chain = findChain(sample);
     if (chain && ctx.rng('chain', sample.id).chance(options.chainRate)) jobs.push(chainedJob(sample, chain));
+    const multiTurnChain = chain && ctx.rng('chain-multi-turn', sample.id).chance(options.chainMultiTurnRate) ? chainedMultiTurnJob(sample, chain) : undefined;
+    if (multiTurnChain) jobs.push(multiTurnChain);
     const rng = ctx.rng('multi-turn', sample.id);
     const turns = assistantIndexes(sample).filter((i) => turnCalls(sample, i).length === 1 && sample.dialogue[i - 1]?.role === 'user');
     if (!turns.length || !rng.chance(options.multiTurnRate)) continue;
     const [extra] = drawCompatible(singles.get(sample.split)!, 1, rng, sample.tools);
-    if (extra) jobs.push(multiTurnJob(sample, rng.pick(turns), extra));
+    if (extra) jobs.push(multiTurnJob(sample, rng.pick(turns), extra, fields, () => rng.chance(options.linkRate)));
   }
   const jobs: Job[] = [];
   for (const [split, pool] of singles) {
@@ -265,7 +366,7 @@ async function planCompositions(samples: Iterable<Sample>, options: MtuConfig['c
     const count = Math.round(options.singleTurnRate * pool.length);
     for (let n = 0; n < count; n++) {
       const picked = drawCompatible(pool, rng.int(options.minTools, Math.max(options.minTools, options.maxTools)), rng);
-      if (picked.length >= 2) jobs.push(independentJob(picked));
+      if (picked.length >= 2) jobs.push(independentJob(picked, fields, () => rng.chance(options.linkRate)));
     }
   }
   const unique = [...new Map(jobs.map((j) => [j.id, j])).values()];
@@ -286,7 +387,7 @@ export function composeStage(options: MtuConfig['compose']): ScanStage<Sample, S
   return {
     kind: 'scan',
     name: 'compose-multi-tool',
-    version: 1,
+    version: 2,
     fanOut: true,
     input: Sample,
     output: Sample,

@@ -77,6 +77,8 @@ export const MtuConfig = z
         enumMaxValues: z.number().int().min(0).default(6),
         /** … over at least this many observations is documented as a closed set (enum). */
         enumMinObservations: z.number().int().min(1).default(30),
+        /** Share of a parameter's values that must be several values (a repeated slot) for it to be documented as a list. */
+        listShare: z.number().min(0).max(1).default(0.1),
         /** Share of a data-derived tool's calls that must fill a parameter for it to be required. */
         requiredShare: z.number().min(0).max(1).default(1),
       })
@@ -92,6 +94,16 @@ export const MtuConfig = z
         chainRate: z.number().min(0).max(1).default(0.5),
         /** Share of multi-turn dialogues given an extra, independent request in one turn (M-M). */
         multiTurnRate: z.number().min(0).max(1).default(0.2),
+        /**
+         * Share of multi-turn dialogues with a result-dependent call sequence whose two requests are asked in one turn
+         * of the dialogue (M-M), the second call taking the first one's result as `Tool.field`.
+         */
+        chainMultiTurnRate: z.number().min(0).max(1).default(0.5),
+        /**
+         * In joined requests (independent S-M, M-M), share of calls whose parameter is named like a result field of an
+         * earlier call's tool that take that result (`Tool.field`) instead of their own value.
+         */
+        linkRate: z.number().min(0).max(1).default(1),
       })
       .strict()
       .prefault({}),
@@ -119,6 +131,29 @@ export const MtuConfig = z
         max: z.number().int().min(1).default(4),
         /** Tools of other services added to every list as distractors. */
         distractors: z.number().int().min(0).default(0),
+      })
+      .strict()
+      .prefault({}),
+    /** The native export (`toolkiln export … --format mtu`). */
+    export: z
+      .object({
+        /**
+         * JSON file `{"S-S": "…", "S-M": "…", "M-S": "…", "M-M": "…"}` replacing the instruction text that opens
+         * each setting's questions (any subset; `{today}` becomes the long date). Unset: toolkiln's own wording.
+         */
+        instructions: z.string().min(1).optional(),
+      })
+      .strict()
+      .prefault({}),
+    /**
+     * Targets the statistics compare the test split with: each setting's share of the test records
+     * (`mix`) and of its records that call no tool (`noCall`), as fractions. Unset: the released
+     * MTU-Eval files' figures (from `reference`).
+     */
+    targets: z
+      .object({
+        mix: z.partialRecord(z.enum(['S-S', 'S-M', 'M-S', 'M-M']), z.number().min(0).max(1)).optional(),
+        noCall: z.partialRecord(z.enum(['S-S', 'S-M', 'M-S', 'M-M', 'OOD']), z.number().min(0).max(1)).optional(),
       })
       .strict()
       .prefault({}),

@@ -26,14 +26,16 @@ export interface CreatedTurns {
 
 /**
  * Arguments from slot spans: one parameter per slot name; a slot that occurs several times with
- * different values keeps them all, joined in the order they occur.
+ * different values keeps them all as a list, in the order they occur (the documentation decides
+ * whether the parameter is a list or its values are joined into one).
  */
-export function argumentsOfSlots(turn: SourceTurn): Record<string, string> {
-  const args: Record<string, string> = {};
+export function argumentsOfSlots(turn: SourceTurn): Record<string, string | string[]> {
+  const args: Record<string, string | string[]> = {};
   for (const slot of turn.slots ?? []) {
     const name = parameterNameOfSlot(slot.name);
-    if (!(name in args)) args[name] = slot.value;
-    else if (!args[name].split(', ').includes(slot.value)) args[name] = `${args[name]}, ${slot.value}`;
+    const known = args[name];
+    if (known === undefined) args[name] = slot.value;
+    else if (![known].flat().includes(slot.value)) args[name] = [...[known].flat(), slot.value];
   }
   return args;
 }

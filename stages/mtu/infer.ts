@@ -10,6 +10,36 @@ export interface InferOptions {
   minConformity: number;
   enumMaxValues: number;
   enumMinObservations: number;
+  /** Share of a parameter's values that must hold several values (a repeated slot) for it to be a list. */
+  listShare?: number;
+}
+
+const INTEGER = /^(0|-?[1-9]\d*)$/;
+const BOOLEAN = /^(true|false)$/i;
+
+/**
+ * Strings every one of which reads as an integer or as a boolean (SGD writes `"2"`, `"True"`) are
+ * documented as that type, so that arguments carry it; a single exception keeps them strings.
+ */
+function typeOfStrings(strings: string[]): 'integer' | 'boolean' | undefined {
+  if (!strings.length) return undefined;
+  if (strings.every((v) => BOOLEAN.test(v))) return 'boolean';
+  if (strings.every((v) => INTEGER.test(v))) return 'integer';
+  return undefined;
+}
+
+/** A value in the type its property documents: `"2"` → 2, `"True"` → true, a list for a list parameter, several values joined for one that is not. */
+export function typedValue(value: Json, property: PropertySchema | undefined): Json {
+  if (!property) return value;
+  if (property.type === 'array') {
+    const item = (property.items ?? {}) as PropertySchema;
+    return (Array.isArray(value) ? value : [value]).map((v) => typedValue(v, item));
+  }
+  if (Array.isArray(value)) return typedValue(value.map(String).join(', '), property);
+  if (typeof value !== 'string') return value;
+  if (property.type === 'integer' && INTEGER.test(value)) return Number(value);
+  if (property.type === 'boolean' && BOOLEAN.test(value)) return value.toLowerCase() === 'true';
+  return value;
 }
 
 /** String shapes worth documenting, most specific first. */
@@ -32,9 +62,16 @@ function share(values: Json[], test: (v: Json) => boolean): number {
 }
 
 /** What the observed values say about a parameter: type, and for strings a format / pattern or an enum. */
-export function inferProperty(observed: Json[], options: InferOptions): Pick<PropertySchema, 'type' | 'format' | 'pattern' | 'enum'> {
-  const values = observed.filter((v) => v !== null);
-  if (!values.length) return { type: 'string' };
+export function inferProperty(observed: Json[], options: InferOptions): Pick<PropertySchema, 'type' | 'format' | 'pattern' | 'enum' | 'items'> {
+  const given = observed.filter((v) => v !== null);
+  if (!given.length) return { type: 'string' };
+  const lists = given.filter(Array.isArray);
+  if (lists.length && lists.length / given.length >= (options.listShare ?? 1)) {
+    const { type, format, pattern } = inferProperty(given.flatMap((v) => (Array.isArray(v) ? v : [v])), { ...options, enumMaxValues: 0 });
+    return { type: 'array', items: { type, ...(format ? { format } : {}), ...(pattern ? { pattern } : {}) } };
+  }
+  // Below the list share, several values of one slot are one value (joined).
+  const values = given.map((v) => (Array.isArray(v) ? v.map(String).join(', ') : v));
   const kinds = values.map(kindOf);
   const fits = (kind: string) => kinds.filter((k) => k === kind || (kind === 'number' && k === 'integer')).length / kinds.length;
   const type = ['boolean', 'integer', 'number', 'array', 'object', 'string'].find((kind) => fits(kind) >= options.minConformity);
@@ -42,6 +79,8 @@ export function inferProperty(observed: Json[], options: InferOptions): Pick<Pro
   if (type !== 'string') return { type };
 
   const strings = values.filter((v): v is string => typeof v === 'string');
+  const typed = typeOfStrings(strings);
+  if (typed) return { type: typed };
   const distinct = [...new Set(strings)];
   if (distinct.length <= options.enumMaxValues && strings.length >= options.enumMinObservations) return { type, enum: distinct.sort() };
   for (const shape of STRING_FORMATS) {

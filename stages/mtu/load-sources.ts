@@ -7,7 +7,7 @@ import { loadSgd } from '../sources/sgd.ts';
 import { loadSnips, snipsTopic } from '../sources/snips.ts';
 import type { MtuConfig } from './config.ts';
 
-/** Files and folders a config reads (hashed into the dataset fingerprint). */
+/** Files and folders a config reads (hashed into the dataset fingerprint), the export's instruction templates among them. */
 export function mtuSourceFiles(config: MtuConfig): string[] {
   const { snips, atis, sgd, multiwoz, generic } = config.sources;
   return [
@@ -16,6 +16,7 @@ export function mtuSourceFiles(config: MtuConfig): string[] {
     ...(sgd.enabled ? [sgd.dir] : []),
     ...(multiwoz.enabled ? [multiwoz.dir, ...(multiwoz.dialogues ? [multiwoz.dialogues] : [])] : []),
     ...generic.map((g) => g.file),
+    ...(config.export.instructions ? [config.export.instructions] : []),
   ];
 }
 

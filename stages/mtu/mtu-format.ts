@@ -1,4 +1,6 @@
 import { isRef, parseRef, type ArgValue, type Call, type Json, type Sample, type ToolSpec } from '../../core/records.ts';
+import { pythonJson, pythonRepr } from '../../core/python-json.ts';
+import { DEFAULT_INSTRUCTIONS, renderInstructions, type InstructionTemplates, type MtuSetting } from '../../prompts/mtu-instructions.ts';
 import { readPythonLiteral } from './python-literal.ts';
 import { assistantIndexes, categoryOf, turnCalls } from './sample.ts';
 
@@ -6,7 +8,8 @@ import { assistantIndexes, categoryOf, turnCalls } from './sample.ts';
  * MTU-Bench's own record shape: `{id, question, answer}`. `question` is the whole prompt — the
  * instructions of the setting, the tool document after "The following is a list of APIs …", the
  * history (multi-turn) and the current `User:` message; `answer` is `{Tool: {param: value}}` with
- * `"Tool.field"` for a value taken from an earlier call's result, and `{}` when no call is due.
+ * `"Tool.field"` for a value taken from an earlier call's result, and `{"": {}}` or `{}` (by setting)
+ * when no call is due. Each setting is written as its released file writes it (see RENDERING).
  * `parseMtuRecord` reads both what this module writes and every variant of the released files.
  */
 
@@ -61,49 +64,9 @@ export function toMtuDoc(tool: ToolSpec): MtuToolDoc {
   };
 }
 
-/** The tool document as the prompts show it: a JSON list of entries. */
+/** The tool document as toolkiln's own prompts show it: a compact JSON list of entries. */
 export function renderToolList(tools: ToolSpec[]): string {
   return JSON.stringify(tools.map(toMtuDoc));
-}
-
-const WEEKDAYS = ['Sunday', 'Monday', 'Tuesday', 'Wednesday', 'Thursday', 'Friday', 'Saturday'];
-const MONTHS = ['January', 'February', 'March', 'April', 'May', 'June', 'July', 'August', 'September', 'October', 'November', 'December'];
-
-export function longDate(isoDate: string): string {
-  const d = new Date(`${isoDate}T00:00:00Z`);
-  return `${WEEKDAYS[d.getUTCDay()]}, ${MONTHS[d.getUTCMonth()]} ${d.getUTCDate()}, ${d.getUTCFullYear()}`;
-}
-
-/** The instructions of each setting: what to reason about, when (not) to call, how to write calls. */
-export function instructionsFor(category: string, today: string): string {
-  const multiTurn = category.startsWith('M');
-  const multiTool = category.endsWith('M');
-  const rules = [
-    'Give your reasoning in "Thought": what the user wants, whether an API is needed and how to call it.',
-    multiTool
-      ? 'When APIs can satisfy the request, give each call in this form, one after another:\nAction: the name of an API\nAction Input: its parameters as a JSON object'
-      : 'When an API call can satisfy the request, give the call in this form:\nAction: the name of the API to call\nAction Input: its parameters as a JSON object',
-    ...(multiTurn ? ['"Observation" in the history shows what an earlier API call returned.'] : []),
-    ...(multiTool
-      ? [
-          'A call may need a value an earlier call returns: write that value as "previous_API_name.return_parameter_name".',
-          'Several APIs may be needed; mind the order in which you call them.',
-        ]
-      : []),
-    'When the request can be met without an API, do not call one.',
-    'When a required value is missing, do not call the API; ask for it instead.',
-    ...(multiTurn ? ['When the conversation already holds the answer, do not call the API again.'] : []),
-    'Use API and parameter names exactly as listed; take every parameter value from the conversation and never make one up.',
-    'When no listed API fits the request, do not call any.',
-    `Today is ${longDate(today)}.`,
-  ];
-  const format = multiTool ? 'Thought: xxxx\nAction: xxxx\nAction Input: xxxx\nAction: xxxx\nAction Input: xxxx...' : 'Thought: xxxx\nAction: xxxx\nAction Input: xxxx';
-  return [
-    `Reply to the user${multiTurn ? ', taking the conversation so far into account' : ''}. You may call external APIs to do so. The rules for calling them and the APIs you can use follow.`,
-    ...rules.map((rule, i) => `${i + 1}. ${rule}`),
-    `If you call ${multiTool ? 'APIs' : 'an API'}, answer in this format:\n${format}`,
-    'If you do not call an API, answer in this format:\nThought: xxxx',
-  ].join('\n');
 }
 
 /** An argument as MTU writes it: a reference becomes `"Tool.field"` (the tool of the referenced call). */
@@ -130,45 +93,109 @@ export function toolsOfCalls(sample: Pick<Sample, 'dialogue' | 'expected'>): Map
   return new Map(assistantIndexes(sample).flatMap((i) => turnCalls(sample, i)).map((c) => [c.id, c.tool]));
 }
 
-function historyLines(sample: Sample, upTo: number, toolOfCall: Map<string, string>): string[] {
+/** A tool's entry as SGD-derived tools appear in the released files: parameter names, optional ones with their default. */
+export function toSchemaStyleDoc(tool: ToolSpec): Record<string, Json> {
+  const doc = toMtuDoc(tool);
+  return {
+    name: doc.name,
+    description: doc.description,
+    required_parameters: doc.required_parameters.map((p) => p.name),
+    // SGD's "dontcare" (no preference) stands in for an optional parameter that documents no default.
+    optional_parameters: Object.fromEntries(doc.optional_parameters.map((p) => [p.name, p.default ?? 'dontcare'])),
+    result_parameters: doc.result_parameters.map((p) => p.name),
+  };
+}
+
+/**
+ * How each setting's released file writes its records. S-S and M-S print the tool list with
+ * Python's `str()` on the line after the marker, every entry in the schema style; S-M and M-M
+ * print it with `json.dumps` right after the marker, schema-derived tools in the schema style and
+ * the others with parameter objects. M-S writes the history in ReAct lines (`function:` /
+ * `Thought:` / `Action:` / `Action Input:` / `observation: :` / `assistant: :`), M-M as rounds of
+ * `User:` / `Action: {answer}` / `Assistant:`. The OOD file writes each record in the shape of its
+ * setting, but every list and value with `json.dumps`. A turn with no call is `{"": {}}` in S-S and M-S
+ * (MTU's scorer reads the first key of every answer there) and `{}` in S-M, M-M and OOD.
+ */
+const RENDERING: Record<MtuSetting, { toolList: 'python' | 'json'; history: 'react' | 'rounds' | 'none'; noCall: Record<string, Json> }> = {
+  'S-S': { toolList: 'python', history: 'none', noCall: { '': {} } },
+  'S-M': { toolList: 'json', history: 'none', noCall: {} },
+  'M-S': { toolList: 'python', history: 'react', noCall: { '': {} } },
+  'M-M': { toolList: 'json', history: 'rounds', noCall: {} },
+};
+
+/** Schema-derived tools in the schema style, the others with parameter objects. */
+const mixedDocs = (tools: ToolSpec[]): Json[] => tools.map((t) => (t.provenance?.schema === true ? toSchemaStyleDoc(t) : (toMtuDoc(t) as unknown as Json)));
+
+function toolListText(tools: ToolSpec[], notation: 'python' | 'json', ood: boolean): string {
+  // The released OOD file prints every tool list and history value with json.dumps.
+  if (ood) return `${notation === 'python' ? '\n' : ''}${pythonJson(mixedDocs(tools))}`;
+  if (notation === 'python') return `\n${pythonRepr(tools.map(toSchemaStyleDoc))}`;
+  return pythonJson(mixedDocs(tools));
+}
+
+/** M-S history: ReAct lines; a turn without a call repeats the latest observation (empty before the first). */
+function reactHistory(sample: Sample, upTo: number, toolOfCall: Map<string, string>, literal: (value: Json) => string): string[] {
   const lines: string[] = [];
+  let latest: Json | undefined;
   sample.dialogue.slice(0, upTo).forEach((turn, i) => {
-    if (turn.role === 'user') {
-      lines.push(`user: ${turn.content}`);
-      return;
-    }
+    if (turn.role === 'user') return void lines.push(`user: ${turn.content}`);
     lines.push('function: ');
     if (turn.thought) lines.push(`Thought: ${turn.thought}`);
-    for (const call of turnCalls(sample, i)) {
-      lines.push(`Action: ${call.tool}`, `Action Input: ${JSON.stringify(mtuArguments(call, toolOfCall))}`);
+    const calls = turnCalls(sample, i);
+    for (const call of calls) {
+      lines.push(`Action: ${call.tool} `, `Action Input: ${literal(mtuArguments(call, toolOfCall))}`);
+      // An empty result reads as nothing observed (the released files never print an empty one).
       const observation = turn.observations?.[call.id];
-      if (observation !== undefined) lines.push(`Observation: ${JSON.stringify(observation)}`);
+      const empty = observation === undefined || observation === null || (typeof observation === 'object' && !Object.keys(observation).length);
+      if (!empty) latest = observation;
+      lines.push(empty ? 'observation: ' : `observation: : ${literal(observation)}`);
     }
-    lines.push(`assistant: ${turn.response ?? turn.content}`);
+    if (!calls.length) lines.push(latest === undefined ? 'observation: ' : `observation: : ${literal(latest)}`);
+    lines.push(`assistant: : ${turn.response ?? turn.content}`);
+  });
+  return lines;
+}
+
+/** M-M history: per round the user's message, the round's answer as JSON and the reply, rounds apart by a blank line. */
+function roundsHistory(sample: Sample, upTo: number, toolOfCall: Map<string, string>): string[] {
+  const lines: string[] = [];
+  sample.dialogue.slice(0, upTo).forEach((turn, i) => {
+    if (turn.role === 'user') return void lines.push(`User:  ${turn.content}`);
+    lines.push(`Action: ${pythonJson(mtuAnswer(turnCalls(sample, i), toolOfCall))}`, `Assistant:  ${turn.response ?? turn.content}`, '');
   });
   return lines;
 }
 
 /**
  * The MTU-Eval records of a sample: one per user turn answered by an assistant turn (a single-turn
- * sample gives one). `key` numbers the sample within its file (`S-S_12`, `M-S_12_3`).
+ * sample gives one). `key` numbers the sample within its file: `S-S_12`, `M-S_12_3`, and
+ * `OOD_12_0` for every OOD record (the released OOD file numbers all its records so).
  */
-export function toMtuRecords(sample: Sample, key: number, today: string): MtuRecord[] {
-  const category = categoryOf(sample);
-  const prefix = sample.split === 'ood' ? 'OOD' : category;
-  const multiTurn = category.startsWith('M');
+export function toMtuRecords(sample: Sample, key: number, today: string, instructions: InstructionTemplates = DEFAULT_INSTRUCTIONS): MtuRecord[] {
+  // OOD samples too are written in the shape of their own setting.
+  const setting = categoryOf(sample);
+  const rendering = RENDERING[setting];
+  const ood = sample.split === 'ood';
   const toolOfCall = toolsOfCalls(sample);
-  const head = `${instructionsFor(category, today)}\n${TOOL_LIST_MARKER}\n${renderToolList(sample.tools)}`;
+  const head = `\n${renderInstructions(instructions[setting], today)}\n${TOOL_LIST_MARKER}${toolListText(sample.tools, rendering.toolList, ood)}`;
+  const literal = ood ? pythonJson : pythonRepr;
   const records: MtuRecord[] = [];
   let ordinal = 0;
   for (const a of assistantIndexes(sample)) {
     const u = a - 1;
     if (sample.dialogue[u]?.role !== 'user') continue;
-    const history = multiTurn ? ['History Dialog: ', ...historyLines(sample, u, toolOfCall)] : [];
+    const message = sample.dialogue[u].content;
+    const tail =
+      rendering.history === 'react'
+        ? ['History Dialog: ', ...reactHistory(sample, u, toolOfCall, literal), `User: ${message}`]
+        : rendering.history === 'rounds'
+          ? ['History Dialog: ', ...roundsHistory(sample, u, toolOfCall), `User:  ${message}`]
+          : [`User: ${message}`];
+    const calls = turnCalls(sample, a);
     records.push({
-      id: multiTurn ? `${prefix}_${key}_${ordinal}` : `${prefix}_${key}`,
-      question: [head, ...history, `User: ${sample.dialogue[u].content}`].join('\n'),
-      answer: mtuAnswer(turnCalls(sample, a), toolOfCall),
+      id: ood ? `OOD_${key}_${ordinal}` : rendering.history === 'none' ? `${setting}_${key}` : `${setting}_${key}_${ordinal}`,
+      question: [head, ...tail].join('\n'),
+      answer: calls.length ? mtuAnswer(calls, toolOfCall) : ood ? {} : rendering.noCall,
     });
     ordinal++;
   }
@@ -316,7 +343,9 @@ export function parseHistory(text: string): ParsedHistoryTurn[] {
         break;
       }
       case 'observation':
-        (assistant().observations ??= []).push(literal(rest));
+        // An empty `observation: ` line stands for "nothing observed yet".
+        if (rest.trim()) (assistant().observations ??= []).push(literal(rest));
+        else assistant();
         field = undefined;
         break;
       case 'assistant': {

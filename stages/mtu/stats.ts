@@ -3,13 +3,17 @@ import { join } from 'node:path';
 import { formatTable } from '../../core/runner.ts';
 import { Sample } from '../../core/records.ts';
 import type { ScanStage } from '../../core/stage.ts';
+import type { MtuConfig } from './config.ts';
+import { INSTRUCTIONS_REPORT, loadInstructionTemplates } from './instructions.ts';
 import { parseMtuRecord } from './mtu-format.ts';
 import { assistantIndexes, mtuMeta, turnCalls } from './sample.ts';
 
 /**
  * MTU-Bench statistics, ours beside the released MTU-Eval files where comparable: dialogues and
  * records (one per answered user turn) per setting and split, calls and parameters, turns per
- * dialogue, share of no-call records, and the tool counts before and after clustering.
+ * dialogue, share of no-call records, and the tool counts before and after clustering; then the
+ * composition (each setting's share of the test records, and its no-call share) beside the
+ * config's targets and the released files.
  */
 
 const SETTINGS = ['S-S', 'S-M', 'M-S', 'M-M'] as const;
@@ -133,9 +137,46 @@ export function formatMtuStatistics(ours: Record<string, Record<string, SetFigur
   ].join('\n');
 }
 
+/** Each setting's share of the test records and of its records that call no tool, as fractions. */
+export interface Composition {
+  mix: Partial<Record<Setting, number>>;
+  noCall: Partial<Record<Setting | 'OOD', number>>;
+}
+
+type Setting = (typeof SETTINGS)[number];
+
+/** The composition of a set of figures by setting (`OOD` counts for no-call only). */
+export function compositionOf(figures: Partial<Record<string, SetFigures>>): Composition {
+  const total = SETTINGS.reduce((n, s) => n + (figures[s]?.records ?? 0), 0);
+  const ratio = (a: number, b: number) => (b ? Math.round((a / b) * 1000) / 1000 : 0);
+  return {
+    mix: Object.fromEntries(SETTINGS.map((s) => [s, ratio(figures[s]?.records ?? 0, total)])),
+    noCall: Object.fromEntries([...SETTINGS, 'OOD'].filter((s) => figures[s]).map((s) => [s, ratio(figures[s]!.noCallRecords, figures[s]!.records)])),
+  };
+}
+
+/** Ours (test split, OOD) beside the target and the released files: category mix and no-call share. */
+export function formatComposition(ours: Composition, target: Composition | null, released: Composition | null): string {
+  const pct = (x: number | undefined) => (x === undefined ? '-' : `${Math.round(x * 100)}%`);
+  const rows = [...SETTINGS, 'OOD'].map((s) => [
+    s,
+    s === 'OOD' ? '-' : pct(ours.mix[s as Setting]),
+    s === 'OOD' ? '-' : pct(target?.mix[s as Setting]),
+    s === 'OOD' ? '-' : pct(released?.mix[s as Setting]),
+    pct(ours.noCall[s as Setting]),
+    pct(target?.noCall[s as Setting]),
+    pct(released?.noCall[s as Setting]),
+  ]);
+  return formatTable(['setting', 'share of test records', 'target', 'MTU-Eval', 'no-call records', 'target', 'MTU-Eval'], rows);
+}
+
 export interface StatisticsOptions {
   /** Folder of the released MTU-Eval files. */
   reference: string;
+  /** Targets of the composition; a part left unset is the released files' figure. */
+  targets: MtuConfig['targets'];
+  /** Instruction templates file of the export (config `export.instructions`), published with the version. */
+  instructions?: string;
 }
 
 /**
@@ -146,7 +187,7 @@ export function statisticsStage(options: StatisticsOptions): ScanStage<Sample, S
   return {
     kind: 'scan',
     name: 'statistics',
-    version: 1,
+    version: 2,
     input: Sample,
     output: Sample,
     // Figures are gathered in one pass over the samples; the samples themselves pass through unchanged.
@@ -169,9 +210,18 @@ export function statisticsStage(options: StatisticsOptions): ScanStage<Sample, S
         released: released ? mapFigures(released) : null,
         tools: { ...tools, reductionRatio: tools.namesBefore && tools.namesAfter ? Math.round((tools.namesBefore / tools.namesAfter) * 100) / 100 : null },
       });
-      const table = formatMtuStatistics(ours, released, tools);
+      const ourComposition = compositionOf({ ...ours.test, ...(ours.ood?.OOD ? { OOD: ours.ood.OOD } : {}) });
+      const releasedComposition = released ? compositionOf(released) : null;
+      const target: Composition | null =
+        releasedComposition || options.targets.mix || options.targets.noCall
+          ? { mix: { ...releasedComposition?.mix, ...options.targets.mix }, noCall: { ...releasedComposition?.noCall, ...options.targets.noCall } }
+          : null;
+      ctx.report('mtuComposition', { ours: ourComposition, target, released: releasedComposition });
+      const table = `${formatMtuStatistics(ours, released, tools)}\n\n${formatComposition(ourComposition, target, releasedComposition)}`;
       ctx.log(`MTU-Bench statistics\n${table}`);
       ctx.attach('mtu-statistics.txt', `${table}\n`);
+      // The export's instruction text travels with the version (see instructions.ts).
+      ctx.attach(INSTRUCTIONS_REPORT, `${JSON.stringify(loadInstructionTemplates(options.instructions && ctx.resolvePath(options.instructions)), null, 2)}\n`);
     },
     run: (sample) => sample,
   };

@@ -1,8 +1,8 @@
-import { Sample, type Json, type PropertySchema, type ToolSpec } from '../../core/records.ts';
+import { isRef, Sample, type ArgValue, type Call, type Json, type PropertySchema, type ToolSpec } from '../../core/records.ts';
 import { reject, type RejectReason, type ScanStage } from '../../core/stage.ts';
 import { mtuToolDocPrompt, type ToolDocAnswer } from '../../prompts/mtu-tool-doc.ts';
 import type { MtuConfig } from './config.ts';
-import { inferProperty } from './infer.ts';
+import { inferProperty, typedValue } from './infer.ts';
 import { ToolLibrary, toolReference } from './library.ts';
 import { assistantIndexes, lineageEntry, literalText, toolKey, turnCalls } from './sample.ts';
 
@@ -85,7 +85,7 @@ export function observeTools(samples: Iterable<Sample>): Map<string, Observed> {
         entry.calls++;
         for (const [name, value] of Object.entries(call.arguments)) {
           entry.filled.set(name, (entry.filled.get(name) ?? 0) + 1);
-          if (literalText(value) !== undefined || value === null) observe(entry.values, name, value as Json);
+          if (literalText(value) !== undefined || value === null || (Array.isArray(value) && value.every((v) => literalText(v) !== undefined))) observe(entry.values, name, value as Json);
           entry.tool.parameters.properties[name] ??= { type: 'string' };
         }
         const result = sample.dialogue[index].observations?.[call.id];
@@ -108,12 +108,15 @@ export function documentStructure(entry: Observed, options: MtuConfig['documenta
   for (const [name, base] of Object.entries(tool.parameters.properties)) {
     const inferred = inferProperty(entry.values.get(name)?.all() ?? [], infer);
     const property: PropertySchema = { ...base, type: inferred.type };
-    for (const key of ['format', 'pattern'] as const) {
-      if (inferred[key]) property[key] = inferred[key];
+    for (const key of ['format', 'pattern', 'items'] as const) {
+      if (inferred[key]) Object.assign(property, { [key]: inferred[key] });
       else delete property[key];
     }
-    // A schema's closed set stands; otherwise a closed set seen in the data.
-    if (!base.enum?.length && inferred.enum) property.enum = inferred.enum;
+    // A schema's closed set stands; otherwise a closed set seen in the data. Both in the documented type.
+    const closed = base.enum?.length ? base.enum : inferred.enum;
+    if (closed && inferred.type !== 'array') property.enum = [...new Set(closed.map((v) => typedValue(v, property)))];
+    else delete property.enum;
+    if (property.default !== undefined && inferred.type !== 'array') property.default = typedValue(property.default, property);
     properties[name] = property;
   }
   const required = schema
@@ -162,7 +165,7 @@ export function documentToolsStage(options: MtuConfig['documentation']): ScanSta
   return {
     kind: 'scan',
     name,
-    version: 1,
+    version: 2,
     input: Sample,
     output: Sample,
     prompts: { [mtuToolDocPrompt.id]: mtuToolDocPrompt.hash },
@@ -199,8 +202,20 @@ export function documentToolsStage(options: MtuConfig['documentation']): ScanSta
       const { documented, failed } = ctx.state;
       const failure = sample.tools.map((t) => failed.get(toolKey(t))).find(Boolean);
       if (failure) return reject(failure.reason, failure.detail, { recordId: sample.id });
+      // Arguments take the types their parameters are documented with.
+      const typed = (call: Call): Call => {
+        const tool = sample.tools.find((t) => t.name === call.tool);
+        const properties = (tool && documented.get(toolKey(tool))?.parameters.properties) ?? {};
+        return { ...call, arguments: Object.fromEntries(Object.entries(call.arguments).map(([k, v]) => [k, isRef(v) ? v : (typedValue(v as Json, properties[k]) as ArgValue)])) };
+      };
       return {
         ...sample,
+        dialogue: sample.dialogue.map((turn) => (turn.calls ? { ...turn, calls: turn.calls.map(typed) } : turn)),
+        expected: {
+          ...sample.expected,
+          ...(sample.expected.calls ? { calls: sample.expected.calls.map(typed) } : {}),
+          ...(sample.expected.turns ? { turns: Object.fromEntries(Object.entries(sample.expected.turns).map(([turn, calls]) => [turn, calls.map(typed)])) } : {}),
+        },
         tools: sample.tools.map((t) => toolReference(documented.get(toolKey(t))!)),
         meta: { ...sample.meta, lineage: [...sample.meta.lineage, lineageEntry(name, 1, mtuToolDocPrompt, ctx.llm.model)] },
       };
