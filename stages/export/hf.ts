@@ -2,7 +2,7 @@ import { existsSync, mkdirSync, readFileSync, renameSync, rmSync } from 'node:fs
 import { dirname, join } from 'node:path';
 import { fileWriter, parquetWriteRows, type SchemaElement } from 'hyparquet-writer';
 import { mapIterable } from '../../core/collections.ts';
-import { UserError, withPath } from '../../core/errors.ts';
+import { UserError, messageOf, withPath } from '../../core/errors.ts';
 import { writeFileAtomic } from '../../core/jsonl.ts';
 import { sampleToLine, toolToLine, type CallLine, type SampleLineForm, type ToolLine, type TurnLine } from '../../core/line-form.ts';
 import { Manifest, formatZodError, type ToolSpec } from '../../core/records.ts';
@@ -44,7 +44,13 @@ export async function exportHuggingFace(samples: SampleSource, tools: ToolSpec[]
 function readManifest(dir: string): Manifest {
   const path = join(dir, 'manifest.json');
   if (!existsSync(path)) throw new UserError(`${path} is missing: the hf format needs the version's manifest`);
-  const parsed = Manifest.safeParse(JSON.parse(readFileSync(path, 'utf8')));
+  let json: unknown;
+  try {
+    json = JSON.parse(readFileSync(path, 'utf8'));
+  } catch (error) {
+    throw new UserError(`${path}: not readable JSON (${messageOf(error)}); the version is damaged: restore it from a copy or publish it again`);
+  }
+  const parsed = Manifest.safeParse(json);
   if (!parsed.success) throw new UserError(`${path}: not a toolkiln manifest (${formatZodError(parsed.error)})`);
   return parsed.data;
 }
