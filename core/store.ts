@@ -189,16 +189,7 @@ export class DatasetStore {
   }
 
   manifest(ref: VersionRef): Manifest {
-    const path = join(ref.dir, 'manifest.json');
-    let json: unknown;
-    try {
-      json = JSON.parse(readFileSync(path, 'utf8'));
-    } catch (error) {
-      throw new UserError(`${path}: not readable JSON (${messageOf(error)}); the version is damaged: restore it from a copy or publish it again`);
-    }
-    const parsed = Manifest.safeParse(json);
-    if (!parsed.success) throw new UserError(`${path}: not a toolkiln manifest (${formatZodError(parsed.error)}); restore it from a copy or publish the version again`);
-    return parsed.data;
+    return readManifest(ref.dir);
   }
 
   /** Every file the manifest lists whose bytes no longer match its checksum, or that is gone. */
@@ -450,6 +441,20 @@ export class DatasetStore {
       throw new UserError(`${flag} ${shown} is inside the dataset store (${this.root}); only toolkiln writes there: give a folder outside it, or leave ${flag} out to use the version's .derived folder`);
     }
   }
+}
+
+/** The manifest of the version in `dir`; unreadable or invalid is an error naming the file and what to do. */
+export function readManifest(dir: string): Manifest {
+  const path = join(dir, 'manifest.json');
+  let json: unknown;
+  try {
+    json = JSON.parse(readFileSync(path, 'utf8'));
+  } catch (error) {
+    throw new UserError(`${path}: not readable JSON (${messageOf(error)}); the version is damaged: restore it from a copy or publish it again`);
+  }
+  const parsed = Manifest.safeParse(json);
+  if (!parsed.success) throw new UserError(`${path}: not a toolkiln manifest (${formatZodError(parsed.error)}); restore it from a copy or publish the version again`);
+  return parsed.data;
 }
 
 function intactMessage(ref: VersionRef, problem: VerifyProblem): string {

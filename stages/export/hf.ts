@@ -1,12 +1,13 @@
-import { existsSync, mkdirSync, readFileSync, renameSync, rmSync } from 'node:fs';
+import { mkdirSync, renameSync, rmSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileWriter, parquetWriteRows, type SchemaElement } from 'hyparquet-writer';
 import { mapIterable } from '../../core/collections.ts';
-import { UserError, messageOf, withPath } from '../../core/errors.ts';
+import { UserError, withPath } from '../../core/errors.ts';
 import { writeFileAtomic } from '../../core/jsonl.ts';
 import { sampleToLine, toolToLine, type CallLine, type SampleLineForm, type ToolLine, type TurnLine } from '../../core/line-form.ts';
-import { Manifest, formatZodError, type ToolSpec } from '../../core/records.ts';
+import type { ToolSpec } from '../../core/records.ts';
 import type { SampleSource } from '../../core/sample-source.ts';
+import { readManifest } from '../../core/store.ts';
 import { datasetCard, hfSplitName } from './hf-card.ts';
 
 /**
@@ -39,20 +40,6 @@ export async function exportHuggingFace(samples: SampleSource, tools: ToolSpec[]
   writeFileAtomic(join(outDir, 'toolkiln-config.json'), `${JSON.stringify(manifest.config, null, 2)}\n`);
   writeFileAtomic(join(outDir, 'README.md'), datasetCard({ manifest, dataFiles, toolsFile, splits: samples.splits }));
   return [...written, join(outDir, 'toolkiln-config.json'), join(outDir, 'README.md')];
-}
-
-function readManifest(dir: string): Manifest {
-  const path = join(dir, 'manifest.json');
-  if (!existsSync(path)) throw new UserError(`${path} is missing: the hf format needs the version's manifest`);
-  let json: unknown;
-  try {
-    json = JSON.parse(readFileSync(path, 'utf8'));
-  } catch (error) {
-    throw new UserError(`${path}: not readable JSON (${messageOf(error)}); the version is damaged: restore it from a copy or publish it again`);
-  }
-  const parsed = Manifest.safeParse(json);
-  if (!parsed.success) throw new UserError(`${path}: not a toolkiln manifest (${formatZodError(parsed.error)})`);
-  return parsed.data;
 }
 
 /** Rows per row group: a group is what is held in memory while a file is written. */
