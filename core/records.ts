@@ -237,6 +237,8 @@ export const Manifest = z
     files: z.record(z.string(), z.string()),
     createdAt: z.string(),
     toolkilnVersion: z.string(),
+    /** How the version's JSONL records are written (core/line-form.ts); absent: plain JSON records (before toolkiln 0.2.0). */
+    lineForm: z.number().int().optional(),
   })
   .passthrough();
 export type Manifest = z.infer<typeof Manifest>;

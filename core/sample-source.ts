@@ -44,8 +44,11 @@ export function samplesInMemory(given: readonly Sample[]): SampleSource {
   };
 }
 
-/** A version's split files (JSON lines, one sample each) as a source, in the order given. */
-export function samplesInFiles(files: readonly { split: string; path: string }[]): SampleSource {
+/**
+ * A version's split files (JSON lines, one sample each) as a source, in the order given; `decode`
+ * makes a line's record into its Sample (the store passes the line-form decoder; default: as it is).
+ */
+export function samplesInFiles(files: readonly { split: string; path: string }[], decode: (line: unknown, where: string) => Sample = (line) => line as Sample): SampleSource {
   const locatedIn = function* (parts: number[]): Generator<{ sample: Sample; at: SampleAt }> {
     for (const part of parts) {
       const { path } = files[part];
@@ -54,7 +57,7 @@ export function samplesInFiles(files: readonly { split: string; path: string }[]
         number++;
         const text = bytes.toString('utf8');
         if (!text.trim()) continue;
-        yield { sample: parseJsonLine<Sample>(text, path, number), at: { part, start, length: bytes.length } };
+        yield { sample: decode(parseJsonLine(text, path, number), `${path}:${number}`), at: { part, start, length: bytes.length } };
       }
     }
   };
@@ -80,7 +83,8 @@ export function samplesInFiles(files: readonly { split: string; path: string }[]
             if (n === 0) throw new Error(`${files[at.part].path}: ended before the sample at byte ${at.start}; the file changed while it was read`);
             read += n;
           }
-          yield parseJsonLine<Sample>(bytes.toString('utf8'), files[at.part].path, 0);
+          const { path } = files[at.part];
+          yield decode(parseJsonLine(bytes.toString('utf8'), path, 0), `${path} (byte ${at.start})`);
         }
       } finally {
         for (const fd of fds.values()) closeSync(fd);

@@ -2,13 +2,15 @@ import { createHash } from 'node:crypto';
 import { chmodSync, existsSync, lstatSync, mkdirSync, readdirSync, readFileSync, realpathSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { basename, dirname, join, resolve, sep } from 'node:path';
 import { UserError, messageOf, withPath } from './errors.ts';
+import { mapIterable } from './collections.ts';
 import { hashFileSync, hashOf, sha256 } from './hash.ts';
 import { eachJsonl, JsonlWriter, writeFileAtomic, writeJsonlAtomic } from './jsonl.ts';
+import { LINE_FORM, lineDecoders, rejectionToLine, sampleTextToLineText, sampleToLine, toolToLine, type LineDecoders, type LineWhere } from './line-form.ts';
 import { describeOwner, waitForLock } from './lock.ts';
 import { Manifest, Rejection, Sample, ToolSpec, formatZodError } from './records.ts';
 import { samplesInFiles, type SampleSource } from './sample-source.ts';
 
-export const TOOLKILN_VERSION = '0.1.0';
+export const TOOLKILN_VERSION = '0.2.0';
 
 /** Longest dataset name: it becomes a folder name, and must leave room for the version and its derived folder. */
 export const MAX_NAME_LENGTH = 100;
@@ -22,7 +24,7 @@ export interface VersionRef {
 /** What a publisher supplies; the store adds version, files, counts and created-at. */
 export type ManifestDraft = Omit<Manifest, 'name' | 'version' | 'files' | 'counts' | 'createdAt' | 'toolkilnVersion'>;
 
-/** A sample as the line of JSON text it was written as (by JSON.stringify), published as that text, with what the store files it by. */
+/** A sample as the line of JSON text it was written as (by JSON.stringify), with what the store files it by; published in the line form. */
 export interface SampleLine {
   id: string;
   split: string;
@@ -187,16 +189,7 @@ export class DatasetStore {
   }
 
   manifest(ref: VersionRef): Manifest {
-    const path = join(ref.dir, 'manifest.json');
-    let json: unknown;
-    try {
-      json = JSON.parse(readFileSync(path, 'utf8'));
-    } catch (error) {
-      throw new UserError(`${path}: not readable JSON (${messageOf(error)}); the version is damaged: restore it from a copy or publish it again`);
-    }
-    const parsed = Manifest.safeParse(json);
-    if (!parsed.success) throw new UserError(`${path}: not a toolkiln manifest (${formatZodError(parsed.error)}); restore it from a copy or publish the version again`);
-    return parsed.data;
+    return readManifest(ref.dir);
   }
 
   /** Every file the manifest lists whose bytes no longer match its checksum, or that is gone. */
@@ -223,7 +216,7 @@ export class DatasetStore {
    * The records of one JSONL file of the version, read line by line and checked against the
    * manifest's checksum as they are read (a mismatch is an error once the file is read).
    */
-  private readChecked<T>(ref: VersionRef, file: string): T[] {
+  private readChecked<T>(ref: VersionRef, file: string, decode: (line: unknown, where: LineWhere) => T): T[] {
     const path = join(ref.dir, file);
     const expected = this.manifest(ref).files[file];
     if (!existsSync(path)) {
@@ -232,7 +225,9 @@ export class DatasetStore {
     }
     const check = expected !== undefined && !this.verified.has(ref.dir);
     const hash = createHash('sha256');
-    const records = [...eachJsonl<T>(path, check ? (bytes) => hash.update(bytes) : undefined)];
+    let number = 0;
+    const records: T[] = [];
+    for (const line of eachJsonl(path, check ? (bytes) => hash.update(bytes) : undefined)) records.push(decode(line, `${path}: record ${++number}`));
     if (check && hash.digest('hex') !== expected) throw new UserError(intactMessage(ref, { file, problem: 'changed' }));
     return records;
   }
@@ -240,7 +235,13 @@ export class DatasetStore {
   /** All samples of a version, split by split in the order the manifest lists them. */
   samples(ref: VersionRef): Sample[] {
     const manifest = this.manifest(ref);
-    return Object.keys(manifest.counts.bySplit).flatMap((split) => this.readChecked<Sample>(ref, `data/${split}.jsonl`));
+    const { sample } = this.decoders(ref);
+    return Object.keys(manifest.counts.bySplit).flatMap((split) => this.readChecked(ref, `data/${split}.jsonl`, sample));
+  }
+
+  /** How the version's records are read back: by the line form its manifest records, or as they are (older versions). */
+  private decoders(ref: VersionRef): LineDecoders {
+    return lineDecoders(this.manifest(ref).lineForm, join(ref.dir, 'manifest.json'));
   }
 
   /**
@@ -249,21 +250,31 @@ export class DatasetStore {
    */
   sampleSource(ref: VersionRef): SampleSource {
     const splits = Object.keys(this.manifest(ref).counts.bySplit);
-    return samplesInFiles(splits.map((split) => ({ split, path: join(ref.dir, 'data', `${split}.jsonl`) })));
+    return samplesInFiles(
+      splits.map((split) => ({ split, path: join(ref.dir, 'data', `${split}.jsonl`) })),
+      this.decoders(ref).sample,
+    );
   }
 
+  /** The version's tool library (none when it has no `tools.jsonl`: an empty library is not written). */
   tools(ref: VersionRef): ToolSpec[] {
-    return this.readChecked<ToolSpec>(ref, 'tools.jsonl');
+    return this.readChecked(ref, 'tools.jsonl', this.decoders(ref).tool);
   }
 
+  /** The version's rejects (none when it has no `rejects.jsonl`: an empty file is not written). */
   rejects(ref: VersionRef): Rejection[] {
-    return this.readChecked<Rejection>(ref, 'rejects.jsonl');
+    return this.readChecked(ref, 'rejects.jsonl', this.decoders(ref).rejection);
   }
 
+  /**
+   * The newest version with this fingerprint written in the current line form: a version written in
+   * an older form is not reused, so running the same pipeline again republishes it in the new one.
+   */
   findByFingerprint(name: string, fingerprint: string): VersionRef | null {
     for (const version of this.versions(name).reverse()) {
       const ref = { name, version, dir: join(this.root, name, version) };
-      if (this.manifest(ref).fingerprint === fingerprint) return ref;
+      const manifest = this.manifest(ref);
+      if (manifest.fingerprint === fingerprint && manifest.lineForm === LINE_FORM) return ref;
     }
     return null;
   }
@@ -306,9 +317,11 @@ export class DatasetStore {
         files[path] = sha256(text);
       };
       // Data files are streamed: a version is never built as one string, nor its samples held here.
-      const writeRecords = (path: string, records: Iterable<unknown>) => {
-        const { sha256, count } = writeJsonlAtomic(join(tmpDir, path), records);
-        files[path] = sha256;
+      // A file with no records is not written (an empty JSONL file breaks loaders such as `datasets`).
+      const writeRecords = <T>(path: string, records: Iterable<T>, toLine: (record: T) => unknown) => {
+        const { sha256, count } = writeJsonlAtomic(join(tmpDir, path), mapIterable(records, toLine));
+        if (count) files[path] = sha256;
+        else rmSync(join(tmpDir, path));
         return count;
       };
       const splitWriters = new Map<string, JsonlWriter>();
@@ -320,8 +333,8 @@ export class DatasetStore {
             if (!SPLIT_NAME.test(sample.split)) throw new UserError(`sample ${sample.id} has split "${sample.split}": a split name is letters, digits, '-', '_' or '.'`);
             splitWriters.set(sample.split, new JsonlWriter(join(tmpDir, 'data', `${sample.split}.jsonl`), { sha256: true }));
           }
-          if (isSampleLine(sample)) splitWriters.get(sample.split)!.writeText(sample.text);
-          else splitWriters.get(sample.split)!.write(sample);
+          if (isSampleLine(sample)) splitWriters.get(sample.split)!.writeText(sampleTextToLineText(sample.text));
+          else splitWriters.get(sample.split)!.write(sampleToLine(sample));
           byCategory[sample.category] = (byCategory[sample.category] ?? 0) + 1;
           sampleCount++;
         }
@@ -330,8 +343,8 @@ export class DatasetStore {
       }
       const splits = [...splitWriters.keys()].sort();
       for (const split of splits) files[`data/${split}.jsonl`] = splitWriters.get(split)!.sha256();
-      const toolCount = writeRecords('tools.jsonl', input.tools);
-      const rejectCount = writeRecords('rejects.jsonl', input.rejects);
+      const toolCount = writeRecords('tools.jsonl', input.tools, toolToLine);
+      const rejectCount = writeRecords('rejects.jsonl', input.rejects, rejectionToLine);
       for (const [path, text] of Object.entries(input.extraFiles ?? {})) write(path, text);
 
       const version = `v${this.scan(name).highest + 1}`;
@@ -349,6 +362,7 @@ export class DatasetStore {
         files,
         createdAt: new Date().toISOString(),
         toolkilnVersion: TOOLKILN_VERSION,
+        lineForm: LINE_FORM,
       });
       writeFileSync(join(tmpDir, 'manifest.json'), JSON.stringify(manifest, null, 2) + '\n');
       input.beforeRename?.(tmpDir);
@@ -427,6 +441,20 @@ export class DatasetStore {
       throw new UserError(`${flag} ${shown} is inside the dataset store (${this.root}); only toolkiln writes there: give a folder outside it, or leave ${flag} out to use the version's .derived folder`);
     }
   }
+}
+
+/** The manifest of the version in `dir`; unreadable or invalid is an error naming the file and what to do. */
+export function readManifest(dir: string): Manifest {
+  const path = join(dir, 'manifest.json');
+  let json: unknown;
+  try {
+    json = JSON.parse(readFileSync(path, 'utf8'));
+  } catch (error) {
+    throw new UserError(`${path}: not readable JSON (${messageOf(error)}); the version is damaged: restore it from a copy or publish it again`);
+  }
+  const parsed = Manifest.safeParse(json);
+  if (!parsed.success) throw new UserError(`${path}: not a toolkiln manifest (${formatZodError(parsed.error)}); restore it from a copy or publish the version again`);
+  return parsed.data;
 }
 
 function intactMessage(ref: VersionRef, problem: VerifyProblem): string {

@@ -2,6 +2,7 @@ import { mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { sampleToLine } from '../core/line-form.ts';
 import { Sample } from '../core/records.ts';
 import { sampleHead } from '../core/runner.ts';
 import { DatasetStore } from '../core/store.ts';
@@ -22,13 +23,14 @@ describe('samples published as the lines their last stage wrote', () => {
     expect(sampleHead('{"id":"unterminated')).toBeNull();
   });
 
-  it('are written as they are, counted by split and category', () => {
+  it('are written in the line form, counted by split and category', () => {
     const home = mkdtempSync(join(tmpdir(), 'tk-lines-'));
     const samples = [sample('s1', 'A', 'train'), sample('s2', 'B', 'test'), sample('s3', 'A', 'train')];
-    // Text that JSON.stringify of the sample would not give: the store must not serialise again.
-    const lines = samples.map((s) => ({ ...sampleHead(JSON.stringify(s))!, text: JSON.stringify(s).replace('{"id"', '{ "id"') }));
-    const { ref, manifest } = new DatasetStore(home).publish({ name: 'demo', samples: lines, tools: [], rejects: [], manifest: draftManifest('fp') });
-    expect(readFileSync(join(ref.dir, 'data', 'train.jsonl'), 'utf8')).toBe(`${lines[0].text}\n${lines[2].text}\n`);
+    const lines = samples.map((s) => sampleHead(JSON.stringify(s))!);
+    const store = new DatasetStore(home);
+    const { ref, manifest } = store.publish({ name: 'demo', samples: lines, tools: [], rejects: [], manifest: draftManifest('fp') });
+    expect(readFileSync(join(ref.dir, 'data', 'train.jsonl'), 'utf8')).toBe(`${JSON.stringify(sampleToLine(samples[0]))}\n${JSON.stringify(sampleToLine(samples[2]))}\n`);
+    expect(store.samples(ref)).toEqual([samples[1], samples[0], samples[2]]);
     expect(manifest.counts).toMatchObject({ samples: 3, bySplit: { test: 1, train: 2 }, byCategory: { A: 2, B: 1 } });
   });
 });

@@ -18,7 +18,8 @@ describe('dataset store', () => {
     const store = new DatasetStore(home);
     const { ref, manifest } = store.publish({ name: 'demo', samples: makeSamples(6), tools: [], rejects: [], manifest: draftManifest('fp') });
     expect(ref.version).toBe('v1');
-    expect(readdirSync(ref.dir).sort()).toEqual(['data', 'manifest.json', 'rejects.jsonl', 'tools.jsonl']);
+    // No tools and no rejects: those files are not written (an empty JSONL file breaks loaders).
+    expect(readdirSync(ref.dir).sort()).toEqual(['data', 'manifest.json']);
     expect(readdirSync(join(ref.dir, 'data')).sort()).toEqual(['test.jsonl', 'train.jsonl']);
     expect(manifest.counts).toMatchObject({ samples: 6, bySplit: { test: 2, train: 4 }, byCategory: { 'S-M': 3, 'S-S': 3 } });
     for (const [file, hash] of Object.entries(manifest.files)) expect(sha256(readFileSync(join(ref.dir, file)))).toBe(hash);

@@ -21,8 +21,16 @@ function asObject(value: unknown): Record<string, unknown> | undefined {
   return value && typeof value === 'object' && !Array.isArray(value) ? (value as Record<string, unknown>) : undefined;
 }
 
+function jsonOrUndefined(text: string): unknown {
+  try {
+    return JSON.parse(text);
+  } catch {
+    return undefined;
+  }
+}
+
 /**
- * One tool from a canonical ToolSpec, an OpenAI function tool (`{type: "function", function}`),
+ * One tool from a canonical ToolSpec (as an object or in the line form), an OpenAI function tool (`{type: "function", function}`),
  * a Seal-Tools / NesTools API (`api_name`, `api_description`, `parameters: {name: {type}}`) or a
  * MetaTool plugin (`name_for_model`, `description_for_model`).
  */
@@ -34,7 +42,8 @@ export function toolEntryOf(raw: unknown, where: string): ToolEntry {
   const name = [source.name, source.api_name, source.name_for_model].find((v) => typeof v === 'string' && v.trim() !== '') as string | undefined;
   if (!name) throw new UserError(`${where}: tool has no name (expected "name", "api_name", "name_for_model" or "function.name"); add one or remove the line`);
   const description = ([source.description, source.api_description, source.description_for_model].find((v) => typeof v === 'string') as string | undefined) ?? '';
-  const parameters = asObject(source.parameters);
+  // A published or canonical tools.jsonl carries the parameters schema as JSON text (core/line-form.ts).
+  const parameters = asObject(typeof source.parameters === 'string' ? jsonOrUndefined(source.parameters) : source.parameters);
   const properties = asObject(parameters?.properties) ?? (parameters && parameters.type !== 'object' ? parameters : undefined);
   return { name: name.trim(), description, parameters: Object.keys(properties ?? {}) };
 }

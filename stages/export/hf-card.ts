@@ -1,0 +1,127 @@
+import { stringify } from 'yaml';
+import { UserError } from '../../core/errors.ts';
+import type { Manifest, Usage } from '../../core/records.ts';
+
+/**
+ * The Hugging Face dataset card (`README.md`) of an `hf` export: a YAML header the Hub reads
+ * (license, task categories, size, and `configs` naming each split's files) and a body that tells
+ * what the dataset is, how many samples each split and category has, how it was made (pipeline,
+ * config, stages, models, token usage and cost, source files with their hashes and licenses) and
+ * how to make it again with toolkiln. Nothing in it varies between two exports of one version.
+ */
+
+/**
+ * Licenses of the inputs toolkiln ships with (../shared/data/README.md and each folder's LICENSE),
+ * by a folder in the source's path, as Hub license ids.
+ */
+const SOURCE_LICENSES: [folder: string, license: string][] = [
+  ['sources/snips', 'cc0-1.0'],
+  ['sources/sgd', 'cc-by-sa-4.0'],
+  ['sources/multiwoz', 'mit'],
+  ['sources/metatool', 'mit'],
+  ['sources/nestools', 'apache-2.0'],
+  ['sources/seal-tools', 'apache-2.0'],
+  ['sources/tooltalk', 'mit'],
+  ['reference/mtu-bench', 'apache-2.0'],
+  ['reference/metatool', 'mit'],
+  ['reference/tooltalk', 'mit'],
+  ['reference/acebench', 'mit'],
+  ['reference/nestools', 'apache-2.0'],
+  ['reference/seal-tools', 'apache-2.0'],
+];
+
+/** A source path's license id, or null when toolkiln does not know it (ATIS has no license file; a user's own files). */
+export function sourceLicense(path: string): string | null {
+  const normalised = `/${path.replaceAll('\\', '/')}/`;
+  return SOURCE_LICENSES.find(([folder]) => normalised.includes(`/${folder}/`))?.[1] ?? null;
+}
+
+/** A split's name as the Hub takes it (letters, digits and `_`): `task-awareness` → `task_awareness`. */
+export function hfSplitName(split: string, splits: readonly string[]): string {
+  const name = split.replace(/\W/g, '_');
+  const clash = splits.find((other) => other !== split && other.replace(/\W/g, '_') === name);
+  if (clash) throw new UserError(`splits "${split}" and "${clash}" both become "${name}" on the Hugging Face Hub, which takes only letters, digits and _ in a split name; rename one of them`);
+  return name;
+}
+
+function sizeCategory(samples: number): string {
+  const bounds: [number, string][] = [
+    [1_000, 'n<1K'],
+    [10_000, '1K<n<10K'],
+    [100_000, '10K<n<100K'],
+    [1_000_000, '100K<n<1M'],
+    [10_000_000, '1M<n<10M'],
+  ];
+  return bounds.find(([bound]) => samples < bound)?.[1] ?? 'n>10M';
+}
+
+const cell = (text: unknown) => String(text).replaceAll('|', '\\|').replaceAll('\n', ' ');
+const table = (head: string[], rows: unknown[][]) => [`| ${head.join(' | ')} |`, `|${head.map(() => '---').join('|')}|`, ...rows.map((row) => `| ${row.map(cell).join(' | ')} |`)].join('\n');
+const usd = (cost: number | null) => (cost === null ? 'unknown (no price for the model)' : `$${cost.toFixed(4)}`);
+const usageRow = (name: string, usage: Usage) => [name, usage.requests, usage.cached, usage.promptTokens, usage.completionTokens, usd(usage.costUsd)];
+
+export interface DatasetCardInput {
+  manifest: Manifest;
+  /** Each split's Parquet file, relative to the export folder. */
+  dataFiles: { split: string; path: string }[];
+  /** The tool library's Parquet file, or null when the version has no tools. */
+  toolsFile: string | null;
+  splits: readonly string[];
+}
+
+export function datasetCard({ manifest, dataFiles, toolsFile, splits }: DatasetCardInput): string {
+  const licenses = [...new Set(Object.keys(manifest.sources).map((path) => sourceLicense(path) ?? 'other'))].sort();
+  const header = {
+    license: licenses.length === 1 ? licenses[0] : licenses.length ? licenses : 'other',
+    pretty_name: `${manifest.name} (toolkiln ${manifest.pipeline} ${manifest.version})`,
+    task_categories: ['text-generation'],
+    tags: ['tool-use', 'function-calling', 'synthetic', 'toolkiln', manifest.pipeline],
+    size_categories: [sizeCategory(manifest.counts.samples)],
+    configs: [
+      { config_name: 'default', default: true, data_files: dataFiles.map(({ split, path }) => ({ split: hfSplitName(split, splits), path })) },
+      ...(toolsFile ? [{ config_name: 'tools', data_files: [{ split: 'library', path: toolsFile }] }] : []),
+    ],
+  };
+  const stats = manifest.stats as { seed?: number; limit?: number | null };
+  const offline = manifest.models.every((model) => model.startsWith('offline'));
+  const run = [
+    `toolkiln run ${manifest.pipeline} --config toolkiln-config.json --name ${manifest.name}`,
+    stats.seed !== undefined ? ` --seed ${stats.seed}` : '',
+    typeof stats.limit === 'number' ? ` --limit ${stats.limit}` : '',
+    offline ? ' --llm offline' : ` --llm openai --model ${manifest.models[0] ?? '<model>'}`,
+  ].join('');
+  const sections = [
+    `# ${manifest.name} ${manifest.version}`,
+    `Tool-use samples made by the toolkiln \`${manifest.pipeline}\` pipeline (fingerprint \`${manifest.fingerprint}\`, toolkiln ${manifest.toolkilnVersion}).` +
+      (offline ? ' Every LLM step ran on the offline backend: its text is template text, not model output.' : ''),
+    '## Counts',
+    table(['split', 'samples'], [...Object.entries(manifest.counts.bySplit).map(([split, n]) => [hfSplitName(split, splits), n]), ['**all**', manifest.counts.samples]]),
+    table(['category', 'samples'], Object.entries(manifest.counts.byCategory)),
+    `Tools in the library: ${manifest.counts.tools}. Records rejected on the way: ${manifest.counts.rejects}.`,
+    '## Columns',
+    [
+      '`id`, `benchmark`, `category`, `split`: text. `tools`: a list of `{name, description, parameters, returns, domain, plugin, isAction, provenance}`.',
+      '`dialogue`: a list of turns `{role, content, thought, calls: [{id, tool, arguments}], observations, response}`.',
+      'Values whose shape differs from record to record are JSON text, as OpenAI carries `function.arguments`: a tool\'s `parameters`, `returns` and `provenance`, a call\'s `arguments` (a `{"$ref": "<callId>.<field>"}` stands for an earlier call\'s result), a turn\'s `observations` (results by call id), and the sample\'s `expected` (gold calls or labels) and `meta` (source, lineage, checks).',
+      'A value that is absent is null. The `tools` config holds the tool library in the same `tools` shape.',
+    ].join(' '),
+    '## How it was made',
+    table(['stage', 'version', 'in', 'out', 'rejected'], manifest.stages.map((s) => [s.stage, s.version, s.in, s.out, s.rejected])),
+    `Models: ${manifest.models.map((m) => `\`${m}\``).join(', ') || 'none'}.`,
+    table(['usage', 'requests', 'cached', 'prompt tokens', 'completion tokens', 'cost'], [usageRow('**total**', manifest.usage.total), ...Object.entries(manifest.usage.byModel).map(([model, usage]) => usageRow(model, usage))]),
+    'Config (also in `toolkiln-config.json`):',
+    '```json\n' + JSON.stringify(manifest.config, null, 2) + '\n```',
+    '## Sources',
+    table(['file', 'sha256', 'license'], Object.entries(manifest.sources).map(([path, hash]) => [`\`${path}\``, `\`${hash}\``, sourceLicense(path) ?? 'unknown: check the source'])),
+    '## Regenerate',
+    [
+      'With the same sources (same hashes) and toolkiln, the same run publishes the same samples:',
+      '```sh',
+      run,
+      `toolkiln export ${manifest.name}@<version> --format hf --out <folder>`,
+      'huggingface-cli upload <user>/<dataset> <folder> --repo-type dataset',
+      '```',
+    ].join('\n'),
+  ];
+  return `---\n${stringify(header)}---\n\n${sections.join('\n\n')}\n`;
+}

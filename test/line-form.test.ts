@@ -1,0 +1,140 @@
+import { chmodSync, existsSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { sha256 } from '../core/hash.ts';
+import { rejectionFromLine, rejectionToLine, sampleFromLine, sampleToLine, toolFromLine, toolToLine } from '../core/line-form.ts';
+import { Rejection, Sample, ToolSpec } from '../core/records.ts';
+import { DatasetStore } from '../core/store.ts';
+import { arrowShapeProblems } from './helpers/arrow-shape.ts';
+import { draftManifest } from './fixtures/core/samples.ts';
+
+const tmp = () => mkdtempSync(join(tmpdir(), 'tk-line-form-'));
+
+const weather = ToolSpec.parse({
+  name: 'get_weather',
+  description: 'Weather of a city',
+  parameters: { type: 'object', properties: { city: { type: 'string' }, days: { type: 'integer', default: 1 } }, required: ['city'] },
+  returns: { type: 'object', properties: { temperature: { type: 'number' } } },
+  domain: 'weather',
+  isAction: false,
+  provenance: { source: 'sgd', id: 'Weather_1', schema: true },
+});
+const plain = ToolSpec.parse({ name: 'find_place', parameters: { type: 'object', properties: { place_name: { type: 'string' } } } });
+
+/** Two samples whose optional parts differ as much as they can: one has them all, the other none. */
+const full = Sample.parse({
+  id: 'full',
+  benchmark: 'demo',
+  category: 'M-M',
+  split: 'test',
+  tools: [weather, plain],
+  dialogue: [
+    { role: 'user', content: 'Weather where the museum is?' },
+    {
+      role: 'assistant',
+      content: '',
+      thought: 'find it, then ask',
+      calls: [
+        { id: 'c1', tool: 'find_place', arguments: { place_name: 'museum' } },
+        { id: 'c2', tool: 'get_weather', arguments: { city: { $ref: 'c1.city' }, days: [1, { $ref: 'c1.days' }] } },
+      ],
+      observations: { c1: { city: 'Oslo' }, c2: 'sunny' },
+      response: 'Sunny in Oslo.',
+    },
+  ],
+  expected: { calls: [{ id: 'c1', tool: 'find_place', arguments: { place_name: 'museum' } }], turns: { '1': [] }, labels: ['x'], note: 7 },
+  meta: { source: { dataset: 'sgd', id: 'd1' }, lineage: [{ stage: 'compose', version: 2, model: 'offline' }], checks: [{ name: 'c', pass: true }], tags: ['t'], extra: { deep: [1, 'a'] } },
+});
+const bare = Sample.parse({ id: 'bare', benchmark: 'demo', category: 'S-S', split: 'test', tools: [], dialogue: [{ role: 'user', content: 'hi' }, { role: 'assistant', content: 'hello', calls: [] }], expected: {}, meta: {} });
+const reject = Rejection.parse({ stage: 'quality', reason: 'no call', recordId: 'r1', record: { anything: [1, { place_name: { $ref: 'c1.x' } }] } });
+const bareReject = Rejection.parse({ stage: 'dedup', reason: 'duplicate', duplicateOf: 'full', record: 'a plain string' });
+
+const roundTrip = <T, L>(value: T, encode: (v: T) => L, decode: (line: unknown, where: string) => T) => decode(JSON.parse(JSON.stringify(encode(value))), 'here');
+
+describe('line form', () => {
+  it('gives back every sample, tool and reject as it was', () => {
+    for (const sample of [full, bare]) expect(roundTrip(sample, sampleToLine, sampleFromLine)).toStrictEqual(sample);
+    for (const tool of [weather, plain]) expect(roundTrip(tool, toolToLine, toolFromLine)).toStrictEqual(tool);
+    for (const rejection of [reject, bareReject, { ...reject, record: null }]) expect(roundTrip(rejection, rejectionToLine, rejectionFromLine)).toStrictEqual(rejection);
+    // Key order is the schema's, so a sample read back serialises as the one written.
+    expect(JSON.stringify(roundTrip(full, sampleToLine, sampleFromLine))).toBe(JSON.stringify(full));
+  });
+
+  it('writes records of one shape however their optional parts differ', () => {
+    const dir = tmp();
+    const files = {
+      samples: [full, bare].map(sampleToLine),
+      tools: [weather, plain].map(toolToLine),
+      rejects: [reject, bareReject].map(rejectionToLine),
+    };
+    for (const [name, records] of Object.entries(files)) {
+      writeFileSync(join(dir, `${name}.jsonl`), records.map((r) => JSON.stringify(r) + '\n').join(''));
+      expect(arrowShapeProblems(join(dir, `${name}.jsonl`))).toEqual([]);
+      // The same records as plain JSON do not load as one table.
+      const raw = name === 'samples' ? [full, bare] : name === 'tools' ? [weather, plain] : [reject, bareReject];
+      writeFileSync(join(dir, `${name}-plain.jsonl`), raw.map((r) => JSON.stringify(r) + '\n').join(''));
+      expect(arrowShapeProblems(join(dir, `${name}-plain.jsonl`))).not.toEqual([]);
+    }
+  });
+
+  it('is what the store publishes and what every reader of a version decodes', () => {
+    const store = new DatasetStore(tmp());
+    const { ref, manifest } = store.publish({ name: 'demo', samples: [full, bare], tools: [weather, plain], rejects: [reject, bareReject], manifest: draftManifest('fp') });
+    expect(manifest.lineForm).toBe(2);
+    expect(readFileSync(join(ref.dir, 'data', 'test.jsonl'), 'utf8')).toBe([full, bare].map((s) => JSON.stringify(sampleToLine(s)) + '\n').join(''));
+    expect(store.samples(ref)).toStrictEqual([full, bare]);
+    expect([...store.sampleSource(ref).all()]).toStrictEqual([full, bare]);
+    const source = store.sampleSource(ref);
+    expect([...source.readAt([...source.located()].map((l) => l.at).reverse())]).toStrictEqual([bare, full]);
+    expect(store.tools(ref)).toStrictEqual([weather, plain]);
+    expect(store.rejects(ref)).toStrictEqual([reject, bareReject]);
+    const next = store.publish({ name: 'demo', samples: store.samples(ref), tools: store.tools(ref), rejects: store.rejects(ref), manifest: draftManifest('fp2') });
+    expect(store.diff(ref, next.ref)).toMatchObject({ added: [], removed: [], changed: [], unchanged: 2 });
+  });
+
+  it('writes no empty rejects or tools file, and reads a version without them as having none', () => {
+    const store = new DatasetStore(tmp());
+    const { ref, manifest } = store.publish({ name: 'demo', samples: [bare], tools: [], rejects: [], manifest: draftManifest('fp') });
+    expect(existsSync(join(ref.dir, 'rejects.jsonl'))).toBe(false);
+    expect(existsSync(join(ref.dir, 'tools.jsonl'))).toBe(false);
+    expect(Object.keys(manifest.files)).toEqual(['data/test.jsonl']);
+    expect(manifest.counts).toMatchObject({ rejects: 0, tools: 0 });
+    expect(store.rejects(ref)).toEqual([]);
+    expect(store.tools(ref)).toEqual([]);
+    expect(store.verify(ref)).toEqual([]);
+  });
+
+  it('leaves versions published before it readable as plain JSON, and republishes their fingerprint in the line form', () => {
+    const home = tmp();
+    const dir = join(home, 'datasets', 'old', 'v1');
+    mkdirSync(join(dir, 'data'), { recursive: true });
+    const files: Record<string, string> = {};
+    const put = (file: string, records: unknown[]) => {
+      const text = records.map((r) => JSON.stringify(r) + '\n').join('');
+      writeFileSync(join(dir, file), text);
+      files[file] = sha256(text);
+    };
+    put('data/test.jsonl', [full, bare]);
+    put('tools.jsonl', [weather]);
+    put('rejects.jsonl', [reject]);
+    const counts = { samples: 2, rejects: 1, tools: 1, bySplit: { test: 2 }, byCategory: { 'M-M': 1, 'S-S': 1 } };
+    writeFileSync(join(dir, 'manifest.json'), JSON.stringify({ ...draftManifest('fp'), name: 'old', version: 'v1', counts, files, createdAt: '2026-01-01T00:00:00Z', toolkilnVersion: '0.1.0' }));
+    for (const file of Object.keys(files)) chmodSync(join(dir, file), 0o444);
+    const store = new DatasetStore(home);
+    const ref = store.resolve('old@v1');
+    expect(store.samples(ref)).toStrictEqual([full, bare]);
+    expect([...store.sampleSource(ref).all()]).toStrictEqual([full, bare]);
+    expect(store.tools(ref)).toStrictEqual([weather]);
+    expect(store.rejects(ref)).toStrictEqual([reject]);
+    expect(store.findByFingerprint('old', 'fp')).toBeNull();
+    expect(store.publish({ name: 'old', samples: [full], tools: [], rejects: [], manifest: draftManifest('fp') })).toMatchObject({ status: 'published', ref: { version: 'v2' } });
+  });
+
+  it('names the file and record of a line it cannot read', () => {
+    const line = { ...sampleToLine(full), expected: '{not json' };
+    expect(() => sampleFromLine(line, 'data/test.jsonl:3')).toThrow(/^data\/test\.jsonl:3: "expected" is not valid JSON text \(.*\); this is not a toolkiln line-form record/);
+    expect(() => sampleFromLine({ ...sampleToLine(full), tools: [{ ...toolToLine(weather), parameters: { type: 'object' } }] }, 'f:1')).toThrow(/^f:1: "tools\.0\.parameters" should be JSON text, found object/);
+    expect(() => sampleFromLine([1], 'f:2')).toThrow(/^f:2: not a JSON object/);
+  });
+});
