@@ -3,7 +3,7 @@ import { pythonRepr } from '../../core/python-json.ts';
 import type { Json, Sample } from '../../core/records.ts';
 import type { Rng } from '../../core/rng.ts';
 import { toMtuRecords, type MtuRecord } from './mtu-format.ts';
-import { readPythonLiteral } from './python-literal.ts';
+import { readPythonLiteral } from '../../core/python-literal.ts';
 import { categoryOf, mtuMeta } from './sample.ts';
 
 /**
