@@ -4,7 +4,7 @@ import type { EvalItem } from '../core/eval.ts';
 import type { Sample } from '../core/records.ts';
 import { noisyAnswer, NOISE_RATES } from '../eval/noisy-oracle.ts';
 import { fromNesToolsRecord } from '../stages/nestools/import-export.ts';
-import { countItem, nestoolsScorer, normalizeDate, readCalls, rougeLF, valueScore } from '../stages/nestools/score.ts';
+import { countItem, nestoolsScorer, type GoldCall, type PredictedCall, normalizeDate, readCalls, rougeLF, valueScore } from '../stages/nestools/score.ts';
 import { loadSealToolsLibrary } from '../stages/sources/seal-tools.ts';
 import { fromSealToolsRecord } from '../stages/nestools/import-export.ts';
 
@@ -69,11 +69,11 @@ describe('NesTools scorer', () => {
   });
 
   it('API, order, parameter and nesting counts of hand-made predictions', () => {
-    const gold = [
+    const gold: GoldCall[] = [
       { api_name: 'search', api_id: 1, parameters: { q: 'red shoes' }, responses: ['API_call_0'] },
       { api_name: 'buy', api_id: 2, parameters: { item: 'API_call_0', count: 2 }, responses: ['API_call_1'] },
     ];
-    const right = [
+    const right: PredictedCall[] = [
       { api_name: 'search', api_id: 1, parameters: { q: 'red shoes' }, responses: { result: 'API_call_0' } },
       { api_name: 'buy', api_id: 2, parameters: { item: 'API_call_0', count: 2 }, responses: { order: 'API_call_1' } },
     ];

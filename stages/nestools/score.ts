@@ -26,7 +26,7 @@ import { toNotation } from './notation.ts';
  * An item without output counts as an unreadable answer (eval.py skips items whose generation failed).
  */
 
-interface GoldCall {
+export interface GoldCall {
   api_name: string;
   api_id: number;
   parameters: Record<string, Json>;
@@ -37,7 +37,7 @@ interface NesToolsGold {
   calls: GoldCall[];
 }
 
-interface PredictedCall {
+export interface PredictedCall {
   api_name: unknown;
   api_id: unknown;
   parameters: Record<string, Json>;
