@@ -77,7 +77,6 @@ export async function evaluate(options: EvaluateOptions): Promise<EvaluateResult
     if (byId.has(item.id)) throw new Error(`the ${scorer.benchmark} scorer gave two items the id ${item.id}`);
     byId.add(item.id);
   }
-  options.onProgress?.(`eval: ${items.length} item(s) for ${modelDirName(model)}`);
 
   let outputs: (string | null)[];
   let failures: (string | undefined)[] = [];
@@ -101,6 +100,7 @@ export async function evaluate(options: EvaluateOptions): Promise<EvaluateResult
       break;
     }
     case 'llm': {
+      options.onProgress?.(`eval: asking ${model.llm.model} to answer ${items.length} item(s)`);
       const answers = await llmAnswers(items, model.llm, { onAnswer: (done) => options.onProgress?.(`eval: ${done}/${items.length} answered`) });
       outputs = answers.map((a) => a.output);
       failures = answers.map((a) => a.failure);
