@@ -1,3 +1,4 @@
+import { resolve } from 'node:path';
 import { UserError } from '../../core/errors.ts';
 import type { MetricTable } from '../../core/eval.ts';
 import { DatasetStore } from '../../core/store.ts';
@@ -6,7 +7,6 @@ import { pipelines } from '../../pipelines/index.ts';
 import type { Command, Io, Values } from '../command.ts';
 import { intFlag, needPositionals, stringFlag } from '../flags.ts';
 import { gatewayFromFlags } from '../gateway.ts';
-import { resolve } from 'node:path';
 
 const OFFLINE_MODELS = ['oracle', 'noisy-oracle'];
 
@@ -38,7 +38,7 @@ function formatTable(rows: Record<string, MetricTable>): string {
 
 export const evalCommand: Command = {
   path: ['eval'],
-  usage: 'toolkiln eval <name>@v (--predictions f.jsonl | --model oracle|noisy-oracle | --llm openai --model m) [--limit n] [--seed s] [--concurrency n] [--rpm n] [--tpm n] [--json]',
+  usage: 'toolkiln eval <name>@v (--predictions f.jsonl | --model oracle|noisy-oracle | --llm openai|replay --model m [--concurrency n] [--rpm n] [--tpm n] [--max-retries n] [--no-cache] [--price-table f]) [--limit n] [--seed s] [--json]',
   summary: "score a model's answers on a version by its benchmark's own rules (results in datasets/<name>/<v>.derived/eval/<model>/)",
   options: {
     predictions: { type: 'string' },

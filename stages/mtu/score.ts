@@ -43,6 +43,7 @@ interface ParsedCall {
 }
 
 const DEFAULT_TODAY = '2019-03-01';
+const CATEGORY_ORDER = ['S-S', 'S-M', 'M-S', 'M-M', 'OOD', 'hard'];
 const NO_CALL_THOUGHT = 'Thought: The request needs no API call here.';
 const WRONG_VALUE = '__wrong_value__';
 
@@ -327,7 +328,7 @@ function score(outputs: readonly EvalOutput[]): EvalReport {
     benchmark: 'mtu-bench',
     items: outputs.length,
     metrics: table(turns),
-    byCategory: Object.fromEntries([...groups].map(([name, group]) => [name, table(group)])),
+    byCategory: Object.fromEntries(CATEGORY_ORDER.filter((name) => groups.has(name)).map((name) => [name, table(groups.get(name)!)])),
     details: turns.map(({ item, turn }) => ({ id: item.id, category: item.category, figures: { ...turn.figures, success: turn.success }, ...(turn.note ? { note: turn.note } : {}) })),
   };
 }
