@@ -26,8 +26,9 @@ const PARTIAL_RATES = ['multi-tool_1/1', 'multi-tool_1/2'];
 
 beforeAll(async () => {
   home = mkdtempSync(join(tmpdir(), 'tk-eval-'));
-  for (const recipe of ['mtu', 'toole', 'nestools']) {
-    const run = await cli(['run', recipe, '--limit', '30', '--quiet', '--name', recipe]);
+  // 150 MTU source records give test and OOD samples of every setting (S-S, S-M, M-S, M-M) and hard ones.
+  for (const [recipe, limit] of [['mtu', '150'], ['toole', '30'], ['nestools', '30']]) {
+    const run = await cli(['run', recipe, '--limit', limit, '--quiet', '--name', recipe]);
     expect(run.code, run.err).toBe(0);
   }
 }, 600_000);
@@ -39,6 +40,14 @@ describe('toolkiln eval', () => {
     const doc = json(result.out);
     expect(doc.items).toBeGreaterThan(0);
     expect(doc.missing).toBe(0);
+    if (recipe === 'mtu') {
+      expect(Object.keys(doc.byCategory)).toEqual(['S-S', 'S-M', 'M-S', 'M-M', 'OOD', 'hard']);
+      // MTU-Eval scores the test and OOD splits: training dialogues give no items.
+      const train = readFileSync(join(home, 'datasets', 'mtu', 'v1', 'data', 'train.jsonl'), 'utf8').split('\n').filter(Boolean).map((l) => JSON.parse(l).id as string);
+      expect(train.length).toBeGreaterThan(0);
+      const scored = new Set((itemLines('mtu', 'oracle') as unknown as { sampleId: string }[]).map((l) => l.sampleId));
+      expect(train.filter((id) => scored.has(id))).toEqual([]);
+    }
     for (const table of [doc.metrics, ...Object.values(doc.byCategory)]) {
       for (const [name, value] of Object.entries(table)) if (!PARTIAL_RATES.includes(name)) expect(value, name).toBe(1);
     }

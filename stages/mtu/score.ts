@@ -76,7 +76,9 @@ export function mtuRecordItem(id: string, record: Pick<MtuRecord, 'question' | '
   return { id, sampleId: context.sampleId, category: context.category, messages: [{ role: 'user', content: record.question }], tools: context.tools, gold };
 }
 
+/** MTU-Eval scores the test split (normal and hard) and the OOD split; training dialogues are MTU-Instruct. */
 function mtuItems(sample: Sample): EvalItem[] {
+  if (sample.split === 'train') return [];
   const meta = mtuMeta(sample);
   const setting = categoryOf(sample);
   const records = toMtuRecords(sample, 0, meta.today ?? DEFAULT_TODAY);
