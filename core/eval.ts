@@ -70,3 +70,15 @@ export function rate(hits: number, total: number): number {
 export function f1(precision: number, recall: number): number {
   return precision + recall === 0 ? 0 : (2 * precision * recall) / (precision + recall);
 }
+
+/** A metric table per category, in first-seen order; an entry may count in several (its own and, say, "hard"). */
+export function tablesByCategory<T>(entries: readonly T[], categoriesOf: (entry: T) => string[], table: (group: T[]) => MetricTable): Record<string, MetricTable> {
+  const groups = new Map<string, T[]>();
+  for (const entry of entries) {
+    for (const name of categoriesOf(entry)) {
+      if (!groups.has(name)) groups.set(name, []);
+      groups.get(name)!.push(entry);
+    }
+  }
+  return Object.fromEntries([...groups].map(([name, group]) => [name, table(group)]));
+}

@@ -6,7 +6,7 @@ import { evaluate, modelDirName, type ModelChoice } from '../../eval/run.ts';
 import { pipelines } from '../../pipelines/index.ts';
 import type { Command, Io, Values } from '../command.ts';
 import { intFlag, needPositionals, stringFlag } from '../flags.ts';
-import { gatewayFromFlags } from '../gateway.ts';
+import { GATEWAY_LIMIT_OPTIONS, gatewayFromFlags } from '../gateway.ts';
 
 const OFFLINE_MODELS = ['oracle', 'noisy-oracle'];
 
@@ -46,12 +46,7 @@ export const evalCommand: Command = {
     llm: { type: 'string' },
     limit: { type: 'string' },
     seed: { type: 'string' },
-    concurrency: { type: 'string' },
-    rpm: { type: 'string' },
-    tpm: { type: 'string' },
-    'max-retries': { type: 'string' },
-    'no-cache': { type: 'boolean' },
-    'price-table': { type: 'string' },
+    ...GATEWAY_LIMIT_OPTIONS,
   },
   async run(positionals, values, io) {
     needPositionals(positionals, 1, this.usage);

@@ -1,4 +1,4 @@
-import { rate, type BenchmarkScorer, type Corruption, type EvalItem, type EvalOutput, type EvalReport, type MetricTable } from '../../core/eval.ts';
+import { rate, tablesByCategory, type BenchmarkScorer, type Corruption, type EvalItem, type EvalOutput, type EvalReport, type MetricTable } from '../../core/eval.ts';
 import { pythonRepr } from '../../core/python-json.ts';
 import type { Json, Sample } from '../../core/records.ts';
 import type { Rng } from '../../core/rng.ts';
@@ -319,18 +319,12 @@ function score(outputs: readonly EvalOutput[]): EvalReport {
     return { item, turn: multiTool(gold.setting) ? scoreMulti(gold, output) : scoreSingle(gold, output) };
   });
   // A hard item counts in its own category and in "hard".
-  const groups = new Map<string, typeof turns>();
-  for (const t of turns) {
-    for (const name of [t.item.category, ...(goldOf(t.item).hard ? ['hard'] : [])]) {
-      if (!groups.has(name)) groups.set(name, []);
-      groups.get(name)!.push(t);
-    }
-  }
+  const tables = tablesByCategory(turns, (t) => [t.item.category, ...(goldOf(t.item).hard ? ['hard'] : [])], table);
   return {
     benchmark: 'mtu-bench',
     items: outputs.length,
     metrics: table(turns),
-    byCategory: Object.fromEntries(CATEGORY_ORDER.filter((name) => groups.has(name)).map((name) => [name, table(groups.get(name)!)])),
+    byCategory: Object.fromEntries(CATEGORY_ORDER.filter((name) => name in tables).map((name) => [name, tables[name]])),
     details: turns.map(({ item, turn }) => ({ id: item.id, category: item.category, figures: { ...turn.figures, success: turn.success }, ...(turn.note ? { note: turn.note } : {}) })),
   };
 }

@@ -1,4 +1,4 @@
-import { f1, rate, type BenchmarkScorer, type Corruption, type EvalItem, type EvalOutput, type EvalReport, type MetricTable } from '../../core/eval.ts';
+import { f1, rate, tablesByCategory, type BenchmarkScorer, type Corruption, type EvalItem, type EvalOutput, type EvalReport, type MetricTable } from '../../core/eval.ts';
 import { parsePythonLiteral } from '../../core/python-literal.ts';
 import { pythonRepr } from '../../core/python-json.ts';
 import type { Json, Sample } from '../../core/records.ts';
@@ -405,16 +405,11 @@ function score(outputs: readonly EvalOutput[]): EvalReport {
           : `apis ${counts.apiCorrect}/${counts.apiGold}, order ${counts.orderCorrect}/${counts.orderGold}, parameters ${+counts.paramCorrect.toFixed(3)}/${counts.paramGold}, nesting ${counts.nestCorrect}/${counts.nestGold}`;
     return { item, counts, note };
   });
-  const groups = new Map<string, Counts[]>();
-  for (const { item, counts } of scored) {
-    if (!groups.has(item.category)) groups.set(item.category, []);
-    groups.get(item.category)!.push(counts);
-  }
   return {
     benchmark: 'nestools',
     items: outputs.length,
     metrics: table(scored.map((s) => s.counts)),
-    byCategory: Object.fromEntries([...groups].map(([name, counts]) => [name, table(counts)])),
+    byCategory: tablesByCategory(scored, (s) => [s.item.category], (group) => table(group.map((s) => s.counts))),
     details: scored.map(({ item, counts, note }) => ({ id: item.id, category: item.category, figures: { ...counts }, ...(note ? { note } : {}) })),
   };
 }

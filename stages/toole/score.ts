@@ -1,4 +1,4 @@
-import { f1, rate, type BenchmarkScorer, type Corruption, type EvalItem, type EvalOutput, type EvalReport, type MetricTable } from '../../core/eval.ts';
+import { f1, rate, tablesByCategory, type BenchmarkScorer, type Corruption, type EvalItem, type EvalOutput, type EvalReport, type MetricTable } from '../../core/eval.ts';
 import type { Sample, ToolSpec } from '../../core/records.ts';
 import type { Rng } from '../../core/rng.ts';
 import { TASKS, type Task } from './task-sets.ts';
@@ -193,20 +193,12 @@ function table(judged: Judged[]): MetricTable {
 
 function score(outputs: readonly EvalOutput[]): EvalReport {
   const judged = outputs.map(({ item, output }) => judge(item, output));
-  // A scenario item counts in "scenario" and in its own scenario's group.
-  const groups = new Map<string, Judged[]>();
-  for (const j of judged) {
-    const scenario = goldOf(j.item).scenario;
-    for (const name of [j.item.category, ...(scenario ? [`scenario:${scenario}`] : [])]) {
-      if (!groups.has(name)) groups.set(name, []);
-      groups.get(name)!.push(j);
-    }
-  }
   return {
     benchmark: 'metatool',
     items: outputs.length,
     metrics: table(judged),
-    byCategory: Object.fromEntries([...groups].map(([name, group]) => [name, table(group)])),
+    // A scenario item counts in "scenario" and in its own scenario's group.
+    byCategory: tablesByCategory(judged, (j) => [j.item.category, ...(goldOf(j.item).scenario ? [`scenario:${goldOf(j.item).scenario}`] : [])], table),
     details: judged.map(({ item, figures, note }) => ({ id: item.id, category: item.category, figures, ...(note ? { note } : {}) })),
   };
 }
