@@ -1,4 +1,5 @@
 import type { Json, Sample, ToolSpec } from './records.ts';
+import type { Rng } from './rng.ts';
 
 /**
  * One thing a model answers: a whole single-turn sample, or one turn of a multi-turn one. `messages`
@@ -45,4 +46,39 @@ export interface BenchmarkScorer {
   /** The gold answer written exactly as a perfect model would write it (the `oracle` model). */
   oracle(item: EvalItem): string;
   score(outputs: readonly EvalOutput[]): EvalReport;
+  /**
+   * The gold answer with one injected mistake, written as a model would (the `noisy-oracle` model);
+   * null when the item has nothing the mistake could change (no call to drop a parameter from).
+   * Optional: a scorer without it has no noisy oracle.
+   */
+  corrupt?(item: EvalItem, corruption: Corruption, rng: Rng): string | null;
+}
+
+/**
+ * The mistakes the noisy oracle injects: another candidate tool in place of a gold one, a gold
+ * parameter left out, a gold value replaced, a call to a tool the gold does not call added first.
+ */
+export const CORRUPTIONS = ['wrong-tool', 'drop-parameter', 'wrong-value', 'extra-call'] as const;
+export type Corruption = (typeof CORRUPTIONS)[number];
+
+/** `hits / total`, 0 when there is nothing to count (a metric is left out of a table rather than shown as 0/0). */
+export function rate(hits: number, total: number): number {
+  return total === 0 ? 0 : hits / total;
+}
+
+/** The harmonic mean of precision and recall (0 when both are 0). */
+export function f1(precision: number, recall: number): number {
+  return precision + recall === 0 ? 0 : (2 * precision * recall) / (precision + recall);
+}
+
+/** A metric table per category, in first-seen order; an entry may count in several (its own and, say, "hard"). */
+export function tablesByCategory<T>(entries: readonly T[], categoriesOf: (entry: T) => string[], table: (group: T[]) => MetricTable): Record<string, MetricTable> {
+  const groups = new Map<string, T[]>();
+  for (const entry of entries) {
+    for (const name of categoriesOf(entry)) {
+      if (!groups.has(name)) groups.set(name, []);
+      groups.get(name)!.push(entry);
+    }
+  }
+  return Object.fromEntries([...groups].map(([name, group]) => [name, table(group)]));
 }

@@ -5,6 +5,7 @@ import { candidateToolsStage, mtuToolLibrary } from '../stages/mtu/candidates.ts
 import { composeStage } from '../stages/mtu/compose.ts';
 import { MtuConfig } from '../stages/mtu/config.ts';
 import { createToolsStage } from '../stages/mtu/create-tools.ts';
+import { mtuScorer } from '../stages/mtu/score.ts';
 import { exportMtu } from '../stages/mtu/export.ts';
 import { hardSetStage } from '../stages/mtu/hard.ts';
 import { loadSourcesStage, mtuSourceFiles } from '../stages/mtu/load-sources.ts';
@@ -51,4 +52,5 @@ export const mtuPipeline = definePipeline<MtuConfig>({
   ],
   exports: { ...commonExporters, mtu: exportMtu },
   toolLibrary: mtuToolLibrary,
+  scorer: mtuScorer,
 });

@@ -11,6 +11,7 @@ import { formatIssue } from '../stages/nestools/issues.ts';
 import { describeValues, missingValues, normaliseQueryStage } from '../stages/nestools/normalise-query.ts';
 import { refineQueryStage } from '../stages/nestools/refine-query.ts';
 import { removeConjunctionsStage } from '../stages/nestools/remove-conjunctions.ts';
+import { nestoolsScorer } from '../stages/nestools/score.ts';
 import { statisticsStage } from '../stages/nestools/statistics.ts';
 import { tagForReviewStage } from '../stages/nestools/tag-for-review.ts';
 import { importFileStage, loadDomainsStage } from '../stages/sources/nestools.ts';
@@ -82,6 +83,7 @@ export const nestoolsPipeline = definePipeline<NesToolsConfig>({
   stages: (config) => (config.importFile ? importStages(config) : generationStages(config)),
   exports: { ...commonExporters, nestools: exportNesTools, 'seal-tools': exportSealTools },
   recheck: recheckNesTools,
+  scorer: nestoolsScorer,
 });
 
 /** Review preparation shared by both ways in: tags, de-duplication, statistics beside the reference. */

@@ -18,6 +18,7 @@ import { planQueriesStage } from '../stages/toole/plan-queries.ts';
 import { recheckToolESample } from '../stages/toole/recheck.ts';
 import { GENERATION_METHODS } from '../stages/toole/records.ts';
 import { querySamplesStage } from '../stages/toole/samples.ts';
+import { tooleScorer } from '../stages/toole/score.ts';
 import { taskSetsStage } from '../stages/toole/task-sets.ts';
 import { toolDescriptionsStage } from '../stages/toole/tool-descriptions.ts';
 
@@ -141,5 +142,6 @@ export const toolePipeline = definePipeline<TooleConfig>({
     ];
   },
   exports: { toole: exportToolE, ...commonExporters },
+  scorer: tooleScorer,
   recheck: (sample, tools) => recheckToolESample(sample, tools, TooleConfig.parse({}).filters),
 });

@@ -6,16 +6,16 @@ import { describe, expect, it } from 'vitest';
 
 /**
  * The import rules of ARCHITECTURE.md, checked on the source tree: imports run one way
- * (bin → review / pipelines → stages → prompts → core), a shared stage (stages/*.ts) never imports
+ * (bin → review / pipelines / eval → stages → prompts → core), a shared stage (stages/*.ts) never imports
  * from a recipe's folder (stages/<recipe>/), and no module reaches itself through its imports.
  */
 
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..');
-const FOLDERS = ['core', 'prompts', 'stages', 'pipelines', 'review', 'bin'] as const;
+const FOLDERS = ['core', 'prompts', 'stages', 'pipelines', 'review', 'eval', 'bin'] as const;
 type Folder = (typeof FOLDERS)[number];
 
 /** Lower runs under higher: a module may import its own folder or a folder of a lower rank. */
-const RANK: Record<Folder, number> = { core: 0, prompts: 1, stages: 2, pipelines: 3, review: 3, bin: 4 };
+const RANK: Record<Folder, number> = { core: 0, prompts: 1, stages: 2, pipelines: 3, review: 3, eval: 3, bin: 4 };
 /** Same-rank imports that the architecture allows: review reaches a recipe through its pipeline. */
 const ALLOWED_ACROSS: readonly string[] = ['review→pipelines'];
 
@@ -146,7 +146,7 @@ describe('import layout', () => {
     ]);
     expect(directionProblems(faulty)).toEqual([
       'prompts/p.ts → stages/toole/filters.ts (prompts may not import stages)',
-      'core/c.ts → test/helpers/x.ts (outside core, prompts, stages, pipelines, review, bin)',
+      'core/c.ts → test/helpers/x.ts (outside core, prompts, stages, pipelines, review, eval, bin)',
       'pipelines/toole.ts → review/queue.ts (pipelines may not import review)',
     ]);
     expect(sharedStageProblems(faulty, recipesOf(faulty))).toEqual(['stages/shared.ts → stages/toole/records.ts (a shared stage imports from the toole recipe)']);

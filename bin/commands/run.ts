@@ -6,7 +6,7 @@ import { UserError } from '../../core/errors.ts';
 import { getPipeline } from '../../pipelines/index.ts';
 import type { Command } from '../command.ts';
 import { intFlag, needPositionals, numberFlag, stringFlag } from '../flags.ts';
-import { gatewayFromFlags } from '../gateway.ts';
+import { GATEWAY_LIMIT_OPTIONS, gatewayFromFlags } from '../gateway.ts';
 import { BatchFileWritten, formatBatchCounts, formatUsage, type BatchCounts } from '../../core/llm/index.ts';
 import type { SharedPermit } from '../../core/llm/limiter.ts';
 import type { LlmGateway } from '../../core/llm/types.ts';
@@ -27,16 +27,11 @@ export const runCommand: Command = {
     model: { type: 'string' },
     limit: { type: 'string' },
     seed: { type: 'string' },
-    concurrency: { type: 'string' },
-    rpm: { type: 'string' },
-    tpm: { type: 'string' },
+    ...GATEWAY_LIMIT_OPTIONS,
     name: { type: 'string' },
     resume: { type: 'string' },
     force: { type: 'boolean' },
-    'no-cache': { type: 'boolean' },
     'dry-run': { type: 'boolean' },
-    'price-table': { type: 'string' },
-    'max-retries': { type: 'string' },
     'max-transport-rejects': { type: 'string' },
     quiet: { type: 'boolean' },
     batch: { type: 'boolean' },

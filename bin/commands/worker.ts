@@ -4,7 +4,7 @@ import { UserError } from '../../core/errors.ts';
 import { getPipeline } from '../../pipelines/index.ts';
 import type { Command } from '../command.ts';
 import { intFlag, needPositionals, stringFlag } from '../flags.ts';
-import { gatewayFromFlags } from '../gateway.ts';
+import { GATEWAY_LIMIT_OPTIONS, gatewayFromFlags } from '../gateway.ts';
 import { PROJECT_DIR } from './run.ts';
 
 export const workerCommand: Command = {
@@ -13,12 +13,7 @@ export const workerCommand: Command = {
   summary: 'take per-record stage work of `toolkiln run … --redis url` from the Redis queue until stopped (Ctrl-C)',
   options: {
     redis: { type: 'string' },
-    concurrency: { type: 'string' },
-    rpm: { type: 'string' },
-    tpm: { type: 'string' },
-    'max-retries': { type: 'string' },
-    'no-cache': { type: 'boolean' },
-    'price-table': { type: 'string' },
+    ...GATEWAY_LIMIT_OPTIONS,
   },
   async run(positionals, values, io) {
     needPositionals(positionals, 0, this.usage);

@@ -1,0 +1,135 @@
+import { join } from 'node:path';
+import type { BenchmarkScorer, EvalItem, EvalOutput, EvalReport } from '../core/eval.ts';
+import { writeFileAtomic, writeJsonlAtomic } from '../core/jsonl.ts';
+import type { LlmGateway, UsageReport } from '../core/llm/types.ts';
+import type { SampleSource } from '../core/sample-source.ts';
+import { llmAnswers } from './llm-model.ts';
+import { NOISE_RATES, noisyAnswer } from './noisy-oracle.ts';
+import { readPredictions } from './predictions.ts';
+
+/** Where the answers come from. */
+export type ModelChoice =
+  | { kind: 'oracle' }
+  | { kind: 'noisy-oracle'; seed: number }
+  | { kind: 'predictions'; path: string; shown: string }
+  | { kind: 'llm'; llm: LlmGateway };
+
+export interface EvaluateOptions {
+  scorer: BenchmarkScorer;
+  samples: SampleSource;
+  model: ModelChoice;
+  /** Score only the items of the first `limit` samples. */
+  limit?: number;
+  /** The folder results are written to (the version's `.derived/eval/<model>/`). */
+  outDir: string;
+  onProgress?: (message: string) => void;
+}
+
+export interface EvaluateResult {
+  report: EvalReport;
+  /** What the noisy oracle drew and applied, per corruption. */
+  noise?: { seed: number; rates: typeof NOISE_RATES; drawn: Record<string, number>; applied: Record<string, number> };
+  usage?: UsageReport;
+  /** Items the model gave no output for. */
+  missing: number;
+  files: string[];
+}
+
+/** The items of the version's samples (of the first `limit` samples), streamed from the source. */
+export function collectItems(scorer: BenchmarkScorer, samples: SampleSource, limit?: number): EvalItem[] {
+  const items: EvalItem[] = [];
+  let taken = 0;
+  for (const sample of samples.all()) {
+    if (limit !== undefined && taken >= limit) break;
+    const produced = scorer.items(sample);
+    if (produced.length) taken++;
+    items.push(...produced);
+  }
+  return items;
+}
+
+/** A directory name for a model's results. */
+export function modelDirName(model: ModelChoice): string {
+  switch (model.kind) {
+    case 'oracle':
+      return 'oracle';
+    case 'noisy-oracle':
+      return `noisy-oracle-seed${model.seed}`;
+    case 'predictions':
+      return `predictions-${safeName(model.shown.replace(/^.*[\\/]/, '').replace(/\.jsonl?$/, ''))}`;
+    case 'llm':
+      return `${model.llm.backend}-${safeName(model.llm.model)}`;
+  }
+}
+
+const safeName = (text: string) => text.replace(/[^A-Za-z0-9._-]+/g, '_') || 'model';
+
+/**
+ * Answers every item with the chosen model, scores the answers by the benchmark's rules and writes
+ * `report.json` (the tables) and `items.jsonl` (per item: output, figures, why it was wrong) into
+ * `outDir`.
+ */
+export async function evaluate(options: EvaluateOptions): Promise<EvaluateResult> {
+  const { scorer, model } = options;
+  const items = collectItems(scorer, options.samples, options.limit);
+  const byId = new Set<string>();
+  for (const item of items) {
+    if (byId.has(item.id)) throw new Error(`the ${scorer.benchmark} scorer gave two items the id ${item.id}`);
+    byId.add(item.id);
+  }
+
+  let outputs: (string | null)[];
+  let failures: (string | undefined)[] = [];
+  let noise: EvaluateResult['noise'];
+  let corruptions: (string | null)[] = [];
+  switch (model.kind) {
+    case 'oracle':
+      outputs = items.map((item) => scorer.oracle(item));
+      break;
+    case 'noisy-oracle': {
+      const answers = items.map((item) => noisyAnswer(scorer, item, model.seed));
+      outputs = answers.map((a) => a.output);
+      corruptions = answers.map((a) => (a.drawn ? `${a.drawn}${a.applied ? '' : ' (skipped: not applicable)'}` : null));
+      const count = (applied: boolean) => Object.fromEntries(Object.keys(NOISE_RATES).map((c) => [c, answers.filter((a) => a.drawn === c && (!applied || a.applied)).length]));
+      noise = { seed: model.seed, rates: NOISE_RATES, drawn: count(false), applied: count(true) };
+      break;
+    }
+    case 'predictions': {
+      const predicted = readPredictions(model.path, byId, model.shown);
+      outputs = items.map((item) => predicted.get(item.id) ?? null);
+      break;
+    }
+    case 'llm': {
+      options.onProgress?.(`eval: asking ${model.llm.model} to answer ${items.length} item(s)`);
+      const answers = await llmAnswers(items, model.llm, { onAnswer: (done) => options.onProgress?.(`eval: ${done}/${items.length} answered`) });
+      outputs = answers.map((a) => a.output);
+      failures = answers.map((a) => a.failure);
+      break;
+    }
+  }
+
+  const evalOutputs: EvalOutput[] = items.map((item, i) => ({ item, output: outputs[i] }));
+  const report = options.scorer.score(evalOutputs);
+  const usage = model.kind === 'llm' ? model.llm.usage() : undefined;
+  const missing = outputs.filter((o) => o === null).length;
+
+  const detailsFile = join(options.outDir, 'items.jsonl');
+  const position = new Map(items.map((item, i) => [item.id, i]));
+  writeJsonlAtomic(
+    detailsFile,
+    report.details.map((detail) => {
+      const i = position.get(detail.id)!;
+      return {
+        ...detail,
+        sampleId: items[i].sampleId,
+        output: outputs[i],
+        ...(failures[i] ? { failure: failures[i] } : {}),
+        ...(corruptions[i] ? { corruption: corruptions[i] } : {}),
+      };
+    }),
+  );
+  const reportFile = join(options.outDir, 'report.json');
+  const { details: _details, ...tables } = report;
+  writeFileAtomic(reportFile, `${JSON.stringify({ model: modelDirName(model), ...tables, missing, ...(noise ? { noise } : {}), ...(usage ? { usage } : {}) }, null, 2)}\n`);
+  return { report, noise, usage, missing, files: [reportFile, detailsFile] };
+}

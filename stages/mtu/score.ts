@@ -1,0 +1,332 @@
+import { rate, tablesByCategory, type BenchmarkScorer, type Corruption, type EvalItem, type EvalOutput, type EvalReport, type MetricTable } from '../../core/eval.ts';
+import { pythonRepr } from '../../core/python-json.ts';
+import type { Json, Sample } from '../../core/records.ts';
+import type { Rng } from '../../core/rng.ts';
+import { toMtuRecords, type MtuRecord } from './mtu-format.ts';
+import { readPythonLiteral } from '../../core/python-literal.ts';
+import { categoryOf, mtuMeta } from './sample.ts';
+
+/**
+ * MTU-Eval's scoring (MTU-Bench §2.2.2 and the released MTU-Eval/cal_score.py, util.py). An item is
+ * one MTU record: the whole question as the user message, the record's `answer` (`{Tool: {param:
+ * value}}`, `{}` or `{"": {}}` for no call) as gold. A prediction is ReAct text (`Thought / Action /
+ * Action Input`).
+ *  - single-tool settings (S-S, M-S): the first Action and its input; tool selection (TS) is the
+ *    name, parameter selection (PS) the name and every gold parameter (values compared as strings,
+ *    lower-cased and normalised as util.normalize_value does, the gold value inside the predicted one);
+ *  - multi-tool settings (S-M, M-M): every Action; tool number (TN) = |Pred ∩ GT| / |Pred ∪ GT|, a
+ *    call with wrong parameters counting as a different tool; tool order (TO) = t · |LCR| / |GT|
+ *    with t = cos(π/2 · i/|Pred|), LCR the longest common run of GT and Pred starting at i in Pred;
+ *  - a turn succeeds on PS (single tool) or TN = TO = 1 (multi tool); per dialogue: success rate
+ *    (SR, every turn), averaged turn success (ATS), soft ATS (SATS: 1 − e^−(j−i) for a correct turn j
+ *    after the last wrong turn i), task process rate (TPR: leading correct turns / turns).
+ * Where cal_score.py departs from the paper it is not followed: predicted tools absent from the gold
+ * count in TN's union and TO's Pred (the script drops them), an Action Input holding nested objects is
+ * read whole (the script cuts it at the first "}"), and `{"": {}}` in a multi-tool answer is no call.
+ */
+
+type Setting = 'S-S' | 'S-M' | 'M-S' | 'M-M';
+
+interface MtuGold {
+  answer: Record<string, Record<string, Json>>;
+  setting: Setting;
+  /** Turns of one dialogue share this key; `turn` orders them. */
+  dialogue: string;
+  turn: number;
+  hard: boolean;
+  [key: string]: Json;
+}
+
+interface ParsedCall {
+  tool: string;
+  input: Record<string, Json> | null;
+}
+
+const DEFAULT_TODAY = '2019-03-01';
+const CATEGORY_ORDER = ['S-S', 'S-M', 'M-S', 'M-M', 'OOD', 'hard'];
+const NO_CALL_THOUGHT = 'Thought: The request needs no API call here.';
+const WRONG_VALUE = '__wrong_value__';
+
+// ---------------------------------------------------------------- items
+
+/** The gold calls of an answer, names trimmed as util.py trims them; `{}` and `{"": {}}` (no call) give none. */
+function goldCalls(answer: unknown): Record<string, Record<string, Json>> {
+  if (!answer || typeof answer !== 'object' || Array.isArray(answer)) return {};
+  const calls: Record<string, Record<string, Json>> = {};
+  for (const [tool, args] of Object.entries(answer as Record<string, Json>)) {
+    if (tool.trim() === '') continue;
+    calls[tool.trim()] = args && typeof args === 'object' && !Array.isArray(args) ? args : {};
+  }
+  return calls;
+}
+
+export interface MtuRecordContext {
+  setting: Setting;
+  category: string;
+  dialogue: string;
+  turn: number;
+  hard: boolean;
+  sampleId: string;
+  tools: EvalItem['tools'];
+}
+
+/** One MTU record as an item; `id` must be unique among the items scored together. */
+export function mtuRecordItem(id: string, record: Pick<MtuRecord, 'question' | 'answer'>, context: MtuRecordContext): EvalItem {
+  const gold: MtuGold = { answer: goldCalls(record.answer), setting: context.setting, dialogue: context.dialogue, turn: context.turn, hard: context.hard };
+  return { id, sampleId: context.sampleId, category: context.category, messages: [{ role: 'user', content: record.question }], tools: context.tools, gold };
+}
+
+/** MTU-Eval scores the test split (normal and hard) and the OOD split; training dialogues are MTU-Instruct. */
+function mtuItems(sample: Sample): EvalItem[] {
+  if (sample.split === 'train') return [];
+  const meta = mtuMeta(sample);
+  const setting = categoryOf(sample);
+  const records = toMtuRecords(sample, 0, meta.today ?? DEFAULT_TODAY);
+  const context = { setting, category: sample.split === 'ood' ? 'OOD' : setting, dialogue: sample.id, hard: !!meta.hard?.length, sampleId: sample.id, tools: sample.tools };
+  return records.map((record, turn) => mtuRecordItem(`${sample.id}#${turn}`, record, { ...context, turn }));
+}
+
+const goldOf = (item: EvalItem) => item.gold as MtuGold;
+const multiTool = (setting: Setting) => setting.endsWith('M');
+
+// ---------------------------------------------------------------- writing answers
+
+function react(calls: [string, Record<string, Json>][]): string {
+  if (!calls.length) return NO_CALL_THOUGHT;
+  const lines = ['Thought: The request can be met with the listed APIs.'];
+  for (const [tool, args] of calls) lines.push(`Action: ${tool}`, `Action Input: ${JSON.stringify(args)}`);
+  return lines.join('\n');
+}
+
+function oracle(item: EvalItem): string {
+  return react(Object.entries(goldOf(item).answer));
+}
+
+function corrupt(item: EvalItem, corruption: Corruption, rng: Rng): string | null {
+  const calls = Object.entries(goldOf(item).answer).map(([tool, args]): [string, Record<string, Json>] => [tool, { ...args }]);
+  const unused = item.tools.map((t) => t.name).filter((name) => !calls.some(([tool]) => tool === name));
+  switch (corruption) {
+    case 'wrong-tool': {
+      if (!calls.length || !unused.length) return null;
+      calls[rng.int(0, calls.length - 1)][0] = rng.pick(unused);
+      break;
+    }
+    case 'drop-parameter':
+    case 'wrong-value': {
+      const withArgs = calls.filter(([, args]) => Object.keys(args).length);
+      if (!withArgs.length) return null;
+      const args = rng.pick(withArgs)[1];
+      const name = rng.pick(Object.keys(args));
+      if (corruption === 'drop-parameter') delete args[name];
+      else args[name] = WRONG_VALUE;
+      break;
+    }
+    case 'extra-call': {
+      if (!unused.length) return null;
+      calls.unshift([rng.pick(unused), {}]);
+      break;
+    }
+  }
+  return react(calls);
+}
+
+// ---------------------------------------------------------------- reading predictions
+
+/** The Action / Action Input pairs of a ReAct answer, in order; an input that is no JSON object is null. */
+export function parseActions(text: string): ParsedCall[] {
+  const calls: { tool: string; input?: Record<string, Json> | null }[] = [];
+  const marker = /Action Input\s*:|Action\s*:/g;
+  let match: RegExpExecArray | null;
+  while ((match = marker.exec(text))) {
+    const rest = text.slice(match.index + match[0].length);
+    if (match[0].startsWith('Action Input')) {
+      const call = calls.at(-1);
+      if (call && call.input === undefined) call.input = objectAt(rest);
+    } else {
+      calls.push({ tool: rest.split(/\n|Action Input\s*:/)[0].trim().replace(/"/g, '') });
+    }
+  }
+  return calls.map((call) => ({ tool: call.tool, input: call.input ?? null }));
+}
+
+/** The JSON (or Python) object the text starts with, after blanks; null when there is none. */
+function objectAt(text: string): Record<string, Json> | null {
+  const start = text.search(/\S/);
+  if (start === -1 || text[start] !== '{') return null;
+  try {
+    const { value } = readPythonLiteral(text, start);
+    return value && typeof value === 'object' && !Array.isArray(value) ? value : null;
+  } catch {
+    return null;
+  }
+}
+
+/** util.get_predict_SIN: the first call; none without both markers, a readable input, or when named "None". */
+function singleCall(calls: ParsedCall[]): { tool: string; input: Record<string, Json>; note?: string } {
+  const first = calls[0];
+  if (!first) return { tool: '', input: {}, note: 'no Action' };
+  if (first.input === null) return { tool: '', input: {}, note: `no readable Action Input for ${first.tool || 'the Action'}` };
+  if (first.tool.includes('None')) return { tool: '', input: {} };
+  return { tool: first.tool.split(',')[0].trim(), input: first.input };
+}
+
+/** util.get_target_SIN_MUL: every call by tool name (a later call of the same tool replaces the earlier). */
+function multiCalls(calls: ParsedCall[]): { calls: Map<string, Record<string, Json>>; note?: string } {
+  const byTool = new Map<string, Record<string, Json>>();
+  let unreadable = 0;
+  for (const call of calls) {
+    if (call.tool === 'The name of the API to be called.') continue;
+    if (call.input === null) unreadable++;
+    byTool.set(call.tool.trim(), call.input ?? {});
+  }
+  return { calls: byTool, ...(unreadable ? { note: `${unreadable} Action Input(s) not readable as a JSON object (scored as no parameters)` } : {}) };
+}
+
+// ---------------------------------------------------------------- comparing values
+
+const pyStr = (value: Json): string => (typeof value === 'string' ? value : pythonRepr(value));
+const lowered = (args: Record<string, Json>) => Object.fromEntries(Object.entries(args).map(([k, v]) => [k, pyStr(v).toLowerCase()]));
+
+const NUMBER_WORDS: [string, string][] = ['zero', 'one', 'two', 'three', 'four', 'five', 'six', 'seven', 'eight', 'nine', 'ten'].map((word, n) => [String(n), word]);
+const DAYS: [string, string][] = [
+  ['2024-01-04', 'monday'],
+  ['2024-01-05', 'tuesday'],
+  ['2024-01-06', 'wednesday'],
+  ['2024-01-07', 'thursday'],
+  ['2024-01-08', 'friday'],
+  ['2024-01-09', 'saturday'],
+  ['2024-01-10', 'sunday'],
+];
+
+/** util.normalize_value, step for step (digits become words before the dates are looked for, as there). */
+function normalizeValue(value: string): string {
+  let out = value.replaceAll('my ', '');
+  for (const [digit, word] of NUMBER_WORDS) out = out.replaceAll(digit, word);
+  out = out.replaceAll('findprovider.', 'bookappointment.');
+  for (const [date, day] of DAYS) out = out.replaceAll(date, day).replaceAll('today', day);
+  return out;
+}
+
+/** util.compare_dicts: same parameters (values "hotel" ignored), each of `a`'s values inside `b`'s after normalising. */
+function sameParameters(a: Record<string, string>, b: Record<string, string>): boolean {
+  const keep = (d: Record<string, string>) => Object.entries(d).filter(([, v]) => v !== 'hotel');
+  const left = keep(a);
+  const right = new Map(keep(b));
+  if (left.length !== right.size) return false;
+  return left.every(([key, value]) => right.has(key) && normalizeValue(right.get(key)!).includes(normalizeValue(value)));
+}
+
+/** The longest common run of `gt` and `pred` (difflib's find_longest_match: earliest in gt, then in pred). */
+function longestRun(gt: string[], pred: string[]): { size: number; start: number } {
+  let best = { size: 0, start: 0, at: 0 };
+  for (let i = 0; i < gt.length; i++) {
+    for (let j = 0; j < pred.length; j++) {
+      let k = 0;
+      while (i + k < gt.length && j + k < pred.length && gt[i + k] === pred[j + k]) k++;
+      if (k > best.size) best = { size: k, start: j, at: i };
+    }
+  }
+  return { size: best.size, start: best.start };
+}
+
+export function toolOrderAccuracy(pred: string[], gt: string[]): number {
+  if (pred.length === gt.length && pred.every((tool, i) => tool === gt[i])) return 1;
+  if (!pred.length || !gt.length) return 0;
+  const run = longestRun(gt, pred);
+  return (Math.cos((Math.PI / 2) * (run.start / pred.length)) * run.size) / gt.length;
+}
+
+/** util.calculate_turn_success_rate: a correct turn j scores 1 − e^−(j−i) after the last wrong turn i. */
+export function softTurnScores(turns: boolean[]): number[] {
+  let lastWrong = -1;
+  return turns.map((ok, j) => {
+    if (!ok) {
+      lastWrong = j;
+      return 0;
+    }
+    return lastWrong === -1 ? 1 : 1 - Math.exp(-(j - lastWrong));
+  });
+}
+
+// ---------------------------------------------------------------- scoring
+
+interface TurnFigures {
+  figures: Record<string, number | boolean>;
+  success: boolean;
+  note?: string;
+}
+
+function scoreSingle(gold: MtuGold, output: string | null): TurnFigures {
+  const [target, targetInput] = Object.entries(gold.answer)[0] ?? ['', {}];
+  const predicted = output === null ? { tool: '', input: {}, note: 'no output' } : singleCall(parseActions(output));
+  const toolOk = predicted.tool === target;
+  const paramsOk = toolOk && sameParameters(lowered(targetInput), lowered(predicted.input));
+  const note = predicted.note ?? (!toolOk ? `called ${predicted.tool || 'no API'} instead of ${target || 'no API'}` : !paramsOk ? `parameters of ${target} differ` : undefined);
+  return { figures: { tool_selection: toolOk, parameter_selection: paramsOk }, success: paramsOk, ...(note && !paramsOk ? { note } : {}) };
+}
+
+function scoreMulti(gold: MtuGold, output: string | null): TurnFigures {
+  const gt = gold.answer;
+  const parsed = output === null ? { calls: new Map<string, Record<string, Json>>(), note: 'no output' } : multiCalls(parseActions(output));
+  // A predicted tool whose parameters differ from the gold call's counts as another tool ("<tool>wrong" in util.py).
+  const pred = [...parsed.calls].map(([tool, args]) => (tool in gt && !sameParameters(lowered(args), lowered(gt[tool])) ? `${tool}wrong` : tool));
+  const gtTools = Object.keys(gt);
+  let number: number;
+  if (!pred.length && !gtTools.length) number = 1;
+  else if (!pred.length || !gtTools.length) number = 0;
+  else {
+    const union = new Set([...pred, ...gtTools]);
+    number = pred.filter((tool) => gtTools.includes(tool)).length / union.size;
+  }
+  const order = toolOrderAccuracy(pred, gtTools);
+  const success = number === 1 && order === 1;
+  const note = parsed.note ?? (success ? undefined : `predicted [${pred.join(', ')}], gold [${gtTools.join(', ')}]`);
+  return { figures: { tool_number: number, tool_order: order }, success, ...(note && !success ? { note } : {}) };
+}
+
+function table(turns: { item: EvalItem; turn: TurnFigures }[]): MetricTable {
+  const single = turns.filter((t) => !multiTool(goldOf(t.item).setting));
+  const multi = turns.filter((t) => multiTool(goldOf(t.item).setting));
+  const metrics: MetricTable = {};
+  const mean = (values: number[]) => rate(values.reduce((a, b) => a + b, 0), values.length);
+  if (single.length) {
+    metrics.tool_selection_accuracy = mean(single.map((t) => Number(t.turn.figures.tool_selection)));
+    metrics.parameter_selection_accuracy = mean(single.map((t) => Number(t.turn.figures.parameter_selection)));
+  }
+  if (multi.length) {
+    metrics.tool_number_accuracy = mean(multi.map((t) => Number(t.turn.figures.tool_number)));
+    metrics.tool_order_accuracy = mean(multi.map((t) => Number(t.turn.figures.tool_order)));
+  }
+  metrics.turn_success_rate = mean(turns.map((t) => Number(t.turn.success)));
+  const dialogues = new Map<string, { turn: number; ok: boolean }[]>();
+  for (const { item, turn } of turns) {
+    const gold = goldOf(item);
+    const list = dialogues.get(gold.dialogue) ?? [];
+    list.push({ turn: gold.turn, ok: turn.success });
+    dialogues.set(gold.dialogue, list);
+  }
+  const sessions = [...dialogues.values()].map((list) => list.sort((a, b) => a.turn - b.turn).map((t) => t.ok));
+  metrics.success_rate = mean(sessions.map((s) => Number(s.every(Boolean))));
+  metrics.averaged_turn_success_rate = mean(sessions.map((s) => mean(s.map(Number))));
+  metrics.soft_averaged_turn_success_rate = mean(sessions.map((s) => mean(softTurnScores(s))));
+  metrics.task_process_rate = mean(sessions.map((s) => (s.includes(false) ? s.indexOf(false) : s.length) / s.length));
+  return metrics;
+}
+
+function score(outputs: readonly EvalOutput[]): EvalReport {
+  const turns = outputs.map(({ item, output }) => {
+    const gold = goldOf(item);
+    return { item, turn: multiTool(gold.setting) ? scoreMulti(gold, output) : scoreSingle(gold, output) };
+  });
+  // A hard item counts in its own category and in "hard".
+  const tables = tablesByCategory(turns, (t) => [t.item.category, ...(goldOf(t.item).hard ? ['hard'] : [])], table);
+  return {
+    benchmark: 'mtu-bench',
+    items: outputs.length,
+    metrics: table(turns),
+    byCategory: Object.fromEntries(CATEGORY_ORDER.filter((name) => name in tables).map((name) => [name, tables[name]])),
+    details: turns.map(({ item, turn }) => ({ id: item.id, category: item.category, figures: { ...turn.figures, success: turn.success }, ...(turn.note ? { note: turn.note } : {}) })),
+  };
+}
+
+export const mtuScorer: BenchmarkScorer = { benchmark: 'mtu-bench', items: mtuItems, oracle, score, corrupt };
