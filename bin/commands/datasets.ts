@@ -1,5 +1,7 @@
 import { join } from 'node:path';
 import { UserError } from '../../core/errors.ts';
+import { writeFileAtomic } from '../../core/jsonl.ts';
+import { compareWithReference, formatComparison } from '../../core/reference-compare.ts';
 import { DatasetStore } from '../../core/store.ts';
 import { formatTable } from '../../core/runner.ts';
 import type { Command } from '../command.ts';
@@ -27,14 +29,24 @@ export const datasetsListCommand: Command = {
 
 export const datasetsShowCommand: Command = {
   path: ['datasets', 'show'],
-  usage: 'toolkiln datasets show <name>[@v] [--json]',
-  summary: "print a version's manifest summary",
-  options: {},
-  async run(positionals, _values, io) {
+  usage: 'toolkiln datasets show <name>[@v] [--compare-reference] [--json]',
+  summary: "print a version's manifest summary, or with --compare-reference its statistics beside the released benchmark's",
+  options: { 'compare-reference': { type: 'boolean' } },
+  async run(positionals, values, io) {
     needPositionals(positionals, 1, this.usage);
     const store = new DatasetStore(io.home, { warn: io.err });
     const ref = store.resolve(positionals[0]);
     const manifest = store.manifest(ref);
+    if (values['compare-reference']) {
+      const rows = compareWithReference(manifest.stats);
+      if (!rows.length) throw new UserError(`${ref.name}@${ref.version} holds no statistics beside a released set (its recipe's statistics stage had no reference file); run the recipe with its referenceFile / referenceDir set`);
+      // Beside the version, not in it: a published version is never edited.
+      const file = join(store.derivedDir(ref, 'reports'), 'compare-reference.md');
+      writeFileAtomic(file, `# ${ref.name}@${ref.version} beside the released benchmark\n\n${formatComparison(rows)}\n`);
+      if (io.json) io.out(JSON.stringify({ dataset: `${ref.name}@${ref.version}`, rows, file }));
+      else io.out(`${formatComparison(rows)}\n\nwritten to ${file}`);
+      return 0;
+    }
     if (io.json) {
       io.out(JSON.stringify({ ...manifest, path: ref.dir }));
       return 0;
