@@ -152,6 +152,9 @@ export async function runStages(options: RunStagesOptions): Promise<RunStagesRes
   // The first failure among stages running together stops them all, and is the one reported.
   const abort = new AbortController();
   const fail = (error: unknown) => abort.signal.aborted || abort.abort(error);
+  stages.forEach((stage, index) => {
+    if (stage.prepare && !existsSync(join(stageFolder(options.runDir, index, stage), 'stats.json'))) stage.prepare({ resolvePath: options.resolvePath });
+  });
 
   for (let index = 0; index < stages.length; index++) {
     const stage = stages[index];

@@ -52,6 +52,13 @@ interface StageBase<I, O> {
   output: z.ZodType<O>;
   /** Prompt ids → hashes this stage uses (fingerprint and lineage). */
   prompts?: Record<string, string>;
+  /**
+   * Starts work that does not depend on the stage's input (reading the released set it compares
+   * with) when the run starts, so that it overlaps the stages before this one instead of waiting at
+   * the end of the run. The stage's own functions await what it started; a failure surfaces there.
+   * Not called for a stage a resumed run finds complete.
+   */
+  prepare?: (ctx: Pick<StageContext, 'resolvePath'>) => void;
 }
 
 /**

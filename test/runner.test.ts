@@ -272,6 +272,56 @@ describe('runner', () => {
     expect(new DatasetStore(home).samples(result.ref!).map((s) => s.dialogue[0].content)).toEqual(['0', '1', '2', '3', '4', '5', '6', '7']);
   }, 60_000);
 
+  it("starts a later stage's prepare when the run starts, while the stages before it work, and not again for a stage a resume finds complete", async () => {
+    const Item = z.object({ id: z.string(), n: z.number() });
+    let prepared!: () => void;
+    const preparedSeen = new Promise<void>((resolve) => (prepared = resolve));
+    let prepares = 0;
+    const pipeline = definePipeline({
+      name: 'prepared',
+      benchmark: 'scan',
+      description: 'a per-record stage that waits for the last stage to have started preparing',
+      configSchema: z.object({}),
+      sourceFiles: () => [],
+      stages: () => [
+        sourceStage({ name: 'make', version: 1, output: Item, load: () => Array.from({ length: 3 }, (_, n) => ({ id: `i-${n}`, n })) }),
+        {
+          kind: 'map',
+          name: 'wait',
+          version: 1,
+          input: Item,
+          output: Sample,
+          run: async (item) => {
+            // Called only when the last stage runs (after this one), prepare would never come.
+            const waited = await Promise.race([preparedSeen.then(() => 'prepared'), sleep(20_000).then(() => 'not prepared')]);
+            if (waited !== 'prepared') return reject('not_prepared');
+            return { id: item.id, benchmark: 'scan', category: 'c', split: 'test', tools: [], dialogue: [{ role: 'user' as const, content: String(item.n) }], expected: {}, meta: { lineage: [], checks: [], tags: [] } };
+          },
+        } satisfies MapStage<z.infer<typeof Item>, Sample>,
+        {
+          kind: 'scan',
+          name: 'count',
+          version: 1,
+          input: Sample,
+          output: Sample,
+          prepare: (ctx) => {
+            prepares++;
+            expect(ctx.resolvePath('x')).toMatch(/x$/);
+            prepared();
+          },
+          run: (sample) => sample,
+        } satisfies ScanStage<Sample, Sample>,
+      ],
+      exports: {},
+    });
+    const home = mkdtempSync(join(tmpdir(), 'tk-prepared-'));
+    const result = await runPipeline({ pipeline, llm: new OfflineGateway(42), home, projectDir: process.cwd(), progress: { quiet: true } });
+    expect(result.stats.map((s) => [s.stage, s.out, s.rejected])).toEqual([['make', 3, 0], ['wait', 3, 0], ['count', 3, 0]]);
+    expect(prepares).toBe(1);
+    await runPipeline({ pipeline, llm: new OfflineGateway(42), home, projectDir: process.cwd(), progress: { quiet: true }, resume: result.runId, force: true });
+    expect(prepares).toBe(1);
+  }, 60_000);
+
   it('stops every stage running together when one fails, and reports that one', async () => {
     const Item = z.object({ id: z.string(), n: z.number() });
     const pipeline = definePipeline({

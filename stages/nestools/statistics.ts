@@ -1,7 +1,7 @@
 import { existsSync } from 'node:fs';
 import { Sample, type Call, type ToolSpec } from '../../core/records.ts';
-import type { ScanStage } from '../../core/stage.ts';
-import { loadNesToolsSamples } from '../sources/nestools.ts';
+import type { ScanStage, StageContext } from '../../core/stage.ts';
+import { eachNesToolsSample } from '../sources/nestools.ts';
 import { taskOf } from './import-export.ts';
 import { valueMentions, type Presence } from './query-values.ts';
 import { chainStructure, type StructureKind } from './structure.ts';
@@ -179,23 +179,42 @@ export interface StatisticsOptions {
   referenceFile?: string;
 }
 
-/** Passes samples through; reports the figures (and the reference's) into the manifest and the log. Keeps only the running figures. */
+/**
+ * Passes samples through; reports the figures (and the reference's) into the manifest and the log.
+ * Keeps only the running figures. The reference's figures are computed from when the run starts,
+ * a few records at a time, while the stages before this one work.
+ */
 export function statisticsStage(options: StatisticsOptions): ScanStage<Sample, Sample> {
+  let reference: Promise<NesToolsStatistics | null> | undefined;
+  const referenceFigures = (ctx: Pick<StageContext, 'resolvePath'>) => (reference ??= referenceStatistics(options.referenceFile ? ctx.resolvePath(options.referenceFile) : undefined));
   return {
     kind: 'scan',
     name: 'statistics',
     version: 1,
     input: Sample,
     output: Sample,
-    collect: (samples, ctx) => {
+    prepare: (ctx) => void referenceFigures(ctx).catch(() => {}),
+    collect: async (samples, ctx) => {
       const figures = new StatisticsTally();
       for (const sample of samples) figures.add(viewOfSample(sample));
       const sets = [{ name: 'generated', stats: figures.result() }];
-      const reference = options.referenceFile ? ctx.resolvePath(options.referenceFile) : undefined;
-      if (reference && existsSync(reference)) sets.push({ name: 'reference', stats: computeStatistics(loadNesToolsSamples(reference).map(viewOfSample)) });
+      const released = await referenceFigures(ctx);
+      if (released) sets.push({ name: 'reference', stats: released });
       ctx.report('nestools.statistics', Object.fromEntries(sets.map((s) => [s.name, s.stats])));
       ctx.log(`\n${formatStatistics(sets)}`);
     },
     run: (sample) => sample,
   };
+}
+
+/** The figures of the released set at `path` (none when it is not there), yielding to other work every few records. */
+async function referenceStatistics(path: string | undefined): Promise<NesToolsStatistics | null> {
+  if (!path || !existsSync(path)) return null;
+  const figures = new StatisticsTally();
+  let count = 0;
+  for (const sample of eachNesToolsSample(path)) {
+    figures.add(viewOfSample(sample));
+    if (++count % 25 === 0) await new Promise((resolve) => setImmediate(resolve));
+  }
+  return figures.result();
 }

@@ -28,11 +28,16 @@ export function loadDomainFields(path: string): string[] {
 
 /** A NesTools JSONL file as Samples; a bad line is an error naming the file and line. */
 export function loadNesToolsSamples(path: string, split = 'test'): Sample[] {
+  return [...eachNesToolsSample(path, split)];
+}
+
+/** The records of a NesTools file as samples, one at a time; a bad line is an error naming file and line. */
+export function* eachNesToolsSample(path: string, split = 'test'): Generator<Sample> {
   const file = basename(path);
-  return readJsonlLines(path).map((entry) => {
+  for (const entry of readJsonlLines(path)) {
     if ('error' in entry) throw new UserError(jsonlErrorMessage(path, entry));
-    return fromNesToolsRecord(entry.value, { file, split, where: `${path}:${entry.line}` });
-  });
+    yield fromNesToolsRecord(entry.value, { file, split, where: `${path}:${entry.line}` });
+  }
 }
 
 // ---------------------------------------------------------------- the loader stage
