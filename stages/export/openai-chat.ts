@@ -37,6 +37,24 @@ export interface ChatOptions extends ExportOptions {
  */
 export function sampleToChat(sample: Sample, options: ChatOptions = {}): ChatExample {
   const names = openAINames(sample);
+  const { messages, rendered, callMessage } = dialogueChat(sample, names);
+  if (messages.at(-1)?.role !== 'assistant') {
+    const gold = options.goldReply?.(sample) ?? goldOf(sample, rendered);
+    if (gold?.calls?.length) messages.push(callMessage(gold.calls, gold.content ?? null));
+    else if (gold?.content) messages.push({ role: 'assistant', content: gold.content });
+  }
+  // With no assistant message at all, nothing is dropped: the check names what is missing.
+  if (messages.some((m) => m.role === 'assistant')) while (messages.at(-1)!.role !== 'assistant') messages.pop();
+  const tools = sample.tools.map((tool) => chatTool(tool, names.get(tool.name)!, options.keepExtensions ?? false));
+  return { messages, ...(tools.length ? { tools } : {}) };
+}
+
+/** A sample's dialogue as chat messages, as it stands: no gold answer added, nothing dropped (what a model is shown). */
+export function dialogueMessages(sample: Sample): ChatMessage[] {
+  return dialogueChat(sample, openAINames(sample)).messages;
+}
+
+function dialogueChat(sample: Sample, names: Map<string, string>) {
   const messages: ChatMessage[] = [];
   const observed: Record<string, unknown> = {};
   const rendered = new Set<string>();
@@ -67,15 +85,7 @@ export function sampleToChat(sample: Sample, options: ChatOptions = {}): ChatExa
     const text = turn.response ?? turn.content;
     if (text) messages.push({ role: 'assistant', content: text });
   }
-  if (messages.at(-1)?.role !== 'assistant') {
-    const gold = options.goldReply?.(sample) ?? goldOf(sample, rendered);
-    if (gold?.calls?.length) messages.push(callMessage(gold.calls, gold.content ?? null));
-    else if (gold?.content) messages.push({ role: 'assistant', content: gold.content });
-  }
-  // With no assistant message at all, nothing is dropped: the check names what is missing.
-  if (messages.some((m) => m.role === 'assistant')) while (messages.at(-1)!.role !== 'assistant') messages.pop();
-  const tools = sample.tools.map((tool) => chatTool(tool, names.get(tool.name)!, options.keepExtensions ?? false));
-  return { messages, ...(tools.length ? { tools } : {}) };
+  return { messages, rendered, callMessage };
 }
 
 /** The gold answer the dialogue does not hold yet: the calls of the turn after it, the gold calls not rendered, or the labels as text. */

@@ -1,6 +1,6 @@
 import type { EvalItem } from '../../core/eval.ts';
 import type { Json, Sample } from '../../core/records.ts';
-import { sampleToChat } from '../export/openai-chat.ts';
+import { dialogueMessages } from '../export/openai-chat.ts';
 import type { CallRecord } from './comparators.ts';
 import { sampleToConversation, toolTalkMetaOf } from './conversation.ts';
 import type { ConversationStart, ToolRequest } from './world.ts';
@@ -45,13 +45,12 @@ export function toolTalkItems(sample: Sample): EvalItem[] {
   conversation.conversation.forEach((turn, position) => {
     if (turn.role !== 'assistant') return;
     const apis = (turn.apis ?? []).map((api) => ({ request: api.request, response: api.response, exception: api.exception }) as CallRecord);
-    const chat = sampleToChat({ ...sample, dialogue: sample.dialogue.slice(0, position) });
     const gold: ToolTalkGold = { turn: position, start, overlay, history: [...history], apis };
     items.push({
       id: `${sample.id}#${position}`,
       sampleId: sample.id,
       category: sample.category,
-      messages: [{ role: 'system', content: SYSTEM_PROMPT(metadata) }, ...chat.messages.map((message) => ({ ...message }))],
+      messages: [{ role: 'system', content: SYSTEM_PROMPT(metadata) }, ...dialogueMessages({ ...sample, dialogue: sample.dialogue.slice(0, position) }).map((message) => ({ ...message }))],
       tools: sample.tools,
       gold: gold as unknown as Json,
     });
