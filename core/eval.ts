@@ -61,7 +61,7 @@ export interface BenchmarkScorer {
 export const CORRUPTIONS = ['wrong-tool', 'drop-parameter', 'wrong-value', 'extra-call'] as const;
 export type Corruption = (typeof CORRUPTIONS)[number];
 
-/** `hits / total`, 0 when there is nothing to count (a metric is left out of a table rather than shown as 0/0). */
+/** `hits / total`, 0 when there is nothing to count (as the benchmarks' own scripts count it). */
 export function rate(hits: number, total: number): number {
   return total === 0 ? 0 : hits / total;
 }

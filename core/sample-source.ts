@@ -1,4 +1,5 @@
 import { closeSync, openSync, readSync } from 'node:fs';
+import { UserError } from './errors.ts';
 import { fileLines, parseJsonLine } from './jsonl.ts';
 import type { Sample } from './records.ts';
 
@@ -83,8 +84,14 @@ export function samplesInFiles(files: readonly { split: string; path: string }[]
             if (n === 0) throw new Error(`${files[at.part].path}: ended before the sample at byte ${at.start}; the file changed while it was read`);
             read += n;
           }
-          const { path } = files[at.part];
-          yield decode(parseJsonLine(bytes.toString('utf8'), path, 0), `${path} (byte ${at.start})`);
+          const where = `${files[at.part].path} (byte ${at.start})`;
+          let value: unknown;
+          try {
+            value = JSON.parse(bytes.toString('utf8'));
+          } catch (error) {
+            throw new UserError(`${where}: not valid JSON (${(error as Error).message}); the file changed after it was read: check it with toolkiln datasets verify`);
+          }
+          yield decode(value, where);
         }
       } finally {
         for (const fd of fds.values()) closeSync(fd);

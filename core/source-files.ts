@@ -134,13 +134,16 @@ export type JsonlLine = { line: number; value: unknown } | { line: number; colum
  * instead of stopping the read (a checker reports it with the others); an over-long line stops it.
  */
 export function readJsonlLines(path: string, options: LineFileOptions = {}): JsonlLine[] {
-  const out: JsonlLine[] = [];
+  return [...eachJsonlLine(path, options)];
+}
+
+/** Like `readJsonlLines`, one line at a time (the file is read as it is iterated). */
+export function* eachJsonlLine(path: string, options: LineFileOptions = {}): Generator<JsonlLine> {
   for (const { line, text } of readLines(path, options)) {
     if (!text.trim()) continue;
     const parsed = parseJsonText(text);
-    out.push('error' in parsed ? { line, column: parsed.error.column, error: parsed.error.message } : { line, value: parsed.value });
+    yield 'error' in parsed ? { line, column: parsed.error.column, error: parsed.error.message } : { line, value: parsed.value };
   }
-  return out;
 }
 
 /** The values of a JSONL file; a line that is not JSON is a `UserError` naming file, line and column. */

@@ -24,7 +24,7 @@ export function readPredictions(path: string, itemIds: ReadonlySet<string>, show
     const { id, output } = line as { id?: unknown; output?: unknown };
     if (typeof id !== 'string' || !id) throw new UserError(`${at}: "id" is missing or not a string; each line is {"id": …, "output": …}`);
     if (output !== null && typeof output !== 'string') throw new UserError(`${at}: "output" of ${id} must be the model's text (a string) or null`);
-    if (!itemIds.has(id)) throw new UserError(`${at}: unknown item id "${id}": not an item of this version (toolkiln eval --model oracle lists every id in its details.jsonl)`);
+    if (!itemIds.has(id)) throw new UserError(`${at}: unknown item id "${id}": not an item of this version (toolkiln eval --model oracle lists every id in its items.jsonl)`);
     const first = firstLine.get(id);
     if (first !== undefined) throw new UserError(`${at}: item "${id}" again (first on line ${first}); keep one prediction per item`);
     firstLine.set(id, number);

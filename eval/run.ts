@@ -48,6 +48,13 @@ export function collectItems(scorer: BenchmarkScorer, samples: SampleSource, lim
   return items;
 }
 
+/** The id of every item of the version's samples. */
+function allItemIds(scorer: BenchmarkScorer, samples: SampleSource): Set<string> {
+  const ids = new Set<string>();
+  for (const sample of samples.all()) for (const item of scorer.items(sample)) ids.add(item.id);
+  return ids;
+}
+
 /** A directory name for a model's results. */
 export function modelDirName(model: ModelChoice): string {
   switch (model.kind) {
@@ -95,7 +102,9 @@ export async function evaluate(options: EvaluateOptions): Promise<EvaluateResult
       break;
     }
     case 'predictions': {
-      const predicted = readPredictions(model.path, byId, model.shown);
+      // A predictions file made for the whole version is read as it is: ids past `--limit` are known, and ignored.
+      const known = options.limit === undefined ? byId : allItemIds(scorer, options.samples);
+      const predicted = readPredictions(model.path, known, model.shown);
       outputs = items.map((item) => predicted.get(item.id) ?? null);
       break;
     }

@@ -82,6 +82,12 @@ describe('toolkiln eval', () => {
     expect(doc.missing).toBe(1);
     expect(doc.metrics.format_accuracy).toBeCloseTo((gold.length - 1) / gold.length, 12);
     expect(itemLines('nestools', 'predictions-preds')[0]).toMatchObject({ id: gold[0].id, output: null, note: 'no output' });
+    // A file made for the whole version, scored on the first samples only: the other lines are known ids.
+    const whole = join(home, 'whole.jsonl');
+    writeFileSync(whole, gold.map((l) => JSON.stringify({ id: l.id, output: l.output })).join('\n') + '\n');
+    const limited = await cli(['eval', 'nestools@v1', '--predictions', 'whole.jsonl', '--limit', '3', '--json']);
+    expect(limited.code, limited.err).toBe(0);
+    expect(json(limited.out)).toMatchObject({ items: 3, missing: 0, metrics: { format_accuracy: 1 } });
   });
 
   it('a bad predictions file is a one-line error naming the line', async () => {

@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { exportMtu } from '../stages/mtu/export.ts';
 import { parseMtuRecord, toMtuDoc, toMtuRecords } from '../stages/mtu/mtu-format.ts';
-import { parsePythonLiteral } from '../stages/mtu/python-literal.ts';
+import { parsePythonLiteral } from '../core/python-literal.ts';
 import { withMtuMeta } from '../stages/mtu/sample.ts';
 import { fromData } from './fixtures/mtu/paths.ts';
 import { call, handSample, round, tool } from './fixtures/mtu/samples.ts';

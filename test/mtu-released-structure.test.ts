@@ -7,7 +7,7 @@ import { runPipeline } from '../core/run.ts';
 import { DatasetStore } from '../core/store.ts';
 import { mtuPipeline } from '../pipelines/mtu.ts';
 import { exportMtu } from '../stages/mtu/export.ts';
-import { parsePythonLiteral, readPythonLiteral } from '../stages/mtu/python-literal.ts';
+import { parsePythonLiteral, readPythonLiteral } from '../core/python-literal.ts';
 import { fromData, fromFixtures } from './fixtures/mtu/paths.ts';
 
 /**

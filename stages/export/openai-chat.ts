@@ -1,7 +1,6 @@
 import { join } from 'node:path';
-import { mapIterable } from '../../core/collections.ts';
 import { UserError } from '../../core/errors.ts';
-import { writeJsonlAtomic } from '../../core/jsonl.ts';
+import { AtomicJsonlFile } from '../../core/jsonl.ts';
 import type { Exporter, ExportOptions } from '../../core/pipeline.ts';
 import { isRef, parseRef, toOpenAITool, type ArgValue, type Call, type OpenAIFunctionTool, type Sample, type ToolSpec } from '../../core/records.ts';
 import { chatExampleProblems, FUNCTION_NAME } from './openai-chat-validate.ts';
@@ -135,20 +134,24 @@ function resolveArgs(call: Call, observed: Record<string, unknown>): Record<stri
  * written; one that fails stops the export (nothing written) naming the sample and the problems.
  */
 export function openAIChatExporter(goldReply?: GoldReply): Exporter {
-  return async (samples, _tools, outDir, _version, options = {}) =>
-    [...samples.splits].sort().map((split) => {
-      const path = join(outDir, `${split}.jsonl`);
-      writeJsonlAtomic(
-        path,
-        mapIterable(samples.inSplit(split), (sample) => {
+  return async (samples, _tools, outDir, _version, options = {}) => {
+    // Every split to a temporary file first: one bad example anywhere leaves no file written.
+    const files = [...samples.splits].sort().map((split) => ({ split, file: new AtomicJsonlFile(join(outDir, `${split}.jsonl`)) }));
+    try {
+      for (const { split, file } of files) {
+        for (const sample of samples.inSplit(split)) {
           const example = sampleToChat(sample, { ...options, goldReply });
           const problems = chatExampleProblems(example);
           if (problems.length) throw new UserError(`sample ${sample.id} (split ${split}) is not a valid OpenAI chat example: ${problems.join('; ')}`);
-          return example;
-        }),
-      );
-      return path;
-    });
+          file.write(example);
+        }
+      }
+    } catch (error) {
+      for (const { file } of files) file.discard();
+      throw error;
+    }
+    return files.map(({ file }) => file.commit());
+  };
 }
 
 export const exportOpenAIChat = openAIChatExporter();

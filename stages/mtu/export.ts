@@ -5,9 +5,8 @@ import type { Sample, ToolSpec } from '../../core/records.ts';
 import { inOrder, orderOf, type SampleSource } from '../../core/sample-source.ts';
 import { versionInstructionTemplates } from './instructions.ts';
 import { toMtuRecords } from './mtu-format.ts';
-import { mtuMeta } from './sample.ts';
+import { DEFAULT_TODAY, mtuMeta } from './sample.ts';
 
-const DEFAULT_TODAY = '2019-03-01';
 
 /** File a sample's records go to: `<setting>_eval.jsonl` (test), `OOD_eval.jsonl`, `<setting>_train.jsonl`. */
 function fileOf(sample: Sample): string {

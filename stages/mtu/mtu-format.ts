@@ -1,7 +1,7 @@
 import { isRef, parseRef, type ArgValue, type Call, type Json, type Sample, type ToolSpec } from '../../core/records.ts';
 import { pythonJson, pythonRepr } from '../../core/python-json.ts';
 import { DEFAULT_INSTRUCTIONS, renderInstructions, type InstructionTemplates, type MtuSetting } from '../../prompts/mtu-instructions.ts';
-import { readPythonLiteral } from './python-literal.ts';
+import { readPythonLiteral } from '../../core/python-literal.ts';
 import { assistantIndexes, categoryOf, turnCalls } from './sample.ts';
 
 /**

@@ -110,3 +110,6 @@ export function literalText(value: ArgValue): string | undefined {
   if (value === null || typeof value === 'object') return undefined;
   return String(value);
 }
+
+/** The date an MTU prompt calls today when the sample does not say (the sources' own period). */
+export const DEFAULT_TODAY = '2019-03-01';

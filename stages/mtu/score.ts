@@ -4,7 +4,7 @@ import type { Json, Sample } from '../../core/records.ts';
 import type { Rng } from '../../core/rng.ts';
 import { toMtuRecords, type MtuRecord } from './mtu-format.ts';
 import { readPythonLiteral } from '../../core/python-literal.ts';
-import { categoryOf, mtuMeta } from './sample.ts';
+import { categoryOf, DEFAULT_TODAY, mtuMeta } from './sample.ts';
 
 /**
  * MTU-Eval's scoring (MTU-Bench §2.2.2 and the released MTU-Eval/cal_score.py, util.py). An item is
@@ -42,7 +42,6 @@ interface ParsedCall {
   input: Record<string, Json> | null;
 }
 
-const DEFAULT_TODAY = '2019-03-01';
 const CATEGORY_ORDER = ['S-S', 'S-M', 'M-S', 'M-M', 'OOD', 'hard'];
 const NO_CALL_THOUGHT = 'Thought: The request needs no API call here.';
 const WRONG_VALUE = '__wrong_value__';

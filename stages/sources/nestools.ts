@@ -4,7 +4,7 @@ import { z } from 'zod';
 import { UserError, messageOf } from '../../core/errors.ts';
 import { Sample as SampleSchema, type Sample } from '../../core/records.ts';
 import { Rng } from '../../core/rng.ts';
-import { jsonlErrorMessage, readJsonFile, readJsonlLines } from '../../core/source-files.ts';
+import { eachJsonlLine, jsonlErrorMessage, readJsonFile, readJsonlLines } from '../../core/source-files.ts';
 import type { BatchStage, RejectReason } from '../../core/stage.ts';
 import { checkNesToolsRecord } from '../nestools/check-records.ts';
 import { formatIssue } from '../nestools/issues.ts';
@@ -34,7 +34,7 @@ export function loadNesToolsSamples(path: string, split = 'test'): Sample[] {
 /** The records of a NesTools file as samples, one at a time; a bad line is an error naming file and line. */
 export function* eachNesToolsSample(path: string, split = 'test'): Generator<Sample> {
   const file = basename(path);
-  for (const entry of readJsonlLines(path)) {
+  for (const entry of eachJsonlLine(path)) {
     if ('error' in entry) throw new UserError(jsonlErrorMessage(path, entry));
     yield fromNesToolsRecord(entry.value, { file, split, where: `${path}:${entry.line}` });
   }
