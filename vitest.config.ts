@@ -7,5 +7,7 @@ export default defineConfig({
     testTimeout: 60_000,
     hookTimeout: 60_000,
     pool: 'forks',
+    // Both cores: the default leaves one of two idle, and the suite is mostly CPU-bound runs.
+    maxWorkers: 2,
   },
 });
