@@ -41,8 +41,12 @@ export interface EvalReport {
  */
 export interface BenchmarkScorer {
   benchmark: string;
-  /** The items a model answers for one sample (none for a sample the benchmark does not score). */
-  items(sample: Sample): EvalItem[];
+  /**
+   * The items a model answers for one sample (none for a sample the benchmark does not score).
+   * `version` is the published version's folder, for items rendered with files it carries (MTU's
+   * instruction templates); the same object is passed for every sample of a version.
+   */
+  items(sample: Sample, version?: { dir: string }): EvalItem[];
   /** The gold answer written exactly as a perfect model would write it (the `oracle` model). */
   oracle(item: EvalItem): string;
   score(outputs: readonly EvalOutput[]): EvalReport;

@@ -17,6 +17,8 @@ export type ModelChoice =
 export interface EvaluateOptions {
   scorer: BenchmarkScorer;
   samples: SampleSource;
+  /** The version's folder, passed to the scorer's `items`. */
+  version?: { dir: string };
   model: ModelChoice;
   /** Score only the items of the first `limit` samples. */
   limit?: number;
@@ -36,12 +38,12 @@ export interface EvaluateResult {
 }
 
 /** The items of the version's samples (of the first `limit` samples), streamed from the source. */
-export function collectItems(scorer: BenchmarkScorer, samples: SampleSource, limit?: number): EvalItem[] {
+export function collectItems(scorer: BenchmarkScorer, samples: SampleSource, limit?: number, version?: { dir: string }): EvalItem[] {
   const items: EvalItem[] = [];
   let taken = 0;
   for (const sample of samples.all()) {
     if (limit !== undefined && taken >= limit) break;
-    const produced = scorer.items(sample);
+    const produced = scorer.items(sample, version);
     if (produced.length) taken++;
     items.push(...produced);
   }
@@ -49,9 +51,9 @@ export function collectItems(scorer: BenchmarkScorer, samples: SampleSource, lim
 }
 
 /** The id of every item of the version's samples. */
-function allItemIds(scorer: BenchmarkScorer, samples: SampleSource): Set<string> {
+function allItemIds(scorer: BenchmarkScorer, samples: SampleSource, version?: { dir: string }): Set<string> {
   const ids = new Set<string>();
-  for (const sample of samples.all()) for (const item of scorer.items(sample)) ids.add(item.id);
+  for (const sample of samples.all()) for (const item of scorer.items(sample, version)) ids.add(item.id);
   return ids;
 }
 
@@ -78,7 +80,7 @@ const safeName = (text: string) => text.replace(/[^A-Za-z0-9._-]+/g, '_') || 'mo
  */
 export async function evaluate(options: EvaluateOptions): Promise<EvaluateResult> {
   const { scorer, model } = options;
-  const items = collectItems(scorer, options.samples, options.limit);
+  const items = collectItems(scorer, options.samples, options.limit, options.version);
   const byId = new Set<string>();
   for (const item of items) {
     if (byId.has(item.id)) throw new Error(`the ${scorer.benchmark} scorer gave two items the id ${item.id}`);
@@ -103,7 +105,7 @@ export async function evaluate(options: EvaluateOptions): Promise<EvaluateResult
     }
     case 'predictions': {
       // A predictions file made for the whole version is read as it is: ids past `--limit` are known, and ignored.
-      const known = options.limit === undefined ? byId : allItemIds(scorer, options.samples);
+      const known = options.limit === undefined ? byId : allItemIds(scorer, options.samples, options.version);
       const predicted = readPredictions(model.path, known, model.shown);
       outputs = items.map((item) => predicted.get(item.id) ?? null);
       break;

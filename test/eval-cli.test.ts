@@ -1,8 +1,11 @@
-import { existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { main } from '../bin/cli.ts';
+import { DatasetStore } from '../core/store.ts';
+import { MTU_SETTINGS } from '../prompts/mtu-instructions.ts';
+import { mtuScorer } from '../stages/mtu/score.ts';
 import { startOpenAiServer, type OpenAiTestServer } from './helpers/openai-server.ts';
 
 let home: string;
@@ -69,6 +72,17 @@ describe('toolkiln eval', () => {
     const other = await cli(['eval', 'mtu@v1', '--model', 'noisy-oracle', '--seed', '6', '--json']);
     expect(itemLines('mtu', 'noisy-oracle-seed6').map((l) => l.output)).not.toEqual(itemLines('mtu', 'noisy-oracle-seed5').map((l) => l.output));
     expect(json(other.out)).toHaveProperty('noise.rates.wrong-tool', 0.1);
+  });
+
+  it('shows a model the instruction text the MTU version was exported with', () => {
+    const store = new DatasetStore(home);
+    const ref = store.resolve('mtu@v1');
+    const sample = [...store.sampleSource(ref).inSplit('test')].find((s) => mtuScorer.items(s, ref).length)!;
+    const dir = join(home, 'custom-version');
+    mkdirSync(join(dir, 'reports'), { recursive: true });
+    writeFileSync(join(dir, 'reports', 'mtu-instructions.json'), JSON.stringify(Object.fromEntries(MTU_SETTINGS.map((s) => [s, `CUSTOM ${s} wording, today {today}`]))));
+    expect(JSON.stringify(mtuScorer.items(sample, { dir })[0].messages)).toContain('CUSTOM');
+    expect(JSON.stringify(mtuScorer.items(sample, ref)[0].messages)).not.toContain('CUSTOM');
   });
 
   it('scores a predictions file; an item without a line counts as no output', async () => {

@@ -64,7 +64,7 @@ export const evalCommand: Command = {
     if (model.kind === 'noisy-oracle' && !scorer.corrupt) throw new UserError(`the ${scorer.benchmark} scorer has no noisy oracle; use --model oracle`);
     store.assertIntact(ref);
     try {
-      const result = await evaluate({ scorer, samples: store.sampleSource(ref), model, limit, outDir: store.derivedDir(ref, 'eval', modelDirName(model)), onProgress: io.json ? undefined : io.err });
+      const result = await evaluate({ scorer, samples: store.sampleSource(ref), version: ref, model, limit, outDir: store.derivedDir(ref, 'eval', modelDirName(model)), onProgress: io.json ? undefined : io.err });
       const { report } = result;
       if (io.json) {
         const { details: _details, ...tables } = report;

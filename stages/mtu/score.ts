@@ -5,6 +5,8 @@ import type { Rng } from '../../core/rng.ts';
 import { toMtuRecords, type MtuRecord } from './mtu-format.ts';
 import { readPythonLiteral } from '../../core/python-literal.ts';
 import { categoryOf, DEFAULT_TODAY, mtuMeta } from './sample.ts';
+import type { InstructionTemplates } from '../../prompts/mtu-instructions.ts';
+import { versionInstructionTemplates } from './instructions.ts';
 
 /**
  * MTU-Eval's scoring (MTU-Bench §2.2.2 and the released MTU-Eval/cal_score.py, util.py). An item is
@@ -76,13 +78,22 @@ export function mtuRecordItem(id: string, record: Pick<MtuRecord, 'question' | '
 }
 
 /** MTU-Eval scores the test split (normal and hard) and the OOD split; training dialogues are MTU-Instruct. */
-function mtuItems(sample: Sample): EvalItem[] {
+function mtuItems(sample: Sample, version?: { dir: string }): EvalItem[] {
   if (sample.split === 'train') return [];
   const meta = mtuMeta(sample);
   const setting = categoryOf(sample);
-  const records = toMtuRecords(sample, 0, meta.today ?? DEFAULT_TODAY);
+  const records = toMtuRecords(sample, 0, meta.today ?? DEFAULT_TODAY, templatesOf(version));
   const context = { setting, category: sample.split === 'ood' ? 'OOD' : setting, dialogue: sample.id, hard: !!meta.hard?.length, sampleId: sample.id, tools: sample.tools };
   return records.map((record, turn) => mtuRecordItem(`${sample.id}#${turn}`, record, { ...context, turn }));
+}
+
+/** The instruction templates a version was exported with, read once per version (the export shows a model the same text). */
+const templatesByVersion = new WeakMap<object, InstructionTemplates>();
+function templatesOf(version: { dir: string } | undefined): InstructionTemplates {
+  if (!version) return versionInstructionTemplates(undefined);
+  let templates = templatesByVersion.get(version);
+  if (!templates) templatesByVersion.set(version, (templates = versionInstructionTemplates(version.dir)));
+  return templates;
 }
 
 const goldOf = (item: EvalItem) => item.gold as MtuGold;
