@@ -6,7 +6,8 @@
 // server saw in any 60 s window against --rpm, a warm-cache rerun in a fresh gateway, and a whole
 // recipe run (nestools, --domains, default 2,000) at 200 ms latency and concurrency 32 against the
 // ideal: its consecutive per-record stages run together, so the endpoint is not left idle at stage
-// boundaries. About five minutes; --quick counts rpm per 6 s window (limiter and measurement alike).
+// boundaries. About five minutes; --quick counts rpm per 6 s window (limiter and measurement alike);
+// --whole-only runs only the whole-recipe row and prints the time each stage took.
 import { fork, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { availableParallelism, loadavg, tmpdir } from 'node:os';
