@@ -1,41 +1,10 @@
-import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import type { EvalItem } from '../core/eval.ts';
 import { noisyAnswer, NOISE_RATES } from '../eval/noisy-oracle.ts';
-import { mtuRecordItem, mtuScorer, toolOrderAccuracy } from '../stages/mtu/score.ts';
+import { mtuRecordItem, mtuScorer, releasedMtuItems, toolOrderAccuracy } from '../stages/mtu/score.ts';
 
 const REFERENCE = new URL('../../shared/data/reference/mtu-bench/', import.meta.url).pathname;
-const FILES = ['S-S', 'S-M', 'M-S', 'M-M', 'OOD'] as const;
-
-/** The released MTU-Eval records as items: the setting from the file (OOD: from the question and the answer). */
-function referenceItems(): EvalItem[] {
-  const items: EvalItem[] = [];
-  const seen = new Map<string, number>();
-  for (const file of FILES) {
-    for (const line of readFileSync(`${REFERENCE}${file}_eval.jsonl`, 'utf8').split('\n').filter(Boolean)) {
-      const record = JSON.parse(line) as { id: string; question: string; answer: Record<string, unknown> };
-      // OOD_eval.jsonl repeats some ids: each occurrence is its own item.
-      const n = (seen.get(record.id) ?? 0) + 1;
-      seen.set(record.id, n);
-      const multiTurn = record.question.includes('History Dialog');
-      const calls = Object.keys(record.answer).filter((k) => k.trim()).length;
-      const setting = file === 'OOD' ? (`${multiTurn ? 'M' : 'S'}-${calls > 1 ? 'M' : 'S'}` as const) : file;
-      const parts = record.id.split('_');
-      items.push(
-        mtuRecordItem(n > 1 ? `${record.id}~${n}` : record.id, record as never, {
-          setting,
-          category: file,
-          dialogue: multiTurn ? parts.slice(0, -1).join('_') : record.id,
-          turn: multiTurn ? Number(parts.at(-1)) : 0,
-          hard: false,
-          sampleId: record.id,
-          tools: [],
-        }),
-      );
-    }
-  }
-  return items;
-}
+const referenceItems = () => releasedMtuItems(REFERENCE);
 
 const tool = (name: string) => ({ name, description: '', parameters: { type: 'object' as const, properties: {}, required: [] }, returns: { type: 'object' as const, properties: {}, required: [] } });
 
@@ -51,7 +20,7 @@ describe('MTU-Eval scorer', () => {
     const items = referenceItems();
     expect(items.length).toBe(1009);
     const report = mtuScorer.score(items.map((it) => ({ item: it, output: mtuScorer.oracle(it) })));
-    expect(Object.keys(report.byCategory).sort()).toEqual([...FILES].sort());
+    expect(Object.keys(report.byCategory).sort()).toEqual(['M-M', 'M-S', 'OOD', 'S-M', 'S-S']);
     for (const table of [report.metrics, ...Object.values(report.byCategory)]) {
       for (const value of Object.values(table)) expect(value).toBe(1);
     }

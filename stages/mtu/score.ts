@@ -1,4 +1,6 @@
+import { join } from 'node:path';
 import { rate, tablesByCategory, type BenchmarkScorer, type Corruption, type EvalItem, type EvalOutput, type EvalReport, type MetricTable } from '../../core/eval.ts';
+import { eachJsonlLine } from '../../core/jsonl.ts';
 import { pythonRepr } from '../../core/python-json.ts';
 import type { Json, Sample } from '../../core/records.ts';
 import type { Rng } from '../../core/rng.ts';
@@ -340,3 +342,37 @@ function score(outputs: readonly EvalOutput[]): EvalReport {
 }
 
 export const mtuScorer: BenchmarkScorer = { benchmark: 'mtu-bench', items: mtuItems, oracle, score, corrupt };
+
+/** The released MTU-Eval files, by setting (`<setting>_eval.jsonl`). */
+const RELEASED_FILES = ['S-S', 'S-M', 'M-S', 'M-M', 'OOD'] as const;
+
+/**
+ * The records of the released MTU-Eval files in `dir` as items: the setting from the file (OOD: from
+ * the question and the answer). OOD_eval.jsonl repeats some ids: each occurrence is its own item.
+ */
+export function releasedMtuItems(dir: string): EvalItem[] {
+  const items: EvalItem[] = [];
+  const seen = new Map<string, number>();
+  for (const file of RELEASED_FILES) {
+    for (const { value: record } of eachJsonlLine<{ id: string; question: string; answer: Record<string, unknown> }>(join(dir, `${file}_eval.jsonl`))) {
+      const n = (seen.get(record.id) ?? 0) + 1;
+      seen.set(record.id, n);
+      const multiTurn = record.question.includes('History Dialog');
+      const calls = Object.keys(record.answer).filter((k) => k.trim()).length;
+      const setting = file === 'OOD' ? (`${multiTurn ? 'M' : 'S'}-${calls > 1 ? 'M' : 'S'}` as const) : file;
+      const parts = record.id.split('_');
+      items.push(
+        mtuRecordItem(n > 1 ? `${record.id}~${n}` : record.id, record as never, {
+          setting,
+          category: file,
+          dialogue: multiTurn ? parts.slice(0, -1).join('_') : record.id,
+          turn: multiTurn ? Number(parts.at(-1)) : 0,
+          hard: false,
+          sampleId: record.id,
+          tools: [],
+        }),
+      );
+    }
+  }
+  return items;
+}
