@@ -9,6 +9,11 @@ import { hashOf } from './hash.ts';
 // ---------------------------------------------------------------- JSON values
 
 export type Json = string | number | boolean | null | Json[] | { [key: string]: Json };
+
+/** Whether a value is a JSON object: not null, not an array. */
+export function isJsonObject(value: unknown): value is Record<string, Json> {
+  return !!value && typeof value === 'object' && !Array.isArray(value);
+}
 export const JsonValue: z.ZodType<Json> = z.lazy(() =>
   z.union([z.string(), z.number(), z.boolean(), z.null(), z.array(JsonValue), z.record(z.string(), JsonValue)]),
 );

@@ -1,3 +1,5 @@
+import { isJsonObject } from './records.ts';
+
 /**
  * A version's statistics beside the released benchmark's, from what its statistics stage stored in
  * the manifest. Each recipe reports its own figures and the released set's under one stats key, as a
@@ -23,9 +25,9 @@ const REFERENCE_SIDES = ['reference', 'released'];
 export function compareWithReference(stats: Record<string, unknown>): ComparisonRow[] {
   const rows: ComparisonRow[] = [];
   for (const [report, value] of Object.entries(stats)) {
-    if (!isObject(value)) continue;
-    const referenceKey = REFERENCE_SIDES.find((key) => isObject(value[key]));
-    const generatedKey = GENERATED_SIDES.find((key) => isObject(value[key]));
+    if (!isJsonObject(value)) continue;
+    const referenceKey = REFERENCE_SIDES.find((key) => isJsonObject(value[key]));
+    const generatedKey = GENERATED_SIDES.find((key) => isJsonObject(value[key]));
     if (!referenceKey || !generatedKey) continue;
     const reference = numbersOf(value[referenceKey]);
     let generated = numbersOf(value[generatedKey]);
@@ -42,17 +44,13 @@ export function compareWithReference(stats: Record<string, unknown>): Comparison
 
 /** Every finite number under a value, by dotted path (none for a value that is not an object). */
 function numbersOf(value: unknown, prefix = '', out = new Map<string, number>()): Map<string, number> {
-  if (!isObject(value)) return out;
+  if (!isJsonObject(value)) return out;
   for (const [key, item] of Object.entries(value)) {
     const path = prefix ? `${prefix}.${key}` : key;
     if (typeof item === 'number' && Number.isFinite(item)) out.set(path, item);
-    else if (isObject(item)) numbersOf(item, path, out);
+    else if (isJsonObject(item)) numbersOf(item, path, out);
   }
   return out;
-}
-
-function isObject(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
 
 /** The rows as a markdown table. */

@@ -37,6 +37,12 @@ export interface JsonSyntaxError {
 }
 
 /** Parses a JSON text; a syntax error comes back with its 1-based line and column. */
+/** The value of a JSON text, or undefined when it is not JSON. */
+export function jsonValueOf(text: string): unknown {
+  const parsed = parseJsonText(text);
+  return 'value' in parsed ? parsed.value : undefined;
+}
+
 export function parseJsonText(text: string): { value: unknown } | { error: JsonSyntaxError } {
   try {
     return { value: JSON.parse(text) };

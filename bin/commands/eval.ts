@@ -2,6 +2,7 @@ import { resolve } from 'node:path';
 import { UserError } from '../../core/errors.ts';
 import type { MetricTable } from '../../core/eval.ts';
 import { DatasetStore } from '../../core/store.ts';
+import { formatTable } from '../../core/runner.ts';
 import { evaluate, modelDirName, type ModelChoice } from '../../eval/run.ts';
 import { pipelines } from '../../pipelines/index.ts';
 import type { Command, Io, Values } from '../command.ts';
@@ -28,12 +29,12 @@ function modelChoice(values: Values, io: Io, seed: number): ModelChoice {
   return model === 'oracle' ? { kind: 'oracle' } : { kind: 'noisy-oracle', seed };
 }
 
-function formatTable(rows: Record<string, MetricTable>): string {
-  const names = [...new Set(Object.values(rows).flatMap((t) => Object.keys(t)))];
-  const columns = Object.keys(rows);
-  const width = Math.max(...names.map((n) => n.length), 6);
-  const cell = (v: number | undefined) => (v === undefined ? '—' : (v * 100).toFixed(1)).padStart(8);
-  return [`${''.padEnd(width)}${columns.map((c) => c.padStart(Math.max(8, c.length + 1))).join('')}`, ...names.map((n) => `${n.padEnd(width)}${columns.map((c) => cell(rows[c][n]).padStart(Math.max(8, c.length + 1))).join('')}`)].join('\n');
+/** Metrics (rows) by table (columns: all, then each category), in %. */
+function metricsTable(tables: Record<string, MetricTable>): string {
+  const names = [...new Set(Object.values(tables).flatMap((t) => Object.keys(t)))];
+  const columns = Object.keys(tables);
+  const cell = (v: number | undefined) => (v === undefined ? '—' : (v * 100).toFixed(1));
+  return formatTable(['metric', ...columns], names.map((n) => [n, ...columns.map((c) => cell(tables[c][n]))]));
 }
 
 export const evalCommand: Command = {
@@ -71,7 +72,7 @@ export const evalCommand: Command = {
         io.out(JSON.stringify({ dataset: `${ref.name}@${ref.version}`, model: modelDirName(model), ...tables, missing: result.missing, ...(result.noise ? { noise: result.noise } : {}), ...(result.usage ? { usage: result.usage } : {}), files: result.files }));
       } else {
         io.out(`${ref.name}@${ref.version} scored by ${report.benchmark} rules: ${report.items} item(s), ${result.missing} without output (model ${modelDirName(model)})`);
-        io.out(formatTable({ all: report.metrics, ...report.byCategory }));
+        io.out(metricsTable({ all: report.metrics, ...report.byCategory }));
         if (result.noise) io.out(`noise (seed ${result.noise.seed}): applied ${Object.entries(result.noise.applied).map(([c, n]) => `${c} ${n}/${result.noise!.drawn[c]} drawn`).join(', ')}`);
         io.out(`results: ${result.files.join(', ')}`);
       }

@@ -3,6 +3,8 @@ import { resolve } from 'node:path';
 import { clusterSpace, LINKAGES, medoid, project2d, renderClusterPlot, silhouette, VectorSpace, type Clustering, type Linkage } from '../../core/cluster/index.ts';
 import { joinViews, lexicalEmbedder, transformersEmbedder, type Embedder } from '../../core/embed/index.ts';
 import { UserError, messageOf } from '../../core/errors.ts';
+import { isJsonObject } from '../../core/records.ts';
+import { jsonValueOf } from '../../core/source-files.ts';
 import type { Command } from '../command.ts';
 import { choiceFlag, intFlag, needPositionals, numberFlag, stringFlag } from '../flags.ts';
 import { outputFile } from '../output-paths.ts';
@@ -17,17 +19,7 @@ export interface ToolEntry {
 const BY = ['name', 'name+parameters', 'description'] as const;
 type By = (typeof BY)[number];
 
-function asObject(value: unknown): Record<string, unknown> | undefined {
-  return value && typeof value === 'object' && !Array.isArray(value) ? (value as Record<string, unknown>) : undefined;
-}
-
-function jsonOrUndefined(text: string): unknown {
-  try {
-    return JSON.parse(text);
-  } catch {
-    return undefined;
-  }
-}
+const asObject = (value: unknown): Record<string, unknown> | undefined => (isJsonObject(value) ? value : undefined);
 
 /**
  * One tool from a canonical ToolSpec (as an object or in the line form), an OpenAI function tool (`{type: "function", function}`),
@@ -43,7 +35,7 @@ export function toolEntryOf(raw: unknown, where: string): ToolEntry {
   if (!name) throw new UserError(`${where}: tool has no name (expected "name", "api_name", "name_for_model" or "function.name"); add one or remove the line`);
   const description = ([source.description, source.api_description, source.description_for_model].find((v) => typeof v === 'string') as string | undefined) ?? '';
   // A published or canonical tools.jsonl carries the parameters schema as JSON text (core/line-form.ts).
-  const parameters = asObject(typeof source.parameters === 'string' ? jsonOrUndefined(source.parameters) : source.parameters);
+  const parameters = asObject(typeof source.parameters === 'string' ? jsonValueOf(source.parameters) : source.parameters);
   const properties = asObject(parameters?.properties) ?? (parameters && parameters.type !== 'object' ? parameters : undefined);
   return { name: name.trim(), description, parameters: Object.keys(properties ?? {}) };
 }

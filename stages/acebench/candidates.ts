@@ -1,3 +1,4 @@
+import { isJsonObject } from '../../core/records.ts';
 import { z } from 'zod';
 import { cosine, createEmbedder, type EmbedderConfig } from '../../core/embed/index.ts';
 import { UserError } from '../../core/errors.ts';
@@ -7,7 +8,7 @@ import type { Rng } from '../../core/rng.ts';
 import type { ScanStage, StageContext } from '../../core/stage.ts';
 import { ApiRecord } from './api-pool.ts';
 import { TreePath } from './api-tree.ts';
-import { ACE_CATEGORIES, ACE_LANGUAGES, AceFunctionSchema, atomKindOfCategory, isJsonObject, functionAtomKinds, propertiesOf, type AceCategory, type AceFunction, type AceLanguage, type AtomKind } from './record.ts';
+import { ACE_CATEGORIES, ACE_LANGUAGES, AceFunctionSchema, atomKindOfCategory, functionAtomKinds, propertiesOf, type AceCategory, type AceFunction, type AceLanguage, type AtomKind } from './record.ts';
 
 /**
  * ACEBench §3.1.1 (2): the three to six candidate functions of each instance, drawn from the API

@@ -1,9 +1,9 @@
 import { z } from 'zod';
 import { describeProblems, type ArgumentValidator } from '../../core/json-schema.ts';
 import { pythonJson } from '../../core/python-json.ts';
-import { JsonValue, type Json } from '../../core/records.ts';
+import { JsonValue, type Json, isJsonObject } from '../../core/records.ts';
 import type { Rng } from '../../core/rng.ts';
-import { ACE_CATEGORIES, ACE_LANGUAGES, AceFunctionSchema, functionParameters, isJsonObject, propertiesOf, type AceCategory, type AceFunction, type AceLanguage, type AceRecord } from './record.ts';
+import { ACE_CATEGORIES, ACE_LANGUAGES, AceFunctionSchema, functionParameters, propertiesOf, type AceCategory, type AceFunction, type AceLanguage, type AceRecord } from './record.ts';
 import { CandidateSet } from './candidates.ts';
 import { renderValue } from './sandbox/python-call.ts';
 

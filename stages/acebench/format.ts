@@ -2,8 +2,8 @@ import { z } from 'zod';
 import { UserError } from '../../core/errors.ts';
 import { jsonTypeOf } from '../../core/json-schema.ts';
 import { parseJsonKeepingFloats, pythonJson } from '../../core/python-json.ts';
-import { Call, Expected, Sample, ToolSpec, formatZodError, sampleId, type Json, type Turn } from '../../core/records.ts';
-import { ACE_AGENT_CATEGORIES, ACE_LANGUAGES, aceFileName, functionParameters, isJsonObject, type AceCategory, type AceFunction, type AceRecord } from './record.ts';
+import { Call, Expected, Sample, ToolSpec, formatZodError, sampleId, type Json, type Turn, isJsonObject } from '../../core/records.ts';
+import { ACE_AGENT_CATEGORIES, ACE_LANGUAGES, aceFileName, functionParameters, type AceCategory, type AceFunction, type AceRecord } from './record.ts';
 
 /**
  * An ACEBench record (a released data line and its answer line) ↔ a canonical Sample.

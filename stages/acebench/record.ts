@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { JsonValue, type Json } from '../../core/records.ts';
+import { JsonValue, type Json, isJsonObject } from '../../core/records.ts';
 import { jsonTypeOf } from '../../core/json-schema.ts';
 
 /**
@@ -60,7 +60,6 @@ export interface AceRecord {
 export const IRRELEVANT_ANSWER = 'Due to the limitations of the function, I cannot solve this problem.';
 
 /** A JSON object (not an array, not null). */
-export const isJsonObject = (value: unknown): value is Record<string, Json> => !!value && typeof value === 'object' && !Array.isArray(value);
 
 /** A function's parameter schema: `parameters`, or `arguments` / `_arguments` as a few released records write it. */
 export function functionParameters(fn: AceFunction): Json | undefined {

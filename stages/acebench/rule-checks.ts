@@ -1,8 +1,9 @@
+import { isJsonObject } from '../../core/records.ts';
 import { ArgumentValidator, checkFunctionDefinition, describeProblems } from '../../core/json-schema.ts';
 import type { Check, Json } from '../../core/records.ts';
 import { groundCall } from '../grounding.ts';
 import { replayRecord } from './sandbox/replay.ts';
-import { ACE_AGENT_CATEGORIES, atomKindOfCategory, atomKindsOf, functionParameters, isJsonObject, propertiesOf, IRRELEVANT_ANSWER, type AceCategory, type AceFunction, type AceRecord, type AtomKind } from './record.ts';
+import { ACE_AGENT_CATEGORIES, atomKindOfCategory, atomKindsOf, functionParameters, propertiesOf, IRRELEVANT_ANSWER, type AceCategory, type AceFunction, type AceRecord, type AtomKind } from './record.ts';
 
 /**
  * ACEBench §3.1.2, the rule stage of the multi-stage verification: are the API definitions clear

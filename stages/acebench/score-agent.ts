@@ -1,7 +1,8 @@
+import { isJsonObject } from '../../core/records.ts';
 import { messageOf } from '../../core/errors.ts';
 import type { Json } from '../../core/records.ts';
 import type { AceLanguage } from './record.ts';
-import { isJsonObject } from './record.ts';
+
 import { SandboxSession } from './sandbox/execute.ts';
 import { pyEqual, type CheckResult } from './score-calls.ts';
 

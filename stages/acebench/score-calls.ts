@@ -1,6 +1,7 @@
+import { isJsonObject } from '../../core/records.ts';
 import { pythonRepr } from '../../core/python-json.ts';
 import type { Json } from '../../core/records.ts';
-import { isJsonObject } from './record.ts';
+
 import { parseCallString } from './sandbox/python-call.ts';
 
 /**

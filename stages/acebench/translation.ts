@@ -1,6 +1,7 @@
+import { isJsonObject } from '../../core/records.ts';
 import { stableStringify } from '../../core/hash.ts';
 import type { Json } from '../../core/records.ts';
-import { isJsonObject, type AceLanguage, type AceRecord } from './record.ts';
+import { type AceLanguage, type AceRecord } from './record.ts';
 
 /**
  * What a translation may change in a record and what it must keep. The natural-language text is the

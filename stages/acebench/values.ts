@@ -1,8 +1,9 @@
+import { isJsonObject } from '../../core/records.ts';
 import { ArgumentValidator, jsonTypeOf } from '../../core/json-schema.ts';
 import type { Json } from '../../core/records.ts';
 import type { Rng } from '../../core/rng.ts';
 import type { AceFunction, AceLanguage } from './record.ts';
-import { isJsonObject } from './record.ts';
+
 
 /**
  * Offline argument values for ACEBench functions, from their JSON Schemas: what a template dialogue

@@ -1,6 +1,8 @@
 import { existsSync } from 'node:fs';
 import { UserError } from '../../core/errors.ts';
 import { jsonlTexts } from '../../core/jsonl.ts';
+import { isJsonObject } from '../../core/records.ts';
+import { jsonValueOf } from '../../core/source-files.ts';
 
 /**
  * OpenAI's chat fine-tuning format with tool calling, checked line by line: one JSON object per
@@ -26,15 +28,14 @@ const MESSAGE_KEYS: Record<string, Set<string>> = {
 };
 const FUNCTION_KEYS = new Set(['name', 'description', 'parameters', 'strict']);
 
-const isObject = (value: unknown): value is Record<string, unknown> => !!value && typeof value === 'object' && !Array.isArray(value);
 const isText = (value: unknown) => typeof value === 'string' && value.trim().length > 0;
 /** A content value: a non-empty string, or a list of text parts. */
 const isContent = (value: unknown) =>
-  isText(value) || (Array.isArray(value) && value.length > 0 && value.every((part) => isObject(part) && part.type === 'text' && typeof part.text === 'string'));
+  isText(value) || (Array.isArray(value) && value.length > 0 && value.every((part) => isJsonObject(part) && part.type === 'text' && typeof part.text === 'string'));
 
 /** The problems of one line's example (none when it is valid). */
 export function chatExampleProblems(example: unknown): string[] {
-  if (!isObject(example)) return ['an example is a JSON object {"messages": [...], "tools"?: [...]}'];
+  if (!isJsonObject(example)) return ['an example is a JSON object {"messages": [...], "tools"?: [...]}'];
   const problems: string[] = [];
   for (const key of Object.keys(example)) if (!TOP_KEYS.has(key)) problems.push(`unknown key "${key}" (an example holds only messages, tools, parallel_tool_calls)`);
   if (example.parallel_tool_calls !== undefined && typeof example.parallel_tool_calls !== 'boolean') problems.push('parallel_tool_calls must be true or false');
@@ -47,7 +48,7 @@ export function chatExampleProblems(example: unknown): string[] {
   let assistants = 0;
   messages.forEach((message, i) => {
     const at = `messages[${i}]`;
-    if (!isObject(message)) return void problems.push(`${at} is not an object`);
+    if (!isJsonObject(message)) return void problems.push(`${at} is not an object`);
     const role = message.role;
     if (typeof role !== 'string' || !MESSAGE_KEYS[role]) return void problems.push(`${at}.role ${JSON.stringify(role)} is not one of system, developer, user, assistant, tool`);
     for (const key of Object.keys(message)) if (!MESSAGE_KEYS[role].has(key)) problems.push(`${at} (${role}) has unknown key "${key}"`);
@@ -78,7 +79,7 @@ export function chatExampleProblems(example: unknown): string[] {
     if (!Array.isArray(calls) || calls.length === 0) return void problems.push(`${at}.tool_calls must be a non-empty list`);
     calls.forEach((call, j) => {
       const cat = `${at}.tool_calls[${j}]`;
-      if (!isObject(call)) return void problems.push(`${cat} is not an object`);
+      if (!isJsonObject(call)) return void problems.push(`${cat} is not an object`);
       if (typeof call.id !== 'string' || !call.id) problems.push(`${cat}.id is missing`);
       else if (seenCallIds.has(call.id)) problems.push(`${cat}.id "${call.id}" is used twice in the example`);
       else {
@@ -87,16 +88,16 @@ export function chatExampleProblems(example: unknown): string[] {
       }
       if (call.type !== 'function') problems.push(`${cat}.type must be "function"`);
       const fn = call.function;
-      if (!isObject(fn)) return void problems.push(`${cat}.function is missing`);
+      if (!isJsonObject(fn)) return void problems.push(`${cat}.function is missing`);
       if (typeof fn.name !== 'string' || !FUNCTION_NAME.test(fn.name)) problems.push(`${cat}.function.name ${JSON.stringify(fn.name)} is not a function name (letters, digits, _ and -, at most 64)`);
       else if (toolNames && !toolNames.has(fn.name)) problems.push(`${cat}.function.name "${fn.name}" is not among the example's tools`);
       if (typeof fn.arguments !== 'string') problems.push(`${cat}.function.arguments must be a JSON string, not ${Array.isArray(fn.arguments) ? 'a list' : typeof fn.arguments}`);
-      else if (!isObject(parseOrUndefined(fn.arguments))) problems.push(`${cat}.function.arguments is not a JSON object: ${fn.arguments.slice(0, 60)}`);
+      else if (!isJsonObject(jsonValueOf(fn.arguments))) problems.push(`${cat}.function.arguments is not a JSON object: ${fn.arguments.slice(0, 60)}`);
     });
   });
   // A final call left unanswered is the gold answer itself (the example ends on it).
   if (assistants === 0) problems.push('no assistant message: an example trains on what the assistant says');
-  else if (isObject(messages.at(-1)) && (messages.at(-1) as Record<string, unknown>).role !== 'assistant') problems.push(`the last message is a ${(messages.at(-1) as Record<string, unknown>).role} message; an example ends with the assistant's`);
+  else if (isJsonObject(messages.at(-1)) && (messages.at(-1) as Record<string, unknown>).role !== 'assistant') problems.push(`the last message is a ${(messages.at(-1) as Record<string, unknown>).role} message; an example ends with the assistant's`);
   return problems;
 }
 
@@ -110,7 +111,7 @@ function toolProblems(tools: unknown, problems: string[]): Set<string> | undefin
   const names = new Set<string>();
   tools.forEach((tool, i) => {
     const at = `tools[${i}]`;
-    if (!isObject(tool) || tool.type !== 'function' || !isObject(tool.function)) return void problems.push(`${at} must be {"type": "function", "function": {...}}`);
+    if (!isJsonObject(tool) || tool.type !== 'function' || !isJsonObject(tool.function)) return void problems.push(`${at} must be {"type": "function", "function": {...}}`);
     const fn = tool.function;
     for (const key of Object.keys(fn)) if (!FUNCTION_KEYS.has(key)) problems.push(`${at}.function has unknown key "${key}"`);
     if (typeof fn.name !== 'string' || !FUNCTION_NAME.test(fn.name)) problems.push(`${at}.function.name ${JSON.stringify(fn.name)} is not a function name (letters, digits, _ and -, at most 64)`);
@@ -124,23 +125,16 @@ function toolProblems(tools: unknown, problems: string[]): Set<string> | undefin
 
 /** A function's parameters: a JSON-Schema object whose properties are schemas and whose required names are properties. */
 function schemaProblems(schema: unknown, at: string, problems: string[]): void {
-  if (!isObject(schema)) return void problems.push(`${at} must be a JSON-Schema object`);
+  if (!isJsonObject(schema)) return void problems.push(`${at} must be a JSON-Schema object`);
   if (schema.type !== 'object') problems.push(`${at}.type must be "object"`);
   const properties = schema.properties ?? {};
-  if (!isObject(properties)) return void problems.push(`${at}.properties must be an object`);
-  for (const [name, property] of Object.entries(properties)) if (!isObject(property)) problems.push(`${at}.properties.${name} must be a schema object`);
+  if (!isJsonObject(properties)) return void problems.push(`${at}.properties must be an object`);
+  for (const [name, property] of Object.entries(properties)) if (!isJsonObject(property)) problems.push(`${at}.properties.${name} must be a schema object`);
   const required = schema.required ?? [];
   if (!Array.isArray(required) || !required.every((r) => typeof r === 'string')) return void problems.push(`${at}.required must be a list of names`);
   for (const name of required) if (!(name in properties)) problems.push(`${at}.required names "${name}", which is not among its properties`);
 }
 
-function parseOrUndefined(text: string): unknown {
-  try {
-    return JSON.parse(text);
-  } catch {
-    return undefined;
-  }
-}
 
 /** The problems of one line's text (JSON first, then the example). */
 export function chatLineProblems(text: string): string[] {

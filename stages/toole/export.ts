@@ -8,7 +8,7 @@ import type { Sample, ToolSpec } from '../../core/records.ts';
 import type { SampleSource } from '../../core/sample-source.ts';
 import { actionPrompt, thoughtPrompt, toolDescription, toolListText } from './metatool-prompts.ts';
 import { Popularity, popularityRow } from './popularity.ts';
-import { MULTI_TOOL_SPLIT, SINGLE_TOOL_SPLIT } from './records.ts';
+import { MULTI_TOOL_SPLIT, SINGLE_TOOL_SPLIT, queryText } from './records.ts';
 import { SCENARIOS_REPORT, taskSplit, type ScenarioSpec, type Task } from './task-sets.ts';
 import { PLUGIN_INFO_REPORT } from './tool-descriptions.ts';
 
@@ -56,7 +56,6 @@ export async function exportToolE(samples: SampleSource, tools: ToolSpec[], outD
     written.push(full);
     return full;
   };
-  const query = (s: Sample) => s.dialogue.find((t) => t.role === 'user')?.content ?? '';
 
   // One pass over the single-tool queries: the CSV rows, and what the other files need of them.
   const popularity = new Popularity();
@@ -69,7 +68,7 @@ export async function exportToolE(samples: SampleSource, tools: ToolSpec[], outD
     csv.writeText(stringify([['Query', 'Tool']], options).slice(0, -1));
     for (const s of samples.inSplit(SINGLE_TOOL_SPLIT)) {
       popularity.add(popularityRow(s));
-      const row = [query(s), s.expected.labels?.[0] ?? ''];
+      const row = [queryText(s), s.expected.labels?.[0] ?? ''];
       // Queries written for two plugins that merging made one tool can repeat a row exactly; it is written once.
       const key = createHash('sha256').update(JSON.stringify(row)).digest('base64');
       if (seenRows.has(key)) continue;
@@ -82,7 +81,7 @@ export async function exportToolE(samples: SampleSource, tools: ToolSpec[], outD
     throw error;
   }
   csv.commit();
-  writeJsonArrayAtomic(path('data/multi_tool_query_golden.json'), mapIterable(samples.inSplit(MULTI_TOOL_SPLIT), (s) => ({ query: query(s), tool: s.expected.labels ?? [] })));
+  writeJsonArrayAtomic(path('data/multi_tool_query_golden.json'), mapIterable(samples.inSplit(MULTI_TOOL_SPLIT), (s) => ({ query: queryText(s), tool: s.expected.labels ?? [] })));
 
   const descriptions = (list: ToolSpec[]) => Object.fromEntries(list.map((t) => [t.name, t.description]));
   const writeJson = (name: string, value: unknown) => writeFileAtomic(path(name), JSON.stringify(value, null, 2) + '\n');
@@ -107,7 +106,7 @@ export async function exportToolE(samples: SampleSource, tools: ToolSpec[], outD
   for (const [task, file] of Object.entries(TASK_FILES) as [Task, string][]) {
     if (!samples.splits.includes(taskSplit(task))) continue;
     const records = mapIterable(samples.inSplit(taskSplit(task)), (s, index) => {
-      const q = query(s);
+      const q = queryText(s);
       const gold = (s.meta.goldTools as string[] | undefined) ?? [];
       if (task === 'awareness') return { thought_prompt: thoughtPrompt(q), label: s.meta.label, ...(s.meta.tool !== undefined && { tool: s.meta.tool }), query: q };
       const prompts = { action_prompt: actionPrompt(q, toolList(s), task === 'multi-tool'), thought_prompt: thoughtPrompt(q) };

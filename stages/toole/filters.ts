@@ -1,7 +1,7 @@
 import type { Check, Sample, ToolSpec } from '../../core/records.ts';
 import { reject, type RejectReason, type ScanStage } from '../../core/stage.ts';
 import { isSimpleArithmetic } from './arithmetic.ts';
-import { TooleItem, withTag, type QueryMethod, type TooleQuery, type TooleTool } from './records.ts';
+import { TooleItem, withTag, type QueryMethod, type TooleQuery, type TooleTool, queryText } from './records.ts';
 import { containsName, squash, wordCount } from './text.ts';
 
 /**
@@ -136,7 +136,7 @@ export function filterQueriesStage(options: FilterOptions, spec: { name: string;
 /** A sample's query and labels as the filters see them. */
 export function queryOfSample(sample: Sample): TooleQuery {
   const labels = sample.expected.labels ?? [];
-  const text = sample.dialogue.find((t) => t.role === 'user')?.content ?? '';
+  const text = queryText(sample);
   return { text, tool: labels[0] ?? '', ...(labels.length > 1 && { tools: labels }), method: 'direct', generatedFor: labels[0] ?? '', checks: sample.meta.checks, tags: sample.meta.tags, lineage: [] };
 }
 

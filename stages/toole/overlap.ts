@@ -7,6 +7,7 @@ import { embedTools, overlapPlot } from '../merge-tools-metatool-proposals.ts';
 import { DECOMPOSE_UNASSIGNED_TAG } from '../merge-tools-metatool.ts';
 import { generate } from './jobs.ts';
 import { goldCalls } from './samples.ts';
+import { queryText } from './records.ts';
 
 /**
  * ToolE's parts of overlap resolution (paper Appendix A.1–A.2) around the shared MetaTool merging
@@ -94,7 +95,7 @@ export function reassignStage(): MapStage<Sample, Sample> {
     run: async (sample, ctx) => {
       if (!sample.meta.tags.includes(DECOMPOSE_UNASSIGNED_TAG)) return sample;
       const choices = sample.tools;
-      const query = sample.dialogue.find((t) => t.role === 'user')?.content ?? '';
+      const query = queryText(sample);
       const answer = await generate(ctx, stage, reassignPrompt, { query, choices: choices.map((c) => `- ${c.name}: ${c.description}`).join('\n') });
       if (!answer.ok) return answer.rejection;
       const said = answer.value.tool.trim();

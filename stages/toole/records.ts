@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { hashOf } from '../../core/hash.ts';
-import { Check, Provenance } from '../../core/records.ts';
+import { Check, Provenance, type Sample } from '../../core/records.ts';
 
 /**
  * The records a ToolE run passes between its generation stages. One stream holds three kinds of
@@ -118,4 +118,9 @@ export const isQuery = (item: TooleItem): item is QueryItem => item.kind === 'qu
 /** Appends a tag once. */
 export function withTag<T extends { tags: string[] }>(record: T, tag: string): T {
   return record.tags.includes(tag) ? record : { ...record, tags: [...record.tags, tag] };
+}
+
+/** A ToolE sample's query: the text of its user turn. */
+export function queryText(sample: Sample): string {
+  return sample.dialogue.find((t) => t.role === 'user')?.content ?? '';
 }

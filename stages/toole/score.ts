@@ -2,6 +2,7 @@ import { f1, rate, tablesByCategory, type BenchmarkScorer, type Corruption, type
 import type { Sample, ToolSpec } from '../../core/records.ts';
 import type { Rng } from '../../core/rng.ts';
 import { TASKS, type Task } from './task-sets.ts';
+import { queryText } from './records.ts';
 
 /**
  * MetaTool's evaluation (the paper's §2.3 "Metrics", Table 4) of the ToolE task samples:
@@ -62,7 +63,7 @@ function items(sample: Sample): EvalItem[] {
   const meta = sample.meta as { task?: unknown; scenario?: unknown };
   if (!isTask(meta.task)) return [];
   const scenario = typeof meta.scenario === 'string' ? meta.scenario : undefined;
-  return [tooleItem(sample.id, sample.id, { task: meta.task, labels: sample.expected.labels ?? [], scenario }, sample.dialogue[0]?.content ?? '', sample.tools)];
+  return [tooleItem(sample.id, sample.id, { task: meta.task, labels: sample.expected.labels ?? [], scenario }, queryText(sample), sample.tools)];
 }
 
 const goldOf = (item: EvalItem) => item.gold as unknown as TooleGold;
