@@ -152,14 +152,15 @@ export async function runStages(options: RunStagesOptions): Promise<RunStagesRes
   // The first failure among stages running together stops them all, and is the one reported.
   const abort = new AbortController();
   const fail = (error: unknown) => abort.signal.aborted || abort.abort(error);
+  const statsPathOf = (index: number) => join(stageFolder(options.runDir, index, stages[index]), 'stats.json');
   stages.forEach((stage, index) => {
-    if (stage.prepare && !existsSync(join(stageFolder(options.runDir, index, stage), 'stats.json'))) stage.prepare({ resolvePath: options.resolvePath });
+    if (stage.prepare && !existsSync(statsPathOf(index))) stage.prepare({ resolvePath: options.resolvePath });
   });
 
-  for (let index = 0; index < stages.length; index++) {
+  /** What running stage `index` takes: its folder and files, its context, and how it completes. */
+  const stageRun = (index: number): StageRun => {
     const stage = stages[index];
     const folder = stageFolder(options.runDir, index, stage);
-    const statsPath = join(folder, 'stats.json');
     const ctx: StageContext = {
       seed: options.seed,
       rng: (...keys) => Rng.derive(options.seed, stage.name, ...keys),
@@ -180,6 +181,55 @@ export async function runStages(options: RunStagesOptions): Promise<RunStagesRes
       },
     };
     const files = { out: join(folder, 'out.jsonl'), rejects: join(folder, 'rejects.jsonl') };
+    const statsPath = statsPathOf(index);
+    const started = Date.now();
+    const stageReports: Record<string, unknown> = {};
+    const stageAttachments = new Set<string>();
+    const stageCtx: StageContext = {
+      ...ctx,
+      // Merged into the run's reports when the stage completes, in stage order.
+      report: (key, value) => {
+        stageReports[key] = value;
+      },
+      reported: () => structuredClone({ ...reports, ...stageReports }),
+      attach: (name, content) => (ctx.attach(name, content), stageAttachments.add(name)),
+    };
+    const tally = new TransportTally();
+    return {
+      stage,
+      folder,
+      files,
+      statsPath,
+      stageCtx,
+      tally,
+      // Records were validated against the previous stage's output schema; parse again only when
+      // this stage expects another schema.
+      checkInput: index > 0 && stages[index - 1].output !== stage.input,
+      /** Checks the stage's transport failures, then writes its stats (last: their presence means the stage is complete). */
+      complete: (counts: StageCounts) => {
+        const excess = tally.excess(stage.name, Math.max(counts.in, 1), options.maxTransportRejects ?? DEFAULT_MAX_TRANSPORT_REJECTS, resumeCommandOf(options));
+        if (excess) throw excess;
+        const stageStats: StageStats = {
+          stage: stage.name,
+          version: stage.version,
+          in: counts.in,
+          out: counts.out,
+          rejected: counts.rejected,
+          fanned: counts.out + counts.rejected - counts.in,
+          rejectsByReason: counts.rejectsByReason,
+          seconds: Math.round((Date.now() - started) / 10) / 100,
+        };
+        writeFileAtomic(statsPath, JSON.stringify({ stats: stageStats, reports: stageReports, attachments: [...stageAttachments].sort() }, null, 2));
+        Object.assign(reports, stageReports);
+        stats.push(stageStats);
+        rejectFiles.push(files.rejects);
+      },
+    };
+  };
+
+  for (let index = 0; index < stages.length; index++) {
+    const run = stageRun(index);
+    const { stage, folder, files, statsPath, stageCtx, tally, checkInput, complete } = run;
 
     if (existsSync(statsPath)) {
       // Completed before the run was interrupted: read back, do not recompute.
@@ -193,45 +243,9 @@ export async function runStages(options: RunStagesOptions): Promise<RunStagesRes
       continue;
     }
 
-    const started = Date.now();
-    const stageReports: Record<string, unknown> = {};
-    const stageAttachments = new Set<string>();
-    const stageCtx: StageContext = {
-      ...ctx,
-      // Merged into the run's reports when the stage completes, in stage order.
-      report: (key, value) => {
-        stageReports[key] = value;
-      },
-      reported: () => structuredClone({ ...reports, ...stageReports }),
-      attach: (name, content) => (ctx.attach(name, content), stageAttachments.add(name)),
-    };
-    // Records were validated against the previous stage's output schema; parse again only when this
-    // stage expects another schema.
-    const checkInput = index > 0 && stages[index - 1].output !== stage.input;
-    const tally = new TransportTally();
     if (stage.kind !== 'batch' && stage.kind !== 'source' && !input) throw new Error(`pipeline ${options.pipeline.name}: its first stage ${stage.name} is a per-record stage; a pipeline starts with a loading stage`);
 
-    /** Checks the stage's transport failures, then writes its stats (last: their presence means the stage is complete). */
-    const complete = (counts: StageCounts) => {
-      const excess = tally.excess(stage.name, Math.max(counts.in, 1), options.maxTransportRejects ?? DEFAULT_MAX_TRANSPORT_REJECTS, resumeCommandOf(options));
-      if (excess) throw excess;
-      const stageStats: StageStats = {
-        stage: stage.name,
-        version: stage.version,
-        in: counts.in,
-        out: counts.out,
-        rejected: counts.rejected,
-        fanned: counts.out + counts.rejected - counts.in,
-        rejectsByReason: counts.rejectsByReason,
-        seconds: Math.round((Date.now() - started) / 10) / 100,
-      };
-      writeFileAtomic(statsPath, JSON.stringify({ stats: stageStats, reports: stageReports, attachments: [...stageAttachments].sort() }, null, 2));
-      Object.assign(reports, stageReports);
-      stats.push(stageStats);
-      rejectFiles.push(files.rejects);
-    };
-
-    if (stage.kind === 'map' && pipelined && stages[index + 1]?.kind === 'map') {
+    if (stage.kind === 'map' && pipelined && takesRecordsAsTheyFinish(stages[index + 1])) {
       const release = new OrderedRelease(join(folder, 'journal.jsonl'));
       const done = runMapStage(stage, index, input as StageInput, stageCtx, folder, files, options, checkInput, tally, { release, before: previous, signal: abort.signal }).then(complete);
       release.watch(done);
@@ -242,17 +256,30 @@ export async function runStages(options: RunStagesOptions): Promise<RunStagesRes
       continue;
     }
 
+    /** A failure of this stage stops the stages still running with it; the first failure is the one reported. */
+    const stopAll = async (error: unknown): Promise<never> => {
+      fail(error);
+      await Promise.allSettled(running);
+      throw abort.signal.reason;
+    };
     let counts: StageCounts;
     if (stage.kind === 'source') {
       counts = await runSourceStage(stage, stageCtx, files, options, index === 0 ? options.limit : undefined);
     } else if (stage.kind === 'map') {
-      counts = await runMapStage(stage, index, input as StageInput, stageCtx, folder, files, options, checkInput, tally, { before: previous, signal: abort.signal }).catch(async (error) => {
-        fail(error);
-        await Promise.allSettled(running);
-        throw abort.signal.reason;
-      });
+      counts = await runMapStage(stage, index, input as StageInput, stageCtx, folder, files, options, checkInput, tally, { before: previous, signal: abort.signal }).catch(stopAll);
     } else if (stage.kind === 'scan') {
-      counts = await runScanStage(stage, input as FileInput, { ...stageCtx, llm: tally.watch(stageCtx.llm) }, files, options, checkInput);
+      // The scan stages after it that need no pass over their input take its records as they come.
+      const chain: StageRun[] = [run];
+      while (beginsWithoutInput(stages[index + chain.length]) && !existsSync(statsPathOf(index + chain.length))) chain.push(stageRun(index + chain.length));
+      const chainCounts: StageCounts[] = await runScanChain(chain, input as StageInput, options, abort.signal).catch(stopAll);
+      // The stages still running before the chain complete first: stats are kept in stage order.
+      await Promise.all(running);
+      chain.forEach((member, k) => member.complete(chainCounts[k]));
+      index += chain.length - 1;
+      running.length = 0;
+      previous = Promise.resolve();
+      input = { path: chain.at(-1)!.files.out, count: chainCounts.at(-1)!.out };
+      continue;
     } else {
       const limit = index === 0 ? options.limit : undefined;
       counts = await runBatchStage(stage, input as FileInput | null, { ...stageCtx, llm: tally.watch(stageCtx.llm) }, files, options, checkInput, limit);
@@ -446,6 +473,29 @@ interface FileInput {
 /** A per-record stage's input: a finished stage's file, or (`piped`) the outputs of the per-record stage before it while it runs. */
 interface StageInput extends FileInput {
   piped?: OrderedRelease;
+}
+
+/** One stage as the run loop runs it: where its files go, the context it sees, and how it completes. */
+interface StageRun {
+  stage: Stage;
+  folder: string;
+  files: { out: string; rejects: string };
+  statsPath: string;
+  stageCtx: StageContext;
+  tally: TransportTally;
+  /** Its input is parsed against its input schema (the stage before emits another). */
+  checkInput: boolean;
+  complete: (counts: StageCounts) => void;
+}
+
+/** A scan stage that needs no pass over its input: it works on records as they come. */
+function beginsWithoutInput(stage: Stage | undefined): stage is ScanStage<unknown, unknown, unknown> {
+  return stage?.kind === 'scan' && !!stage.begin;
+}
+
+/** A stage that can take the records of the per-record stage before it as they finish. */
+function takesRecordsAsTheyFinish(stage: Stage | undefined): boolean {
+  return stage?.kind === 'map' || beginsWithoutInput(stage);
 }
 
 /**
@@ -744,54 +794,98 @@ async function runSourceStage(stage: SourceStage<unknown>, ctx: StageContext, fi
   return { ...counts, in: 0 };
 }
 
-/** A scan stage: the input streamed through `collect` (under batch mode and transport checks), then record by record through `run`, then `finish`. */
-async function runScanStage(
-  stage: ScanStage<unknown, unknown, unknown>,
-  input: { path: string; count: number },
-  ctx: StageContext,
-  files: { out: string; rejects: string },
-  options: RunStagesOptions,
-  checkInput: boolean,
-): Promise<StageCounts> {
-  const progress = new Progress(stage.name, input.count, options.progress);
-  const records = function* (): Generator<{ raw: unknown; record: unknown; text: string }> {
-    let i = 0;
-    for (const { value, text } of eachJsonlLine(input.path)) yield { raw: value, record: validateInput(stage, value, i++, checkInput), text };
-  };
-  // A record passed on unchanged was checked where it was made: its line is copied, not validated and written again.
-  const copyUnchanged = !checkInput && stage.output === stage.input;
-  // Each pass of `collect` over its input reads the file again.
-  const passes: Iterable<unknown> = {
-    *[Symbol.iterator]() {
-      for (const { record } of records()) yield record;
-    },
-  };
-  const state = stage.collect ? await collectState(stage, passes, ctx, options) : undefined;
-  const plain = { ...ctx, llm: withoutLlm(ctx.llm, stage.name) };
-  const counts = await new StageOutputs(files).write(async (outputs) => {
-    const emit = (produced: unknown[], key: string) => {
-      if (produced.length > 1 && !stage.fanOut) throw new Error(`stage ${stage.name} emitted ${produced.length} records for one input without declaring fanOut`);
-      for (const output of validateOutputs(stage, produced, `record ${key}`)) outputs.output(output);
+/**
+ * Scan stages in a row: the first one's input streamed (from its file, or from the per-record
+ * stage before it as its records finish) through `collect` when it has one (under batch mode and
+ * transport checks), then record by record through `run`. Each record a stage emits goes straight
+ * on to the next stage of the chain, which needs no pass over its input (`begin`); at the end each
+ * stage's `finish`, in order, its records going on to the stages after it. Every stage writes its
+ * own files, with the same bytes as when run one after the other.
+ */
+async function runScanChain(chain: StageRun[], input: StageInput, options: RunStagesOptions, signal: AbortSignal): Promise<StageCounts[]> {
+  const members = chain.map(({ stage, stageCtx, tally, files, checkInput }) => {
+    const scan = stage as ScanStage<unknown, unknown, unknown>;
+    const plain = { ...stageCtx, llm: withoutLlm(stageCtx.llm, scan.name) };
+    return {
+      stage: scan,
+      files,
+      checkInput,
+      plain,
+      // A record passed on unchanged was checked where it was made: its line is copied, not validated and written again.
+      copyUnchanged: !checkInput && scan.output === scan.input,
+      progress: new Progress(scan.name, input.count, options.progress),
+      collectCtx: { ...stageCtx, llm: tally.watch(stageCtx.llm) },
+      state: undefined as unknown,
     };
-    for (const { raw, record, text } of records()) {
-      outputs.counts.in++;
-      const key = recordKey(stage, record);
-      const result = await stage.run(record, { ...plain, key, state, rng: (...keys) => ctx.rng(key, ...keys) });
-      if (copyUnchanged && (result === record || (stage.fanOut && Array.isArray(result) && result.length === 1 && result[0] === record))) outputs.outputText(text);
-      else if (isReject(result)) {
-        const { reject: _flag, ...reason } = result;
-        outputs.reject(Rejection.parse({ stage: stage.name, ...reason, recordId: reason.recordId ?? key, record: raw }));
-      } else emit(Array.isArray(result) && stage.fanOut ? result : [result], key);
-    }
-    const finished = await stage.finish?.(state, plain);
-    const made = Array.isArray(finished) ? { out: finished } : finished && typeof finished === 'object' ? (finished as ScanMade<unknown>) : {};
-    const count = (made.out?.length ?? 0) + (made.rejects?.length ?? 0);
-    if (count && !stage.fanOut) throw new Error(`stage ${stage.name} made ${count} records of its own in finish without declaring fanOut`);
-    for (const output of validateOutputs(stage, made.out ?? [], 'finish')) outputs.output(output);
-    for (const { reject: _flag, ...rejected } of (made.rejects ?? []) as (RejectReason & { record: unknown; reject?: boolean })[]) outputs.reject(Rejection.parse({ stage: stage.name, ...rejected }));
   });
-  progress.finish(counts.in);
-  return counts;
+  const [first] = members;
+  if (first.stage.collect) {
+    // Each pass of `collect` over its input reads the file again.
+    const passes: Iterable<unknown> = {
+      *[Symbol.iterator]() {
+        let i = 0;
+        for (const { value } of eachJsonlLine(input.path)) yield validateInput(first.stage, value, i++, first.checkInput);
+      },
+    };
+    first.state = await collectState(first.stage, passes, first.collectCtx, options);
+  }
+  for (const member of members) if (member.stage.begin) member.state = member.stage.begin(member.plain);
+
+  const outputs: StageOutputs[] = [];
+  /** Record `raw` (its line of JSON: `text`) through stage `k` and on. */
+  const feed = async (k: number, raw: unknown, text: string): Promise<void> => {
+    if (k === members.length) return;
+    const { stage, checkInput, plain, copyUnchanged, state } = members[k];
+    const out = outputs[k];
+    const record = validateInput(stage, raw, out.counts.in++, checkInput);
+    const key = recordKey(stage, record);
+    const result = await stage.run(record, { ...plain, key, state, rng: (...keys) => plain.rng(key, ...keys) });
+    if (copyUnchanged && (result === record || (stage.fanOut && Array.isArray(result) && result.length === 1 && result[0] === record))) {
+      out.outputText(text);
+      await feed(k + 1, raw, text);
+    } else if (isReject(result)) {
+      const { reject: _flag, ...reason } = result;
+      out.reject(Rejection.parse({ stage: stage.name, ...reason, recordId: reason.recordId ?? key, record: raw }));
+    } else {
+      const produced = Array.isArray(result) && stage.fanOut ? result : [result];
+      if (produced.length > 1 && !stage.fanOut) throw new Error(`stage ${stage.name} emitted ${produced.length} records for one input without declaring fanOut`);
+      await emit(k, produced, `record ${key}`);
+    }
+  };
+  /** Stage `k`'s records, checked and written, each then through the stages after it (as parsed from its line). */
+  const emit = async (k: number, produced: unknown[], where: string): Promise<void> => {
+    for (const output of validateOutputs(members[k].stage, produced, where)) {
+      const text = JSON.stringify(output);
+      outputs[k].outputText(text);
+      if (k + 1 < members.length) await feed(k + 1, JSON.parse(text), text);
+    }
+  };
+  const records = async function* (): AsyncGenerator<{ raw: unknown; text: string }> {
+    if (input.piped) for await (const raw of input.piped.records(signal)) yield { raw, text: JSON.stringify(raw) };
+    else for (const { value, text } of eachJsonlLine(input.path)) yield { raw: value, text };
+  };
+  const fill = async () => {
+    for await (const { raw, text } of records()) await feed(0, raw, text);
+    for (const [k, { stage, plain, state }] of members.entries()) {
+      const finished = await stage.finish?.(state, plain);
+      const made = Array.isArray(finished) ? { out: finished } : finished && typeof finished === 'object' ? (finished as ScanMade<unknown>) : {};
+      const count = (made.out?.length ?? 0) + (made.rejects?.length ?? 0);
+      if (count && !stage.fanOut) throw new Error(`stage ${stage.name} made ${count} records of its own in finish without declaring fanOut`);
+      await emit(k, made.out ?? [], 'finish');
+      for (const { reject: _flag, ...rejected } of (made.rejects ?? []) as (RejectReason & { record: unknown; reject?: boolean })[]) outputs[k].reject(Rejection.parse({ stage: stage.name, ...rejected }));
+    }
+  };
+  // Every stage's files appear whole when the chain completes, or not at all.
+  const open = async (k: number): Promise<void> => {
+    if (k === members.length) return fill();
+    await new StageOutputs(members[k].files).write(async (stageOutputs) => {
+      outputs.push(stageOutputs);
+      await open(k + 1);
+    });
+  };
+  await open(0);
+  members.forEach((member, k) => member.progress.finish(outputs[k].counts.in));
+  return outputs.map((stageOutputs) => stageOutputs.counts);
 }
 
 /** A scan stage's state; in batch mode, collected again once the batch its requests went to has settled. */

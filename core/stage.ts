@@ -119,6 +119,13 @@ export interface ScanStage<I, O, S = void> extends StageBase<I, O> {
   /** Stable key of an input record (seeds its rng, names it in rejects). Default: its id, else its content hash. */
   keyOf?: (record: I) => string;
   collect?: (records: Iterable<I>, ctx: StageContext) => S | Promise<S>;
+  /**
+   * The state of a stage that needs no pass over its input (a running tally, the keys seen so
+   * far), in place of `collect`. Such a stage works on each record as it arrives: right behind the
+   * per-record stage before it while that stage still runs, and chained with the scan stages after
+   * it, so the run does not wait for it at the end. It calls no LLM.
+   */
+  begin?: (ctx: StageContext) => S;
   /** Returning the input object itself means "unchanged": its input line is copied, so return it only if it was not edited in place. */
   run: (record: I, ctx: StageContext & { key: string; state: S }) => O | O[] | (RejectReason & { reject: true }) | Promise<O | O[] | (RejectReason & { reject: true })>;
   /**
@@ -199,10 +206,10 @@ export function standaloneContext(options: StandaloneContextOptions): StageConte
 
 /**
  * Runs a scan stage over records in memory, as the runner does over its files (tests, notebooks):
- * `collect`, then `run` per record (keyed by its id, else its content hash), then `finish`.
+ * `begin` or `collect`, then `run` per record (keyed by its id, else its content hash), then `finish`.
  */
 export async function applyScanStage<I, O, S>(stage: ScanStage<I, O, S>, records: I[], ctx: StageContext): Promise<{ out: O[]; rejects: RejectReason[] }> {
-  const state = (stage.collect ? await stage.collect(records, ctx) : undefined) as S;
+  const state = (stage.begin ? stage.begin(ctx) : stage.collect ? await stage.collect(records, ctx) : undefined) as S;
   const out: O[] = [];
   const rejects: RejectReason[] = [];
   for (const record of records) {

@@ -272,6 +272,131 @@ describe('runner', () => {
     expect(new DatasetStore(home).samples(result.ref!).map((s) => s.dialogue[0].content)).toEqual(['0', '1', '2', '3', '4', '5', '6', '7']);
   }, 60_000);
 
+  it('runs scan stages that need no pass over their input behind the per-record stage before them, chained, to the same files as one after the other', async () => {
+    const Item = z.object({ id: z.string(), n: z.number() });
+    const asSample = (item: { id: string; n: number }, text: string): Sample => ({ id: item.id, benchmark: 'scan', category: 'c', split: 'test', tools: [], dialogue: [{ role: 'user', content: text }], expected: {}, meta: { lineage: [], checks: [], tags: [] } });
+    const order: string[] = [];
+    // The per-record stage's last record waits until the first scan stage has seen record 0: run one after the other, it never finishes.
+    let scanSawFirst!: () => void;
+    const seen = new Promise<void>((resolve) => (scanSawFirst = resolve));
+    const pipeline = (streaming: boolean) =>
+      definePipeline({
+        name: streaming ? 'chained' : 'apart',
+        benchmark: 'scan',
+        description: 'a per-record stage, then two scan stages',
+        configSchema: z.object({}),
+        sourceFiles: () => [],
+        stages: () => [
+          sourceStage({ name: 'make', version: 1, output: Item, load: () => Array.from({ length: 8 }, (_, n) => ({ id: `i-${n % 6}`, n })) }),
+          {
+            kind: 'map',
+            name: 'double',
+            version: 1,
+            input: Item,
+            output: Item,
+            run: async (item) => {
+              if (streaming && item.n === 7) {
+                const waited = await Promise.race([seen.then(() => 'seen'), sleep(20_000).then(() => 'not streamed')]);
+                if (waited !== 'seen') return reject('not_streamed');
+              }
+              order.push(`double ${item.n}`);
+              return { ...item, n: item.n * 2 };
+            },
+          } satisfies MapStage<z.infer<typeof Item>, z.infer<typeof Item>>,
+          {
+            kind: 'scan',
+            name: 'first-of-id',
+            version: 1,
+            input: Item,
+            output: Item,
+            fanOut: true,
+            ...(streaming ? { begin: () => new Set<string>() } : { collect: () => new Set<string>() }),
+            run: (item, ctx) => {
+              order.push(`first-of-id ${item.n}`);
+              if (streaming && item.n === 0) scanSawFirst();
+              if (ctx.state.has(item.id)) return reject('repeat', `${item.id} again`);
+              ctx.state.add(item.id);
+              return item;
+            },
+            // A record of its own, after the others: the next stage takes it too.
+            finish: (state) => [{ id: 'i-last', n: state.size }],
+          } satisfies ScanStage<z.infer<typeof Item>, z.infer<typeof Item>, Set<string>>,
+          {
+            kind: 'scan',
+            name: 'running-sum',
+            version: 1,
+            input: Item,
+            output: Sample,
+            ...(streaming ? { begin: () => ({ sum: 0 }) } : { collect: () => ({ sum: 0 }) }),
+            run: (item, ctx) => asSample(item, `${item.n}, sum ${(ctx.state.sum += item.n)}`),
+            finish: (state, ctx) => ctx.report('sum', state.sum),
+          } satisfies ScanStage<z.infer<typeof Item>, Sample, { sum: number }>,
+        ],
+        exports: {},
+      });
+    const runOf = async (streaming: boolean) => {
+      const home = mkdtempSync(join(tmpdir(), 'tk-chain-'));
+      const result = await runPipeline({ pipeline: pipeline(streaming), llm: new OfflineGateway(42), home, projectDir: process.cwd(), progress: { quiet: true } });
+      const store = new DatasetStore(home);
+      return { result, samples: store.samples(result.ref!), rejects: store.rejects(result.ref!) };
+    };
+    const apart = await runOf(false);
+    order.length = 0;
+    const chained = await runOf(true);
+    expect(order.indexOf('first-of-id 0')).toBeLessThan(order.indexOf('double 7'));
+    for (const run of [apart, chained]) {
+      expect(run.result.stats.map((s) => [s.stage, s.in, s.out, s.rejected])).toEqual([['make', 0, 8, 0], ['double', 8, 8, 0], ['first-of-id', 8, 7, 2], ['running-sum', 7, 7, 0]]);
+      expect(run.samples.map((s) => s.dialogue[0].content)).toEqual(['0, sum 0', '2, sum 2', '4, sum 6', '6, sum 12', '8, sum 20', '10, sum 30', '6, sum 36']);
+      expect(run.result.manifest!.stats.sum).toBe(36);
+      expect(run.rejects.map((r) => [r.stage, r.reason, r.record])).toEqual([['first-of-id', 'repeat', { id: 'i-0', n: 12 }], ['first-of-id', 'repeat', { id: 'i-1', n: 14 }]]);
+    }
+  }, 60_000);
+
+  it('stops the per-record stage before a scan chain when a stage of the chain fails, and reports that failure', async () => {
+    const Item = z.object({ id: z.string(), n: z.number() });
+    let doubled = 0;
+    const pipeline = definePipeline({
+      name: 'chain-fails',
+      benchmark: 'scan',
+      description: 'a per-record stage, then a scan stage that fails on record 3',
+      configSchema: z.object({}),
+      sourceFiles: () => [],
+      stages: () => [
+        sourceStage({ name: 'make', version: 1, output: Item, load: () => Array.from({ length: 400 }, (_, n) => ({ id: `i-${n}`, n })) }),
+        {
+          kind: 'map',
+          name: 'slow',
+          version: 1,
+          input: Item,
+          output: Item,
+          concurrency: 1,
+          run: async (item) => {
+            await sleep(5);
+            doubled++;
+            return item;
+          },
+        } satisfies MapStage<z.infer<typeof Item>, z.infer<typeof Item>>,
+        {
+          kind: 'scan',
+          name: 'breaks',
+          version: 1,
+          input: Item,
+          output: Sample,
+          begin: () => null,
+          run: (item) => {
+            if (item.n === 3) throw new Error('record 3 cannot be read');
+            return { id: item.id, benchmark: 'scan', category: 'c', split: 'test', tools: [], dialogue: [{ role: 'user' as const, content: 'x' }], expected: {}, meta: { lineage: [], checks: [], tags: [] } };
+          },
+        } satisfies ScanStage<z.infer<typeof Item>, Sample, null>,
+      ],
+      exports: {},
+    });
+    const home = mkdtempSync(join(tmpdir(), 'tk-chain-fails-'));
+    await expect(runPipeline({ pipeline, llm: new OfflineGateway(42), home, projectDir: process.cwd(), progress: { quiet: true } })).rejects.toThrow(/record 3 cannot be read/);
+    // The per-record stage stopped instead of finishing its 400 records.
+    expect(doubled).toBeLessThan(400);
+  }, 60_000);
+
   it("starts a later stage's prepare when the run starts, while the stages before it work, and not again for a stage a resume finds complete", async () => {
     const Item = z.object({ id: z.string(), n: z.number() });
     let prepared!: () => void;

@@ -15,7 +15,7 @@ export function dedupeStage(): ScanStage<Sample, Sample, Map<string, string>> {
     version: 1,
     input: Sample,
     output: Sample,
-    collect: () => new Map(),
+    begin: () => new Map(),
     run: (sample, ctx) => {
       const seen = ctx.state;
       const keys = [`id:${sample.id}`, `content:${hashOf({ task: taskOf(sample).toLowerCase(), calls: sample.expected.calls })}`];

@@ -184,7 +184,7 @@ export interface StatisticsOptions {
  * Keeps only the running figures. The reference's figures are computed from when the run starts,
  * a few records at a time, while the stages before this one work.
  */
-export function statisticsStage(options: StatisticsOptions): ScanStage<Sample, Sample> {
+export function statisticsStage(options: StatisticsOptions): ScanStage<Sample, Sample, StatisticsTally> {
   let reference: Promise<NesToolsStatistics | null> | undefined;
   const referenceFigures = (ctx: Pick<StageContext, 'resolvePath'>) => (reference ??= referenceStatistics(options.referenceFile ? ctx.resolvePath(options.referenceFile) : undefined));
   return {
@@ -194,16 +194,19 @@ export function statisticsStage(options: StatisticsOptions): ScanStage<Sample, S
     input: Sample,
     output: Sample,
     prepare: (ctx) => void referenceFigures(ctx).catch(() => {}),
-    collect: async (samples, ctx) => {
-      const figures = new StatisticsTally();
-      for (const sample of samples) figures.add(viewOfSample(sample));
+    // Tallied as the samples come, so that only the figures are left to report at the end.
+    begin: () => new StatisticsTally(),
+    run: (sample, ctx) => {
+      ctx.state.add(viewOfSample(sample));
+      return sample;
+    },
+    finish: async (figures, ctx) => {
       const sets = [{ name: 'generated', stats: figures.result() }];
       const released = await referenceFigures(ctx);
       if (released) sets.push({ name: 'reference', stats: released });
       ctx.report('nestools.statistics', Object.fromEntries(sets.map((s) => [s.name, s.stats])));
       ctx.log(`\n${formatStatistics(sets)}`);
     },
-    run: (sample) => sample,
   };
 }
 

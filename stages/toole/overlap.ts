@@ -40,6 +40,7 @@ function addTools(library: Map<string, ToolSpec>, sample: Sample): void {
 export function withOverlapPlots<S>(merge: ScanStage<Sample, Sample, S>, options: { embedder: EmbedderConfig; linkage: Linkage; clusters: number }): ScanStage<Sample, Sample, PlotState<S>> {
   return {
     ...merge,
+    begin: undefined,
     collect: async (samples, ctx) => {
       const before = new Map<string, ToolSpec>();
       // The library received is gathered as the merging stage collects.

@@ -60,7 +60,7 @@ export function toolDescriptionsStage(options: ToolDescriptionOptions): ScanStag
     version: 2,
     input: PluginRecord,
     output: TooleItem,
-    collect: () => ({ seen: new Map(), renamed: [], plugins: 0, tools: 0 }),
+    begin: () => ({ seen: new Map(), renamed: [], plugins: 0, tools: 0 }),
     keyOf: (plugin) => `${plugin.file}#${plugin.index}:${plugin.nameForModel}`,
     run: (plugin, ctx) => {
       const state = ctx.state;

@@ -119,7 +119,7 @@ export function overlayConflictsStage(): ScanStage<Sample, Sample, Map<string, {
     version: 1,
     input: Sample,
     output: Sample,
-    collect: () => new Map(),
+    begin: () => new Map(),
     run: (sample, ctx) => {
       const keys = keysOf(sample);
       const clash = keys.find(({ key, hash }) => ctx.state.has(key) && ctx.state.get(key)!.hash !== hash);
