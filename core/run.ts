@@ -12,6 +12,7 @@ import type { PipelineDefinition } from './pipeline.ts';
 import type { ProgressOptions } from './progress.ts';
 import { formatZodError, type Manifest, type Sample, type StageStats, type ToolSpec } from './records.ts';
 import { runStages, type RemoteRecords } from './runner.ts';
+import type { StageThreadsOptions } from './stage-threads.ts';
 import { DatasetStore, type VersionRef } from './store.ts';
 
 export const DEFAULT_SEED = 42;
@@ -63,6 +64,8 @@ export interface RunPipelineOptions {
   /** Run every stage but publish nothing. */
   dryRun?: boolean;
   concurrency?: number;
+  /** Worker threads for the stages whose work is pure computation (default: the cores but one, from 500 records). */
+  threads?: StageThreadsOptions;
   /** Stop before publishing when more than this share of a stage's records could not reach the endpoint (default 0.1). */
   maxTransportRejects?: number;
   log?: (message: string) => void;
@@ -198,6 +201,7 @@ export async function runPipeline(options: RunPipelineOptions): Promise<RunPipel
       runDir,
       limit: spec.limit,
       concurrency: options.concurrency,
+      threads: options.threads,
       maxTransportRejects: options.maxTransportRejects,
       resumeCommand: `toolkiln run ${spec.pipeline} --resume ${runId}`,
       resolvePath,

@@ -13,6 +13,7 @@ import type { PipelineDefinition } from './pipeline.ts';
 import { Progress, type ProgressOptions } from './progress.ts';
 import { Rejection, Sample, StageStats, formatZodError } from './records.ts';
 import { Rng } from './rng.ts';
+import { StageThreads, type StageThreadsOptions } from './stage-threads.ts';
 import type { SampleLine } from './store.ts';
 import { parseRecord } from './validate.ts';
 import { isReject, recordKey, type BatchStage, type MapStage, type RejectReason, type ScanMade, type ScanStage, type SourceStage, type Stage, type StageContext } from './stage.ts';
@@ -41,6 +42,8 @@ export interface RunStagesOptions {
   resumeCommand?: string;
   /** Per-record stages run each record here (workers behind a queue) instead of in this process. */
   remote?: RemoteRecords;
+  /** Worker threads for the stages whose work is pure computation (`MapStage.threads`). */
+  threads?: StageThreadsOptions;
 }
 
 /** One record of a per-record stage, sent to be run elsewhere. */
@@ -612,10 +615,16 @@ async function runMapStage(
       const prepared = prepareRecord(stage, raw, i, checkInput);
       key = prepared.key;
       let entry: JournalEntry;
+      // Outputs a worker thread already serialised.
+      let texts: string[] | undefined;
+      const onThread = threads && (await threads.run(prepared.record, key));
       if (options.remote) {
         const outcome = await options.remote.run({ stageIndex, stage: stage.name, i, key, raw });
         if (outcome.transport) tally.add(key, outcome.transport);
         entry = { ...outcome.entry, i };
+      } else if (onThread) {
+        entry = onThread.reject ? { i, reject: onThread.reject } : { i };
+        texts = onThread.outputs;
       } else {
         const result = await stage.run(prepared.record, recordContext(ctx, key, batch.watch(tally.watch(ctx.llm, key), key)));
         if (batch.deferred(key)) return;
@@ -626,7 +635,7 @@ async function runMapStage(
       if (done.has(i)) return;
       // Serialised once, here: the journal keeps this text, and `out.jsonl` gets a copy of its bytes.
       const { out, ...rest } = entry;
-      const outputs = (out ?? []).map((record) => JSON.stringify(record));
+      const outputs = texts ?? (out ?? []).map((record) => JSON.stringify(record));
       const { start, length } = journal.appendText(journalLine({ ...rest, k: key }, outputs));
       done.set(i, start, length, key);
       flow.release?.finished(i, outputs);
@@ -647,6 +656,7 @@ async function runMapStage(
     }
   };
 
+  const threads = options.remote ? null : StageThreads.forStage(stage, count(), options.threads, { seed: ctx.seed, config: ctx.config, runDir: ctx.runDir }, ctx.log);
   // Batch mode: a record that waits for a batch answer is not journalled; it runs again once the batch settles.
   const batch = new BatchRound(ctx.llm);
   const stop = () => failure ?? (flow.signal.aborted ? flow.signal.reason : undefined);
@@ -674,6 +684,7 @@ async function runMapStage(
     }
   } finally {
     journal.close();
+    await threads?.close();
   }
   if (stop()) throw stop();
   flow.release?.ended(total);

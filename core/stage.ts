@@ -83,6 +83,13 @@ export interface MapStage<I, O> extends StageBase<I, O> {
   keyOf?: (record: I) => string;
   concurrency?: number;
   run: (record: I, ctx: StageContext & { key: string }) => Promise<O | O[] | RejectReason & { reject: true }>;
+  /**
+   * `run` is pure computation (no LLM, files, or state shared between records): the runner may run
+   * records on worker threads, so that the thread sending LLM requests is not held. A thread
+   * makes the stage again by calling `factory` exported by `module` with `options` (structured-
+   * cloneable), e.g. `{ module: import.meta.url, factory: 'checkGeneratedStage', options }`.
+   */
+  threads?: { module: string; factory: string; options: unknown };
 }
 
 /**

@@ -19,7 +19,7 @@ export const PROJECT_DIR = fileURLToPath(new URL('../..', import.meta.url));
 
 export const runCommand: Command = {
   path: ['run'],
-  usage: 'toolkiln run <pipeline> [--config f] [--llm offline|openai|replay] [--model m] [--limit n] [--seed n] [--concurrency n] [--rpm n] [--tpm n] [--name dataset] [--resume runId] [--force] [--no-cache] [--dry-run] [--price-table f] [--max-retries n] [--max-transport-rejects share] [--batch | --batch-file out.jsonl] [--batch-results in.jsonl] [--redis url] [--quiet] [--json]',
+  usage: 'toolkiln run <pipeline> [--config f] [--llm offline|openai|replay] [--model m] [--limit n] [--seed n] [--concurrency n] [--rpm n] [--tpm n] [--name dataset] [--resume runId] [--force] [--no-cache] [--dry-run] [--price-table f] [--max-retries n] [--max-transport-rejects share] [--batch | --batch-file out.jsonl] [--batch-results in.jsonl] [--redis url] [--threads n] [--quiet] [--json]',
   summary: 'run a recipe end to end and publish the next dataset version',
   options: {
     config: { type: 'string' },
@@ -38,6 +38,7 @@ export const runCommand: Command = {
     'batch-file': { type: 'string' },
     'batch-results': { type: 'string' },
     redis: { type: 'string' },
+    threads: { type: 'string' },
   },
   async run(positionals, values, io) {
     needPositionals(positionals, 1, this.usage);
@@ -53,6 +54,7 @@ export const runCommand: Command = {
       seed = readRunSpec(io.home, resume).seed;
     }
     const concurrency = intFlag(values, 'concurrency', { min: 1, max: 4096 });
+    const threads = intFlag(values, 'threads', { min: 0, max: 64 });
     const redisUrl = stringFlag(values, 'redis');
     if (redisUrl !== undefined) {
       const alone = ['batch', 'batch-file', 'batch-results', 'dry-run'].filter((flag) => values[flag] !== undefined);
@@ -88,6 +90,7 @@ export const runCommand: Command = {
         dryRun: values['dry-run'] === true,
         // With workers, records in flight are bounded by what all workers take at once, not by this process.
         concurrency: concurrency ?? (coordinator ? DISTRIBUTED_IN_FLIGHT : undefined),
+        threads: threads === undefined ? undefined : { count: threads },
         maxTransportRejects: numberFlag(values, 'max-transport-rejects', { min: 0, max: 1 }),
         log: io.err,
         progress: { quiet: values.quiet === true },

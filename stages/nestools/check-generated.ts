@@ -31,6 +31,8 @@ export function checkGeneratedStage(options: CheckGeneratedOptions): MapStage<Ge
     input: GeneratedProgram,
     output: Sample,
     keyOf: (program) => `${program.index}:${program.domain}`,
+    // Parsing and checking programs is pure computation: off the thread that talks to the LLM.
+    threads: { module: import.meta.url, factory: 'checkGeneratedStage', options },
     run: async (generated) => {
       const program = parseProgram(generated.answer);
       const check = checkProgram(program, { strict: options.strict });

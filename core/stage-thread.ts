@@ -1,0 +1,51 @@
+import { parentPort, workerData } from 'node:worker_threads';
+import { messageOf } from './errors.ts';
+import { Rng } from './rng.ts';
+import { entryOf } from './runner.ts';
+import type { MapStage, StageContext } from './stage.ts';
+import type { StageThreadData, ThreadOutcome } from './stage-threads.ts';
+
+/**
+ * One worker thread of a pure-computation stage (see stage-threads.ts): makes the stage again from
+ * its module and factory, then runs the records it is sent, answering each with its checked,
+ * serialised outputs or its reject.
+ */
+
+const data = workerData as StageThreadData;
+const port = parentPort!;
+
+async function start(): Promise<void> {
+  const made = (await import(data.module))[data.factory]?.(data.options) as MapStage<unknown, unknown> | undefined;
+  if (!made || made.kind !== 'map' || made.name !== data.name || made.version !== data.version) {
+    throw new Error(`${data.module} ${data.factory}(…) does not make stage ${data.name} v${data.version}`);
+  }
+  const stage = made;
+  const unavailable = (what: string) => () => {
+    throw new Error(`stage ${stage.name}: ${what} is not available to a stage run on a worker thread (it declares threads: pure computation only)`);
+  };
+  const ctx: StageContext = {
+    seed: data.seed,
+    rng: (...keys) => Rng.derive(data.seed, stage.name, ...keys),
+    llm: new Proxy({} as StageContext['llm'], { get: unavailable('the LLM') }),
+    config: data.config,
+    runDir: data.runDir,
+    resolvePath: unavailable('resolvePath'),
+    log: (message) => port.postMessage({ log: message }),
+    report: unavailable('ctx.report'),
+    reported: unavailable('ctx.reported'),
+    attach: unavailable('ctx.attach'),
+  };
+  port.on('message', async ({ id, record, key }: { id: number; record: unknown; key: string }) => {
+    try {
+      const result = await stage.run(record, { ...ctx, key, rng: (...keys) => ctx.rng(key, ...keys) });
+      const entry = entryOf(stage, 0, key, result);
+      const outcome: ThreadOutcome = entry.reject ? { reject: entry.reject } : { outputs: (entry.out ?? []).map((output) => JSON.stringify(output)) };
+      port.postMessage({ id, outcome });
+    } catch (error) {
+      port.postMessage({ id, error: messageOf(error) });
+    }
+  });
+  port.postMessage({ ready: true });
+}
+
+start().catch((error) => port.postMessage({ failed: messageOf(error) }));
