@@ -181,7 +181,8 @@ export function readArgillaRecords(records: readonly unknown[], shown: string): 
       }
     }
     if (!complete) return;
-    const answers = flat ? flatAnswers(record, id, problem) : nestedAnswers(record.responses, id, problem);
+    const entries = flat ? flatEntries(record, id, problem) : nestedEntries(record.responses, id, problem);
+    const answers = entries && answersByUser(entries, id, problem);
     if (!answers) return;
     answers.forEach((answer, a) => {
       if (answer.status === 'discarded') return;
@@ -218,91 +219,67 @@ export function readArgillaRecords(records: readonly unknown[], shown: string): 
 
 type RecordProblem = (column: string | null, message: string, annotation?: number) => void;
 
-/** Answers grouped by user, in the order users first appear; values of unknown questions are ignored. */
-function answerGroups(): { get: (user: string, status: string | null) => UserAnswer | string; list: UserAnswer[] } {
-  const byUser = new Map<string, UserAnswer>();
-  const list: UserAnswer[] = [];
-  return {
-    list,
-    get(user, status) {
-      let answer = byUser.get(user);
-      if (!answer) {
-        answer = { user, status, values: new Map() };
-        byUser.set(user, answer);
-        list.push(answer);
-      } else if (answer.status !== status) return `user ${user} has responses with the statuses ${JSON.stringify(answer.status)} and ${JSON.stringify(status)}: one user answers a record once`;
-      return answer;
-    },
-  };
-}
-
-function statusOf(value: unknown): string | null {
-  return typeof value === 'string' && value ? value : null;
-}
-
-function userOf(value: unknown): string | null {
-  return (typeof value === 'string' && value) || typeof value === 'number' ? String(value) : null;
+/** One response as the file holds it: one user's value for one question. */
+interface ResponseEntry {
+  question: string;
+  value: unknown;
+  user: unknown;
+  status: unknown;
 }
 
 /** Nested responses: `{question: [{value, user_id, status}]}`, or a list of `{question_name, value, user_id, status}`. */
-function nestedAnswers(responses: unknown, id: string, problem: RecordProblem): UserAnswer[] | null {
-  const groups = answerGroups();
-  const entries: { question: unknown; response: unknown }[] = Array.isArray(responses)
-    ? responses.map((response) => ({ question: isJsonObject(response) ? response.question_name : undefined, response }))
+function nestedEntries(responses: unknown, id: string, problem: RecordProblem): ResponseEntry[] | null {
+  if (responses === undefined || responses === null) return [];
+  const entry = (question: unknown, response: unknown): ResponseEntry | null =>
+    typeof question === 'string' && isJsonObject(response) ? { question, value: response.value, user: response.user_id, status: response.status } : null;
+  const entries = Array.isArray(responses)
+    ? responses.map((response) => entry(isJsonObject(response) ? response.question_name : undefined, response))
     : isJsonObject(responses)
-      ? Object.entries(responses).flatMap(([question, list]) => (Array.isArray(list) ? list : [list]).map((response) => ({ question, response })))
-      : [];
-  if (responses !== undefined && responses !== null && !Array.isArray(responses) && !isJsonObject(responses)) {
-    problem(null, `record ${id}: "responses" is ${JSON.stringify(responses)}, not the responses per question Argilla exports`);
+      ? Object.entries(responses).flatMap(([question, list]) => (Array.isArray(list) ? list : [list]).map((response) => entry(question, response)))
+      : [null];
+  if (entries.includes(null)) {
+    problem(null, `record ${id}: "responses" is not what Argilla exports ({question: [{value, user_id, status}]}): ${JSON.stringify(responses).slice(0, 200)}`);
     return null;
   }
-  let ok = true;
-  for (const { question, response } of entries) {
-    const user = isJsonObject(response) ? userOf(response.user_id) : null;
-    if (!isJsonObject(response) || typeof question !== 'string' || !user) {
-      problem(typeof question === 'string' ? question : null, `record ${id}: a response ${typeof question === 'string' ? `to "${question}" ` : ''}has no ${typeof question === 'string' ? '' : 'question_name or '}user_id: ${JSON.stringify(response)}`);
-      ok = false;
-      continue;
-    }
-    const answer = groups.get(user, statusOf(response.status));
-    if (typeof answer === 'string') {
-      problem(question, `record ${id}: ${answer}`);
-      ok = false;
-    } else if (QUESTIONS.includes(question)) answer.values.set(question, response.value);
-  }
-  return ok ? groups.list : null;
+  return entries as ResponseEntry[];
 }
 
 /** Flattened responses: `<question>.responses`, `<question>.responses.users`, `<question>.responses.status` side by side. */
-function flatAnswers(record: Record<string, unknown>, id: string, problem: RecordProblem): UserAnswer[] | null {
-  const groups = answerGroups();
-  let ok = true;
+function flatEntries(record: Record<string, unknown>, id: string, problem: RecordProblem): ResponseEntry[] | null {
+  const entries: ResponseEntry[] = [];
   for (const key of Object.keys(record).filter((k) => k.endsWith('.responses'))) {
     const question = key.slice(0, -'.responses'.length);
-    const values = record[key];
-    const users = record[`${key}.users`];
-    const statuses = record[`${key}.status`];
+    const [values, users, statuses] = [record[key], record[`${key}.users`], record[`${key}.status`]];
     if (values === null || values === undefined) continue;
     if (!Array.isArray(values) || !Array.isArray(users) || users.length !== values.length || (Array.isArray(statuses) && statuses.length !== values.length)) {
-      problem(question, `record ${id}: "${key}" and "${key}.users" must be lists of the same length (as dataset.records.to_list(flatten=True) writes them)`);
-      ok = false;
-      continue;
+      problem(question, `record ${id}: "${key}", "${key}.users" and "${key}.status" must be lists of the same length (as dataset.records.to_list(flatten=True) writes them)`);
+      return null;
     }
-    values.forEach((value, i) => {
-      const user = userOf(users[i]);
-      if (!user) {
-        problem(question, `record ${id}: response ${i + 1} to "${question}" has no user id`);
-        ok = false;
-        return;
-      }
-      const answer = groups.get(user, statusOf(Array.isArray(statuses) ? statuses[i] : undefined));
-      if (typeof answer === 'string') {
-        problem(question, `record ${id}: ${answer}`);
-        ok = false;
-      } else if (QUESTIONS.includes(question)) answer.values.set(question, value);
-    });
+    values.forEach((value, i) => entries.push({ question, value, user: users[i], status: Array.isArray(statuses) ? statuses[i] : undefined }));
   }
-  return ok ? groups.list : null;
+  return entries;
+}
+
+/** Responses grouped by user, in the order users first appear; a user's responses to one record share one status. */
+function answersByUser(entries: ResponseEntry[], id: string, problem: RecordProblem): UserAnswer[] | null {
+  const byUser = new Map<string, UserAnswer>();
+  for (const entry of entries) {
+    const user = (typeof entry.user === 'string' && entry.user) || typeof entry.user === 'number' ? String(entry.user) : null;
+    const status = typeof entry.status === 'string' && entry.status ? entry.status : null;
+    if (!user) {
+      problem(entry.question, `record ${id}: a response to "${entry.question}" has no user_id`);
+      return null;
+    }
+    const answer = byUser.get(user) ?? { user, status, values: new Map<string, unknown>() };
+    if (answer.status !== status) {
+      problem(entry.question, `record ${id}: user ${user} has responses with the statuses ${JSON.stringify(answer.status)} and ${JSON.stringify(status)}; Argilla keeps one status per user and record`);
+      return null;
+    }
+    byUser.set(user, answer);
+    // Answers to questions toolkiln did not ask carry nothing it applies.
+    if (QUESTIONS.includes(entry.question)) answer.values.set(entry.question, entry.value);
+  }
+  return [...byUser.values()];
 }
 
 /** Validation names rows by position; for Argilla files the problems also name the record's id. */

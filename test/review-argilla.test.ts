@@ -192,6 +192,13 @@ describe("import of Argilla's exported records", () => {
     expect(flat).toMatchObject({ status: 'existing', newVersion: nested.newVersion, counts: nested.counts });
   });
 
+  it('reads responses given as a list of {question_name, value, user_id, status} too', () => {
+    const { home, store, ref, records } = exported();
+    const nested = importReview({ store, ref, files: [write(home, 'nested.json', nestedExport(records, AGREED))] });
+    const asList = nestedExport(records, AGREED).map((r) => ({ ...r, responses: Object.entries(r.responses).flatMap(([question_name, list]) => list.map((x) => ({ question_name, ...x }))) }));
+    expect(importReview({ store, ref, files: [write(home, 'list.json', asList)] })).toMatchObject({ status: 'existing', newVersion: nested.newVersion, problems: [] });
+  });
+
   it('measures agreement on Argilla responses and writes the adjudication sheet for a disagreement', () => {
     const { home, store, ref, records } = exported();
     const answers = { ...AGREED, 'rv-06': [submitted(ANN, { decision: 'accept' }), submitted(BOB, { decision: 'reject', notes: 'wrong party size' })] };
@@ -267,6 +274,18 @@ describe('bad Argilla files are refused with the file, record, response and ques
     const problems = refused(setup, 'no-status.json', records);
     expect(problems[0]).toMatchObject({ row: 1, annotation: 1, column: null });
     expect(problems[0].message).toMatch(/the response of user .+ has no status \(submitted, draft or discarded\); export with dataset\.records\.to_list\(flatten=True\)/);
+  });
+
+  it("one user's responses with two statuses, and a response with no user", () => {
+    const setup = exported();
+    const records = nestedExport(setup.records, AGREED);
+    records[0].responses.notes = [{ value: 'later', user_id: ANN, status: 'draft' }];
+    records[1].responses.decision.push({ value: 'accept', user_id: '', status: 'submitted' });
+    const problems = refused(setup, 'statuses.json', records);
+    expect(problems.map((p) => [p.row, p.column, p.message.replace(/^record it-\w+: /, '')])).toEqual([
+      [1, 'notes', `user ${ANN} has responses with the statuses "submitted" and "draft"; Argilla keeps one status per user and record`],
+      [2, 'decision', 'a response to "decision" has no user_id'],
+    ]);
   });
 
   it('a record that lacks a field or its id', () => {
