@@ -2,6 +2,7 @@ import { join } from 'node:path';
 import { countBy } from '../core/collections.ts';
 import { writeFileAtomic } from '../core/jsonl.ts';
 import type { DatasetStore, VersionRef } from '../core/store.ts';
+import { argillaRecord, argillaSettings } from './argilla.ts';
 import { annotatorName, assignItems } from './assign.ts';
 import { toCsv } from './csv.ts';
 import { labelingConfig, labelStudioTask } from './labelstudio.ts';
@@ -9,7 +10,7 @@ import { selectionFor, type ReviewSelection } from './options.ts';
 import { selectQueue, writeQueue, type QueueItem } from './queue.ts';
 import { SHEET_COLUMNS, sheetRow } from './sheet.ts';
 
-export const REVIEW_FORMATS = ['csv', 'labelstudio'] as const;
+export const REVIEW_FORMATS = ['csv', 'labelstudio', 'argilla'] as const;
 export type ReviewFormat = (typeof REVIEW_FORMATS)[number];
 
 export interface ReviewExportOptions {
@@ -43,7 +44,8 @@ export interface ReviewExportResult {
 
 /**
  * Selects the version's review queue (written to its `review/queue.json`) and writes the sheets: a
- * CSV per annotator, or Label Studio tasks per annotator plus the labeling config.
+ * CSV per annotator, Label Studio tasks per annotator plus the labeling config, or Argilla records
+ * per annotator plus the dataset settings.
  */
 export function exportReview(options: ReviewExportOptions): ReviewExportResult {
   const { store, ref } = options;
@@ -72,15 +74,23 @@ export function exportReview(options: ReviewExportOptions): ReviewExportResult {
     writeFileAtomic(configFile, labelingConfig());
     files.push(configFile);
   }
+  if (options.format === 'argilla') {
+    const settingsFile = join(outDir, `${prefix}-argilla-settings.json`);
+    writeFileAtomic(settingsFile, JSON.stringify(argillaSettings(ref, queue.items), null, 1) + '\n');
+    files.push(settingsFile);
+  }
   for (const name of names.length ? names : [null]) {
     const items = itemsOf(name);
     let file: string;
     if (options.format === 'csv') {
       file = join(outDir, `${prefix}-${name ?? 'review'}.csv`);
       writeFileAtomic(file, toCsv(SHEET_COLUMNS, items.map((item) => sheetRow(ref, item, byId.get(item.sampleId)!, name ?? ''))));
-    } else {
+    } else if (options.format === 'labelstudio') {
       file = join(outDir, `${prefix}-tasks${name ? `-${name}` : ''}.json`);
       writeFileAtomic(file, JSON.stringify(items.map((item) => labelStudioTask(ref, item, byId.get(item.sampleId)!)), null, 1) + '\n');
+    } else {
+      file = join(outDir, `${prefix}-records${name ? `-${name}` : ''}.json`);
+      writeFileAtomic(file, JSON.stringify(items.map((item) => argillaRecord(ref, item, byId.get(item.sampleId)!)), null, 1) + '\n');
     }
     files.push(file);
     sheets.push({ annotator: name, items: items.length, file });

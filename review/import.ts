@@ -7,6 +7,7 @@ import type { DatasetStore, VersionRef } from '../core/store.ts';
 import type { PipelineDefinition } from '../core/pipeline.ts';
 import { adjudicationSheet, resolveDecisions, type Disagreement, type FinalDecision } from './adjudicate.ts';
 import { agreementReport, type AgreementReport } from './agreement.ts';
+import { withRecordIds } from './argilla.ts';
 import { publishReviewed } from './apply.ts';
 import { toCsv } from './csv.ts';
 import { itemIndex, readQueueEntries } from './queue.ts';
@@ -80,6 +81,7 @@ export function readAndValidate(store: DatasetStore, ref: VersionRef, files: She
   };
   const sources = files.map((f) => readSheetFile(f.path, f.shown ?? f.path));
   const validation = validateSheets(sources, ctx);
+  validation.problems = withRecordIds(validation.problems, sources);
   const agreement = agreementReport(validation.decisions.filter((d) => d.kind === 'annotator').map((d) => ({ item: d.itemId, rater: d.annotator, label: d.decision })));
   return { ctx, sources, validation, agreement };
 }

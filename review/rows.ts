@@ -1,16 +1,18 @@
 /**
  * What reading a sheet file yields, whatever its format: the rows (one reviewer's answer each) and
- * the problems found on the way. CSV sheets (sources.ts) and Label Studio exports (labelstudio.ts)
- * both produce it; validation reads it.
+ * the problems found on the way. CSV sheets (sources.ts), Label Studio exports (labelstudio.ts) and
+ * Argilla records (argilla.ts) produce it; validation reads it.
  */
 
-/** One problem found on import: which file, which row (and Label Studio annotation), which column. */
+/** One problem found on import: which file, which row (and annotation or response), which column. */
 export interface ImportProblem {
   file: string;
-  /** Spreadsheet row (header = 1) for CSV; task number (1-based) for Label Studio; null for the whole file. */
+  /** Spreadsheet row (header = 1) for CSV; task (Label Studio) or record (Argilla) number, 1-based; null for the whole file. */
   row: number | null;
-  /** Label Studio only: the annotation's number within its task (1-based). */
+  /** The annotation's number within its Label Studio task, or the response's within its Argilla record (1-based). */
   annotation?: number;
+  /** Argilla only: the record's id (`row` is its position in the file). */
+  record?: string;
   column: string | null;
   message: string;
 }
@@ -32,7 +34,7 @@ export type SheetKind = 'annotator' | 'adjudication';
 export interface SheetSource {
   file: string;
   kind: SheetKind;
-  format: 'csv' | 'labelstudio';
+  format: 'csv' | 'labelstudio' | 'argilla';
   /** Columns the file has (CSV header; for Label Studio every column, data fields are checked per task). */
   columns: string[];
   rows: ReviewRow[];

@@ -1,4 +1,4 @@
-import { mkdtempSync, readFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
@@ -47,8 +47,8 @@ describe('toolkiln review export / import / agreement', () => {
   it('refuses bad flags with one clear line', async () => {
     const home = tmp();
     publishReviewDataset(home);
-    await expect(review(home, 'export', 'demo@v1')).rejects.toThrow('--format is required: one of csv, labelstudio');
-    await expect(review(home, 'export', 'demo@v1', '--format', 'xlsx')).rejects.toThrow('--format must be one of csv, labelstudio (got "xlsx")');
+    await expect(review(home, 'export', 'demo@v1')).rejects.toThrow('--format is required: one of csv, labelstudio, argilla');
+    await expect(review(home, 'export', 'demo@v1', '--format', 'xlsx')).rejects.toThrow('--format must be one of csv, labelstudio, argilla (got "xlsx")');
     await expect(review(home, 'export', 'demo@v1', '--format', 'csv', '--overlap', '1.5', '--annotators', '2')).rejects.toThrow('--overlap must be at most 1 (got 1.5)');
     await expect(review(home, 'export', 'demo@v1', '--format', 'csv', '--overlap', '0.5')).rejects.toThrow('--overlap needs --annotators 2 or more');
     await expect(review(home, 'export', 'demo@v9', '--format', 'csv')).rejects.toThrow('demo@v9 not found: demo has v1');
@@ -84,6 +84,22 @@ describe('toolkiln review export / import / agreement', () => {
     expect(JSON.parse(good.out)).toMatchObject({ status: 'published', newVersion: 'v2', counts: { decided: 2, pending: 2, accepted: 1, rejected: 1 }, problems: [] });
     const text = await review(home, 'import', 'demo@v1', 'good.csv');
     expect(text.out).toContain('demo@v2 already holds exactly these decisions');
+  });
+
+  it('exports Argilla settings and records, and prints import problems by record, response and question', async () => {
+    const home = tmp();
+    publishReviewDataset(home);
+    const exported = JSON.parse((await review(home, 'export', 'demo@v1', '--format', 'argilla', '--out', 'argilla', '--json')).out);
+    expect(exported).toMatchObject({ format: 'argilla', items: 4 });
+    expect(exported.files).toEqual([join(home, 'argilla', 'demo-v1-argilla-settings.json'), join(home, 'argilla', 'demo-v1-records.json')]);
+    const records = JSON.parse(readFileSync(exported.files[1], 'utf8'));
+    records[0].responses = { decision: [{ value: 'maybe', user_id: 'u-1', status: 'submitted' }] };
+    records[1].responses = { decision: [{ value: 'accept', user_id: 'u-1', status: 'submitted' }] };
+    writeFileSync(join(home, 'responses.json'), JSON.stringify(records));
+    const bad = await review(home, 'import', 'demo@v1', 'responses.json');
+    expect(bad.code).toBe(2);
+    expect(bad.err).toContain(`responses.json (record 1 ${records[0].id} response 1, column decision): decision "maybe" is not one of accept, reject, edit`);
+    expect(bad.out).toContain('2 row(s) read from 1 file(s): 1 decided, 0 left blank, 1 invalid');
   });
 
   it('exits 3 when annotators disagree, and prints agreement', async () => {

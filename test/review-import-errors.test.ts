@@ -164,7 +164,7 @@ describe('review import refuses bad sheets, reporting file, row and column, and 
     expect(importExpectingProblems('broken.csv', '\uFEFFitem_id,dataset\r\n"unclosed,demo@v1\r\n')).toEqual([
       { file: 'broken.csv', row: null, column: null, message: expect.stringMatching(/^not a readable CSV file/) },
     ]);
-    expect(importExpectingProblems('notes.docx', 'x')).toEqual([{ file: 'notes.docx', row: null, column: null, message: 'not a review sheet: give a .csv sheet or a Label Studio .json export' }]);
+    expect(importExpectingProblems('notes.docx', 'x')).toEqual([{ file: 'notes.docx', row: null, column: null, message: 'not a review sheet: give a .csv sheet, a Label Studio .json export or Argilla records (.json)' }]);
   });
 
   it('reports every problem of every file at once', () => {

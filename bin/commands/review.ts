@@ -16,7 +16,7 @@ const SHOWN_PROBLEMS = 50;
 
 export const reviewExportCommand: Command = {
   path: ['review', 'export'],
-  usage: 'toolkiln review export <name>@v --format csv|labelstudio [--annotators n --overlap f [--raters k]] [--rate f] [--seed n] [--limit n] [--out dir] [--json]',
+  usage: 'toolkiln review export <name>@v --format csv|labelstudio|argilla [--annotators n --overlap f [--raters k]] [--rate f] [--seed n] [--limit n] [--out dir] [--json]',
   summary: "select the version's review queue (written to datasets/<name>/<v>.derived/review/) and write sheets for annotators",
   options: {
     format: { type: 'string' },
@@ -74,7 +74,7 @@ function recipeOf(store: DatasetStore, ref: VersionRef) {
 /** `<name>@v <file…>`: the version and the sheets (paths as written, resolved from the current folder). */
 function versionAndSheets(positionals: string[], io: Io, usage: string): { store: DatasetStore; ref: VersionRef; files: SheetFile[] } {
   if (positionals.length < 1) throw new UserError(`missing argument: usage: ${usage}`);
-  if (positionals.length < 2) throw new UserError('give at least one sheet: a .csv sheet or a Label Studio .json export');
+  if (positionals.length < 2) throw new UserError('give at least one sheet: a .csv sheet, a Label Studio .json export or Argilla records (.json)');
   const store = new DatasetStore(io.home, { warn: io.err });
   const ref = store.resolve(positionals[0]);
   store.assertIntact(ref);
@@ -83,7 +83,7 @@ function versionAndSheets(positionals: string[], io: Io, usage: string): { store
 
 function printProblems(problems: ImportProblem[], io: Io): void {
   for (const p of problems.slice(0, SHOWN_PROBLEMS)) {
-    const at = [p.row === null ? null : p.annotation ? `task ${p.row} annotation ${p.annotation}` : `row ${p.row}`, p.column ? `column ${p.column}` : null].filter(Boolean).join(', ');
+    const at = [p.row === null ? null : p.record ? `record ${p.row} ${p.record}${p.annotation ? ` response ${p.annotation}` : ''}` : p.annotation ? `task ${p.row} annotation ${p.annotation}` : `row ${p.row}`, p.column ? `column ${p.column}` : null].filter(Boolean).join(', ');
     io.err(`  ${p.file}${at ? ` (${at})` : ''}: ${p.message}`);
   }
   if (problems.length > SHOWN_PROBLEMS) io.err(`  … and ${problems.length - SHOWN_PROBLEMS} more (see the report, or --json)`);
@@ -105,7 +105,7 @@ function agreementLines(agreement: Omit<AgreementReport, 'perItem'>): string[] {
 export const reviewImportCommand: Command = {
   path: ['review', 'import'],
   usage: 'toolkiln review import <name>@v <file…> [--skip-invalid] [--json]',
-  summary: 'validate filled sheets (CSV or Label Studio JSON export) and publish the next version with the decisions applied',
+  summary: 'validate filled sheets (CSV, Label Studio JSON export or Argilla records) and publish the next version with the decisions applied',
   options: { 'skip-invalid': { type: 'boolean' } },
   async run(positionals, values, io) {
     const { store, ref, files } = versionAndSheets(positionals, io, this.usage);
