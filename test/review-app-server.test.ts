@@ -2,6 +2,7 @@ import { existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
+import { reviewServeCommand } from '../bin/commands/review.ts';
 import type { DatasetStore, VersionRef } from '../core/store.ts';
 import { startReviewServer, type ReviewServer } from '../review/app/server.ts';
 import { appSheetName, openReviewSession, type ReviewSession } from '../review/app/session.ts';
@@ -173,6 +174,22 @@ describe('review app server', () => {
     const files = [one, two].map((s) => ({ path: s.session.kinds[0].file }));
     const result = importReview({ store, ref, files });
     expect(result).toMatchObject({ status: 'needs-adjudication', counts: { disagreements: 1 }, agreement: { items: 4, observed: 0.75, raters: ['annotator-1', 'annotator-2'] } });
+  });
+
+  it('refuses a busy port and bad flags with one clear line', async () => {
+    const home = tmp();
+    const { store, ref } = publishReviewDataset(home);
+    const { server } = await serve(store, ref);
+    const session = openReviewSession({ store, ref, annotator: 'bob' });
+    try {
+      await expect(startReviewServer({ session, port: server.port })).rejects.toThrow(`port ${server.port} on 127.0.0.1 is in use: give another --port, or --port 0 for any free one`);
+    } finally {
+      session.close();
+    }
+    const io = { out: () => {}, err: () => {}, json: false, home, cwd: home, env: {} };
+    await expect(reviewServeCommand.run(['demo@v1'], { port: '70000' }, io)).rejects.toThrow('--port must be at most 65535 (got 70000)');
+    await expect(reviewServeCommand.run(['demo@v9'], {}, io)).rejects.toThrow('demo@v9 not found');
+    await expect(reviewServeCommand.run(['demo@v1'], { annotator: '=x' }, io)).rejects.toThrow('--annotator "=x" is not a valid id');
   });
 
   it('refuses a hand-broken decisions file and a bad annotator id with one clear line', async () => {
