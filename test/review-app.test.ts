@@ -9,7 +9,11 @@ import { OfflineGateway } from '../core/llm/offline.ts';
 import { runPipeline } from '../core/run.ts';
 import { DatasetStore } from '../core/store.ts';
 import { getPipeline } from '../pipelines/index.ts';
+import { startReviewServer } from '../review/app/server.ts';
+import { openReviewSession } from '../review/app/session.ts';
+import { importReview } from '../review/import.ts';
 import { itemIdOf } from '../review/queue.ts';
+import { publishReviewDataset, reviewSamples } from './fixtures/review/dataset.ts';
 import { readRawSheet } from './fixtures/review/sheets.ts';
 
 const repo = fileURLToPath(new URL('..', import.meta.url));
@@ -28,6 +32,11 @@ afterAll(async () => {
   await browser?.close();
   server?.kill('SIGTERM');
 });
+
+async function newPage(): Promise<Page> {
+  browser ??= await chromium.launch({ executablePath: CHROMIUM, headless: true, args: CHROMIUM_FLAGS });
+  return browser.newPage({ viewport: { width: 1440, height: 900 } });
+}
 
 function toolkiln(home: string, ...args: string[]) {
   const result = spawnSync(process.execPath, [bin, ...args], { cwd: home, encoding: 'utf8', env: { ...process.env, TOOLKILN_HOME: home } });
@@ -83,8 +92,7 @@ describe('review app in a browser', () => {
     expect(started.info).toMatchObject({ items: sheetIds.length, decided: 0 });
     expect(url).toMatch(/^http:\/\/127\.0\.0\.1:\d+\/[0-9a-f]{48}\/$/);
 
-    browser = await chromium.launch({ executablePath: CHROMIUM, headless: true, args: CHROMIUM_FLAGS });
-    const page = await browser.newPage({ viewport: { width: 1440, height: 900 } });
+    const page = await newPage();
     const pageErrors: string[] = [];
     page.on('pageerror', (error) => pageErrors.push(error.message));
     await page.goto(url, WAIT);
@@ -178,5 +186,41 @@ describe('review app in a browser', () => {
     const editedCalls = turn ? edited.expected.turns![turn] : edited.expected.calls!;
     expect(editedCalls[Number(index)].arguments[param]).toBe('corrected value');
     expect(edited.meta.review).toEqual([expect.objectContaining({ decision: 'edit' })]);
+  });
+
+  it('shows a problem with a folded parameter next to it, and does not judge text the reviewer left as it was', { timeout: 300_000 }, async () => {
+    const { store, ref } = publishReviewDataset(mkdtempSync(join(tmpdir(), 'tk-review-browser-')));
+    const session = openReviewSession({ store, ref, annotator: 'alice' });
+    const app = await startReviewServer({ session });
+    try {
+      const page = await newPage();
+      await page.goto(app.url, WAIT);
+      const first = itemIdOf(ref, 'rv-01'); // its query starts with "=HYPERLINK(": the version's text, not typed
+      await showing(page, first);
+      expect(await page.textContent('.failed-checks')).toContain('arg-grounded');
+      await page.keyboard.press('e');
+      await page.waitForSelector('#editor .more-params', WAIT);
+      await page.click('#editor .more-params summary');
+      await page.fill('[data-field="calls::0:days"]', 'two');
+      await page.click('#editor .more-params summary'); // folded again: the problem unfolds it
+      await page.click('#save-edit');
+      const problem = page.locator('[data-error="calls::0:days"] .problem');
+      await problem.waitFor(WAIT);
+      expect(await problem.textContent()).toBe('corrected calls do not fit the tool schema: call_0: get_weather.days: "two" is not of type integer');
+      expect(await page.locator('[data-error="query"] .problem').count()).toBe(0);
+      await shot(page, '5-folded-parameter-refused.png');
+      await page.fill('[data-field="calls::0:days"]', '3');
+      await page.click('#save-edit');
+      await page.waitForSelector(`#items li[data-item="${first}"][data-decision="edit"]`, WAIT);
+      await page.close();
+    } finally {
+      await app.close();
+      session.close();
+    }
+    const result = importReview({ store, ref, files: [{ path: session.kinds[0].file }] });
+    expect(result).toMatchObject({ status: 'published', counts: { edited: 1 } });
+    const edited = store.samples(store.resolve('demo@v2')).find((s) => s.id === 'rv-01')!;
+    expect(edited.expected.calls).toEqual([{ id: 'call_0', tool: 'get_weather', arguments: { city: 'Oslo', days: 3 } }]);
+    expect(edited.dialogue[0].content).toBe(reviewSamples()[1].dialogue[0].content);
   });
 });

@@ -211,6 +211,7 @@ export function callsForm({ calls, tools }) {
       const candidates = [problem.field, problem.field?.split(':').slice(0, 3).join(':'), 'calls'].filter(Boolean);
       const slot = candidates.map((id) => element.querySelector(`[data-error="${CSS.escape(id)}"]`)).find(Boolean);
       slot.append(h('div', { class: 'problem', text: problem.message }));
+      slot.closest('details')?.setAttribute('open', ''); // a folded parameter's problem must show
       element.querySelector(`[data-field="${CSS.escape(problem.field ?? '')}"]`)?.classList.add('invalid');
     }
   }

@@ -142,11 +142,13 @@ export function render(view, root, app) {
     const query = h('textarea', { id: 'query', rows: 4, value: answer.corrected_query || view.query, dataset: { field: 'query' } });
     const labels = view.labels ? h('textarea', { id: 'labels', rows: 2, value: answer.corrected_labels || view.labels.join('\n'), dataset: { field: 'labels' } }) : null;
     const problems = h('div', { class: 'field-error', dataset: { error: 'edit' } });
+    // Text left as the version has it is not sent: it is no correction, and text the reviewer did
+    // not type must not be judged as typed (a query may itself start with "=").
     const save = () =>
       decide('edit', {
-        corrected_query: query.value,
+        ...(query.value === view.query ? {} : { corrected_query: query.value }),
         ...(view.gold === null ? {} : { corrected_calls: JSON.stringify(form.value()) }),
-        ...(labels ? { corrected_labels: labels.value } : {}),
+        ...(labels && labels.value !== view.labels.join('\n') ? { corrected_labels: labels.value } : {}),
       });
     const panel = h(
       'section',
