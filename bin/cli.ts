@@ -28,6 +28,7 @@ export const registry: CommandEntry[] = [
   { path: ['review', 'export'], load: async () => (await import('./commands/review.ts')).reviewExportCommand },
   { path: ['review', 'import'], load: async () => (await import('./commands/review.ts')).reviewImportCommand },
   { path: ['review', 'agreement'], load: async () => (await import('./commands/review.ts')).reviewAgreementCommand },
+  { path: ['review', 'serve'], load: async () => (await import('./commands/review.ts')).reviewServeCommand },
   { path: ['check', 'nestools'], load: async () => (await import('./commands/check.ts')).checkNestoolsCommand },
   { path: ['tools', 'cluster'], load: async () => (await import('./commands/tools.ts')).toolsClusterCommand },
 ];

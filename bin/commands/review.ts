@@ -4,6 +4,8 @@ import { formatTable } from '../../core/runner.ts';
 import { DatasetStore, type VersionRef } from '../../core/store.ts';
 import { pipelines } from '../../pipelines/index.ts';
 import type { AgreementReport } from '../../review/agreement.ts';
+import { startReviewServer } from '../../review/app/server.ts';
+import { openReviewSession } from '../../review/app/session.ts';
 import { exportReview, REVIEW_FORMATS } from '../../review/export.ts';
 import { importReview, reviewAgreement, type SheetFile } from '../../review/import.ts';
 import type { ImportProblem } from '../../review/sources.ts';
@@ -167,5 +169,50 @@ export const reviewAgreementCommand: Command = {
   },
 };
 
+export const reviewServeCommand: Command = {
+  path: ['review', 'serve'],
+  usage: 'toolkiln review serve <name>@v [--port p] [--host h] [--annotator id] [--json]',
+  summary: "review the version's queue in the browser (a local page; decisions saved as a sheet review import reads); runs until Ctrl-C",
+  options: { port: { type: 'string' }, host: { type: 'string' }, annotator: { type: 'string' } },
+  async run(positionals, values, io) {
+    needPositionals(positionals, 1, this.usage);
+    const port = intFlag(values, 'port', { min: 0, max: 65535 }) ?? 0;
+    const store = new DatasetStore(io.home, { warn: io.err });
+    const ref = store.resolve(positionals[0]);
+    store.assertIntact(ref);
+    const session = openReviewSession({ store, ref, annotator: stringFlag(values, 'annotator'), pipeline: recipeOf(store, ref) });
+    try {
+      const server = await startReviewServer({ session, port, host: stringFlag(values, 'host') });
+      const items = session.kinds.flatMap((k) => k.summaries());
+      const files = session.kinds.map((k) => k.file);
+      if (io.json) io.out(JSON.stringify({ dataset: session.dataset, annotator: session.annotator, url: server.url, queueFile: session.queueFile, files, items: items.length, decided: items.filter((i) => i.decision).length }));
+      else {
+        io.out(`${session.dataset}: ${items.length} item(s) for ${session.annotator}, ${items.filter((i) => i.decision).length} decided`);
+        io.out(`open ${server.url}`);
+        for (const file of files) io.out(`decisions: ${file} (import with: toolkiln review import ${session.dataset} ${file})`);
+        io.out('stop with Ctrl-C');
+      }
+      await untilStopped();
+      await server.close();
+    } finally {
+      session.close();
+    }
+    return 0;
+  },
+};
+
+/** Resolves on Ctrl-C or a termination signal. */
+function untilStopped(): Promise<void> {
+  return new Promise((resolve) => {
+    const stop = () => {
+      process.off('SIGINT', stop);
+      process.off('SIGTERM', stop);
+      resolve();
+    };
+    process.on('SIGINT', stop);
+    process.on('SIGTERM', stop);
+  });
+}
+
 /** Wired into bin/cli.ts's `commands`. */
-export const reviewCommands: Command[] = [reviewExportCommand, reviewImportCommand, reviewAgreementCommand];
+export const reviewCommands: Command[] = [reviewExportCommand, reviewImportCommand, reviewAgreementCommand, reviewServeCommand];

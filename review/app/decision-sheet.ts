@@ -1,0 +1,138 @@
+import { closeSync, existsSync, fsyncSync, openSync, readFileSync, renameSync, rmSync, writeSync } from 'node:fs';
+import { dirname } from 'node:path';
+import { UserError } from '../../core/errors.ts';
+import { toCsv } from '../csv.ts';
+import { EDITABLE_COLUMNS, SHEET_COLUMNS, type SheetRow } from '../sheet.ts';
+
+/**
+ * One annotator's decisions from the browser app, kept as a review sheet in the exact CSV format
+ * `review export` writes (`review import` reads it unchanged): one row per item, the reviewer
+ * columns filled as decisions are made. Every change rewrites the file atomically and durably
+ * (temporary file, fsync, rename, fsync of the folder), so a crash leaves the old or the new sheet,
+ * never a torn one. A lock file keeps a second server from writing the same sheet.
+ */
+export class DecisionSheet {
+  private readonly rows: SheetRow[];
+  private readonly byItem = new Map<string, SheetRow>();
+
+  private constructor(
+    readonly path: string,
+    rows: SheetRow[],
+    private readonly lockPath: string,
+  ) {
+    this.rows = rows;
+    for (const row of rows) this.byItem.set(row.item_id, row);
+  }
+
+  /**
+   * Takes the lock and starts from `fresh` (the queue's rows), with the reviewer cells of `saved`
+   * (the rows already in the file, by item) copied over; saved rows of items no longer in the queue
+   * are kept after the others, so no decision is ever dropped.
+   */
+  static open(path: string, fresh: SheetRow[], saved: SheetRow[]): DecisionSheet {
+    const lockPath = `${path}.lock`;
+    takeLock(lockPath, path);
+    const savedById = new Map(saved.map((row) => [row.item_id, row]));
+    const rows = fresh.map((row) => {
+      const old = savedById.get(row.item_id);
+      savedById.delete(row.item_id);
+      return old ? { ...row, ...Object.fromEntries(EDITABLE_COLUMNS.map((c) => [c, old[c] ?? ''])) } : row;
+    });
+    const sheet = new DecisionSheet(path, [...rows, ...savedById.values()], lockPath);
+    try {
+      sheet.write(sheet.rows);
+    } catch (error) {
+      sheet.close();
+      throw error;
+    }
+    return sheet;
+  }
+
+  /** Item ids in sheet order: the queue's, then items kept from an earlier queue. */
+  itemIds(): string[] {
+    return this.rows.map((row) => row.item_id);
+  }
+
+  row(itemId: string): SheetRow | undefined {
+    return this.byItem.get(itemId);
+  }
+
+  /** 1-based spreadsheet row of an item (the header is row 1), as import numbers rows. */
+  rowNumber(itemId: string): number {
+    return this.rows.findIndex((row) => row.item_id === itemId) + 2;
+  }
+
+  /** Sets an item's reviewer cells and writes the sheet; in memory only once the file holds it. */
+  update(itemId: string, reviewer: Record<string, string>): SheetRow {
+    const current = this.byItem.get(itemId);
+    if (!current) throw new Error(`item ${itemId} is not in ${this.path}`);
+    const next = { ...current, ...reviewer };
+    this.write(this.rows.map((row) => (row === current ? next : row)));
+    this.rows[this.rows.indexOf(current)] = next;
+    this.byItem.set(itemId, next);
+    return next;
+  }
+
+  close(): void {
+    rmSync(this.lockPath, { force: true });
+  }
+
+  private write(rows: SheetRow[]): void {
+    writeFileDurably(this.path, toCsv(SHEET_COLUMNS, rows));
+  }
+}
+
+/** Write to a temporary file, flush it to disk, rename it over the target, flush the folder. */
+export function writeFileDurably(path: string, content: string): void {
+  const tmp = `${path}.tmp-${process.pid}`;
+  try {
+    const fd = openSync(tmp, 'w');
+    try {
+      writeSync(fd, content);
+      fsyncSync(fd);
+    } finally {
+      closeSync(fd);
+    }
+    renameSync(tmp, path);
+  } catch (error) {
+    rmSync(tmp, { force: true });
+    throw error;
+  }
+  const dir = openSync(dirname(path), 'r');
+  try {
+    fsyncSync(dir);
+  } catch {
+    // Some file systems cannot fsync a folder; the rename is still atomic there.
+  } finally {
+    closeSync(dir);
+  }
+}
+
+/** The lock holds the server's pid; a lock whose process is gone (a crash) is taken over. */
+function takeLock(lockPath: string, sheetPath: string): void {
+  for (let attempt = 0; attempt < 2; attempt++) {
+    try {
+      const fd = openSync(lockPath, 'wx');
+      writeSync(fd, String(process.pid));
+      closeSync(fd);
+      return;
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
+    }
+    const pid = Number(existsSync(lockPath) ? readFileSync(lockPath, 'utf8').trim() : NaN);
+    if (Number.isInteger(pid) && pid > 0 && isRunning(pid)) {
+      throw new UserError(`${sheetPath} is in use by another review server (pid ${pid}, lock ${lockPath}): stop that one first, or give another --annotator`);
+    }
+    rmSync(lockPath, { force: true });
+  }
+  throw new UserError(`cannot take the lock ${lockPath}: remove it if no review server is running`);
+}
+
+function isRunning(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}

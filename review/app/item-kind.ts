@@ -1,0 +1,45 @@
+/**
+ * The seam between the review app's shell (server routes, item list, progress, navigation) and what
+ * is being reviewed. Each kind of item (a sample of the queue today; a tool-level decision row
+ * later) brings its own list, view, decision choices and the file its decisions go to; the shell
+ * only routes by item id and renders the view with the browser module of the same `kind`
+ * (review/app/static/kinds/<kind>.js).
+ */
+
+/** One entry of the item list: enough for navigation, progress and counts per reason. */
+export interface ItemSummary {
+  id: string;
+  kind: string;
+  /** A short line identifying the item in the list. */
+  title: string;
+  /** Why the item is in the queue, one label per reason (counted per reason in the page). */
+  reasons: string[];
+  /** The saved decision, or null while the item is still open. */
+  decision: string | null;
+}
+
+/** A problem with a decision, as import reports it, and the form field it belongs to (when known). */
+export interface FieldProblem {
+  column: string | null;
+  /** The view's field id (`query`, `notes`, `calls:<group>:<index>:<param>`, …); absent: the whole decision. */
+  field?: string;
+  message: string;
+}
+
+export type DecisionOutcome = { ok: true; summary: ItemSummary } | { ok: false; problems: FieldProblem[] };
+
+export interface ItemKind {
+  kind: string;
+  /** The file this kind's decisions are written to. */
+  file: string;
+  /** The decisions this kind offers, in button order. */
+  decisions: readonly string[];
+  summaries(): ItemSummary[];
+  /** One item's summary, or undefined when the id is not an item of this kind. */
+  summary(id: string): ItemSummary | undefined;
+  /** Everything the page shows for one item (JSON), or undefined for an id of another kind. */
+  view(id: string): unknown;
+  /** Validates an answer (the reviewer's fields) and saves it when valid. */
+  decide(id: string, answer: Record<string, string>): DecisionOutcome;
+  close(): void;
+}

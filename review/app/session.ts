@@ -1,0 +1,108 @@
+import { existsSync, readFileSync } from 'node:fs';
+import { userInfo } from 'node:os';
+import { join } from 'node:path';
+import { messageOf, UserError } from '../../core/errors.ts';
+import type { PipelineDefinition } from '../../core/pipeline.ts';
+import type { DatasetStore, VersionRef } from '../../core/store.ts';
+import { readAndValidate } from '../import.ts';
+import { selectionFor } from '../options.ts';
+import { QUEUE_FILE, selectQueue, writeQueue, type QueueItem, type QueueReason, type ReviewQueue } from '../queue.ts';
+import { datasetLabel, sheetRow } from '../sheet.ts';
+import { DecisionSheet } from './decision-sheet.ts';
+import type { ItemKind } from './item-kind.ts';
+import { sampleItems } from './sample-items.ts';
+
+export interface ReviewSessionOptions {
+  store: DatasetStore;
+  ref: VersionRef;
+  /** Who is reviewing: names the decisions file and fills its `annotator` column. */
+  annotator?: string;
+  /** The recipe that made the version (its `recheck` runs on edits), as for `review import`. */
+  pipeline?: Pick<PipelineDefinition, 'recheck'>;
+}
+
+/** One annotator reviewing one version: the item kinds (each with its decisions file) and where the queue came from. */
+export interface ReviewSession {
+  dataset: string;
+  annotator: string;
+  queueFile: string;
+  kinds: ItemKind[];
+  close(): void;
+}
+
+/** An annotator id is part of a file name and of data: letters, digits, `.`, `_`, `-`. */
+const ANNOTATOR_ID = /^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/;
+
+/** `<name>-<v>-app-<annotator>.csv` in the version's review/ folder: a sheet `review import` reads as is. */
+export function appSheetName(ref: Pick<VersionRef, 'name' | 'version'>, annotator: string): string {
+  return `${ref.name}-${ref.version}-app-${annotator}.csv`;
+}
+
+/** The login name when it makes a valid annotator id, else "reviewer". */
+export function defaultAnnotator(): string {
+  try {
+    const name = userInfo().username;
+    return ANNOTATOR_ID.test(name) ? name : 'reviewer';
+  } catch {
+    return 'reviewer';
+  }
+}
+
+/**
+ * Opens a version for review in the app: the queue `review export` wrote last (or, when there is none
+ * yet, the one it would select, written the same way), narrowed to the annotator's items when the
+ * queue was split between annotators; the decisions file, read back and checked as import checks it.
+ */
+export function openReviewSession(options: ReviewSessionOptions): ReviewSession {
+  const { store, ref } = options;
+  const annotator = options.annotator ?? defaultAnnotator();
+  if (!ANNOTATOR_ID.test(annotator)) throw new UserError(`--annotator "${annotator}" is not a valid id: use letters, digits, ".", "_" and "-" (at most 64, starting with a letter or digit)`);
+
+  const { queue, queueFile } = loadQueue(store, ref);
+  const items = annotatorItems(queue, annotator, ref);
+  const reviewDir = store.derivedDir(ref, 'review');
+  const path = join(reviewDir, appSheetName(ref, annotator));
+  const { ctx, sources, validation } = readAndValidate(store, ref, existsSync(path) ? [{ path }] : [], options.pipeline);
+  if (validation.problems.length) {
+    const [first] = validation.problems;
+    const at = [first.row === null ? null : `row ${first.row}`, first.column ? `column ${first.column}` : null].filter(Boolean).join(', ');
+    const more = validation.problems.length > 1 ? ` (and ${validation.problems.length - 1} more problem(s))` : '';
+    throw new UserError(`${path}${at ? ` (${at})` : ''}: ${first.message}${more}; fix the file, or move it away to start over`);
+  }
+
+  const fresh = items.map((item) => sheetRow(ref, item, ctx.items.get(item.itemId)!, annotator));
+  const saved = sources.flatMap((source) => source.rows.map((row) => row.cells));
+  const sheet = DecisionSheet.open(path, fresh, saved);
+  const reasons = new Map<string, QueueReason[]>();
+  for (const [id, entries] of ctx.queue) reasons.set(id, entries[0].reasons);
+  for (const item of items) reasons.set(item.itemId, item.reasons);
+  const kinds = [sampleItems({ sheet, ctx, reasons, annotator })];
+  return { dataset: datasetLabel(ref), annotator, queueFile, kinds, close: () => kinds.forEach((kind) => kind.close()) };
+}
+
+/** The latest queue `review export` wrote; without one, the selection export makes by default, written as export writes it. */
+function loadQueue(store: DatasetStore, ref: VersionRef): { queue: ReviewQueue; queueFile: string } {
+  const existing = join(store.derivedDirForReading(ref, 'review'), QUEUE_FILE);
+  if (existsSync(existing)) {
+    let queue: ReviewQueue;
+    try {
+      queue = JSON.parse(readFileSync(existing, 'utf8')) as ReviewQueue;
+    } catch (error) {
+      throw new UserError(`${existing} is not a readable queue (${messageOf(error)}): run toolkiln review export ${datasetLabel(ref)} again`);
+    }
+    if (queue.version !== ref.version || !Array.isArray(queue.items)) throw new UserError(`${existing} is not the queue of ${datasetLabel(ref)}: run toolkiln review export ${datasetLabel(ref)} again`);
+    return { queue, queueFile: existing };
+  }
+  const queue = selectQueue(ref, store.samples(ref), selectionFor(store.manifest(ref).config));
+  return { queue, queueFile: writeQueue(store.derivedDir(ref, 'review'), queue) };
+}
+
+/** A queue split by `review export --annotators` gives each annotator their items (overlapping ones to several). */
+function annotatorItems(queue: ReviewQueue, annotator: string, ref: VersionRef): QueueItem[] {
+  const split = [...new Set(queue.items.flatMap((item) => item.annotators ?? []))];
+  if (!split.length) return queue.items;
+  if (!split.includes(annotator)) {
+    throw new UserError(`the queue of ${datasetLabel(ref)} is split between ${split.join(', ')} (review export --annotators): give --annotator one of them`);
+  }
+  return queue.items.filter((item) => item.annotators?.includes(annotator));
+}

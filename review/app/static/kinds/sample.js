@@ -1,0 +1,252 @@
+// The view of one queued sample: what to check, the dialogue as a conversation, the gold answer and
+// the candidate tools; accept / reject / edit (query, calls through a schema-built form, labels) and notes.
+import { fill, h, shown } from '../dom.js';
+import { callsForm } from '../schema-form.js';
+
+export const shortcuts = [
+  ['a', 'accept the item'],
+  ['r', 'reject the item'],
+  ['e', 'edit the query, calls or labels'],
+  ['n', 'write a note'],
+  ['Ctrl+Enter', 'save the edit (in the edit form)'],
+  ['Esc', 'leave a field; again: cancel the edit'],
+];
+
+const DECIDED = { accept: 'accepted', reject: 'rejected', edit: 'edited' };
+
+function callCard(call, observation) {
+  const args = Object.entries(call.arguments ?? {});
+  return h(
+    'div',
+    { class: 'call' },
+    h('div', { class: 'call-title' }, h('span', { class: 'arrow', text: '→' }), h('code', { class: 'tool', text: call.tool }), h('span', { class: 'call-id', text: call.id })),
+    args.length
+      ? h('dl', { class: 'args' }, args.map(([name, value]) => [h('dt', { text: name }), h('dd', {}, h('code', { text: shown(value) }))]))
+      : h('div', { class: 'muted', text: 'no arguments' }),
+    observation === undefined ? null : h('div', { class: 'observation' }, h('span', { class: 'arrow', text: '←' }), h('pre', { text: JSON.stringify(observation, null, 1) })),
+  );
+}
+
+function turnView(turn, index) {
+  const observations = turn.observations ?? {};
+  const called = new Set((turn.calls ?? []).map((c) => c.id));
+  return h(
+    'div',
+    { class: `turn ${turn.role}`, dataset: { turn: String(index) } },
+    h('div', { class: 'turn-head' }, h('span', { class: 'role', text: turn.role }), h('span', { class: 'index', text: `turn ${index}` })),
+    turn.content ? h('div', { class: 'content', text: turn.content }) : null,
+    turn.thought ? h('div', { class: 'thought' }, h('span', { class: 'label', text: 'thought' }), turn.thought) : null,
+    (turn.calls ?? []).map((call) => callCard(call, observations[call.id])),
+    Object.entries(observations)
+      .filter(([id]) => !called.has(id))
+      .map(([id, result]) => h('div', { class: 'observation' }, h('span', { class: 'arrow', text: `← ${id}` }), h('pre', { text: JSON.stringify(result, null, 1) }))),
+    turn.response ? h('div', { class: 'response' }, h('span', { class: 'label', text: 'response' }), turn.response) : null,
+  );
+}
+
+function goldView(view) {
+  const gold = view.gold;
+  const groups = gold === null ? [] : Array.isArray(gold) ? [['', gold]] : Object.entries(gold);
+  return h(
+    'div',
+    {},
+    groups.map(([turn, calls]) => [turn ? h('div', { class: 'group-label', text: `turn ${turn}` }) : null, calls.length ? calls.map((c) => callCard(c)) : h('div', { class: 'muted', text: 'no calls' })]),
+    view.labels ? h('div', { class: 'labels' }, h('span', { class: 'label', text: 'labels' }), view.labels.map((l) => h('code', { class: 'chip', text: l }))) : null,
+  );
+}
+
+function toolView(tool, used) {
+  const properties = Object.entries(tool.parameters?.properties ?? {});
+  const required = new Set(tool.parameters?.required ?? []);
+  return h(
+    'details',
+    { class: `tool-doc${used ? ' used' : ''}`, open: used },
+    h('summary', {}, h('code', { text: tool.name }), used ? h('span', { class: 'badge', text: 'in the gold answer' }) : null, tool.domain ? h('span', { class: 'muted', text: ` ${tool.domain}` }) : null),
+    tool.description ? h('p', { text: tool.description }) : null,
+    properties.length
+      ? h(
+          'table',
+          { class: 'params' },
+          h('thead', {}, h('tr', {}, h('th', { text: 'parameter' }), h('th', { text: 'type' }), h('th', { text: 'description' }))),
+          h(
+            'tbody',
+            {},
+            properties.map(([name, schema]) =>
+              h(
+                'tr',
+                {},
+                h('td', {}, h('code', { text: name }), required.has(name) ? h('span', { class: 'req', title: 'required', text: ' *' }) : null),
+                h('td', { text: [[schema.type].flat().filter(Boolean).join(' | ') || 'any', schema.enum ? `one of ${schema.enum.map(shown).join(', ')}` : ''].filter(Boolean).join(', ') }),
+                h('td', { text: schema.description ?? '' }),
+              ),
+            ),
+          ),
+        )
+      : h('p', { class: 'muted', text: 'no parameters' }),
+  );
+}
+
+function usedTools(gold) {
+  const calls = gold === null ? [] : Array.isArray(gold) ? gold : Object.values(gold).flat();
+  return new Set(calls.map((c) => c.tool));
+}
+
+/**
+ * Renders the sample into `root`. `app` is the shell: app.position {index, total}, app.save(answer)
+ * → {ok, problems}, app.next(). Returns the item's key handler.
+ */
+export function render(view, root, app) {
+  const answer = view.answer;
+  const status = h('div', { class: 'status', role: 'status' });
+  const problemsBox = h('div', { class: 'field-error', dataset: { error: 'decision' } });
+  const notes = h('textarea', { id: 'notes', rows: 2, placeholder: 'Notes (kept with the decision)', value: answer.notes, dataset: { field: 'notes' } });
+  const notesError = h('div', { class: 'field-error', dataset: { error: 'notes' } });
+  const badge = h('span', { class: `decision-badge ${answer.decision || 'open'}`, text: DECIDED[answer.decision] ?? 'open' });
+  let editor = null;
+
+  const showStatus = (text, kind) => fill(status, h('span', { class: kind, text }));
+  const clearProblems = () => {
+    for (const slot of root.querySelectorAll('[data-error]')) slot.replaceChildren();
+    for (const el of root.querySelectorAll('.invalid')) el.classList.remove('invalid');
+  };
+
+  async function decide(decision, fields = {}) {
+    clearProblems();
+    showStatus('saving…', 'muted');
+    const result = await app.save({ decision, notes: notes.value, ...fields });
+    if (result.ok) {
+      badge.className = `decision-badge ${decision}`;
+      badge.textContent = DECIDED[decision];
+      showStatus(`saved: ${DECIDED[decision]}`, 'ok');
+      app.next();
+      return;
+    }
+    showStatus('not saved: see the problems marked below', 'error');
+    const rest = [];
+    for (const problem of result.problems) {
+      if (problem.field?.startsWith('calls') && editor) editor.form.showProblems([problem]);
+      else {
+        const slot = problem.field && root.querySelector(`[data-error="${problem.field}"]`);
+        if (slot) {
+          slot.append(h('div', { class: 'problem', text: problem.message }));
+          root.querySelector(`[data-field="${problem.field}"]`)?.classList.add('invalid');
+        } else rest.push(problem);
+      }
+    }
+    for (const problem of rest) (editor ? editor.problems : problemsBox).append(h('div', { class: 'problem', text: problem.message }));
+  }
+
+  function openEditor() {
+    if (editor) return editor.query.focus();
+    const form = callsForm({ calls: answer.calls ?? view.gold ?? [], tools: view.tools });
+    const query = h('textarea', { id: 'query', rows: 4, value: answer.corrected_query || view.query, dataset: { field: 'query' } });
+    const labels = view.labels ? h('textarea', { id: 'labels', rows: 2, value: answer.corrected_labels || view.labels.join('\n'), dataset: { field: 'labels' } }) : null;
+    const problems = h('div', { class: 'field-error', dataset: { error: 'edit' } });
+    // Text left as the version has it is not sent: it is no correction, and text the reviewer did
+    // not type must not be judged as typed (a query may itself start with "=").
+    const save = () =>
+      decide('edit', {
+        ...(query.value === view.query ? {} : { corrected_query: query.value }),
+        ...(view.gold === null ? {} : { corrected_calls: JSON.stringify(form.value()) }),
+        ...(labels && labels.value !== view.labels.join('\n') ? { corrected_labels: labels.value } : {}),
+      });
+    const panel = h(
+      'section',
+      { class: 'card editor', id: 'editor' },
+      h('h2', {}, 'Edit', h('span', { class: 'muted', text: ' — Ctrl+Enter saves, Esc twice cancels' })),
+      problems,
+      h('div', { class: 'field' }, h('label', { for: 'query' }, h('span', { class: 'name', text: 'Query' }), h('span', { class: 'type', text: 'the first user turn' })), query, h('div', { class: 'field-error', dataset: { error: 'query' } })),
+      view.gold === null ? null : form.element,
+      labels ? h('div', { class: 'field' }, h('label', { for: 'labels' }, h('span', { class: 'name', text: 'Labels' }), h('span', { class: 'type', text: 'one per line' })), labels, h('div', { class: 'field-error', dataset: { error: 'labels' } })) : null,
+      h('div', { class: 'actions' }, h('button', { type: 'button', class: 'primary', id: 'save-edit', onclick: save, text: 'Save edit' }), h('button', { type: 'button', onclick: closeEditor, text: 'Cancel' })),
+    );
+    editor = { panel, form, query, problems, save };
+    goldCard.replaceWith(panel);
+    query.focus();
+  }
+
+  function closeEditor() {
+    if (!editor) return;
+    editor.panel.replaceWith(goldCard);
+    editor = null;
+    clearProblems();
+  }
+
+  const goldCard = h('section', { class: 'card' }, h('h2', { text: 'Gold answer' }), goldView(view));
+  const used = usedTools(view.gold);
+  const tools = [...view.tools].sort((a, b) => Number(used.has(b.name)) - Number(used.has(a.name)));
+
+  fill(
+    root,
+    h(
+      'div',
+      { class: 'item-head' },
+      h('h1', {}, `Item ${app.position.index + 1} of ${app.position.total}`, badge),
+      h(
+        'div',
+        { class: 'meta' },
+        h('span', { class: 'chip', text: `sample ${view.sampleId}` }),
+        h('span', { class: 'chip', text: `category ${view.category}` }),
+        h('span', { class: 'chip', text: `priority ${view.priority}` }),
+        h('span', { class: 'chip muted', text: view.id }),
+      ),
+    ),
+    h(
+      'section',
+      { class: 'card check' },
+      h('h2', { text: 'What to check' }),
+      h('ul', {}, view.whatToCheck.map((line) => h('li', { text: line }))),
+      view.failedChecks.length
+        ? h(
+            'div',
+            { class: 'failed-checks' },
+            h('h3', { text: 'Failed checks' }),
+            h('ul', {}, view.failedChecks.map((c) => h('li', {}, h('code', { text: c.name }), c.soft ? h('span', { class: 'badge soft', text: 'soft' }) : null, c.reason ? `: ${c.reason}` : ''))),
+          )
+        : null,
+    ),
+    h(
+      'div',
+      { class: 'columns' },
+      h('section', { class: 'card conversation' }, h('h2', { text: 'Dialogue' }), view.dialogue.map(turnView)),
+      h('div', { class: 'side' }, goldCard, h('section', { class: 'card' }, h('h2', { text: `Candidate tools (${view.tools.length})` }), tools.map((t) => toolView(t, used.has(t.name))))),
+    ),
+    h(
+      'div',
+      { class: 'decision-bar' },
+      h(
+        'div',
+        { class: 'buttons' },
+        h('button', { type: 'button', class: 'accept', id: 'accept', onclick: () => decide('accept'), title: 'a' }, 'Accept ', h('kbd', { text: 'a' })),
+        h('button', { type: 'button', class: 'reject', id: 'reject', onclick: () => decide('reject'), title: 'r' }, 'Reject ', h('kbd', { text: 'r' })),
+        h('button', { type: 'button', class: 'edit', id: 'edit', onclick: openEditor, title: 'e' }, 'Edit… ', h('kbd', { text: 'e' })),
+      ),
+      h('div', { class: 'notes' }, notes, notesError),
+      h('div', { class: 'feedback' }, status, problemsBox),
+    ),
+  );
+  if (answer.decision) showStatus(`saved: ${DECIDED[answer.decision]}`, 'ok');
+
+  return {
+    onKey(event, inField) {
+      if (inField) {
+        if (event.key === 'Enter' && (event.ctrlKey || event.metaKey) && editor) {
+          editor.save();
+          return true;
+        }
+        if (event.key === 'Escape') {
+          event.target.blur();
+          return true;
+        }
+        return false;
+      }
+      if (event.key === 'Escape' && editor) return closeEditor(), true;
+      if (event.key === 'Enter' && (event.ctrlKey || event.metaKey) && editor) return editor.save(), true;
+      if (event.key === 'a') return decide('accept'), true;
+      if (event.key === 'r') return decide('reject'), true;
+      if (event.key === 'e') return openEditor(), true;
+      if (event.key === 'n') return notes.focus(), true;
+      return false;
+    },
+  };
+}
