@@ -3,7 +3,7 @@ import { UserError } from '../../core/errors.ts';
 import type { MetricTable } from '../../core/eval.ts';
 import { DatasetStore } from '../../core/store.ts';
 import { formatTable } from '../../core/runner.ts';
-import { evaluate, modelDirName, type ModelChoice } from '../../eval/run.ts';
+import { evaluate, modelDirName, type Interaction, type ModelChoice } from '../../eval/run.ts';
 import { pipelines } from '../../pipelines/index.ts';
 import type { Command, Io, Values } from '../command.ts';
 import { intFlag, needPositionals, stringFlag } from '../flags.ts';
@@ -35,6 +35,12 @@ function metricsTable(tables: Record<string, MetricTable>): string {
   const columns = Object.keys(tables);
   const cell = (v: number | undefined) => (v === undefined ? '—' : (v * 100).toFixed(1));
   return formatTable(['metric', ...columns], names.map((n) => [n, ...columns.map((c) => cell(tables[c][n]))]));
+}
+
+/** How the interactive items were answered, in one line. */
+function interactionLine(interaction: Interaction): string {
+  if (interaction.mode === 'gold replay') return `gold replay: ${interaction.note}`;
+  return `model in the loop: ${interaction.items} item(s), ${interaction.steps} model step(s), ${interaction.capped} ended at the step cap`;
 }
 
 export const evalCommand: Command = {
@@ -69,10 +75,11 @@ export const evalCommand: Command = {
       const { report } = result;
       if (io.json) {
         const { details: _details, ...tables } = report;
-        io.out(JSON.stringify({ dataset: `${ref.name}@${ref.version}`, model: modelDirName(model), ...tables, missing: result.missing, ...(result.noise ? { noise: result.noise } : {}), ...(result.usage ? { usage: result.usage } : {}), files: result.files }));
+        io.out(JSON.stringify({ dataset: `${ref.name}@${ref.version}`, model: modelDirName(model), ...tables, missing: result.missing, ...(result.interaction ? { interaction: result.interaction } : {}), ...(result.noise ? { noise: result.noise } : {}), ...(result.usage ? { usage: result.usage } : {}), files: result.files }));
       } else {
         io.out(`${ref.name}@${ref.version} scored by ${report.benchmark} rules: ${report.items} item(s), ${result.missing} without output (model ${modelDirName(model)})`);
         io.out(metricsTable({ all: report.metrics, ...report.byCategory }));
+        if (result.interaction) io.out(interactionLine(result.interaction));
         if (result.noise) io.out(`noise (seed ${result.noise.seed}): applied ${Object.entries(result.noise.applied).map(([c, n]) => `${c} ${n}/${result.noise!.drawn[c]} drawn`).join(', ')}`);
         io.out(`results: ${result.files.join(', ')}`);
       }

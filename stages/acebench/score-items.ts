@@ -93,3 +93,9 @@ export function aceOracle(item: EvalItem): string {
   if (isSpecialKind(gold.kind)) return specialOracle(gold.kind, gold.truth);
   throw new Error(`unknown ACEBench answer kind ${(gold as { kind: string }).kind}`);
 }
+
+/** An agent item's system message without its one-answer format: the record's time or profile and the API specifications. */
+export function agentContext(item: EvalItem): string {
+  const system = item.messages[0]?.role === 'system' ? (item.messages[0].content ?? '') : '';
+  return system.startsWith(AGENT_FORMAT) ? system.slice(AGENT_FORMAT.length).trimStart() : system;
+}

@@ -4,6 +4,7 @@ import type { DatabasesJson } from './databases.ts';
 import { DEFAULT_DATABASES_DIR, loadDatabases } from './databases.ts';
 import { parsePredictedCalls, toolTalkItems, toolTalkOracle, withoutSessionToken, type ToolTalkGold } from './score-items.ts';
 import type { Databases } from './tool.ts';
+import { corruptToolTalkAnswer, toolTalkSession } from './session.ts';
 import { TOOLS_BY_NAME } from './tools/index.ts';
 import { createWorld } from './world.ts';
 
@@ -26,6 +27,8 @@ export interface ToolTalkScorerOptions {
   databasesDir?: string;
   /** Free-text comparison (the default lexical embedder; the scorer needs one that embeds synchronously). */
   comparator?: ComparatorOptions;
+  /** With the model in the loop: the most calls a turn may make (default TOOLTALK_MAX_CALLS_PER_TURN). */
+  maxCallsPerTurn?: number;
 }
 
 interface ScoredPrediction {
@@ -51,15 +54,15 @@ const EMPTY_TOTALS: ConversationTotals = { predictions: 0, groundTruths: 0, matc
 
 export function createToolTalkScorer(options: ToolTalkScorerOptions = {}): BenchmarkScorer {
   let databases: Databases | undefined;
+  const initialDatabases = () => (databases ??= loadDatabases(options.databasesDir ?? DEFAULT_DATABASES_DIR));
   const comparator = createComparator(options.comparator);
   return {
     benchmark: 'tooltalk',
     items: toolTalkItems,
     oracle: toolTalkOracle,
-    score(outputs) {
-      databases ??= loadDatabases(options.databasesDir ?? DEFAULT_DATABASES_DIR);
-      return scoreToolTalk(outputs, databases, comparator);
-    },
+    corrupt: corruptToolTalkAnswer,
+    session: (item) => toolTalkSession(item, { databases: initialDatabases(), maxCalls: options.maxCallsPerTurn }),
+    score: (outputs) => scoreToolTalk(outputs, initialDatabases(), comparator),
   };
 }
 
