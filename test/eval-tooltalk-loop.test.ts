@@ -1,6 +1,7 @@
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { main } from '../bin/cli.ts';
 import { createGateway } from '../core/llm/index.ts';
 import { OfflineGateway } from '../core/llm/offline.ts';
 import { runPipeline } from '../core/run.ts';
@@ -29,7 +30,7 @@ const messagesOf = (request: RecordedRequest) => request.body.messages as Messag
 /** The turn a request belongs to (its last user message that is not an observation) and the model steps taken in it. */
 function turnOf(request: RecordedRequest): { said: string; step: number } {
   const messages = messagesOf(request);
-  const at = messages.findLastIndex((m) => m.role === 'user' && !m.content.startsWith('Observation:'));
+  const at = messages.length - 1 - [...messages].reverse().findIndex((m) => m.role === 'user' && !m.content.startsWith('Observation:'));
   return { said: messages[at].content, step: messages.slice(at).filter((m) => m.role === 'assistant').length };
 }
 
@@ -71,6 +72,12 @@ describe('ToolTalk with the model in the loop', () => {
     expect(applied).toBeGreaterThan(0);
     expect(noisy.report.metrics.success_rate).toBeLessThan(1);
     expect(noisy.report.metrics.recall).toBeLessThan(1);
+
+    // The command line runs the noisy oracle in the loop too, and says how the items were answered.
+    const out: string[] = [];
+    const code = await main(['eval', 'tooltalk@v1', '--model', 'noisy-oracle', '--seed', '42'], { out: (t) => out.push(t), err: () => {}, home, cwd: home, env: {} });
+    expect(code).toBe(0);
+    expect(out.join('\n')).toContain(`model in the loop: ${result.report.items} item(s)`);
   }, 300_000);
 
   it('a predictions file is scored on gold replay, and the report says so', async () => {

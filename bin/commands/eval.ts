@@ -68,7 +68,7 @@ export const evalCommand: Command = {
       throw new UserError(`${ref.name}@${ref.version} was made by the ${manifest.pipeline} recipe, which has no scorer; toolkiln eval scores versions of ${scored.join(', ')}`);
     }
     const model = modelChoice(values, io, seed);
-    if (model.kind === 'noisy-oracle' && !scorer.corrupt) throw new UserError(`the ${scorer.benchmark} scorer has no noisy oracle; use --model oracle`);
+    if (model.kind === 'noisy-oracle' && !scorer.corrupt && !scorer.session) throw new UserError(`the ${scorer.benchmark} scorer has no noisy oracle; use --model oracle`);
     store.assertIntact(ref);
     try {
       const result = await evaluate({ scorer, samples: store.sampleSource(ref), version: ref, model, limit, outDir: store.derivedDir(ref, 'eval', modelDirName(model)), onProgress: io.json ? undefined : io.err });

@@ -4,7 +4,7 @@ import type { DatabasesJson } from './databases.ts';
 import { DEFAULT_DATABASES_DIR, loadDatabases } from './databases.ts';
 import { parsePredictedCalls, toolTalkItems, toolTalkOracle, withoutSessionToken, type ToolTalkGold } from './score-items.ts';
 import type { Databases } from './tool.ts';
-import { corruptToolTalkAnswer, toolTalkSession } from './session.ts';
+import { toolTalkSession } from './session.ts';
 import { TOOLS_BY_NAME } from './tools/index.ts';
 import { createWorld } from './world.ts';
 
@@ -20,6 +20,9 @@ import { createWorld } from './world.ts';
  *   action_precision = matched actions / actions (1 without actions),
  *   incorrect_action_rate = incorrect actions / actions (0 without actions),
  *   success_rate = conversations with recall 1 and no incorrect action / conversations.
+ * A model answers each turn in the loop (session.ts, Algorithm 1: its calls executed and their
+ * results fed back); the session's output, the calls it made, is scored here like a predictions
+ * file's answer (gold replay), so both paths share one matching.
  */
 
 export interface ToolTalkScorerOptions {
@@ -60,7 +63,6 @@ export function createToolTalkScorer(options: ToolTalkScorerOptions = {}): Bench
     benchmark: 'tooltalk',
     items: toolTalkItems,
     oracle: toolTalkOracle,
-    corrupt: corruptToolTalkAnswer,
     session: (item) => toolTalkSession(item, { databases: initialDatabases(), maxCalls: options.maxCallsPerTurn }),
     score: (outputs) => scoreToolTalk(outputs, initialDatabases(), comparator),
   };

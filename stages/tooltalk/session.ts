@@ -131,20 +131,7 @@ export function toolTalkSession(item: EvalItem, options: ToolTalkSessionOptions)
   };
 }
 
-/** The turn's gold calls with one mistake, as a static answer (the noisy oracle on gold replay). */
-export function corruptToolTalkAnswer(item: EvalItem, corruption: Corruption, rng: Rng): string | null {
-  const calls = goldRequests(item);
-  if (!calls.length) return null;
-  const index = rng.int(0, calls.length - 1);
-  const goldNames = calls.map((c) => c.api_name);
-  const changed = corruptCall({ name: calls[index].api_name, arguments: calls[index].parameters ?? {} }, corruption, rng, item.tools.map((t) => t.name), goldNames);
-  if (!changed) return null;
-  const request = { api_name: changed.name, parameters: changed.arguments };
-  if (corruption === 'extra-call') calls.unshift(request);
-  else calls[index] = request;
-  return JSON.stringify(calls);
-}
-
+/** The turn's ground-truth calls without the executor's session token. */
 function goldRequests(item: EvalItem): ToolRequest[] {
   return gold(item).apis.map(({ request }) => ({ api_name: request.api_name, parameters: withoutSessionToken(request.parameters) }));
 }
