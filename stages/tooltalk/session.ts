@@ -87,7 +87,8 @@ export function toolTalkSession(item: EvalItem, options: ToolTalkSessionOptions)
   return {
     oracleSteps: [...goldCalls.map(callText), goldReply],
     corruptStep(index: number, corruption: Corruption, rng: Rng): string | null {
-      const call = goldCalls[index];
+      // An extra call may come before any step, the reply too (a turn the gold answers without calls).
+      const call = corruption === 'extra-call' ? { api_name: '', parameters: {} } : goldCalls[index];
       if (!call?.parameters) return null;
       const changed = corruptCall({ name: call.api_name, arguments: call.parameters }, corruption, rng, toolNames, goldCalls.map((c) => c.api_name));
       return changed && callText({ api_name: changed.name, parameters: changed.arguments });
