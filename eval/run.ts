@@ -189,7 +189,7 @@ export interface Interaction {
 /** Runs the interactive items, saying how far it got. */
 async function inTheLoop(scorer: BenchmarkScorer, items: readonly EvalItem[], model: LoopModel, onProgress?: (message: string) => void): Promise<(LoopOutcome | null)[]> {
   const who = model.kind === 'llm' ? model.llm.model : model.kind;
-  return runInLoop(scorer, items, model, { onDone: (done) => onProgress?.(`eval: ${done}/${items.length} item(s) through the loop with ${who}`) });
+  return runInLoop(scorer, items, model, { onDone: (done) => onProgress?.(`eval: ${done}/${items.length} item(s) looked at, the interactive ones answered by ${who} in the loop`) });
 }
 
 function interactionOf(scorer: BenchmarkScorer, model: ModelChoice, loop: readonly (LoopOutcome | null)[]): Interaction | undefined {
