@@ -56,6 +56,13 @@ export interface BenchmarkScorer {
    * Optional: a scorer without it has no noisy oracle.
    */
   corrupt?(item: EvalItem, corruption: Corruption, rng: Rng): string | null;
+  /**
+   * The item answered with the model in the loop (its calls executed, results fed back, a simulated
+   * user where the benchmark has one), or null for an item the benchmark scores on one answer.
+   * Optional: without it every item is static. The session's `result().output` is what `score`
+   * reads for the item, so one scoring path serves both. Predictions files are never interactive.
+   */
+  session?(item: EvalItem): EvalSession | null;
 }
 
 /**
@@ -85,4 +92,97 @@ export function tablesByCategory<T>(entries: readonly T[], categoriesOf: (entry:
     }
   }
   return Object.fromEntries([...groups].map(([name, group]) => [name, table(group)]));
+}
+
+// ---------------------------------------------------------------- model in the loop
+
+/** A chat message as an interactive item shows it (plain roles: what the gateway sends). */
+export interface SessionMessage {
+  role: 'system' | 'user' | 'assistant';
+  content: string;
+}
+
+/**
+ * What an interactive item asks next: the model under evaluation, or the simulated user
+ * (ACEBench's user played by a language model from the task's instruction).
+ */
+export interface SessionRequest {
+  role: 'model' | 'user';
+  /** What the one asked is shown, whole (the cache key of the step is these messages). */
+  messages: SessionMessage[];
+  /** User requests: the reply of the offline stand-in (the gold user turn replayed). */
+  scripted?: string;
+}
+
+/** What one step did, for the per-item output: a message, or a call and its result. */
+export type TranscriptEntry =
+  | { role: 'model' | 'user'; text: string | null }
+  | { role: 'call'; call: Json; ok: boolean; result: Json };
+
+/** How an interaction ended: its output as the scorer reads it, and what happened on the way. */
+export interface SessionResult {
+  /** What the static scorer reads for this item (the calls made, in its answer format). */
+  output: string | null;
+  transcript: TranscriptEntry[];
+  /** Model steps taken. */
+  steps: number;
+  /** It ended at its step cap, not by itself. */
+  capped: boolean;
+  /** Why it ended as it did, when not by itself (the cap, an answer that never came). */
+  note?: string;
+}
+
+/**
+ * One item answered with the model in the loop (paper algorithms such as ToolTalk's Algorithm 1 or
+ * ACEBench's agent dialogue): the session asks, the runner answers, the session acts on the answer
+ * (runs the calls in its simulated tools, feeds the results back, passes text to the user) until it
+ * is over. A session enforces its own cap on steps, so `next()` returns null in a bounded number of
+ * replies whatever the answers.
+ */
+export interface EvalSession {
+  /** The next request, or null when the interaction is over. */
+  next(): SessionRequest | null;
+  /** The answer to the request `next()` returned (null: none came; the session ends). */
+  reply(text: string | null): void;
+  result(): SessionResult;
+  /** The model's answers of a perfect run, in order (what the oracle in the loop says, step by step). */
+  readonly oracleSteps: readonly string[];
+  /**
+   * One oracle step with the mistake (for `extra-call`: the step the mistake inserts before it);
+   * null when the step cannot take it (a reply in text has no call to change).
+   */
+  corruptStep(index: number, corruption: Corruption, rng: Rng): string | null;
+}
+
+/** A call as the noisy oracle changes it. */
+export interface PlainCall {
+  name: string;
+  arguments: Record<string, Json>;
+}
+
+const WRONG_VALUE = '__wrong_value__';
+
+/**
+ * One call with an injected mistake: another of `tools` in its place, a parameter left out, a value
+ * replaced, or (extra-call) a call of a tool the gold does not call, with no arguments, made first.
+ * `goldTools` are the tools the gold calls (an extra call avoids them). Null when the call cannot take it.
+ */
+export function corruptCall(call: PlainCall, corruption: Corruption, rng: Rng, tools: readonly string[], goldTools: readonly string[]): PlainCall | null {
+  const unused = tools.filter((name) => !goldTools.includes(name));
+  const names = Object.keys(call.arguments);
+  switch (corruption) {
+    case 'wrong-tool': {
+      const others = tools.filter((name) => name !== call.name);
+      return others.length ? { name: rng.pick(others), arguments: call.arguments } : null;
+    }
+    case 'drop-parameter':
+    case 'wrong-value': {
+      if (!names.length) return null;
+      const name = rng.pick(names);
+      const { [name]: _dropped, ...rest } = call.arguments;
+      return { name: call.name, arguments: corruption === 'drop-parameter' ? rest : { ...call.arguments, [name]: WRONG_VALUE } };
+    }
+    case 'extra-call':
+      return unused.length ? { name: rng.pick(unused), arguments: {} } : null;
+  }
 }

@@ -11,7 +11,7 @@ type Vars = { messages: ChatMessage[] };
  * cache (a re-run, or a run resumed after a crash, asks only what is not cached), the rate limits,
  * retries and the token and cost accounting.
  */
-const answerPrompt: PromptFile<Vars, { text: string }> = {
+export const answerPrompt: PromptFile<Vars, { text: string }> = {
   ...definePrompt<Vars, { text: string }>({
     id: 'eval/answer',
     template: '{{messages}}',

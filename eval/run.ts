@@ -1,9 +1,10 @@
 import { join } from 'node:path';
-import type { BenchmarkScorer, EvalItem, EvalOutput, EvalReport } from '../core/eval.ts';
+import type { BenchmarkScorer, Corruption, EvalItem, EvalOutput, EvalReport } from '../core/eval.ts';
 import { writeFileAtomic, writeJsonlAtomic } from '../core/jsonl.ts';
 import type { LlmGateway, UsageReport } from '../core/llm/types.ts';
 import type { SampleSource } from '../core/sample-source.ts';
 import { llmAnswers } from './llm-model.ts';
+import { runInLoop, type LoopModel, type LoopOutcome } from './loop.ts';
 import { NOISE_RATES, noisyAnswer } from './noisy-oracle.ts';
 import { readPredictions } from './predictions.ts';
 
@@ -34,6 +35,8 @@ export interface EvaluateResult {
   usage?: UsageReport;
   /** Items the model gave no output for. */
   missing: number;
+  /** How the scorer's interactive items were answered: with the model in the loop, or (a predictions file) on gold replay. */
+  interaction?: Interaction;
   files: string[];
 }
 
@@ -87,37 +90,64 @@ export async function evaluate(options: EvaluateOptions): Promise<EvaluateResult
     byId.add(item.id);
   }
 
-  let outputs: (string | null)[];
-  let failures: (string | undefined)[] = [];
-  let noise: EvaluateResult['noise'];
-  let corruptions: (string | null)[] = [];
+  // Items the scorer runs with the model in the loop; the rest are answered once, as below.
+  const loop = model.kind !== 'predictions' && scorer.session ? await inTheLoop(scorer, items, model, options.onProgress) : items.map(() => null);
+  const staticItems = items.filter((_, i) => !loop[i]);
+
+  let staticOutputs: (string | null)[];
+  let staticFailures: (string | undefined)[] = [];
+  let staticNoise: { drawn: Corruption | null; applied: boolean }[] = [];
   switch (model.kind) {
     case 'oracle':
-      outputs = items.map((item) => scorer.oracle(item));
+      staticOutputs = staticItems.map((item) => scorer.oracle(item));
       break;
     case 'noisy-oracle': {
-      const answers = items.map((item) => noisyAnswer(scorer, item, model.seed));
-      outputs = answers.map((a) => a.output);
-      corruptions = answers.map((a) => (a.drawn ? `${a.drawn}${a.applied ? '' : ' (skipped: not applicable)'}` : null));
-      const count = (applied: boolean) => Object.fromEntries(Object.keys(NOISE_RATES).map((c) => [c, answers.filter((a) => a.drawn === c && (!applied || a.applied)).length]));
-      noise = { seed: model.seed, rates: NOISE_RATES, drawn: count(false), applied: count(true) };
+      const answers = staticItems.map((item) => noisyAnswer(scorer, item, model.seed));
+      staticOutputs = answers.map((a) => a.output);
+      staticNoise = answers;
       break;
     }
     case 'predictions': {
       // A predictions file made for the whole version is read as it is: ids past `--limit` are known, and ignored.
       const known = options.limit === undefined ? byId : allItemIds(scorer, options.samples, options.version);
       const predicted = readPredictions(model.path, known, model.shown);
-      outputs = items.map((item) => predicted.get(item.id) ?? null);
+      staticOutputs = items.map((item) => predicted.get(item.id) ?? null);
       break;
     }
     case 'llm': {
-      options.onProgress?.(`eval: asking ${model.llm.model} to answer ${items.length} item(s)`);
-      const answers = await llmAnswers(items, model.llm, { onAnswer: (done) => options.onProgress?.(`eval: ${done}/${items.length} answered`) });
-      outputs = answers.map((a) => a.output);
-      failures = answers.map((a) => a.failure);
+      if (staticItems.length) options.onProgress?.(`eval: asking ${model.llm.model} to answer ${staticItems.length} item(s)`);
+      const answers = await llmAnswers(staticItems, model.llm, { onAnswer: (done) => options.onProgress?.(`eval: ${done}/${staticItems.length} answered`) });
+      staticOutputs = answers.map((a) => a.output);
+      staticFailures = answers.map((a) => a.failure);
       break;
     }
   }
+
+  // Both kinds of item, in item order.
+  const outputs: (string | null)[] = [];
+  const failures: (string | undefined)[] = [];
+  const drawn: ({ drawn: Corruption | null; applied: boolean } | undefined)[] = [];
+  let next = 0;
+  items.forEach((_, i) => {
+    const outcome = loop[i];
+    if (outcome) {
+      outputs.push(outcome.output);
+      failures.push(outcome.failure);
+      drawn.push(outcome.drawn === undefined ? undefined : { drawn: outcome.drawn, applied: outcome.applied ?? false });
+    } else {
+      outputs.push(staticOutputs[next]);
+      failures.push(staticFailures[next]);
+      drawn.push(staticNoise[next]);
+      next++;
+    }
+  });
+  const corruptions = drawn.map((a) => (a?.drawn ? `${a.drawn}${a.applied ? '' : ' (skipped: not applicable)'}` : null));
+  let noise: EvaluateResult['noise'];
+  if (model.kind === 'noisy-oracle') {
+    const count = (applied: boolean) => Object.fromEntries(Object.keys(NOISE_RATES).map((c) => [c, drawn.filter((a) => a?.drawn === c && (!applied || a.applied)).length]));
+    noise = { seed: model.seed, rates: NOISE_RATES, drawn: count(false), applied: count(true) };
+  }
+  const interaction = interactionOf(scorer, model, loop);
 
   const evalOutputs: EvalOutput[] = items.map((item, i) => ({ item, output: outputs[i] }));
   const report = options.scorer.score(evalOutputs);
@@ -136,11 +166,37 @@ export async function evaluate(options: EvaluateOptions): Promise<EvaluateResult
         output: outputs[i],
         ...(failures[i] ? { failure: failures[i] } : {}),
         ...(corruptions[i] ? { corruption: corruptions[i] } : {}),
+        ...(loop[i] ? { interaction: { steps: loop[i]!.steps, ...(loop[i]!.note ? { note: loop[i]!.note } : {}), transcript: loop[i]!.transcript } } : {}),
       };
     }),
   );
   const reportFile = join(options.outDir, 'report.json');
   const { details: _details, ...tables } = report;
-  writeFileAtomic(reportFile, `${JSON.stringify({ model: modelDirName(model), ...tables, missing, ...(noise ? { noise } : {}), ...(usage ? { usage } : {}) }, null, 2)}\n`);
-  return { report, noise, usage, missing, files: [reportFile, detailsFile] };
+  writeFileAtomic(reportFile, `${JSON.stringify({ model: modelDirName(model), ...tables, missing, ...(interaction ? { interaction } : {}), ...(noise ? { noise } : {}), ...(usage ? { usage } : {}) }, null, 2)}\n`);
+  return { report, noise, usage, missing, ...(interaction ? { interaction } : {}), files: [reportFile, detailsFile] };
+}
+
+export interface Interaction {
+  mode: 'model in the loop' | 'gold replay';
+  /** Items answered in the loop (0 on gold replay). */
+  items: number;
+  /** Model steps over those items, and the items that ended at their step cap. */
+  steps?: number;
+  capped?: number;
+  note?: string;
+}
+
+/** Runs the interactive items, saying how far it got. */
+async function inTheLoop(scorer: BenchmarkScorer, items: readonly EvalItem[], model: LoopModel, onProgress?: (message: string) => void): Promise<(LoopOutcome | null)[]> {
+  const who = model.kind === 'llm' ? model.llm.model : model.kind;
+  return runInLoop(scorer, items, model, { onDone: (done) => onProgress?.(`eval: ${done}/${items.length} item(s) looked at, the interactive ones answered by ${who} in the loop`) });
+}
+
+function interactionOf(scorer: BenchmarkScorer, model: ModelChoice, loop: readonly (LoopOutcome | null)[]): Interaction | undefined {
+  if (!scorer.session) return undefined;
+  if (model.kind === 'predictions') {
+    return { mode: 'gold replay', items: 0, note: `the ${scorer.benchmark} scorer runs its interactive items with the model in the loop; a predictions file cannot answer step by step, so each answer is scored against the gold history of its turn (gold replay)` };
+  }
+  const ran = loop.filter((outcome): outcome is LoopOutcome => outcome !== null);
+  return { mode: 'model in the loop', items: ran.length, steps: ran.reduce((sum, outcome) => sum + outcome.steps, 0), capped: ran.filter((outcome) => outcome.capped).length };
 }

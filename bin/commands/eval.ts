@@ -3,7 +3,7 @@ import { UserError } from '../../core/errors.ts';
 import type { MetricTable } from '../../core/eval.ts';
 import { DatasetStore } from '../../core/store.ts';
 import { formatTable } from '../../core/runner.ts';
-import { evaluate, modelDirName, type ModelChoice } from '../../eval/run.ts';
+import { evaluate, modelDirName, type Interaction, type ModelChoice } from '../../eval/run.ts';
 import { pipelines } from '../../pipelines/index.ts';
 import type { Command, Io, Values } from '../command.ts';
 import { intFlag, needPositionals, stringFlag } from '../flags.ts';
@@ -37,6 +37,12 @@ function metricsTable(tables: Record<string, MetricTable>): string {
   return formatTable(['metric', ...columns], names.map((n) => [n, ...columns.map((c) => cell(tables[c][n]))]));
 }
 
+/** How the interactive items were answered, in one line. */
+function interactionLine(interaction: Interaction): string {
+  if (interaction.mode === 'gold replay') return `gold replay: ${interaction.note}`;
+  return `model in the loop: ${interaction.items} item(s), ${interaction.steps} model step(s), ${interaction.capped} ended at the step cap`;
+}
+
 export const evalCommand: Command = {
   path: ['eval'],
   usage: 'toolkiln eval <name>@v (--predictions f.jsonl | --model oracle|noisy-oracle | --llm openai|replay --model m [--concurrency n] [--rpm n] [--tpm n] [--max-retries n] [--no-cache] [--price-table f]) [--limit n] [--seed s] [--json]',
@@ -62,17 +68,18 @@ export const evalCommand: Command = {
       throw new UserError(`${ref.name}@${ref.version} was made by the ${manifest.pipeline} recipe, which has no scorer; toolkiln eval scores versions of ${scored.join(', ')}`);
     }
     const model = modelChoice(values, io, seed);
-    if (model.kind === 'noisy-oracle' && !scorer.corrupt) throw new UserError(`the ${scorer.benchmark} scorer has no noisy oracle; use --model oracle`);
+    if (model.kind === 'noisy-oracle' && !scorer.corrupt && !scorer.session) throw new UserError(`the ${scorer.benchmark} scorer has no noisy oracle; use --model oracle`);
     store.assertIntact(ref);
     try {
       const result = await evaluate({ scorer, samples: store.sampleSource(ref), version: ref, model, limit, outDir: store.derivedDir(ref, 'eval', modelDirName(model)), onProgress: io.json ? undefined : io.err });
       const { report } = result;
       if (io.json) {
         const { details: _details, ...tables } = report;
-        io.out(JSON.stringify({ dataset: `${ref.name}@${ref.version}`, model: modelDirName(model), ...tables, missing: result.missing, ...(result.noise ? { noise: result.noise } : {}), ...(result.usage ? { usage: result.usage } : {}), files: result.files }));
+        io.out(JSON.stringify({ dataset: `${ref.name}@${ref.version}`, model: modelDirName(model), ...tables, missing: result.missing, ...(result.interaction ? { interaction: result.interaction } : {}), ...(result.noise ? { noise: result.noise } : {}), ...(result.usage ? { usage: result.usage } : {}), files: result.files }));
       } else {
         io.out(`${ref.name}@${ref.version} scored by ${report.benchmark} rules: ${report.items} item(s), ${result.missing} without output (model ${modelDirName(model)})`);
         io.out(metricsTable({ all: report.metrics, ...report.byCategory }));
+        if (result.interaction) io.out(interactionLine(result.interaction));
         if (result.noise) io.out(`noise (seed ${result.noise.seed}): applied ${Object.entries(result.noise.applied).map(([c, n]) => `${c} ${n}/${result.noise!.drawn[c]} drawn`).join(', ')}`);
         io.out(`results: ${result.files.join(', ')}`);
       }

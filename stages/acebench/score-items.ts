@@ -14,8 +14,9 @@ import { isSpecialKind, specialOracle } from './score-special.ts';
  *   - special categories: the sentence the prompt asks for ("Missing necessary parameters (…) for
  *     the api (…)", "There is incorrect value (…) for the parameters (…) …", or the refusal);
  *   - agent categories: the calls it makes, in order, as a JSON list of call strings (one per step).
- *     toolkiln has no simulated user: a multi-turn agent item shows the model the user's
- *     instruction and is scored on the calls it makes from it, like a multi-step one.
+ *     This one-answer form is what a predictions file gives (gold replay: a multi-turn item is
+ *     answered from the user's instruction, like a multi-step one); `toolkiln eval` with a model
+ *     runs agent items in the loop instead (session.ts: calls executed step by step, a simulated user).
  */
 
 export type AceGold =
@@ -92,4 +93,10 @@ export function aceOracle(item: EvalItem): string {
   if (gold.kind === 'agent') return JSON.stringify(gold.milestones[0] ?? []);
   if (isSpecialKind(gold.kind)) return specialOracle(gold.kind, gold.truth);
   throw new Error(`unknown ACEBench answer kind ${(gold as { kind: string }).kind}`);
+}
+
+/** An agent item's system message without its one-answer format: the record's time or profile and the API specifications. */
+export function agentContext(item: EvalItem): string {
+  const system = item.messages[0]?.role === 'system' ? (item.messages[0].content ?? '') : '';
+  return system.startsWith(AGENT_FORMAT) ? system.slice(AGENT_FORMAT.length).trimStart() : system;
 }

@@ -4,6 +4,7 @@ import { scoreAgent } from './score-agent.ts';
 import { decodeCalls, normalChecker, type CheckResult } from './score-calls.ts';
 import { aceItems, aceOracle, type AceGold } from './score-items.ts';
 import { specialChecker } from './score-special.ts';
+import { aceAgentSession, corruptAceAnswer } from './session.ts';
 
 /**
  * ACEBench's scores (eval_main.py and model_eval/evaluation_helper.py): accuracy per category —
@@ -35,6 +36,8 @@ export const acebenchScorer: BenchmarkScorer = {
   items: aceItems,
   oracle: aceOracle,
   score: scoreAceBench,
+  corrupt: corruptAceAnswer,
+  session: (item) => aceAgentSession(item),
 };
 
 export function scoreAceBench(outputs: readonly EvalOutput[]): EvalReport {

@@ -29,6 +29,8 @@ export interface ToolTalkGold {
   history: ToolRequest[];
   /** This turn's ground-truth calls with their released results (session token as released). */
   apis: CallRecord[];
+  /** The turn's reply to the user, after its calls (what the oracle in the loop ends the turn with). */
+  reply: string;
 }
 
 const SYSTEM_PROMPT = (metadata: Record<string, Json>) =>
@@ -45,7 +47,7 @@ export function toolTalkItems(sample: Sample): EvalItem[] {
   conversation.conversation.forEach((turn, position) => {
     if (turn.role !== 'assistant') return;
     const apis = (turn.apis ?? []).map((api) => ({ request: api.request, response: api.response, exception: api.exception }) as CallRecord);
-    const gold: ToolTalkGold = { turn: position, start, overlay, history: [...history], apis };
+    const gold: ToolTalkGold = { turn: position, start, overlay, history: [...history], apis, reply: turn.text };
     items.push({
       id: `${sample.id}#${position}`,
       sampleId: sample.id,

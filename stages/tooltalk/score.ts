@@ -4,6 +4,7 @@ import type { DatabasesJson } from './databases.ts';
 import { DEFAULT_DATABASES_DIR, loadDatabases } from './databases.ts';
 import { parsePredictedCalls, toolTalkItems, toolTalkOracle, withoutSessionToken, type ToolTalkGold } from './score-items.ts';
 import type { Databases } from './tool.ts';
+import { toolTalkSession } from './session.ts';
 import { TOOLS_BY_NAME } from './tools/index.ts';
 import { createWorld } from './world.ts';
 
@@ -19,6 +20,9 @@ import { createWorld } from './world.ts';
  *   action_precision = matched actions / actions (1 without actions),
  *   incorrect_action_rate = incorrect actions / actions (0 without actions),
  *   success_rate = conversations with recall 1 and no incorrect action / conversations.
+ * A model answers each turn in the loop (session.ts, Algorithm 1: its calls executed and their
+ * results fed back); the session's output, the calls it made, is scored here like a predictions
+ * file's answer (gold replay), so both paths share one matching.
  */
 
 export interface ToolTalkScorerOptions {
@@ -26,6 +30,8 @@ export interface ToolTalkScorerOptions {
   databasesDir?: string;
   /** Free-text comparison (the default lexical embedder; the scorer needs one that embeds synchronously). */
   comparator?: ComparatorOptions;
+  /** With the model in the loop: the most calls a turn may make (default TOOLTALK_MAX_CALLS_PER_TURN). */
+  maxCallsPerTurn?: number;
 }
 
 interface ScoredPrediction {
@@ -51,15 +57,14 @@ const EMPTY_TOTALS: ConversationTotals = { predictions: 0, groundTruths: 0, matc
 
 export function createToolTalkScorer(options: ToolTalkScorerOptions = {}): BenchmarkScorer {
   let databases: Databases | undefined;
+  const initialDatabases = () => (databases ??= loadDatabases(options.databasesDir ?? DEFAULT_DATABASES_DIR));
   const comparator = createComparator(options.comparator);
   return {
     benchmark: 'tooltalk',
     items: toolTalkItems,
     oracle: toolTalkOracle,
-    score(outputs) {
-      databases ??= loadDatabases(options.databasesDir ?? DEFAULT_DATABASES_DIR);
-      return scoreToolTalk(outputs, databases, comparator);
-    },
+    session: (item) => toolTalkSession(item, { databases: initialDatabases(), maxCalls: options.maxCallsPerTurn }),
+    score: (outputs) => scoreToolTalk(outputs, initialDatabases(), comparator),
   };
 }
 
