@@ -80,11 +80,11 @@ export function validateToolSheets(sources: SheetSource[], ref: VersionRef, ctx:
       const problem = (column: string | null, message: string) => found.push({ file: row.file, row: at, column, message });
       const cell = (column: string) => row.cells[column] ?? '';
       const annotator = cell('annotator').trim() || row.defaultAnnotator;
-      typedFormulaProblems(row, problem, TOOL_EDITABLE_COLUMNS);
       const id = cell('question_id').trim();
       const question = ctx.questions.get(id);
       if (cell('dataset').trim() !== label) problem('dataset', `this sheet is from ${cell('dataset').trim() ? `"${cell('dataset').trim()}"` : 'no dataset'}, not ${label}: import it into the version it was exported from`);
       else if (!question) problem('question_id', id ? `unknown question "${id}": ${label} has no such tool question (was the cell edited?)` : 'question_id is empty: every row needs the id it was exported with');
+      let check: ReturnType<typeof validateToolDecision> | null = null;
       if (question && !found.length) {
         const exported = toolSheetRow(ref, question);
         for (const column of TOOL_READ_ONLY_COLUMNS) {
@@ -94,11 +94,12 @@ export function validateToolSheets(sources: SheetSource[], ref: VersionRef, ctx:
         const earlier = seen.get(key);
         if (earlier) problem('question_id', `annotator "${annotator}" already answered question ${id} in ${earlier.file} row ${earlier.row}; keep one answer per question`);
         else seen.set(key, { file: row.file, row: at });
-        const check = validateToolDecision({ decision: cell('decision'), merged_name: cell('merged_name'), new_name: cell('new_name'), target_tools: cell('target_tools') }, { question, knownTools: ctx.knownTools });
+        check = validateToolDecision({ decision: cell('decision'), merged_name: cell('merged_name'), new_name: cell('new_name'), target_tools: cell('target_tools') }, { question, knownTools: ctx.knownTools });
         for (const e of check.errors) problem(e.field, e.message);
-        if (!found.length && check.status === 'pending') pending++;
-        if (!found.length && check.status === 'decided') answers.push({ file: row.file, row: at, annotator, notes: cell('notes').trim(), decision: check.decision });
       }
+      typedFormulaProblems(row, problem, TOOL_EDITABLE_COLUMNS);
+      if (!found.length && check?.status === 'pending') pending++;
+      if (!found.length && check?.status === 'decided') answers.push({ file: row.file, row: at, annotator, notes: cell('notes').trim(), decision: check.decision });
       problems.push(...found);
     }
   }
