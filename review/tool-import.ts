@@ -185,7 +185,7 @@ export async function importToolReview(options: ToolImportOptions): Promise<Tool
     throw new UserError(`nothing applied to ${label}: ${validation.problems.length} problem(s) in the tool sheet(s): ${quoted}${more}`);
   }
   if (!validation.decided.length) throw new UserError(`nothing applied to ${label}: the tool sheet(s) hold no decisions (fill the decision column: merge, keep apart, decompose or rename)`);
-  if (manifest.stats.review) throw new UserError(`${label} already holds sample review decisions, which re-running the recipe would lose: import the tool sheet into ${label.split('@')[0]}@${String((manifest.stats.review as { reviewed?: string }).reviewed ?? manifest.parent)} (tool decisions come before sample review)`);
+  if (manifest.stats.review) throw new UserError(`${label} already holds sample review decisions, which re-running the recipe would lose: import the tool sheet into ${ref.name}@${String((manifest.stats.review as { reviewed?: string }).reviewed ?? manifest.parent)} (tool decisions come before sample review)`);
   if (!manifest.models.includes(options.llm.model)) throw new UserError(`${label} was made with model ${manifest.models.join(', ')}, not ${options.llm.model}: import with --llm / --model giving that model (the recipe runs again with it)`);
 
   const decisions = validation.decided.map((d) => d.decision);

@@ -3,7 +3,10 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parse } from 'csv-parse/sync';
 import { stringify } from 'csv-stringify/sync';
+import { parseArgs } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { reviewCommands } from '../bin/commands/review.ts';
+import { commonOptions } from '../bin/flags.ts';
 import { UserError } from '../core/errors.ts';
 import { OfflineGateway } from '../core/llm/offline.ts';
 import type { Sample } from '../core/records.ts';
@@ -69,6 +72,16 @@ async function refusal(promise: Promise<unknown>): Promise<string> {
   const message = (error as Error).message;
   expect(message).not.toContain('\n');
   return message;
+}
+
+/** `toolkiln review …` as bin/cli.ts runs it (human output, no progress lines). */
+async function cli(home: string, ...argv: string[]) {
+  const command = reviewCommands.find((c) => c.path[1] === argv[0])!;
+  const parsed = parseArgs({ args: ['review', ...argv], options: { ...commonOptions, ...command.options }, allowPositionals: true, strict: true });
+  const out: string[] = [];
+  const io = { out: (t: string) => out.push(t), err: () => {}, json: parsed.values.json === true, home, cwd: home, env: {} };
+  const code = await command.run(parsed.positionals.slice(2), parsed.values, io);
+  return { code, out: out.join('\n') };
 }
 
 const toolCalls = (s: Sample) => [...(s.expected.calls ?? []), ...Object.values(s.expected.turns ?? {}).flat()].map((c) => c.tool);
@@ -173,6 +186,20 @@ describe('tool review sheet: ToolE merge proposals nobody decided', () => {
     for (const reason of reasons) expect(reason).not.toMatch(/\b(\w+) was merged into \1\b/);
     expect(reasons).toContain('weather_now, forecaster, flight_status were merged into sky_report (which keeps its name) by a proposal nobody decided (undecided: merge); confirm it or decide it in the tool sheet (review export)');
   });
+
+  it('the CLI: export prints the queue per reason and the tool sheet, import of a tool sheet publishes the next version', async () => {
+    const exported = await cli(f.home, 'export', `${f.ref.name}@v1`, '--format', 'csv', '--out', 'cli');
+    expect(exported.out).toMatch(/per reason: check simple_arithmetic \d+, random \d+, tag review:simple-arithmetic \d+/);
+    expect(exported.out).toContain('tool sheet: 3 tool-level question(s)');
+    const rows = readSheet(join(f.home, 'cli', `${f.ref.name}-v1-tools.csv`));
+    writeSheet(join(f.home, 'cli', 'keep.csv'), [{ ...rows[0], decision: 'keep apart' }, rows[1], rows[2]]);
+    const imported = await cli(f.home, 'import', `${f.ref.name}@v1`, 'cli/keep.csv', '--llm', 'offline');
+    expect(imported.code).toBe(0);
+    expect(imported.out).toContain('1 of 3 question(s) decided, 2 left blank');
+    expect(imported.out).toMatch(/published \S+@v2 \(parent v1/);
+    // Questions left blank stay questions in the next version.
+    expect((await cli(f.home, 'export', `${f.ref.name}@v2`, '--format', 'csv', '--out', 'cli2')).out).toContain('tool sheet: 2 tool-level question(s)');
+  }, 300_000);
 
   it('merge, decompose and rename decisions re-run the recipe into the next version', async () => {
     const rows = readSheet(f.sheet);
