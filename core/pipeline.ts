@@ -3,6 +3,7 @@ import type { BenchmarkScorer } from './eval.ts';
 import type { Check, Sample, ToolSpec } from './records.ts';
 import type { SampleSource } from './sample-source.ts';
 import type { Stage } from './stage.ts';
+import type { ToolReview } from './tool-review.ts';
 
 /**
  * Writes one native format of a version's samples; returns the paths it wrote. The samples are a
@@ -42,6 +43,8 @@ export interface PipelineDefinition<C = any> {
   recheck?: (sample: Sample, tools: ToolSpec[]) => Check[];
   /** The benchmark's own scoring rules (`toolkiln eval`); several recipes may share one. */
   scorer?: BenchmarkScorer;
+  /** Questions about tools its runs leave (review/ writes them to a tool sheet, not the sample queue). */
+  toolReview?: ToolReview<C>;
 }
 
 export function definePipeline<C>(definition: PipelineDefinition<C>): PipelineDefinition<C> {

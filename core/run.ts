@@ -70,6 +70,11 @@ export interface RunPipelineOptions {
   maxTransportRejects?: number;
   log?: (message: string) => void;
   progress?: ProgressOptions;
+  /**
+   * The version this run is the next of (a review re-running its recipe with decisions): its
+   * manifest's `parent`, figures added to `stats`, and files added to the version's folder.
+   */
+  parent?: { version: string; stats: Record<string, unknown>; files?: Record<string, string> };
   /** Per-record stages run on workers (`--redis`): records of run `runId` are sent there. */
   distribute?: { forRun(runId: string, spec: RunSpec): Promise<RemoteRecords> };
 }
@@ -217,7 +222,7 @@ export async function runPipeline(options: RunPipelineOptions): Promise<RunPipel
     const tools = (options.pipeline.toolLibrary ?? distinctTools)(result.samples());
     // Requests workers sent count as much as this process's own.
     const usage = remote ? combineUsage(options.llm.usage(), remote.usage()) : options.llm.usage();
-    const extraFiles = Object.fromEntries(Object.entries(result.attachments).sort().map(([name, path]) => [`reports/${name}`, readFileSync(path, 'utf8')]));
+    const extraFiles = { ...Object.fromEntries(Object.entries(result.attachments).sort().map(([name, path]) => [`reports/${name}`, readFileSync(path, 'utf8')])), ...options.parent?.files };
     const published = store.publish({
       name: spec.name,
       force: options.force,
@@ -229,13 +234,13 @@ export async function runPipeline(options: RunPipelineOptions): Promise<RunPipel
         pipeline: spec.pipeline,
         config: spec.config,
         fingerprint,
-        parent: null,
+        parent: options.parent?.version ?? null,
         stages: result.stats,
         usage,
         models: Object.keys(usage.byModel).length ? Object.keys(usage.byModel).sort() : [spec.model],
         prompts: inputs.prompts,
         sources,
-        stats: { ...result.reports, seed: spec.seed, limit: spec.limit ?? null },
+        stats: { ...result.reports, seed: spec.seed, limit: spec.limit ?? null, ...options.parent?.stats },
       },
     });
     if (published.status === 'existing') log(`${spec.name}@${published.ref.version} with the same fingerprint was published meanwhile: nothing new to publish`);

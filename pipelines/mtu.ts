@@ -1,5 +1,5 @@
 import { definePipeline } from '../core/pipeline.ts';
-import { mergeToolsMtuStage } from '../stages/merge-tools-mtu.ts';
+import { MERGE_CONFLICT_TAG, mergeToolsMtuStage, MTU_MERGE_CHECK, mtuToolQuestions, withMtuDecisions, type MergeConflict } from '../stages/merge-tools-mtu.ts';
 import { commonExporters } from '../stages/export/index.ts';
 import { candidateToolsStage, mtuToolLibrary } from '../stages/mtu/candidates.ts';
 import { composeStage } from '../stages/mtu/compose.ts';
@@ -53,4 +53,11 @@ export const mtuPipeline = definePipeline<MtuConfig>({
   exports: { ...commonExporters, mtu: exportMtu },
   toolLibrary: mtuToolLibrary,
   scorer: mtuScorer,
+  // Clusters the merge stage could not merge blindly: one tool-sheet row each, not a queue item per sample.
+  toolReview: {
+    checks: [MTU_MERGE_CHECK],
+    tags: [MERGE_CONFLICT_TAG],
+    questions: (manifest) => mtuToolQuestions(manifest.stats.toolMerge as { conflicts?: MergeConflict[] } | undefined),
+    withDecisions: (config, decisions) => ({ ...config, clustering: { ...config.clustering, decisions: withMtuDecisions(config.clustering.decisions, decisions) } }),
+  },
 });

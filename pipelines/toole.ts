@@ -3,7 +3,8 @@ import { EmbedderConfig } from '../core/embed/index.ts';
 import { definePipeline } from '../core/pipeline.ts';
 import { dedupNearStage } from '../stages/dedup-near.ts';
 import { commonExporters } from '../stages/export/index.ts';
-import { MergeToolsMetatoolConfig, mergeToolsMetatoolStage } from '../stages/merge-tools-metatool.ts';
+import { UserError } from '../core/errors.ts';
+import { AUTO_MERGE_CHECK, AUTO_MERGE_TAG, MergeToolsMetatoolConfig, mergeToolsMetatoolStage, metatoolToolQuestions, withOverlapDecisions, type UndecidedProposal } from '../stages/merge-tools-metatool.ts';
 import { loadMetatoolPluginsStage } from '../stages/sources/metatool-plugins.ts';
 import { detailsHandler } from '../stages/toole/details.ts';
 import { directHandler } from '../stages/toole/direct.ts';
@@ -119,7 +120,7 @@ export const toolePipeline = definePipeline<TooleConfig>({
     config.source.file,
     config.tasks.awareness.noToolFile,
     ...config.tasks.scenario.groups.filter((g): g is string => typeof g === 'string'),
-    ...(config.overlap.decisions ? [config.overlap.decisions] : []),
+    ...(typeof config.overlap.decisions === 'string' ? [config.overlap.decisions] : []),
     ...(config.statistics.reference ? [config.statistics.reference] : []),
   ],
   stages: (config) => {
@@ -143,5 +144,16 @@ export const toolePipeline = definePipeline<TooleConfig>({
   },
   exports: { toole: exportToolE, ...commonExporters },
   scorer: tooleScorer,
+  // Merge proposals nobody decided: one tool-sheet row each, not a queue item per relabelled query.
+  toolReview: {
+    checks: [AUTO_MERGE_CHECK],
+    tags: [AUTO_MERGE_TAG],
+    questions: (manifest) => metatoolToolQuestions(manifest.stats.toolMergeMetatool as { undecided?: UndecidedProposal[] } | undefined),
+    withDecisions: (config, decisions) => {
+      const given = config.overlap.decisions;
+      if (typeof given === 'string') throw new UserError(`this version was made with the overlap decisions file ${given}: add the tool sheet's decisions to that file and run the recipe again`);
+      return { ...config, overlap: { ...config.overlap, decisions: withOverlapDecisions(given, decisions) } };
+    },
+  },
   recheck: (sample, tools) => recheckToolESample(sample, tools, TooleConfig.parse({}).filters),
 });

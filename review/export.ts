@@ -1,14 +1,16 @@
 import { join } from 'node:path';
 import { countBy } from '../core/collections.ts';
 import { writeFileAtomic } from '../core/jsonl.ts';
+import type { PipelineDefinition } from '../core/pipeline.ts';
 import type { DatasetStore, VersionRef } from '../core/store.ts';
 import { argillaRecord, argillaSettings } from './argilla.ts';
 import { annotatorName, assignItems } from './assign.ts';
 import { toCsv } from './csv.ts';
 import { labelingConfig, labelStudioTask } from './labelstudio.ts';
 import { selectionFor, type ReviewSelection } from './options.ts';
-import { selectQueue, writeQueue, type QueueItem } from './queue.ts';
+import { reasonKey, selectQueue, writeQueue, type QueueItem } from './queue.ts';
 import { SHEET_COLUMNS, sheetRow } from './sheet.ts';
+import { writeToolSheet } from './tool-export.ts';
 
 export const REVIEW_FORMATS = ['csv', 'labelstudio', 'argilla'] as const;
 export type ReviewFormat = (typeof REVIEW_FORMATS)[number];
@@ -27,6 +29,8 @@ export interface ReviewExportOptions {
   raters?: number;
   /** Overrides of the recipe's selection (`config.review`). */
   selection?: Partial<ReviewSelection>;
+  /** The recipe that made the version: its tool-level questions go to a tool sheet, not the queue. */
+  pipeline?: Pick<PipelineDefinition, 'toolReview'>;
 }
 
 export interface ReviewExportResult {
@@ -35,7 +39,9 @@ export interface ReviewExportResult {
   queueFile: string;
   items: number;
   /** Items per reason (an item can have several) and per category. */
-  counts: { failedChecks: number; tagged: number; random: number; byCategory: Record<string, number> };
+  counts: { failedChecks: number; tagged: number; random: number; byCategory: Record<string, number>; byReason: Record<string, number> };
+  /** The tool sheet (one row per tool-level question), when the recipe has any. */
+  toolSheet: { file: string; rows: number } | null;
   /** Items given to more than one annotator. */
   overlapItems: number;
   sheets: { annotator: string | null; items: number; file: string }[];
@@ -53,7 +59,8 @@ export function exportReview(options: ReviewExportOptions): ReviewExportResult {
   const manifest = store.manifest(ref);
   const samples = store.samples(ref);
   const selection = selectionFor(manifest.config, options.selection);
-  const queue = selectQueue(ref, samples, selection);
+  const toolReview = options.pipeline?.toolReview;
+  const queue = selectQueue(ref, samples, selection, toolReview);
   const assignment = assignItems(queue.items.length, { annotators, overlap: options.overlap ?? 0, raters: options.raters ?? 2, seed: selection.seed });
   const names = annotators > 1 ? [...Array(annotators).keys()].map(annotatorName) : [];
   queue.items.forEach((item, i) => {
@@ -95,6 +102,8 @@ export function exportReview(options: ReviewExportOptions): ReviewExportResult {
     files.push(file);
     sheets.push({ annotator: name, items: items.length, file });
   }
+  const toolSheet = toolReview ? writeToolSheet({ store, ref, toolReview, file: join(outDir, `${prefix}-tools.csv`) }) : null;
+  if (toolSheet) files.push(toolSheet.file);
 
   const has = (kind: string) => queue.items.filter((item) => item.reasons.some((r) => r.kind === kind)).length;
   return {
@@ -102,7 +111,8 @@ export function exportReview(options: ReviewExportOptions): ReviewExportResult {
     format: options.format,
     queueFile,
     items: queue.items.length,
-    counts: { failedChecks: has('check'), tagged: has('tag'), random: has('random'), byCategory: countBy(queue.items.map((item) => item.category)) },
+    counts: { failedChecks: has('check'), tagged: has('tag'), random: has('random'), byCategory: countBy(queue.items.map((item) => item.category)), byReason: countBy(queue.items.flatMap((item) => item.reasons.map(reasonKey))) },
+    toolSheet,
     overlapItems: assignment.filter((a) => a.length > 1).length,
     sheets,
     files,

@@ -6,6 +6,7 @@ import { writeFileAtomic } from '../core/jsonl.ts';
 import type { Sample } from '../core/records.ts';
 import { Rng } from '../core/rng.ts';
 import type { VersionRef } from '../core/store.ts';
+import type { ToolReview } from '../core/tool-review.ts';
 import { tagMatches, type ReviewSelection } from './options.ts';
 
 /** Why a sample is in the queue. */
@@ -51,8 +52,10 @@ export function itemIndex(ref: Pick<VersionRef, 'name' | 'version'>, samples: Sa
 /**
  * Selects the samples to review and orders them by priority (ties keep the version's order):
  * failed checks, recipe tags, then a seeded random share of each category drawn from the rest.
+ * Checks and tags the recipe's `toolReview` names ask about tools, not the sample: they are the tool
+ * sheet's rows, and select nothing here.
  */
-export function selectQueue(ref: Pick<VersionRef, 'name' | 'version'>, samples: Sample[], selection: ReviewSelection): ReviewQueue {
+export function selectQueue(ref: Pick<VersionRef, 'name' | 'version'>, samples: Sample[], selection: ReviewSelection, toolLevel?: Pick<ToolReview, 'checks' | 'tags'>): ReviewQueue {
   const candidates = selection.skipReviewed ? samples.filter((s) => !s.meta.review?.length) : samples;
   const flagged = new Map<string, QueueItem>();
   const order = new Map(samples.map((s, i) => [s.id, i]));
@@ -64,8 +67,8 @@ export function selectQueue(ref: Pick<VersionRef, 'name' | 'version'>, samples: 
   };
 
   for (const sample of candidates) {
-    if (selection.failedChecks) for (const check of sample.meta.checks) if (!check.pass) add(sample, { kind: 'check', name: check.name, ...(check.reason ? { reason: check.reason } : {}) }, 100);
-    for (const tag of sample.meta.tags) if (selection.tags.some((p) => tagMatches(p, tag))) add(sample, { kind: 'tag', tag }, 10);
+    if (selection.failedChecks) for (const check of sample.meta.checks) if (!check.pass && !toolLevel?.checks.includes(check.name)) add(sample, { kind: 'check', name: check.name, ...(check.reason ? { reason: check.reason } : {}) }, 100);
+    for (const tag of sample.meta.tags) if (!toolLevel?.tags.includes(tag) && selection.tags.some((p) => tagMatches(p, tag))) add(sample, { kind: 'tag', tag }, 10);
   }
   for (const [category, members] of groupBy(candidates, (s) => s.category)) {
     const rate = selection.perCategory?.[category] ?? selection.randomRate;
@@ -76,6 +79,11 @@ export function selectQueue(ref: Pick<VersionRef, 'name' | 'version'>, samples: 
 
   const items = [...flagged.values()].sort((a, b) => b.priority - a.priority || order.get(a.sampleId)! - order.get(b.sampleId)!);
   return { dataset: ref.name, version: ref.version, selection, items: selection.maxItems ? items.slice(0, selection.maxItems) : items };
+}
+
+/** A reason without its detail (`check <name>`, `tag <tag>`, `random`), to count the queue by. */
+export function reasonKey(reason: QueueReason): string {
+  return reason.kind === 'check' ? `check ${reason.name}` : reason.kind === 'tag' ? `tag ${reason.tag}` : 'random';
 }
 
 /** "what to check" in a sheet: one line per reason. */

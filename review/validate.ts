@@ -46,10 +46,10 @@ export interface ValidationResult {
 }
 
 /** Line endings some editors add inside cells do not count as edits. */
-const normalise = (text: string) => text.replace(/\r\n?/g, '\n');
+export const normalise = (text: string) => text.replace(/\r\n?/g, '\n');
 
 /** Where an edited cell first differs from the export, with a little context on each side. */
-function difference(exported: string, now: string): string {
+export function difference(exported: string, now: string): string {
   let at = 0;
   while (at < exported.length && at < now.length && exported[at] === now[at]) at++;
   const from = Math.max(0, at - 20);
@@ -124,9 +124,9 @@ export function validateSheets(sources: SheetSource[], ctx: ValidationContext): 
  * `'` before it, or with one behind the white space import trims away; and an annotator's name taken
  * from the file or the Label Studio user that starts with one.
  */
-function typedFormulaProblems(row: ReviewRow, problem: (column: string, message: string) => void): void {
-  // The decision is one of three words, checked on its own; every other reviewer cell can reach data.
-  for (const column of EDITABLE_COLUMNS.filter((c) => c !== 'decision')) {
+export function typedFormulaProblems(row: ReviewRow, problem: (column: string, message: string) => void, editable: readonly string[] = EDITABLE_COLUMNS): void {
+  // The decision is one of a few words, checked on its own; every other reviewer cell can reach data.
+  for (const column of editable.filter((c) => c !== 'decision')) {
     const text = row.cells[column] ?? '';
     const typed = row.formulaColumns.includes(column);
     // A neutralised cell (`'=…`) comes back starting with its formula character: that one is fine.

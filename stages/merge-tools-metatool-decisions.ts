@@ -25,14 +25,16 @@ export const OverlapDecisions = z
       .array(
         z
           .object({
-            tools: z.array(z.string().min(1)).min(2, 'a merge needs at least two tools'),
+            /** Two or more tools; one tool with `into` is a rename. */
+            tools: z.array(z.string().min(1)).min(1, 'a merge needs at least two tools'),
             /** The merged tool's name (a person names it, as in the paper); empty: the LLM proposes one. */
             into: z.string().optional(),
             /** The merged tool's description; absent: the LLM writes one from the members'. */
             description: z.string().optional(),
             similarity: z.number().optional(),
           })
-          .strict(),
+          .strict()
+          .refine((m) => m.tools.length >= 2 || !!m.into?.trim(), { message: 'a merge needs at least two tools (one tool with "into" renames it)', path: ['tools'] }),
       )
       .default([]),
     decompose: z

@@ -8,10 +8,11 @@ import { UserError, messageOf } from '../core/errors.ts';
 import { writeFileAtomic } from '../core/jsonl.ts';
 import { Sample, formatZodError, type Check, type ToolSpec } from '../core/records.ts';
 import type { ScanStage, StageContext } from '../core/stage.ts';
+import { toolQuestionId, toolsChanged, type ToolDecision, type ToolEvidence, type ToolQuestion } from '../core/tool-review.ts';
 import mergeDescriptionPrompt from '../prompts/metatool-merge-description.ts';
 import { OverlapDecisions, planOverlap, proposalsAsDecisions, readDecisionsFile, type OverlapPlan, type Target } from './merge-tools-metatool-decisions.ts';
-import { proposeMerges, silhouetteCurve, type SilhouetteCurve } from './merge-tools-metatool-proposals.ts';
-import { flagForReview, mapCalls, noteChanges, replaceTools } from './merge-tools-mtu.ts';
+import { proposeMerges, silhouetteCurve, type MergeProposal, type SilhouetteCurve } from './merge-tools-metatool-proposals.ts';
+import { flagForReview, mapCalls, noteChanges, replaceTools, ToolUsage } from './merge-tools-mtu.ts';
 
 /**
  * MetaTool-style tool merging (paper §2.2.1 "Overlapped issue", Appendix A.1–A.2) on canonical
@@ -23,7 +24,8 @@ import { flagForReview, mapCalls, noteChanges, replaceTools } from './merge-tool
  * calls and candidate tools); a decomposed tool's queries go where the decision assigns them (by
  * sample id or query text) — or to review when it has several targets and no assignment.
  * The silhouette coefficient of the description embedding before and after, at the same cluster
- * counts, goes to the manifest.
+ * counts, goes to the manifest. Proposals nobody decided are tool-level questions: the report lists
+ * them (`undecided`) for the tool sheet, whose decisions come back inline as `decisions`.
  */
 
 export const MergeToolsMetatoolConfig = z
@@ -32,8 +34,8 @@ export const MergeToolsMetatoolConfig = z
     linkage: z.enum(['single', 'complete', 'average']).default('average'),
     /** Cosine distance at or below which tools are proposed for merging. */
     threshold: z.number().min(0).max(2).default(0.3),
-    /** Decisions file (.json or .csv); absent: proposals only (and `undecided`). */
-    decisions: z.string().optional(),
+    /** Decisions file (.json or .csv), or the decisions themselves (a tool review's); absent: proposals only (and `undecided`). */
+    decisions: z.union([z.string(), OverlapDecisions]).optional(),
     /** What happens to proposals no decision covers. */
     undecided: z.enum(['merge', 'keep']).default('keep'),
     /** Ask the LLM for merged descriptions the decisions do not give (else: the members' joined). */
@@ -48,7 +50,9 @@ export const DECOMPOSE_UNASSIGNED_TAG = 'review:decompose-unassigned';
 /** Samples relabelled by a merge nobody decided (a proposal taken by `undecided: merge`). */
 export const AUTO_MERGE_TAG = 'review:auto-merge';
 const NAME = 'merge-tools-metatool';
-const VERSION = 3;
+/** The check such a sample fails (a tool-level question). */
+export const AUTO_MERGE_CHECK = `${NAME}:auto`;
+const VERSION = 4;
 
 // ---------------------------------------------------------------- decisions from CSV
 
@@ -163,14 +167,72 @@ function relabel(sample: Sample, plan: Relabelling): Sample {
   mapCalls(sample, (call) => (gold.add(call.tool), call));
   const autoChecks: Check[] = [...gold]
     .filter((name) => plan.unconfirmed.has(name))
-    .map((tool) => ({
-      name: `${NAME}:auto`,
-      pass: false,
-      soft: true,
-      reason: `${tool} was merged into ${plan.renamed.get(tool)!.name} by a proposal nobody decided (undecided: merge); confirm it or decide it in the decisions file`,
-    }));
+    .map((tool) => ({ name: AUTO_MERGE_CHECK, pass: false, soft: true, reason: autoMergeReason(tool, plan) }));
   const noted = noteChanges(out, { stage: NAME, version: VERSION, prompt: mergeDescriptionPrompt.id, promptHash: mergeDescriptionPrompt.hash }, checks, DECOMPOSE_UNASSIGNED_TAG);
   return flagForReview(noted, autoChecks, AUTO_MERGE_TAG);
+}
+
+/** Why a query's tool changed without a decision: the merge in words, never "X was merged into X". */
+function autoMergeReason(tool: string, plan: Relabelling): string {
+  const into = plan.renamed.get(tool)!.name;
+  const others = [...plan.renamed].filter(([member, merged]) => merged.name === into && member !== tool).map(([member]) => member);
+  const merge = into === tool ? `${others.join(', ')} ${others.length === 1 ? 'was' : 'were'} merged into ${tool} (which keeps its name)` : `${tool} was merged${others.length ? ` with ${others.join(', ')}` : ''} into ${into}`;
+  return `${merge} by a proposal nobody decided (undecided: merge); confirm it or decide it in the tool sheet (review export)`;
+}
+
+// ---------------------------------------------------------------- tool review
+
+const PROPOSAL_KIND = 'merge-proposal';
+
+/** A proposal no decision covered, as the report lists it for the tool sheet. */
+export interface UndecidedProposal {
+  tools: string[];
+  similarity: number;
+  /** The merged tool's name when `undecided: merge` merged it; absent when it was kept. */
+  mergedInto?: string;
+  /** The name a merge would take (the member closest to the others). */
+  suggestedName: string;
+  evidence: ToolEvidence[];
+}
+
+/** Proposals no decision covers (their members no decision names), with what `undecided` made of them. */
+function undecidedProposals(proposals: MergeProposal[], decisions: OverlapDecisions | null, plan: OverlapPlan, merged: { tool: ToolSpec }[], central: (members: string[]) => string): Omit<UndecidedProposal, 'evidence'>[] {
+  const decided = new Set([...(decisions?.merge ?? []).flatMap((m) => m.tools), ...(decisions?.keep ?? []), ...(decisions?.decompose ?? []).map((d) => d.tool)]);
+  const out: Omit<UndecidedProposal, 'evidence'>[] = [];
+  for (const proposal of proposals) {
+    const tools = proposal.tools.filter((t) => !decided.has(t));
+    if (tools.length < 2) continue;
+    const auto = plan.merges.findIndex((m) => m.source === 'proposal' && m.members.some((member) => tools.includes(member)));
+    out.push({ tools, similarity: proposal.similarity, ...(auto >= 0 ? { mergedInto: merged[auto].tool.name } : {}), suggestedName: central(tools) });
+  }
+  return out;
+}
+
+/** The tool-level questions of a version made by this stage: one per proposal nobody decided. */
+export function metatoolToolQuestions(report: { undecided?: UndecidedProposal[] } | undefined): ToolQuestion[] {
+  return (report?.undecided ?? []).map((p) => ({
+    id: toolQuestionId(PROPOSAL_KIND, p.tools),
+    kind: PROPOSAL_KIND,
+    tools: p.evidence,
+    proposal: p.mergedInto
+      ? `descriptions alike (similarity ${p.similarity}): merged into ${p.mergedInto} without a decision (undecided: merge)`
+      : `descriptions alike (similarity ${p.similarity}): proposed for merging, kept apart until decided (undecided: keep)`,
+    suggestedName: p.mergedInto ?? p.suggestedName,
+    decisions: ['merge', 'keep-apart', 'decompose', 'rename'],
+  }));
+}
+
+/** `decisions` with a tool review's added; a question's tools no decision names are kept. */
+export function withOverlapDecisions(decisions: OverlapDecisions | undefined, added: ToolDecision[]): OverlapDecisions {
+  const out: OverlapDecisions = { merge: [...(decisions?.merge ?? [])], decompose: [...(decisions?.decompose ?? [])], keep: [...(decisions?.keep ?? [])] };
+  for (const d of added) {
+    if (d.decision === 'merge') out.merge.push({ tools: d.members, into: d.into });
+    else if (d.decision === 'decompose') for (const tool of d.decomposed) out.decompose.push({ tool, into: d.into, queries: {} });
+    else if (d.decision === 'rename') for (const r of d.renames) out.merge.push({ tools: [r.from], into: r.to });
+    const changed = toolsChanged(d);
+    out.keep.push(...d.tools.filter((t) => !changed.includes(t) && !out.keep.includes(t)));
+  }
+  return out;
 }
 
 // ---------------------------------------------------------------- the stage
@@ -230,7 +292,9 @@ export function mergeToolsMetatoolStage(options: MergeToolsMetatoolConfig = {}):
     collect: async (samples, ctx) => {
       const library = new Map<string, ToolSpec>();
       const labels = new Set<string>();
+      const usage = new ToolUsage();
       for (const sample of samples) {
+        usage.add(sample);
         for (const tool of sample.tools) if (!library.has(tool.name)) library.set(tool.name, tool);
         for (const label of sample.expected.labels ?? []) labels.add(label);
       }
@@ -249,8 +313,9 @@ export function mergeToolsMetatoolStage(options: MergeToolsMetatoolConfig = {}):
       // Also published with the version (reports/), where a curator edits it into a decisions file.
       ctx.attach(`${NAME}/proposals.json`, proposalsText);
       ctx.log(`${proposals.length} merge proposals written to ${proposalsPath} and the version's reports/ (edit and pass back as "decisions")`);
-      const decisions = config.decisions ? readDecisions(ctx.resolvePath(config.decisions), config.decisions) : null;
-      const plan = planOverlap({ decisions, proposals, tools: names, undecided: config.undecided, source: config.decisions ?? 'proposals' });
+      const given = config.decisions;
+      const decisions = typeof given === 'string' ? readDecisions(ctx.resolvePath(given), given) : (given ?? null);
+      const plan = planOverlap({ decisions, proposals, tools: names, undecided: config.undecided, source: typeof given === 'string' ? given : given ? 'overlap.decisions (config)' : 'proposals' });
 
       // In batch mode the runner collects again once the batch these requests went to has settled.
       const merged: { tool: ToolSpec; members: string[]; describedBy: string }[] = [];
@@ -262,6 +327,10 @@ export function mergeToolsMetatoolStage(options: MergeToolsMetatoolConfig = {}):
       const targetSpec = (target: Target): ToolSpec => ('merge' in target ? merged[target.merge].tool : library.get(target.tool)!);
       const decomposed = new Map(plan.decompositions.map((d) => [d.tool, { targets: d.into.map(targetSpec), queries: d.queries }]));
       const unconfirmed = new Set(plan.merges.filter((m) => m.source === 'proposal').flatMap((m) => m.members));
+      const undecided = undecidedProposals(proposals, decisions, plan, merged, (members) => names[medoid(before, members.map((m) => indexOf.get(m)!))]).map((p) => ({
+        ...p,
+        evidence: p.tools.map((name) => usage.evidence(name, library.get(name)!.description)),
+      }));
 
       // The library after: merged tools instead of their members, decomposed tools gone.
       const afterTools = [...tools.filter((t) => !renamed.has(t.name) && !decomposed.has(t.name)), ...merged.map((m) => m.tool)];
@@ -280,6 +349,7 @@ export function mergeToolsMetatoolStage(options: MergeToolsMetatoolConfig = {}):
         merges: merged.map((m) => ({ into: m.tool.name, members: m.members, description: m.tool.description, describedBy: m.describedBy })),
         decompositions: plan.decompositions.map((d) => ({ tool: d.tool, into: decomposed.get(d.tool)!.targets.map((t) => t.name), assignedQueries: Object.keys(d.queries).length })),
         unknownTools: plan.unknownTools,
+        undecided,
       };
       return { plan: { renamed, decomposed, unconfirmed }, report: { ...report, silhouette }, relabelled: 0 };
     },

@@ -1,9 +1,11 @@
 import { z } from 'zod';
 import { clusterSpace, VectorSpace } from '../core/cluster/index.ts';
 import { createEmbedder, EmbedderConfig, joinViews, lexicalEmbedder } from '../core/embed/index.ts';
+import { UserError } from '../core/errors.ts';
 import { hashOf } from '../core/hash.ts';
 import { Sample, type Call, type Check, type ToolSpec } from '../core/records.ts';
 import type { ScanStage } from '../core/stage.ts';
+import { toolQuestionId, toolsChanged, type ToolDecision, type ToolEvidence, type ToolQuestion } from '../core/tool-review.ts';
 
 /**
  * MTU-Bench tool clustering (paper §3 "Tool Clustering", Appendix B "Redundancy Elimination"):
@@ -12,8 +14,23 @@ import type { ScanStage } from '../core/stage.ts';
  * threshold, and every cluster is standardised to its representative — the medoid — whose name
  * and parameter names replace the members' in every tool list and every call. Members whose
  * required parameters do not line up with the representative's are not merged: the cluster goes
- * to review (tag `review:merge-conflict`, a failed soft check) on every sample that uses it.
+ * to review (tag `review:merge-conflict`, a failed soft check) on every sample that uses it: a
+ * tool-level question, answered once in the tool sheet (`toolkiln review export`), whose decisions
+ * come back as `decisions` (merge these tools into one, keep them apart, rename) on the next run.
  */
+
+/** Tool-level decisions (from a tool sheet); each tool may appear in one decision only. */
+export const MtuToolDecisions = z
+  .object({
+    /** These tools become one named `into` (the cluster's checks are a person's to overrule). */
+    merge: z.array(z.object({ tools: z.array(z.string().min(1)).min(2), into: z.string().min(1) }).strict()).default([]),
+    /** These tools stay as they are and are no longer flagged, whatever the clustering says. */
+    keepApart: z.array(z.array(z.string().min(1)).min(1)).default([]),
+    /** A tool kept apart under a new name. */
+    rename: z.array(z.object({ tool: z.string().min(1), into: z.string().min(1) }).strict()).default([]),
+  })
+  .strict();
+export type MtuToolDecisions = z.infer<typeof MtuToolDecisions>;
 
 export const MergeToolsMtuConfig = z
   .object({
@@ -25,13 +42,19 @@ export const MergeToolsMtuConfig = z
     nameWeight: z.number().min(0).max(1).default(0.75),
     /** Cosine distance (lexical) at or below which two parameter names count as the same parameter. */
     parameterThreshold: z.number().min(0).max(2).default(0.35),
+    /** Decisions of a tool review; absent: every merge is the clustering's. */
+    decisions: MtuToolDecisions.optional(),
   })
   .strict();
 export type MergeToolsMtuConfig = z.input<typeof MergeToolsMtuConfig>;
 
 export const MERGE_CONFLICT_TAG = 'review:merge-conflict';
 const NAME = 'merge-tools-mtu';
-const VERSION = 2;
+/** The check a conflict fails on every sample using its tools (a tool-level question). */
+export const MTU_MERGE_CHECK = NAME;
+const VERSION = 3;
+/** Examples of queries kept per tool for the tool sheet. */
+const EXAMPLES_PER_TOOL = 3;
 
 /** One tool folded into its representative. */
 export interface ToolMapping {
@@ -47,6 +70,15 @@ export interface MergeConflict {
   tools: string[];
   representative: string;
   reason: string;
+  /** What a reviewer sees of each tool (tool sheet). */
+  evidence?: ToolEvidence[];
+}
+
+/** A decision applied, as the report lists it. */
+export interface AppliedDecision {
+  decision: 'merge' | 'keep-apart' | 'rename';
+  tools: string[];
+  into?: string;
 }
 
 export interface MtuMergePlan {
@@ -56,6 +88,9 @@ export interface MtuMergePlan {
   reductionRatio: number;
   mappings: ToolMapping[];
   conflicts: MergeConflict[];
+  decided: AppliedDecision[];
+  /** Names the decisions mention that this run's library lacks (a `--limit` run, a misspelling). */
+  unknownTools: string[];
   /** Representative name → its spec after merging (its own parameters plus the members' extra optional ones). */
   merged: Map<string, ToolSpec>;
 }
@@ -102,6 +137,28 @@ export function flagForReview(sample: Sample, checks: Check[], tag: string): Sam
   if (!checks.length) return sample;
   const tags = sample.meta.tags.includes(tag) ? sample.meta.tags : [...sample.meta.tags, tag];
   return { ...sample, meta: { ...sample.meta, tags, checks: [...sample.meta.checks, ...checks] } };
+}
+
+/** Per tool: how many samples' gold answer uses it, and the first few of their queries (what a tool sheet shows). */
+export class ToolUsage {
+  private readonly byTool = new Map<string, { samples: number; examples: string[] }>();
+
+  add(sample: Sample): void {
+    const gold = new Set(sample.expected.labels ?? []);
+    mapCalls(sample, (call) => (gold.add(call.tool), call));
+    const query = (sample.dialogue.find((turn) => turn.role === 'user')?.content ?? '').trim().slice(0, 300);
+    for (const name of gold) {
+      const entry = this.byTool.get(name) ?? { samples: 0, examples: [] };
+      entry.samples++;
+      if (query && entry.examples.length < EXAMPLES_PER_TOOL && !entry.examples.includes(query)) entry.examples.push(query);
+      this.byTool.set(name, entry);
+    }
+  }
+
+  evidence(name: string, description: string): ToolEvidence {
+    const entry = this.byTool.get(name);
+    return { name, description, samples: entry?.samples ?? 0, examples: entry?.examples ?? [] };
+  }
 }
 
 // ---------------------------------------------------------------- planning
@@ -185,7 +242,8 @@ export async function planMtuMerge(
   config: z.output<typeof MergeToolsMtuConfig>,
   deps: { gateway?: unknown; resolvePath?: (p: string) => string; seed?: number; coCalled?: Set<string>; ambiguous?: Set<string> },
 ): Promise<MtuMergePlan> {
-  const plan: MtuMergePlan = { toolsBefore: tools.length, toolsAfter: tools.length, reductionRatio: 1, mappings: [], conflicts: [], merged: new Map() };
+  const plan: MtuMergePlan = { toolsBefore: tools.length, toolsAfter: tools.length, reductionRatio: 1, mappings: [], conflicts: [], decided: [], unknownTools: [], merged: new Map() };
+  const decisions = checkDecisions(config.decisions, tools, plan.unknownTools);
   if (tools.length < 2) return plan;
   const embedderDeps = { gateway: deps.gateway, stage: NAME, resolvePath: deps.resolvePath };
   const embedder = createEmbedder(config.embedder, embedderDeps);
@@ -196,9 +254,11 @@ export async function planMtuMerge(
   const clustering = clusterSpace(space, { threshold: config.threshold, linkage: config.linkage, seed: deps.seed, source: NAME });
 
   let after = 0;
-  for (const members of clustering.clusters) {
-    if (members.length === 1) {
-      after++;
+  for (const cluster of clustering.clusters) {
+    // Decided tools leave their clusters: a person's decision replaces the clustering's.
+    const members = cluster.filter((i) => !decisions.names.has(tools[i].name));
+    if (members.length <= 1) {
+      after += members.length;
       continue;
     }
     // The medoid (least summed distance to the others); among equally central members the most used, then the first.
@@ -235,9 +295,120 @@ export async function planMtuMerge(
       plan.mappings.push({ from: tool.name, to: rep.name, parameters: renamed, distance: Math.round(distance * 10000) / 10000 });
     }
   }
+  after += await applyDecided(plan, decisions.known, tools, space, config.parameterThreshold);
   plan.toolsAfter = after;
   plan.reductionRatio = Math.round((tools.length / after) * 100) / 100;
   return plan;
+}
+
+interface CheckedDecisions {
+  /** The decisions with unknown names left out. */
+  known: MtuToolDecisions;
+  /** Every tool a decision names. */
+  names: Set<string>;
+}
+
+/**
+ * The decisions against this run's tools: names it lacks are left out (and listed); a tool in two
+ * decisions, or a new name that another tool already has, is an error naming the entries.
+ */
+function checkDecisions(decisions: MtuToolDecisions | undefined, tools: ToolSpec[], unknown: string[]): CheckedDecisions {
+  const known = new Set(tools.map((t) => t.name));
+  const where = new Map<string, string>();
+  const take = (name: string, entry: string) => {
+    if (where.has(name)) throw new UserError(`clustering.decisions: ${name} is in ${where.get(name)} and ${entry}; a tool takes one decision`);
+    where.set(name, entry);
+    if (!known.has(name) && !unknown.includes(name)) unknown.push(name);
+    return known.has(name);
+  };
+  const newNames = new Map<string, string>();
+  const checkNew = (into: string, own: string[], entry: string) => {
+    if (known.has(into) && !own.includes(into)) throw new UserError(`clustering.decisions: ${entry} names its tool "${into}", the name of another tool; choose a new name`);
+    if (newNames.has(into)) throw new UserError(`clustering.decisions: ${entry} and ${newNames.get(into)} both name a tool "${into}"`);
+    newNames.set(into, entry);
+  };
+  const out: MtuToolDecisions = { merge: [], keepApart: [], rename: [] };
+  decisions?.merge.forEach((m, i) => {
+    const tools = m.tools.filter((name) => take(name, `merge[${i}]`));
+    checkNew(m.into, m.tools, `merge[${i}]`);
+    if (tools.length) out.merge.push({ tools, into: m.into });
+  });
+  decisions?.keepApart.forEach((group, i) => {
+    const tools = group.filter((name) => take(name, `keepApart[${i}]`));
+    if (tools.length) out.keepApart.push(tools);
+  });
+  decisions?.rename.forEach((r, i) => {
+    checkNew(r.into, [r.tool], `rename[${i}]`);
+    if (take(r.tool, `rename[${i}]`)) out.rename.push(r);
+  });
+  unknown.sort();
+  return { known: out, names: new Set(where.keys()) };
+}
+
+/** Adds the decided merges and renames to the plan; returns how many tools the decided ones become. */
+async function applyDecided(plan: MtuMergePlan, decisions: MtuToolDecisions, tools: ToolSpec[], space: VectorSpace, parameterThreshold: number): Promise<number> {
+  const indexOf = new Map(tools.map((t, i) => [t.name, i]));
+  let after = 0;
+  for (const merge of decisions.merge) {
+    const members = merge.tools.map((name) => indexOf.get(name)!);
+    // The member already named so lends its spec; otherwise the most central member.
+    const sums = members.map((i) => members.reduce((sum, j) => sum + space.pair(i, j), 0));
+    const central = members[sums.indexOf(Math.min(...sums))];
+    const rep = tools[members.find((i) => tools[i].name === merge.into) ?? central];
+    const folded: { tool: ToolSpec; match: Map<string, string> }[] = [];
+    for (const i of members) {
+      if (tools[i] === rep) continue;
+      const match = await matchParameters(tools[i], rep, parameterThreshold);
+      folded.push({ tool: tools[i], match });
+      const renamed = Object.fromEntries([...match].filter(([from, to]) => from !== to));
+      plan.mappings.push({ from: tools[i].name, to: merge.into, parameters: renamed, distance: Math.round(space.pair(i, indexOf.get(rep.name)!) * 10000) / 10000 });
+    }
+    if (rep.name !== merge.into) plan.mappings.push({ from: rep.name, to: merge.into, parameters: {}, distance: 0 });
+    plan.merged.set(merge.into, { ...mergedSpec(rep, folded), name: merge.into });
+    plan.decided.push({ decision: 'merge', tools: merge.tools, into: merge.into });
+    after++;
+  }
+  for (const group of decisions.keepApart) {
+    plan.decided.push({ decision: 'keep-apart', tools: group });
+    after += group.length;
+  }
+  for (const { tool, into } of decisions.rename) {
+    plan.mappings.push({ from: tool, to: into, parameters: {}, distance: 0 });
+    plan.merged.set(into, { ...tools[indexOf.get(tool)!], name: into });
+    plan.decided.push({ decision: 'rename', tools: [tool], into });
+    after++;
+  }
+  return after;
+}
+
+// ---------------------------------------------------------------- tool review
+
+const CONFLICT_KIND = 'merge-conflict';
+
+/** The tool-level questions of an MTU version: one per conflict its merge stage reported. */
+export function mtuToolQuestions(report: { conflicts?: MergeConflict[] } | undefined): ToolQuestion[] {
+  return (report?.conflicts ?? []).map((c) => ({
+    id: toolQuestionId(CONFLICT_KIND, c.tools),
+    kind: CONFLICT_KIND,
+    tools: c.evidence ?? c.tools.map((name) => ({ name, description: '', samples: 0, examples: [] })),
+    proposal: `${c.tools.join(', ')} cluster together (representative ${c.representative}) but cannot be merged blindly: ${c.reason}`,
+    suggestedName: c.representative,
+    decisions: ['merge', 'keep-apart', 'rename'],
+  }));
+}
+
+/** `decisions` with a tool review's added (a renamed question's other tools are kept apart). */
+export function withMtuDecisions(decisions: MtuToolDecisions | undefined, added: ToolDecision[]): MtuToolDecisions {
+  const out: MtuToolDecisions = { merge: [...(decisions?.merge ?? [])], keepApart: [...(decisions?.keepApart ?? [])], rename: [...(decisions?.rename ?? [])] };
+  for (const d of added) {
+    if (d.decision === 'decompose') throw new UserError(`question ${d.question}: MTU tools cannot be decomposed (merge, keep apart or rename them)`);
+    if (d.decision === 'merge') out.merge.push({ tools: d.members, into: d.into });
+    if (d.decision === 'rename') out.rename.push(...d.renames.map((r) => ({ tool: r.from, into: r.to })));
+    const changed = toolsChanged(d);
+    const rest = d.tools.filter((t) => !changed.includes(t));
+    if (rest.length) out.keepApart.push(rest);
+  }
+  return out;
 }
 
 // ---------------------------------------------------------------- the stage
@@ -259,7 +430,7 @@ export function applyMtuMerge(sample: Sample, plan: MtuMergePlan, mappingOf: Map
     });
     out = { ...out, tools: replaceTools(out.tools, (tool) => [plan.merged.get(mappingOf.get(tool.name)?.to ?? tool.name) ?? tool]) };
   }
-  const checks: Check[] = conflicts.map((c) => ({ name: NAME, pass: false, soft: true, reason: `tools ${c.tools.join(', ')} cluster together but cannot be merged blindly (${c.reason}); merge them by hand or leave them apart` }));
+  const checks: Check[] = conflicts.map((c) => ({ name: NAME, pass: false, soft: true, reason: `tools ${c.tools.join(', ')} cluster together but cannot be merged blindly (${c.reason}); decide it once in the tool sheet (review export)` }));
   return noteChanges(out, { stage: NAME, version: VERSION }, checks, MERGE_CONFLICT_TAG);
 }
 
@@ -284,7 +455,9 @@ export function mergeToolsMtuStage(options: MergeToolsMtuConfig = {}): ScanStage
       const ambiguous = new Set<string>();
       const usage = new Map<string, number>();
       const coCalled = new Set<string>();
+      const toolUsage = new ToolUsage();
       for (const sample of samples) {
+        toolUsage.add(sample);
         for (const tool of sample.tools) {
           const known = parameterHashes.get(tool.name);
           if (known === undefined) {
@@ -296,6 +469,8 @@ export function mergeToolsMtuStage(options: MergeToolsMtuConfig = {}): ScanStage
         addCoCalledPairs(sample, coCalled);
       }
       const plan = await planMtuMerge([...library.values()], usage, config, { gateway: ctx.llm, resolvePath: ctx.resolvePath, seed: ctx.seed, coCalled, ambiguous });
+      for (const conflict of plan.conflicts) conflict.evidence = conflict.tools.map((name) => toolUsage.evidence(name, library.get(name)!.description));
+      if (plan.unknownTools.length) ctx.log(`decisions name tools this run lacks (left out): ${plan.unknownTools.join(', ')}`);
       ctx.report('toolMerge', {
         method: 'mtu',
         threshold: config.threshold,
@@ -305,6 +480,7 @@ export function mergeToolsMtuStage(options: MergeToolsMtuConfig = {}): ScanStage
         reductionRatio: plan.reductionRatio,
         mappings: plan.mappings,
         conflicts: plan.conflicts,
+        ...(config.decisions ? { decided: plan.decided, unknownTools: plan.unknownTools } : {}),
       });
       ctx.log(`${plan.toolsBefore} tools → ${plan.toolsAfter} (${plan.reductionRatio}:1), ${plan.conflicts.length} clusters sent to review`);
       return {

@@ -47,7 +47,7 @@ describe('MTU-style merging', () => {
     expect(m3.tools[0]).toEqual(m1.tools[0]);
     expect(m4.tools.map((t) => t.name)).toEqual(['find_movie']);
     expect(m4.expected.calls).toEqual([call('c1', 'find_movie', { movie_title: 'Amélie', language: 'fr' })]);
-    expect(m1.meta.lineage.at(-1)).toEqual({ stage: 'merge-tools-mtu', version: 2 });
+    expect(m1.meta.lineage.at(-1)).toEqual({ stage: 'merge-tools-mtu', version: 3 });
     expect(w1).toBe(samples[5]);
 
     // The hotel tools disagree on required parameters: not merged, sent to review.

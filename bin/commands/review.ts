@@ -8,8 +8,12 @@ import { startReviewServer } from '../../review/app/server.ts';
 import { openReviewSession } from '../../review/app/session.ts';
 import { exportReview, REVIEW_FORMATS } from '../../review/export.ts';
 import { importReview, reviewAgreement, type SheetFile } from '../../review/import.ts';
+import { describeDecision, importToolReview, isToolSheetFile } from '../../review/tool-import.ts';
+import { DEFAULT_SEED } from '../../core/run.ts';
+import { gatewayFromFlags } from '../gateway.ts';
+import { PROJECT_DIR } from './run.ts';
 import type { ImportProblem } from '../../review/sources.ts';
-import type { Command, Io } from '../command.ts';
+import type { Command, Io, Values } from '../command.ts';
 import { choiceFlag, intFlag, needPositionals, numberFlag, stringFlag } from '../flags.ts';
 import { outputFolder } from '../output-paths.ts';
 
@@ -50,6 +54,7 @@ export const reviewExportCommand: Command = {
       overlap,
       raters: intFlag(values, 'raters', { min: 2 }) ?? 2,
       selection: { randomRate: numberFlag(values, 'rate', { min: 0, max: 1 }), seed: intFlag(values, 'seed'), maxItems: intFlag(values, 'limit', { min: 1 }) },
+      pipeline: recipeOf(store, ref),
     });
     if (io.json) {
       io.out(JSON.stringify(result));
@@ -57,6 +62,8 @@ export const reviewExportCommand: Command = {
     }
     const c = result.counts;
     io.out(`${result.dataset}: ${result.items} item(s) to review (${c.failedChecks} failed checks, ${c.tagged} tagged, ${c.random} random; ${Object.entries(c.byCategory).map(([k, n]) => `${k} ${n}`).join(', ') || 'none'})`);
+    io.out(`per reason: ${Object.entries(c.byReason).map(([k, n]) => `${k} ${n}`).join(', ') || 'none'}`);
+    io.out(result.toolSheet ? `tool sheet: ${result.toolSheet.rows} tool-level question(s) (merges, conflicts) in ${result.toolSheet.file}` : 'no tool-level questions');
     if (result.sheets.length > 1) io.out(`${result.overlapItems} item(s) given to more than one annotator`);
     io.out(`queue: ${result.queueFile}`);
     for (const file of result.files) io.out(`wrote ${file}${sheetNote(result.sheets.find((s) => s.file === file))}`);
@@ -106,11 +113,13 @@ function agreementLines(agreement: Omit<AgreementReport, 'perItem'>): string[] {
 
 export const reviewImportCommand: Command = {
   path: ['review', 'import'],
-  usage: 'toolkiln review import <name>@v <file…> [--skip-invalid] [--json]',
-  summary: 'validate filled sheets (CSV, Label Studio JSON export or Argilla records) and publish the next version with the decisions applied',
-  options: { 'skip-invalid': { type: 'boolean' } },
+  usage: 'toolkiln review import <name>@v <file…> [--skip-invalid] [--llm offline|openai|replay] [--model m] [--json]',
+  summary: 'validate filled sheets (CSV, Label Studio JSON export or Argilla records; or tool sheets, which run the recipe again) and publish the next version with the decisions applied',
+  options: { 'skip-invalid': { type: 'boolean' }, llm: { type: 'string' }, model: { type: 'string' } },
   async run(positionals, values, io) {
     const { store, ref, files } = versionAndSheets(positionals, io, this.usage);
+    const toolSheets = files.filter((f) => isToolSheetFile(f.path));
+    if (toolSheets.length) return importToolSheets(store, ref, files, toolSheets.length, values, io);
     const result = importReview({ store, ref, files, skipInvalid: values['skip-invalid'] === true, pipeline: recipeOf(store, ref) });
     const code = result.status === 'published' || result.status === 'existing' ? 0 : result.status === 'needs-adjudication' ? 3 : 2;
     if (io.json) {
@@ -138,6 +147,28 @@ export const reviewImportCommand: Command = {
     return code;
   },
 };
+
+/** Tool sheets: the recipe runs again with the decisions (with the version's seed, and --llm / --model as `run` takes them). */
+async function importToolSheets(store: DatasetStore, ref: VersionRef, files: SheetFile[], toolSheets: number, values: Values, io: Io): Promise<number> {
+  if (toolSheets < files.length) throw new UserError('give tool sheets and sample sheets in separate imports: tool decisions run the recipe again and publish a new version; export its sample sheets after');
+  if (values['skip-invalid'] === true) throw new UserError('--skip-invalid does not apply to tool sheets: a tool decision changes the whole version, so every row must be valid');
+  const manifest = store.manifest(ref);
+  const llm = gatewayFromFlags(values, io.env, io.home, typeof manifest.stats.seed === 'number' ? manifest.stats.seed : DEFAULT_SEED, io.err, io.cwd);
+  try {
+    const result = await importToolReview({ store, ref, files, pipeline: pipelines[manifest.pipeline], llm, home: io.home, projectDir: PROJECT_DIR, cwd: io.cwd, log: io.err, progress: { quiet: io.json } });
+    if (io.json) {
+      io.out(JSON.stringify({ ...result, decisions: result.decisions.map((d) => ({ ...d.decision, annotators: d.answers.map((a) => a.annotator) })) }));
+      return 0;
+    }
+    const c = result.counts;
+    io.out(`${c.rows} row(s) read from ${c.files} tool sheet(s): ${c.decided} of ${c.questions} question(s) decided, ${c.pending} left blank`);
+    for (const d of result.decisions) io.out(`  ${describeDecision(d.decision)}`);
+    io.out(result.status === 'published' ? `published ${ref.name}@${result.newVersion} (parent ${ref.version}, the recipe run again with these decisions); ${result.dataset} is unchanged` : `${ref.name}@${result.newVersion} already holds exactly these decisions: nothing new published`);
+    return 0;
+  } finally {
+    await llm.close();
+  }
+}
 
 function statusLine(status: string, dataset: string, problems: number): string {
   if (status === 'invalid') return `nothing applied to ${dataset}: ${problems} problem(s) found; fix them, or re-run with --skip-invalid to apply the valid rows`;
