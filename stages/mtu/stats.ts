@@ -185,19 +185,24 @@ export function formatComposition(ours: Composition, target: Composition | null,
   return formatTable(['setting', 'share of test records', 'target', 'MTU-Eval', 'no-call records', 'target', 'MTU-Eval'], rows);
 }
 
-/** What the steering stage reported (stages/mtu/steer.ts), as far as the statistics print it. */
-interface SteeringSummary {
+/** What the steering stage (stages/mtu/steer.ts) reports under `stats.mixSteering`. */
+export interface SteeringReport {
   targets: Composition;
+  /** The test and ood splits as they came in, and as chosen (before the ReAct synthesis, quality filter and hard variants). */
+  before: Composition;
+  chosen: Composition;
   built: Record<string, number>;
+  /** Calls of the built samples kept that take an earlier call's result. */
   builtDependentCalls: number;
   buildFailures: Record<string, number>;
   trimmed: { samples: number; records: number };
   rejected: Record<string, number>;
+  /** Targets the data cannot meet, each with why. */
   unreachable: string[];
 }
 
 /** The lines under the composition table of a steered run: what was built, trimmed and rejected for the targets, and what could not be met. */
-export function formatSteering(steering: SteeringSummary): string {
+export function formatSteering(steering: SteeringReport): string {
   const list = (counts: Record<string, number>) => Object.entries(counts).map(([k, n]) => `${k}: ${n}`).join('; ') || 'none';
   return [
     'steered toward the targets (targets.steer):',
@@ -252,7 +257,7 @@ export function statisticsStage(options: StatisticsOptions): ScanStage<Sample, S
       const releasedComposition = released ? compositionOf(released) : null;
       const target = resolveTargets(options.targets, releasedComposition);
       ctx.report('mtuComposition', { ours: ourComposition, target, released: releasedComposition });
-      const steering = earlier.mixSteering as SteeringSummary | undefined;
+      const steering = earlier.mixSteering as SteeringReport | undefined;
       // Target beside what the run achieved (after the ReAct synthesis, quality filter and hard variants), for `datasets show --compare-reference`.
       if (steering) ctx.report('mtuSteering', { ours: ourComposition, reference: steering.targets, ...steering });
       const table = [formatMtuStatistics(ours, released, tools), formatComposition(ourComposition, target, releasedComposition), ...(steering ? [formatSteering(steering)] : [])].join('\n\n');

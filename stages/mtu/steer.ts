@@ -19,8 +19,8 @@ import {
   type Single,
 } from './compose.ts';
 import { SETTINGS, type MtuConfig, type Setting } from './config.ts';
-import { releasedFigures, resolveTargets, compositionOf, type Composition } from './stats.ts';
-import { assistantIndexes, categoryOf, lineageEntry, mtuMeta, turnCalls, userTurns } from './sample.ts';
+import { compositionOf, releasedFigures, resolveTargets, type Composition, type SteeringReport } from './stats.ts';
+import { assistantIndexes, categoryOf, lineageEntry, mtuMeta, turnCalls } from './sample.ts';
 
 /**
  * Test-set sampling toward a composition (MTU-Eval §2.2.1: the test sets are sampled by hand from
@@ -165,22 +165,6 @@ export interface SteerOptions {
   compose: MtuConfig['compose'];
 }
 
-/** What the run reports under `stats.mixSteering`. */
-export interface SteeringReport {
-  targets: Composition;
-  /** The test and ood splits as they came in, and as chosen (before the ReAct synthesis, quality filter and hard variants). */
-  before: Composition;
-  chosen: Composition;
-  built: Record<string, number>;
-  /** Built samples whose results another call of the same turn takes. */
-  builtDependentCalls: number;
-  buildFailures: Record<string, number>;
-  trimmed: { samples: number; records: number };
-  rejected: Record<string, number>;
-  /** Targets the data cannot meet, each with why. */
-  unreachable: string[];
-}
-
 interface SteerState {
   active: boolean;
   /** Why a sample goes: by its id as it comes in. */
@@ -217,7 +201,7 @@ function planTrims(items: Item[], target: number | undefined, rng: Rng, trims: M
   }
 }
 
-/** The test split's composition after trimming, per setting, and the settings' order of preference. */
+/** Items by setting. */
 function bySetting(items: Item[]): Record<Setting, Item[]> {
   return Object.fromEntries(SETTINGS.map((s) => [s, items.filter((i) => i.group === s)])) as Record<Setting, Item[]>;
 }
