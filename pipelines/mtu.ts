@@ -13,6 +13,7 @@ import { qualityFilterStage } from '../stages/mtu/quality.ts';
 import { synthesizeReactStage } from '../stages/mtu/react.ts';
 import { assignSplitsStage } from '../stages/mtu/splits.ts';
 import { statisticsStage } from '../stages/mtu/stats.ts';
+import { steerCompositionStage } from '../stages/mtu/steer.ts';
 import { documentToolsStage } from '../stages/mtu/tool-docs.ts';
 import { unifyToolSpecsStage } from '../stages/mtu/unify-tool-specs.ts';
 
@@ -27,7 +28,8 @@ export { MtuConfig };
  *  4. tool documentation: structure from the data, prose from the LLM;
  *  5. tool-use synthesis: train / test / OOD splits, multi-tool composition, ReAct turns
  *     (thought, action, action input, observation, response), quality filters, settings (S-S,
- *     S-M, M-S, M-M) and the hard set, statistics beside MTU-Eval's, candidate tool lists.
+ *     S-M, M-S, M-M) and the hard set, statistics beside MTU-Eval's, candidate tool lists; with
+ *     `targets.steer`, the test set sampled toward a composition (the released one by default).
  * From documentation on, samples carry tool references; the last stage writes the full entries.
  */
 export const mtuPipeline = definePipeline<MtuConfig>({
@@ -44,6 +46,8 @@ export const mtuPipeline = definePipeline<MtuConfig>({
     documentToolsStage(config.documentation),
     assignSplitsStage(config.splits),
     composeStage(config.compose),
+    // Opt-in (targets.steer): the test set sampled toward the targets' composition.
+    ...(config.targets.steer ? [steerCompositionStage({ targets: config.targets, reference: config.reference, compose: config.compose })] : []),
     synthesizeReactStage({ today: config.today, multiwozDir: config.sources.multiwoz.dir }),
     qualityFilterStage(config.quality),
     hardSetStage(config.hard),

@@ -21,7 +21,7 @@ import { allCalls, assistantIndexes, lineageEntry, categoryOf, expectedOf, liter
  * result (`linkRate`), the request then saying "that one" instead of the value.
  */
 
-interface Job {
+export interface Job {
   id: string;
   mode: 'independent' | 'chained';
   parts: string[];
@@ -31,7 +31,7 @@ interface Job {
 }
 
 /** What drawing a single-tool request needs of a sample: its tools, the tools it calls, its request. */
-interface Single {
+export interface Single {
   id: string;
   tools: ToolSpec[];
   called: string[];
@@ -39,21 +39,21 @@ interface Single {
   request: string;
 }
 
-function singleOf(sample: Sample): Single | undefined {
+export function singleOf(sample: Sample): Single | undefined {
   if (userTurns(sample) !== 1 || allCalls(sample).length !== 1) return undefined;
   const [call] = allCalls(sample);
   return { id: sample.id, tools: sample.tools, called: [call.tool], call, request: sample.dialogue[0].content };
 }
 
 /** Result fields of a tool, by name (from the run's documented library). */
-type ResultFields = (tool: string, tools: ToolSpec[]) => string[];
+export type ResultFields = (tool: string, tools: ToolSpec[]) => string[];
 
 /**
  * Parameters of `call` that take an earlier call's result: a parameter named like a result field
  * of an earlier call's tool, whose value the request states (so that the request can say "that
  * one" instead), each drawn at `rate`. Parameter → index of the earlier call.
  */
-function resultLinks(earlier: { call: Call; tools: ToolSpec[] }[], call: Call, request: string, fields: ResultFields, take: () => boolean): Record<string, number> {
+export function resultLinks(earlier: { call: Call; tools: ToolSpec[] }[], call: Call, request: string, fields: ResultFields, take: () => boolean): Record<string, number> {
   const links: Record<string, number> = {};
   for (const [parameter, value] of Object.entries(call.arguments)) {
     const text = literalText(value);
@@ -204,7 +204,7 @@ function chainCalls(sample: Sample, chain: Chain, prefix: string): { first: Call
  * call; the two requests become one turn whose calls are both, the second taking the first's
  * result. Undefined when nothing would be left around that turn (the S-M chain covers that case).
  */
-function chainedMultiTurnJob(sample: Sample, chain: Chain): Job | undefined {
+export function chainedMultiTurnJob(sample: Sample, chain: Chain): Job | undefined {
   const ask = chain.first.turn - 1;
   if (sample.dialogue[ask]?.role !== 'user') return undefined;
   const after = sample.dialogue.slice(chain.second.turn + 1);
@@ -238,7 +238,7 @@ function chainedMultiTurnJob(sample: Sample, chain: Chain): Job | undefined {
   };
 }
 
-function chainedJob(sample: Sample, chain: Chain): Job {
+export function chainedJob(sample: Sample, chain: Chain): Job {
   const parts = chainParts(sample, chain, 0);
   const id = sampleId('mtu', { compose: 'chained', from: sample.id });
   return {
@@ -261,7 +261,7 @@ function chainedSample(id: string, sample: Sample, chain: Chain, first: Call, se
   ], 'chained', { situations: { '1': 'api_call' } });
 }
 
-function independentJob(singles: Single[], fields: ResultFields, take: () => boolean): Job {
+export function independentJob(singles: Single[], fields: ResultFields, take: () => boolean): Job {
   const id = sampleId('mtu', { compose: 'independent', from: singles.map((s) => s.id) });
   const links = singles.map((s, j) => resultLinks(singles.slice(0, j), s.call, s.request, fields, take));
   return {
@@ -282,7 +282,7 @@ function independentJob(singles: Single[], fields: ResultFields, take: () => boo
   };
 }
 
-function multiTurnJob(sample: Sample, turn: number, extra: Single, fields: ResultFields, take: () => boolean): Job {
+export function multiTurnJob(sample: Sample, turn: number, extra: Single, fields: ResultFields, take: () => boolean): Job {
   const id = sampleId('mtu', { compose: 'multi-turn', from: [sample.id, extra.id], turn });
   const [own] = turnCalls(sample, turn);
   const links = resultLinks([{ call: own, tools: sample.tools }], extra.call, extra.request, fields, take);
@@ -303,13 +303,18 @@ function multiTurnJob(sample: Sample, turn: number, extra: Single, fields: Resul
   };
 }
 
+/** Whether a single-tool request can join a tool list: it calls none of its tools, and none of its tools clashes by name. */
+export function fitsWith(tools: ToolSpec[], candidate: Single): boolean {
+  return !candidate.called.some((name) => tools.some((t) => t.name === name)) && !clashes(tools, candidate.tools);
+}
+
 /** Draws up to `k` single-tool samples of pairwise different tools that can share a tool list. */
-function drawCompatible(pool: Single[], k: number, rng: Rng, taken: ToolSpec[] = []): Single[] {
+export function drawCompatible(pool: Single[], k: number, rng: Rng, taken: ToolSpec[] = []): Single[] {
   const picked: Single[] = [];
   let tools = [...taken];
   for (let attempt = 0; attempt < k * 20 && picked.length < k && pool.length; attempt++) {
     const candidate = rng.pick(pool);
-    if (candidate.called.some((name) => tools.some((t) => t.name === name)) || clashes(tools, candidate.tools)) continue;
+    if (!fitsWith(tools, candidate)) continue;
     picked.push(candidate);
     tools = unionTools(tools, candidate.tools);
   }
@@ -331,12 +336,7 @@ interface Composition {
  * and the composed samples built in `finish`.
  */
 async function planCompositions(samples: Iterable<Sample>, options: MtuConfig['compose'], ctx: StageContext): Promise<Composition> {
-  // A stage called alone (no documented library in the run folder) reads the samples' own tool entries.
-  const library = existsSync(ToolLibrary.path(ctx.runDir)) ? ToolLibrary.load(ctx.runDir) : undefined;
-  const fields: ResultFields = (tool, tools) => {
-    const ref = tools.find((t) => t.name === tool);
-    return Object.keys((ref && (library?.get(ref) ?? ref).returns.properties) ?? {});
-  };
+  const fields = resultFieldsOf(ctx);
   // Pass 1: the single-tool requests, per split in order of first appearance.
   const singles = new Map<string, Single[]>();
   for (const sample of samples) {
@@ -370,17 +370,32 @@ async function planCompositions(samples: Iterable<Sample>, options: MtuConfig['c
     }
   }
   const unique = [...new Map(jobs.map((j) => [j.id, j])).values()];
+  const { asked, failures } = await askMessages(unique, ctx, 'compose-multi-tool');
+  const texts = new Map(unique.flatMap((job) => job.sources).map((id) => [id, '']));
+  return { jobs: asked, failures, texts };
+}
+
+/** Result fields of a tool from the run's documented library (a stage called alone reads the samples' own tool entries). */
+export function resultFieldsOf(ctx: Pick<StageContext, 'runDir'>): ResultFields {
+  const library = existsSync(ToolLibrary.path(ctx.runDir)) ? ToolLibrary.load(ctx.runDir) : undefined;
+  return (tool, tools) => {
+    const ref = tools.find((t) => t.name === tool);
+    return Object.keys((ref && (library?.get(ref) ?? ref).returns.properties) ?? {});
+  };
+}
+
+/** The message the LLM writes for each job (undefined where it failed, the reason among `failures`). */
+export async function askMessages(jobs: Job[], ctx: StageContext, stage: string): Promise<{ asked: { job: Job; message?: string }[]; failures: string[] }> {
   const failures: string[] = [];
   const asked = await Promise.all(
-    unique.map(async (job) => {
+    jobs.map(async (job) => {
       const requests = job.parts.map((p, i) => `${i + 1}. ${p}`).join('\n');
-      const result = await ctx.llm.generate(mtuComposePrompt, { mode: job.mode, requests, parts: job.parts }, { stage: 'compose-multi-tool', key: job.id });
+      const result = await ctx.llm.generate(mtuComposePrompt, { mode: job.mode, requests, parts: job.parts }, { stage, key: job.id });
       if (!result.ok) failures.push(result.reason);
       return { job, message: result.ok ? result.value.message : undefined };
     }),
   );
-  const texts = new Map(unique.flatMap((job) => job.sources).map((id) => [id, '']));
-  return { jobs: asked, failures, texts };
+  return { asked, failures };
 }
 
 export function composeStage(options: MtuConfig['compose']): ScanStage<Sample, Sample, Composition> {

@@ -9,6 +9,13 @@ import { MergeToolsMtuConfig } from '../merge-tools-mtu.ts';
 
 const DATA = '../shared/data/sources';
 
+/** MTU-Bench's four settings (single / multi turn × single / multi tool). */
+export const SETTINGS = ['S-S', 'S-M', 'M-S', 'M-M'] as const;
+export type Setting = (typeof SETTINGS)[number];
+
+/** How far the shares of `targets.mix` may sum from 1. */
+export const MIX_SUM_TOLERANCE = 0.01;
+
 const SourceBase = { enabled: z.boolean().default(true) };
 
 export const MtuConfig = z
@@ -146,16 +153,29 @@ export const MtuConfig = z
       .strict()
       .prefault({}),
     /**
-     * Targets the statistics compare the test split with: each setting's share of the test records
-     * (`mix`) and of its records that call no tool (`noCall`), as fractions. Unset: the released
-     * MTU-Eval files' figures (from `reference`).
+     * The composition of the test split: each setting's share of the test records (`mix`) and the
+     * share of a setting's records that call no tool (`noCall`; `OOD` for the ood split), as
+     * fractions. Unset: the released MTU-Eval files' figures (from `reference`). The statistics
+     * report them beside what the run made; with `steer` the run samples its test set toward them
+     * (stages/mtu/steer.ts).
      */
     targets: z
       .object({
-        mix: z.partialRecord(z.enum(['S-S', 'S-M', 'M-S', 'M-M']), z.number().min(0).max(1)).optional(),
-        noCall: z.partialRecord(z.enum(['S-S', 'S-M', 'M-S', 'M-M', 'OOD']), z.number().min(0).max(1)).optional(),
+        /** Every setting's share, summing to 1 (a setting left out gets none). */
+        mix: z.partialRecord(z.enum(SETTINGS), z.number().min(0).max(1)).optional(),
+        noCall: z.partialRecord(z.enum([...SETTINGS, 'OOD']), z.number().min(0).max(1)).optional(),
+        /** Build and reject samples of the test and ood splits until their composition meets the targets (unset: off). */
+        steer: z.boolean().optional(),
       })
       .strict()
+      .superRefine((targets, ctx) => {
+        // An unknown setting is reported by the record's own check.
+        if (!targets.mix || !Object.keys(targets.mix).every((key) => (SETTINGS as readonly string[]).includes(key))) return;
+        const sum = Object.values(targets.mix).reduce((a, b) => a + (b ?? 0), 0);
+        if (Math.abs(sum - 1) > MIX_SUM_TOLERANCE) {
+          ctx.addIssue({ code: 'custom', path: ['mix'], message: `the shares sum to ${Math.round(sum * 1000) / 1000}, not 1 (±${MIX_SUM_TOLERANCE}); give every setting's share of the test records` });
+        }
+      })
       .prefault({}),
     /** Released MTU-Eval files, for the statistics comparison (skipped when absent). */
     reference: z.string().default('../shared/data/reference/mtu-bench'),

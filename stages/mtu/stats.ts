@@ -3,10 +3,10 @@ import { join } from 'node:path';
 import { formatTable } from '../../core/runner.ts';
 import { Sample } from '../../core/records.ts';
 import type { ScanStage } from '../../core/stage.ts';
-import type { MtuConfig } from './config.ts';
+import { SETTINGS, type MtuConfig, type Setting } from './config.ts';
 import { INSTRUCTIONS_REPORT, loadInstructionTemplates } from './instructions.ts';
 import { parseMtuRecord } from './mtu-format.ts';
-import { assistantIndexes, mtuMeta, turnCalls } from './sample.ts';
+import { assistantIndexes, mtuMeta, refsIn, turnCalls } from './sample.ts';
 
 /**
  * MTU-Bench statistics, ours beside the released MTU-Eval files where comparable: dialogues and
@@ -16,13 +16,13 @@ import { assistantIndexes, mtuMeta, turnCalls } from './sample.ts';
  * config's targets and the released files.
  */
 
-const SETTINGS = ['S-S', 'S-M', 'M-S', 'M-M'] as const;
-
 export interface SetFigures {
   dialogues: number;
   records: number;
   noCallRecords: number;
   calls: number;
+  /** Calls taking an earlier call's result (`Tool.field`). */
+  dependentCalls: number;
   arguments: number;
   /** User turns over multi-turn dialogues (for the mean). */
   multiTurnDialogues: number;
@@ -31,10 +31,10 @@ export interface SetFigures {
 }
 
 function emptyFigures(): SetFigures {
-  return { dialogues: 0, records: 0, noCallRecords: 0, calls: 0, arguments: 0, multiTurnDialogues: 0, multiTurnUserTurns: 0, tools: [] };
+  return { dialogues: 0, records: 0, noCallRecords: 0, calls: 0, dependentCalls: 0, arguments: 0, multiTurnDialogues: 0, multiTurnUserTurns: 0, tools: [] };
 }
 
-function add(figures: SetFigures, records: { calls: { tool: string; args: number }[] }[]): void {
+function add(figures: SetFigures, records: { calls: { tool: string; args: number; dependent: boolean }[] }[]): void {
   figures.dialogues++;
   figures.records += records.length;
   if (records.length > 1) {
@@ -46,6 +46,7 @@ function add(figures: SetFigures, records: { calls: { tool: string; args: number
     if (!record.calls.length) figures.noCallRecords++;
     for (const call of record.calls) {
       figures.calls++;
+      if (call.dependent) figures.dependentCalls++;
       figures.arguments += call.args;
       tools.add(call.tool);
     }
@@ -60,7 +61,7 @@ export function ourFigures(samples: Iterable<Sample>): Record<string, Record<str
     const key = sample.split === 'ood' ? 'OOD' : sample.category;
     const records = assistantIndexes(sample)
       .filter((i) => sample.dialogue[i - 1]?.role === 'user')
-      .map((i) => ({ calls: turnCalls(sample, i).map((c) => ({ tool: c.tool, args: Object.keys(c.arguments).length })) }));
+      .map((i) => ({ calls: turnCalls(sample, i).map((c) => ({ tool: c.tool, args: Object.keys(c.arguments).length, dependent: Object.values(c.arguments).some((v) => refsIn(v).length > 0) })) }));
     add(((out[sample.split] ??= {})[key] ??= emptyFigures()), records);
     if (mtuMeta(sample).hard?.length) add(((out.hard ??= {})[key] ??= emptyFigures()), records);
   }
@@ -74,14 +75,14 @@ export function releasedFigures(dir: string): Record<string, SetFigures> | null 
   for (const setting of [...SETTINGS, 'OOD']) {
     const path = join(dir, `${setting}_eval.jsonl`);
     if (!existsSync(path)) continue;
-    const dialogues = new Map<string, { calls: { tool: string; args: number }[] }[]>();
+    const dialogues = new Map<string, { calls: { tool: string; args: number; dependent: boolean }[] }[]>();
     for (const line of readFileSync(path, 'utf8').split('\n')) {
       if (!line.trim()) continue;
       const record = JSON.parse(line) as { id: string; question: string; answer: unknown };
       const parsed = parseMtuRecord(record);
       const dialogue = record.id.split('_').slice(0, 2).join('_');
       const list = dialogues.get(dialogue) ?? [];
-      list.push({ calls: parsed.calls.map((c) => ({ tool: c.tool, args: Object.keys(c.arguments).length })) });
+      list.push({ calls: parsed.calls.map((c) => ({ tool: c.tool, args: Object.keys(c.arguments).length, dependent: c.references.length > 0 })) });
       dialogues.set(dialogue, list);
     }
     const figures = emptyFigures();
@@ -121,12 +122,14 @@ export function formatMtuStatistics(ours: Record<string, Record<string, SetFigur
       theirs ? mean(theirs.multiTurnUserTurns, theirs.multiTurnDialogues) : '-',
       share(mine?.noCallRecords ?? 0, mine?.records ?? 0),
       theirs ? share(theirs.noCallRecords, theirs.records) : '-',
+      String(mine?.dependentCalls ?? 0),
+      theirs ? String(theirs.dependentCalls) : '-',
       String(mine?.tools.length ?? 0),
       theirs ? String(theirs.tools.length) : '-',
     ];
   });
   const table = formatTable(
-    ['setting', 'train dlg/rec', 'test dlg/rec', 'hard dlg/rec', 'MTU-Eval dlg/rec', 'args/call', 'MTU-Eval', 'turns/dlg', 'MTU-Eval', 'no-call', 'MTU-Eval', 'tools called', 'MTU-Eval'],
+    ['setting', 'train dlg/rec', 'test dlg/rec', 'hard dlg/rec', 'MTU-Eval dlg/rec', 'args/call', 'MTU-Eval', 'turns/dlg', 'MTU-Eval', 'no-call', 'MTU-Eval', 'dependent calls', 'MTU-Eval', 'tools called', 'MTU-Eval'],
     rows,
   );
   const ratio = tools.namesBefore && tools.namesAfter ? ` (${(tools.namesBefore / tools.namesAfter).toFixed(2)}:1)` : '';
@@ -143,15 +146,27 @@ export interface Composition {
   noCall: Partial<Record<Setting | 'OOD', number>>;
 }
 
-type Setting = (typeof SETTINGS)[number];
-
 /** The composition of a set of figures by setting (`OOD` counts for no-call only). */
-export function compositionOf(figures: Partial<Record<string, SetFigures>>): Composition {
+export function compositionOf(figures: Partial<Record<string, Pick<SetFigures, 'records' | 'noCallRecords'>>>): Composition {
   const total = SETTINGS.reduce((n, s) => n + (figures[s]?.records ?? 0), 0);
   const ratio = (a: number, b: number) => (b ? Math.round((a / b) * 1000) / 1000 : 0);
   return {
     mix: Object.fromEntries(SETTINGS.map((s) => [s, ratio(figures[s]?.records ?? 0, total)])),
     noCall: Object.fromEntries([...SETTINGS, 'OOD'].filter((s) => figures[s]).map((s) => [s, ratio(figures[s]!.noCallRecords, figures[s]!.records)])),
+  };
+}
+
+/**
+ * The composition a run is compared with (and steered toward): `targets.mix` as given (a setting it
+ * leaves out has no share), else the released files'; `targets.noCall` over the released files'.
+ * Null when there is neither.
+ */
+export function resolveTargets(targets: MtuConfig['targets'], released: Composition | null): Composition | null {
+  if (!released && !targets.mix && !targets.noCall) return null;
+  const given = targets.mix;
+  return {
+    mix: given ? Object.fromEntries(SETTINGS.map((s) => [s, given[s] ?? 0])) : { ...released?.mix },
+    noCall: { ...released?.noCall, ...targets.noCall },
   };
 }
 
@@ -168,6 +183,34 @@ export function formatComposition(ours: Composition, target: Composition | null,
     pct(released?.noCall[s as Setting]),
   ]);
   return formatTable(['setting', 'share of test records', 'target', 'MTU-Eval', 'no-call records', 'target', 'MTU-Eval'], rows);
+}
+
+/** What the steering stage (stages/mtu/steer.ts) reports under `stats.mixSteering`. */
+export interface SteeringReport {
+  targets: Composition;
+  /** The test and ood splits as they came in, and as chosen (before the ReAct synthesis, quality filter and hard variants). */
+  before: Composition;
+  chosen: Composition;
+  built: Record<string, number>;
+  /** Calls of the built samples kept that take an earlier call's result. */
+  builtDependentCalls: number;
+  buildFailures: Record<string, number>;
+  trimmed: { samples: number; records: number };
+  rejected: Record<string, number>;
+  /** Targets the data cannot meet, each with why. */
+  unreachable: string[];
+}
+
+/** The lines under the composition table of a steered run: what was built, trimmed and rejected for the targets, and what could not be met. */
+export function formatSteering(steering: SteeringReport): string {
+  const list = (counts: Record<string, number>) => Object.entries(counts).map(([k, n]) => `${k}: ${n}`).join('; ') || 'none';
+  return [
+    'steered toward the targets (targets.steer):',
+    `  built: ${list(steering.built)} (${steering.builtDependentCalls} calls taking an earlier result)${Object.keys(steering.buildFailures).length ? `; failed: ${list(steering.buildFailures)}` : ''}`,
+    `  trimmed: ${steering.trimmed.records} trailing no-call records from ${steering.trimmed.samples} dialogues`,
+    `  rejected: ${list(steering.rejected)}`,
+    ...steering.unreachable.map((u) => `  not reachable: ${u}`),
+  ].join('\n');
 }
 
 export interface StatisticsOptions {
@@ -187,7 +230,7 @@ export function statisticsStage(options: StatisticsOptions): ScanStage<Sample, S
   return {
     kind: 'scan',
     name: 'statistics',
-    version: 2,
+    version: 3,
     input: Sample,
     output: Sample,
     // Figures are gathered in one pass over the samples; the samples themselves pass through unchanged.
@@ -212,12 +255,12 @@ export function statisticsStage(options: StatisticsOptions): ScanStage<Sample, S
       });
       const ourComposition = compositionOf({ ...ours.test, ...(ours.ood?.OOD ? { OOD: ours.ood.OOD } : {}) });
       const releasedComposition = released ? compositionOf(released) : null;
-      const target: Composition | null =
-        releasedComposition || options.targets.mix || options.targets.noCall
-          ? { mix: { ...releasedComposition?.mix, ...options.targets.mix }, noCall: { ...releasedComposition?.noCall, ...options.targets.noCall } }
-          : null;
+      const target = resolveTargets(options.targets, releasedComposition);
       ctx.report('mtuComposition', { ours: ourComposition, target, released: releasedComposition });
-      const table = `${formatMtuStatistics(ours, released, tools)}\n\n${formatComposition(ourComposition, target, releasedComposition)}`;
+      const steering = earlier.mixSteering as SteeringReport | undefined;
+      // Target beside what the run achieved (after the ReAct synthesis, quality filter and hard variants), for `datasets show --compare-reference`.
+      if (steering) ctx.report('mtuSteering', { ours: ourComposition, reference: steering.targets, ...steering });
+      const table = [formatMtuStatistics(ours, released, tools), formatComposition(ourComposition, target, releasedComposition), ...(steering ? [formatSteering(steering)] : [])].join('\n\n');
       ctx.log(`MTU-Bench statistics\n${table}`);
       ctx.attach('mtu-statistics.txt', `${table}\n`);
       // The export's instruction text travels with the version (see instructions.ts).
