@@ -133,6 +133,8 @@ export async function run(args: string[]): Promise<void> {
       requests: { type: 'string', default: '2000' },
       warm: { type: 'string', default: '10000' },
       domains: { type: 'string', default: '2000' },
+      /** Worker threads for the pure-computation stages of the whole run (default: the run's own default). */
+      threads: { type: 'string' },
     },
   });
   const latencyMs = Number(values.latency);
@@ -161,7 +163,7 @@ export async function run(args: string[]): Promise<void> {
       rows.push(await throughput(server, { scenario: 'rpm-bound', requests, concurrency: 64, latencyMs, rpm, windowMs }));
       rows.push(await warmRerun(server, warm));
     }
-    rows.push(await wholeRecipe(server, Number(values.domains)));
+    rows.push(await wholeRecipe(server, Number(values.domains), values.threads === undefined ? undefined : Number(values.threads)));
   } finally {
     server.close();
   }
@@ -263,7 +265,7 @@ async function recordAnswers(config: object, home: string): Promise<[string, str
 }
 
 /** A whole nestools run through the endpoint at 200 ms latency, concurrency 32: requests/s against the ideal. */
-async function wholeRecipe(server: ServerProcess, domains: number): Promise<Row> {
+async function wholeRecipe(server: ServerProcess, domains: number, threads: number | undefined): Promise<Row> {
   const [latencyMs, concurrency] = [200, 32];
   const home = mkdtempSync(join(tmpdir(), 'toolkiln-bench-llm-'));
   try {
@@ -277,7 +279,7 @@ async function wholeRecipe(server: ServerProcess, domains: number): Promise<Row>
     const started = performance.now();
     let result;
     try {
-      result = await runPipeline({ pipeline: nestoolsPipeline, configOverrides: config, llm, concurrency, home: join(home, 'run'), projectDir: join(fileURLToPath(import.meta.url), '../..'), progress: { quiet: true } });
+      result = await runPipeline({ pipeline: nestoolsPipeline, configOverrides: config, llm, concurrency, threads: threads === undefined ? undefined : { count: threads }, home: join(home, 'run'), projectDir: join(fileURLToPath(import.meta.url), '../..'), progress: { quiet: true } });
     } finally {
       await llm.close();
     }
