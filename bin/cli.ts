@@ -25,6 +25,7 @@ export const registry: CommandEntry[] = [
   { path: ['runs', 'clean'], load: async () => (await import('./commands/runs.ts')).runsCleanCommand },
   { path: ['export'], load: async () => (await import('./commands/export.ts')).exportCommand },
   { path: ['eval'], load: async () => (await import('./commands/eval.ts')).evalCommand },
+  { path: ['eval', 'compare'], load: async () => (await import('./commands/eval.ts')).evalCompareCommand },
   { path: ['review', 'export'], load: async () => (await import('./commands/review.ts')).reviewExportCommand },
   { path: ['review', 'import'], load: async () => (await import('./commands/review.ts')).reviewImportCommand },
   { path: ['review', 'agreement'], load: async () => (await import('./commands/review.ts')).reviewAgreementCommand },
