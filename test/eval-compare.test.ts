@@ -11,6 +11,8 @@ import { mtuScorer, releasedMtuItems } from '../stages/mtu/score.ts';
 import { nestoolsScorer } from '../stages/nestools/score.ts';
 import { loadNesToolsSamples } from '../stages/sources/nestools.ts';
 import { tooleScorer } from '../stages/toole/score.ts';
+import { acebenchScorer } from '../stages/acebench/score.ts';
+import { tooltalkScorer } from '../stages/tooltalk/score.ts';
 
 let home: string;
 
@@ -95,14 +97,32 @@ describe('re-aggregating judged figures (tablesOf)', () => {
     ['MTU-Bench', mtuScorer, () => releasedMtuItems(join(REFERENCE_ROOT, 'mtu-bench'))],
     ['NesTools', nestoolsScorer, () => loadNesToolsSamples(join(REFERENCE_ROOT, 'nestools/test_data.jsonl')).flatMap((s) => nestoolsScorer.items(s))],
     ['MetaTool', tooleScorer, () => releasedMetaToolItems(join(REFERENCE_ROOT, 'metatool')).filter((_, i) => i % 20 === 0)],
+    ['ToolTalk', tooltalkScorer, () => RELEASED_SETS.find((set) => set.name === 'tooltalk')!.items(join(REFERENCE_ROOT, 'tooltalk'))],
+    ['ACEBench', acebenchScorer, () => RELEASED_SETS.find((set) => set.name === 'acebench')!.items(join(REFERENCE_ROOT, 'acebench'))],
   ];
+  /** Mistakes to score: the noisy oracle, or (a scorer without one) every third item unanswered. */
+  const answers = (scorer: BenchmarkScorer) => {
+    let n = 0;
+    return (item: EvalItem) => (scorer.corrupt ? noisyAnswer(scorer, item, 11).output : n++ % 3 === 0 ? null : scorer.oracle(item));
+  };
   it.each(cases)('%s: gives the tables score gives, and counts a unit given twice twice', (_name, scorer, read) => {
     const items = read();
-    const { tables, units } = judged(scorer, items, (item) => noisyAnswer(scorer, item, 11).output);
+    const { tables, units } = judged(scorer, items, answers(scorer));
+    expect(Object.values((tables as { metrics: Record<string, number> }).metrics).some((v) => v > 0 && v < 1)).toBe(true);
     expect(scorer.tablesOf!(units)).toEqual(tables);
     // Every unit twice: each rate is unchanged, and differs from giving the first unit alone twice more.
     const doubled = scorer.tablesOf!([...units, ...units]);
     for (const [metric, value] of Object.entries((tables as { metrics: Record<string, number> }).metrics)) expect(doubled.metrics[metric], metric).toBeCloseTo(value, 12);
+  });
+
+  it('ACEBench: a multi-turn dialogue drawn twice is two dialogues', () => {
+    const items = RELEASED_SETS.find((set) => set.name === 'acebench')!.items(join(REFERENCE_ROOT, 'acebench')).filter((item) => item.category === 'normal_multi_turn_user_adjust');
+    // Dialogues with an even number: their first turn unanswered.
+    const { units } = judged(acebenchScorer, items, (item) => (/[02468]$/.test(acebenchScorer.unitOf!(item)) && item === items.find((i) => acebenchScorer.unitOf!(i) === acebenchScorer.unitOf!(item)) ? null : acebenchScorer.oracle(item)));
+    const failed = units.find((unit) => unit.length > 1 && unit.some((j) => j.figures.valid === false))!;
+    const passed = units.find((unit) => unit.length > 1 && unit.every((j) => j.figures.valid === true))!;
+    expect(acebenchScorer.unitOf!(failed[0].item)).toBe(acebenchScorer.unitOf!(failed[1].item));
+    expect(acebenchScorer.tablesOf!([failed, failed, passed]).byCategory.normal_multi_turn_user_adjust.accuracy).toBeCloseTo(1 / 3, 12);
   });
 
   it('MTU: a dialogue drawn twice is two dialogues (success rate counts it twice)', () => {
