@@ -118,7 +118,9 @@ export async function main(argv: string[], io: Partial<Io> = {}): Promise<number
     const positionals = parsed.positionals.slice(command.path.length);
     fullIo.json = parsed.values.json === true;
     if (parsed.values.help) {
-      fullIo.out(describe(command).trimStart());
+      // A command that also heads a group (`eval`, `eval compare`) lists the group's commands too.
+      const subcommands = entry.path.length === 1 ? await Promise.all(groupOf(entry.path[0]).map((e) => e.load())) : [];
+      fullIo.out([describe(command).trimStart(), ...subcommands.map(describe)].join('\n'));
       return 0;
     }
     return await command.run(positionals, parsed.values, fullIo);

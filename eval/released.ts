@@ -3,14 +3,14 @@ import { parse } from 'csv-parse/sync';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { UserError } from '../core/errors.ts';
-import type { EvalItem } from '../core/eval.ts';
+import type { BenchmarkScorer, EvalItem } from '../core/eval.ts';
 import type { ToolSpec } from '../core/records.ts';
 import { acebenchScorer } from '../stages/acebench/score.ts';
 import { importAceFolder } from '../stages/acebench/import.ts';
-import { releasedMtuItems } from '../stages/mtu/score.ts';
+import { mtuScorer, releasedMtuItems } from '../stages/mtu/score.ts';
 import { nestoolsScorer } from '../stages/nestools/score.ts';
 import { loadNesToolsSamples } from '../stages/sources/nestools.ts';
-import { tooleItem } from '../stages/toole/score.ts';
+import { tooleItem, tooleScorer } from '../stages/toole/score.ts';
 import { conversationFiles } from '../stages/tooltalk/conversation-files.ts';
 import { importConversationFile } from '../stages/tooltalk/import.ts';
 import { tooltalkScorer } from '../stages/tooltalk/score.ts';
@@ -22,8 +22,8 @@ export const REFERENCE_ROOT = fileURLToPath(new URL('../../shared/data/reference
 export interface ReleasedSet {
   /** The name `--reference` takes, also its folder under the reference root. */
   name: string;
-  /** The `benchmark` of the scorer that reads it. */
-  benchmark: string;
+  /** The scorer that reads it. */
+  scorer: BenchmarkScorer;
   /** What is read, for the report. */
   files: string;
   items(dir: string): EvalItem[];
@@ -34,18 +34,18 @@ export interface ReleasedSet {
  * only through the recipe's import, which needs the Seal-Tools tool library of the sources).
  */
 export const RELEASED_SETS: readonly ReleasedSet[] = [
-  { name: 'mtu-bench', benchmark: 'mtu-bench', files: 'MTU-Eval: S-S, S-M, M-S, M-M and OOD _eval.jsonl', items: releasedMtuItems },
-  { name: 'nestools', benchmark: 'nestools', files: 'test_data.jsonl', items: (dir) => loadNesToolsSamples(join(dir, 'test_data.jsonl')).flatMap((s) => nestoolsScorer.items(s)) },
-  { name: 'metatool', benchmark: 'metatool', files: 'all_clean_data.csv, scenario/*.json, multi_tool_query_golden.json', items: releasedMetaToolItems },
-  { name: 'tooltalk', benchmark: 'tooltalk', files: 'easy/ and tooltalk/ conversations', items: (dir) => conversationFiles(dir).flatMap((file) => tooltalkScorer.items(importConversationFile(dir, file))) },
-  { name: 'acebench', benchmark: 'acebench', files: 'data_en and data_zh', items: (dir) => [...importAceFolder(dir)].flatMap((s) => acebenchScorer.items(s)) },
+  { name: 'mtu-bench', scorer: mtuScorer, files: 'MTU-Eval: S-S, S-M, M-S, M-M and OOD _eval.jsonl', items: releasedMtuItems },
+  { name: 'nestools', scorer: nestoolsScorer, files: 'test_data.jsonl', items: (dir) => loadNesToolsSamples(join(dir, 'test_data.jsonl')).flatMap((s) => nestoolsScorer.items(s)) },
+  { name: 'metatool', scorer: tooleScorer, files: 'all_clean_data.csv, scenario/*.json, multi_tool_query_golden.json', items: releasedMetaToolItems },
+  { name: 'tooltalk', scorer: tooltalkScorer, files: 'easy/ and tooltalk/ conversations', items: (dir) => conversationFiles(dir).flatMap((file) => tooltalkScorer.items(importConversationFile(dir, file))) },
+  { name: 'acebench', scorer: acebenchScorer, files: 'data_en and data_zh', items: (dir) => [...importAceFolder(dir)].flatMap((s) => acebenchScorer.items(s)) },
 ];
 
 /** The released set `name` (default: the first its scorer reads), or a one-line error saying what there is. */
 export function releasedSetFor(benchmark: string, shownVersion: string, name?: string): ReleasedSet {
-  const readable = RELEASED_SETS.filter((set) => set.benchmark === benchmark);
+  const readable = RELEASED_SETS.filter((set) => set.scorer.benchmark === benchmark);
   if (!readable.length) {
-    const known = [...new Set(RELEASED_SETS.map((set) => set.benchmark))].join(', ');
+    const known = [...new Set(RELEASED_SETS.map((set) => set.scorer.benchmark))].join(', ');
     throw new UserError(`${shownVersion} is scored by ${benchmark} rules, and no released set is read by that scorer; eval compare compares versions scored by ${known}`);
   }
   if (name === undefined) return readable[0];

@@ -134,7 +134,7 @@ export const evalCommand: Command = {
 export const evalCompareCommand: Command = {
   path: ['eval', 'compare'],
   usage:
-    'toolkiln eval compare <name>@v [--reference <released>] [--reference-dir dir] --model m [--model m2 …] [--llm openai|replay …gateway flags] [--resamples n] [--seed s] [--limit n] [--json]\n' +
+    'toolkiln eval compare <name>@v [--reference <released>] [--reference-dir dir] --model m [--model m2 …] [--llm openai|replay [--concurrency n] [--rpm n] [--tpm n] [--max-retries n] [--no-cache] [--price-table f]] [--resamples n] [--seed s] [--limit n] [--json]\n' +
     '      m: oracle | noisy-oracle[:seed] | predictions:<generated.jsonl>,<released.jsonl> | with --llm, a model name',
   summary: 'run the same model(s) on a version and on the released benchmark it regenerates: metrics side by side per category with a bootstrap 95% interval of the difference; with two or more models, whether both sides rank them alike',
   options: {
