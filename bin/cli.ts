@@ -25,6 +25,7 @@ export const registry: CommandEntry[] = [
   { path: ['runs', 'clean'], load: async () => (await import('./commands/runs.ts')).runsCleanCommand },
   { path: ['export'], load: async () => (await import('./commands/export.ts')).exportCommand },
   { path: ['eval'], load: async () => (await import('./commands/eval.ts')).evalCommand },
+  { path: ['eval', 'compare'], load: async () => (await import('./commands/eval.ts')).evalCompareCommand },
   { path: ['review', 'export'], load: async () => (await import('./commands/review.ts')).reviewExportCommand },
   { path: ['review', 'import'], load: async () => (await import('./commands/review.ts')).reviewImportCommand },
   { path: ['review', 'agreement'], load: async () => (await import('./commands/review.ts')).reviewAgreementCommand },
@@ -118,7 +119,9 @@ export async function main(argv: string[], io: Partial<Io> = {}): Promise<number
     const positionals = parsed.positionals.slice(command.path.length);
     fullIo.json = parsed.values.json === true;
     if (parsed.values.help) {
-      fullIo.out(describe(command).trimStart());
+      // A command that also heads a group (`eval`, `eval compare`) lists the group's commands too.
+      const subcommands = entry.path.length === 1 ? await Promise.all(groupOf(entry.path[0]).map((e) => e.load())) : [];
+      fullIo.out([describe(command).trimStart(), ...subcommands.map(describe)].join('\n'));
       return 0;
     }
     return await command.run(positionals, parsed.values, fullIo);

@@ -63,7 +63,26 @@ export interface BenchmarkScorer {
    * reads for the item, so one scoring path serves both. Predictions files are never interactive.
    */
   session?(item: EvalItem): EvalSession | null;
+  /**
+   * Optional, for resampling (the bootstrap of `eval compare`): the unit items are drawn in, the
+   * items the benchmark scores together (a dialogue's turns); without it, the item's sample.
+   */
+  unitOf?(item: EvalItem): string;
+  /**
+   * Optional: the report's tables from items already judged (their `details` figures), grouped in
+   * units, each unit counted as its own dialogue (a unit given twice counts twice), without judging
+   * again. Without it a resample is scored whole by `score`, which judges every answer again.
+   */
+  tablesOf?(units: readonly (readonly JudgedItem[])[]): ReportTables;
 }
+
+/** An item with the figures `score` gave it (its entry of `EvalReport.details`). */
+export interface JudgedItem {
+  item: EvalItem;
+  figures: Record<string, number | boolean>;
+}
+
+export type ReportTables = Pick<EvalReport, 'metrics' | 'byCategory'>;
 
 /**
  * The mistakes the noisy oracle injects: another candidate tool in place of a gold one, a gold

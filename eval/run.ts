@@ -17,7 +17,10 @@ export type ModelChoice =
 
 export interface EvaluateOptions {
   scorer: BenchmarkScorer;
-  samples: SampleSource;
+  /** The version's samples, whose items are answered… */
+  samples?: SampleSource;
+  /** …or these items (a released benchmark's, read by `eval compare`). */
+  items?: EvalItem[];
   /** The version's folder, passed to the scorer's `items`. */
   version?: { dir: string };
   model: ModelChoice;
@@ -37,6 +40,8 @@ export interface EvaluateResult {
   missing: number;
   /** How the scorer's interactive items were answered: with the model in the loop, or (a predictions file) on gold replay. */
   interaction?: Interaction;
+  /** Each item with the model's output, in item order. */
+  outputs: EvalOutput[];
   files: string[];
 }
 
@@ -83,7 +88,9 @@ const safeName = (text: string) => text.replace(/[^A-Za-z0-9._-]+/g, '_') || 'mo
  */
 export async function evaluate(options: EvaluateOptions): Promise<EvaluateResult> {
   const { scorer, model } = options;
-  const items = collectItems(scorer, options.samples, options.limit, options.version);
+  const { samples } = options;
+  if (!samples && !options.items) throw new Error('evaluate needs the samples or the items to answer');
+  const items = options.items ?? collectItems(scorer, samples!, options.limit, options.version);
   const byId = new Set<string>();
   for (const item of items) {
     if (byId.has(item.id)) throw new Error(`the ${scorer.benchmark} scorer gave two items the id ${item.id}`);
@@ -109,7 +116,7 @@ export async function evaluate(options: EvaluateOptions): Promise<EvaluateResult
     }
     case 'predictions': {
       // A predictions file made for the whole version is read as it is: ids past `--limit` are known, and ignored.
-      const known = options.limit === undefined ? byId : allItemIds(scorer, options.samples, options.version);
+      const known = options.limit === undefined || !samples ? byId : allItemIds(scorer, samples, options.version);
       const predicted = readPredictions(model.path, known, model.shown);
       staticOutputs = items.map((item) => predicted.get(item.id) ?? null);
       break;
@@ -173,7 +180,7 @@ export async function evaluate(options: EvaluateOptions): Promise<EvaluateResult
   const reportFile = join(options.outDir, 'report.json');
   const { details: _details, ...tables } = report;
   writeFileAtomic(reportFile, `${JSON.stringify({ model: modelDirName(model), ...tables, missing, ...(interaction ? { interaction } : {}), ...(noise ? { noise } : {}), ...(usage ? { usage } : {}) }, null, 2)}\n`);
-  return { report, noise, usage, missing, ...(interaction ? { interaction } : {}), files: [reportFile, detailsFile] };
+  return { report, noise, usage, missing, outputs: evalOutputs, ...(interaction ? { interaction } : {}), files: [reportFile, detailsFile] };
 }
 
 export interface Interaction {

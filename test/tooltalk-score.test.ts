@@ -83,7 +83,7 @@ describe('ToolTalk scorer', () => {
     expect(report.metrics).toEqual({ precision: 3 / 4, recall: 3 / 4, action_precision: 3 / 4, incorrect_action_rate: 1 / 4, success_rate: 1 / 2 });
     expect(report.byCategory.easy).toEqual(PERFECT);
     const turn5 = report.details.find((d) => d.id.endsWith('#5'))!;
-    expect(turn5.figures).toEqual({ predictions: 2, groundTruths: 2, matches: 1, actions: 2, incorrectActions: 1, conversationSuccess: false });
+    expect(turn5.figures).toEqual({ predictions: 2, groundTruths: 2, matches: 1, actions: 2, validActions: 1, incorrectActions: 1, conversationSuccess: false });
     expect(turn5.note).toMatch(/CreateEvent.*start_time.*incorrect action/);
   });
 

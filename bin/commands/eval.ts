@@ -1,8 +1,11 @@
 import { resolve } from 'node:path';
 import { UserError } from '../../core/errors.ts';
-import type { MetricTable } from '../../core/eval.ts';
+import type { BenchmarkScorer, MetricTable } from '../../core/eval.ts';
 import { DatasetStore } from '../../core/store.ts';
 import { formatTable } from '../../core/runner.ts';
+import { agreementOf, type Agreement } from '../../eval/compare-agreement.ts';
+import { ALL, compareModel, writeComparison, type CompareModel, type ModelComparison } from '../../eval/compare.ts';
+import { releasedItems, releasedSetFor } from '../../eval/released.ts';
 import { evaluate, modelDirName, type Interaction, type ModelChoice } from '../../eval/run.ts';
 import { pipelines } from '../../pipelines/index.ts';
 import type { Command, Io, Values } from '../command.ts';
@@ -10,6 +13,14 @@ import { intFlag, needPositionals, stringFlag } from '../flags.ts';
 import { GATEWAY_LIMIT_OPTIONS, gatewayFromFlags } from '../gateway.ts';
 
 const OFFLINE_MODELS = ['oracle', 'noisy-oracle'];
+
+/** The scorer of the recipe that made a version, or a one-line error naming the recipes that have one. */
+function scorerOf(pipeline: string, shown: string): BenchmarkScorer {
+  const scorer = pipelines[pipeline]?.scorer;
+  if (scorer) return scorer;
+  const scored = Object.entries(pipelines).filter(([, p]) => p.scorer).map(([name]) => name);
+  throw new UserError(`${shown} was made by the ${pipeline} recipe, which has no scorer; toolkiln eval scores versions of ${scored.join(', ')}`);
+}
 
 /** Which model answers: a predictions file, a model through the LLM gateway, or an offline oracle. */
 function modelChoice(values: Values, io: Io, seed: number): ModelChoice {
@@ -27,6 +38,48 @@ function modelChoice(values: Values, io: Io, seed: number): ModelChoice {
   if (model === undefined) throw new UserError('say whose answers to score: --predictions <file.jsonl>, --model oracle|noisy-oracle, or --llm openai --model <m>');
   if (!OFFLINE_MODELS.includes(model)) throw new UserError(`--model ${model} needs --llm openai (a model behind the gateway); without --llm, --model is one of ${OFFLINE_MODELS.join(', ')}`);
   return model === 'oracle' ? { kind: 'oracle' } : { kind: 'noisy-oracle', seed };
+}
+
+/** The model `--model` names on both sides of `eval compare` (see its usage). */
+function compareModelOf(spec: string, values: Values, io: Io, seed: number): CompareModel {
+  const same = (choice: ModelChoice): CompareModel => ({ name: modelDirName(choice), generated: choice, released: choice });
+  const predictions = /^predictions:(.*)$/.exec(spec);
+  if (predictions) {
+    const files = predictions[1].split(',');
+    if (files.length !== 2 || files.some((f) => !f)) throw new UserError(`--model ${spec}: give a predictions file for each side, predictions:<generated.jsonl>,<released.jsonl>`);
+    const [generated, released] = files.map((shown): ModelChoice => ({ kind: 'predictions', path: resolve(io.cwd, shown), shown }));
+    return { name: modelDirName(generated), generated, released };
+  }
+  const noisy = /^noisy-oracle(?::(.*))?$/.exec(spec);
+  if (noisy) {
+    const ownSeed = noisy[1] === undefined ? seed : Number(noisy[1]);
+    if (!/^\d+$/.test(noisy[1] ?? '0') || !Number.isSafeInteger(ownSeed)) throw new UserError(`--model ${spec}: the seed after noisy-oracle: is a whole number (noisy-oracle:7)`);
+    return same({ kind: 'noisy-oracle', seed: ownSeed });
+  }
+  if (spec === 'oracle') return same({ kind: 'oracle' });
+  const llm = stringFlag(values, 'llm');
+  if (llm === undefined || llm === 'offline') throw new UserError(`--model ${spec} needs --llm openai (a model behind the gateway); without it, --model is oracle, noisy-oracle[:seed] or predictions:<generated.jsonl>,<released.jsonl>`);
+  return same({ kind: 'llm', llm: gatewayFromFlags({ ...values, model: spec }, io.env, io.home, seed, io.err, io.cwd) });
+}
+
+const percent = (v: number | null | undefined) => (v == null ? '—' : (v * 100).toFixed(1));
+const signed = (v: number | null) => (v === null ? '—' : `${v > 0 ? '+' : ''}${(v * 100).toFixed(1)}`);
+
+/** Per category and metric: each side, the difference and its interval, in %. */
+function comparisonTable(comparison: ModelComparison): string {
+  return formatTable(
+    ['category', 'metric', 'generated', 'released', 'difference', '95% interval'],
+    comparison.rows.map((r) => [r.category, r.metric, percent(r.generated), percent(r.released), signed(r.difference), r.interval ? `[${signed(r.interval.low)}, ${signed(r.interval.high)}]` : '—']),
+  );
+}
+
+/** Per category and metric: how each side orders each pair of models. */
+function agreementTable(agreement: Agreement): string {
+  const pairs = agreement.rows[0]?.pairs ?? [];
+  return formatTable(
+    ['category', 'metric', ...pairs.flatMap((p) => [`${p.first} vs ${p.second} generated`, 'released'])],
+    agreement.rows.map((r) => [r.category, r.metric, ...r.pairs.flatMap((p) => [p.generated, p.released])]),
+  );
 }
 
 /** Metrics (rows) by table (columns: all, then each category), in %. */
@@ -61,12 +114,7 @@ export const evalCommand: Command = {
     const seed = intFlag(values, 'seed', { min: 0 }) ?? 42;
     const store = new DatasetStore(io.home, { warn: io.err });
     const ref = store.resolve(positionals[0]);
-    const manifest = store.manifest(ref);
-    const scorer = pipelines[manifest.pipeline]?.scorer;
-    if (!scorer) {
-      const scored = Object.entries(pipelines).filter(([, p]) => p.scorer).map(([name]) => name);
-      throw new UserError(`${ref.name}@${ref.version} was made by the ${manifest.pipeline} recipe, which has no scorer; toolkiln eval scores versions of ${scored.join(', ')}`);
-    }
+    const scorer = scorerOf(store.manifest(ref).pipeline, `${ref.name}@${ref.version}`);
     const model = modelChoice(values, io, seed);
     if (model.kind === 'noisy-oracle' && !scorer.corrupt && !scorer.session) throw new UserError(`the ${scorer.benchmark} scorer has no noisy oracle; use --model oracle`);
     store.assertIntact(ref);
@@ -86,6 +134,84 @@ export const evalCommand: Command = {
       return 0;
     } finally {
       if (model.kind === 'llm') await model.llm.close();
+    }
+  },
+};
+
+export const evalCompareCommand: Command = {
+  path: ['eval', 'compare'],
+  usage:
+    'toolkiln eval compare <name>@v [--reference <released>] [--reference-dir dir] --model m [--model m2 …] [--llm openai|replay [--concurrency n] [--rpm n] [--tpm n] [--max-retries n] [--no-cache] [--price-table f]] [--resamples n] [--seed s] [--limit n] [--json]\n' +
+    '      m: oracle | noisy-oracle[:seed] | predictions:<generated.jsonl>,<released.jsonl> | with --llm, a model name',
+  summary: 'run the same model(s) on a version and on the released benchmark it regenerates: metrics side by side per category with a bootstrap 95% interval of the difference; with two or more models, whether both sides rank them alike',
+  options: {
+    model: { type: 'string', multiple: true },
+    llm: { type: 'string' },
+    reference: { type: 'string' },
+    'reference-dir': { type: 'string' },
+    resamples: { type: 'string' },
+    limit: { type: 'string' },
+    seed: { type: 'string' },
+    ...GATEWAY_LIMIT_OPTIONS,
+  },
+  async run(positionals, values, io) {
+    needPositionals(positionals, 1, this.usage);
+    const seed = intFlag(values, 'seed', { min: 0 }) ?? 42;
+    const resamples = intFlag(values, 'resamples', { min: 1, max: 100_000 }) ?? 1000;
+    const limit = intFlag(values, 'limit', { min: 1 });
+    const store = new DatasetStore(io.home, { warn: io.err });
+    const ref = store.resolve(positionals[0]);
+    const shown = `${ref.name}@${ref.version}`;
+    const scorer = scorerOf(store.manifest(ref).pipeline, shown);
+    const released = releasedSetFor(scorer.benchmark, shown, stringFlag(values, 'reference'));
+    const specs = (values.model as string[] | undefined) ?? [];
+    if (!specs.length) throw new UserError('say which model answers both sides: --model oracle|noisy-oracle[:seed]|predictions:<generated.jsonl>,<released.jsonl>, or --llm openai --model <m>; repeat --model to compare how both sides rank several');
+    const models = specs.map((spec) => compareModelOf(spec, values, io, seed));
+    try {
+      const names = models.map((m) => m.name);
+      const twice = names.find((name, i) => names.indexOf(name) !== i);
+      if (twice) throw new UserError(`--model ${twice} is given twice; compare different models`);
+      if (models.some((m) => m.generated.kind === 'noisy-oracle') && !scorer.corrupt) throw new UserError(`the ${scorer.benchmark} scorer has no noisy oracle; use --model oracle`);
+      const referenceDir = stringFlag(values, 'reference-dir');
+      const items = referenceDir === undefined ? releasedItems(released) : releasedItems(released, resolve(io.cwd, referenceDir));
+      store.assertIntact(ref);
+      const comparisons: ModelComparison[] = [];
+      for (const model of models) {
+        comparisons.push(
+          await compareModel({
+            scorer,
+            samples: store.sampleSource(ref),
+            version: ref,
+            releasedItems: items,
+            model,
+            resamples,
+            seed,
+            limit,
+            outDir: store.derivedDir(ref, 'eval', 'compare', released.name, model.name),
+            onProgress: io.json ? undefined : io.err,
+          }),
+        );
+      }
+      const agreement = comparisons.length > 1 ? agreementOf(comparisons) : undefined;
+      const reference = { name: released.name, dir: referenceDir ?? '(the shared reference folder)', files: released.files };
+      const file = writeComparison(store.derivedDir(ref, 'eval', 'compare', released.name), names.join('+'), { dataset: shown, reference, resamples, seed, models: comparisons, ...(agreement ? { agreement } : {}) });
+      if (io.json) {
+        io.out(JSON.stringify({ dataset: shown, reference, resamples, seed, models: comparisons, ...(agreement ? { agreement } : {}), file }));
+        return 0;
+      }
+      for (const c of comparisons) {
+        io.out(`${shown} against released ${released.name} (${released.files}), model ${c.model}: ${c.items.generated} / ${c.items.released} item(s), ${c.missing.generated} / ${c.missing.released} without output; difference = generated − released, ${resamples} resamples (seed ${seed}); "${ALL}" is the whole side`);
+        io.out(comparisonTable(c));
+        io.out('');
+      }
+      if (agreement) {
+        io.out(`ranking agreement of ${agreement.models.join(', ')}: ${agreement.agreement === null ? 'nothing to compare (every pair level on a side)' : `${(agreement.agreement * 100).toFixed(1)}%`} (${agreement.concordant} pair(s) ordered alike, ${agreement.discordant} the other way, ${agreement.tied} level on a side)`);
+        io.out(agreementTable(agreement));
+      }
+      io.out(`results: ${file}`);
+      return 0;
+    } finally {
+      for (const model of models) if (model.generated.kind === 'llm') await model.generated.llm.close();
     }
   },
 };

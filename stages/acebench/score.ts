@@ -1,4 +1,4 @@
-import type { BenchmarkScorer, EvalOutput, EvalReport, MetricTable } from '../../core/eval.ts';
+import type { BenchmarkScorer, EvalItem, EvalOutput, EvalReport, JudgedItem, MetricTable, ReportTables } from '../../core/eval.ts';
 import { ACE_AGENT_CATEGORIES, ACE_NORMAL_CATEGORIES, ACE_SPECIAL_CATEGORIES } from './record.ts';
 import { scoreAgent } from './score-agent.ts';
 import { decodeCalls, normalChecker, type CheckResult } from './score-calls.ts';
@@ -38,10 +38,49 @@ export const acebenchScorer: BenchmarkScorer = {
   score: scoreAceBench,
   corrupt: corruptAceAnswer,
   session: (item) => aceAgentSession(item),
+  unitOf,
+  tablesOf,
 };
 
 export function scoreAceBench(outputs: readonly EvalOutput[]): EvalReport {
   const outcomes = outputs.map(scoreItem);
+  return {
+    benchmark: 'acebench',
+    items: outputs.length,
+    ...tablesOfOutcomes(outcomes),
+    details: outcomes.map(({ output, valid, process, note }) => ({
+      id: output.item.id,
+      category: output.item.category,
+      figures: { valid, ...(process === undefined ? {} : { process }) },
+      ...(note ? { note } : {}),
+    })),
+  };
+}
+
+/** The unit of resampling: a multi-turn dialogue's turns together, else the item. */
+function unitOf(item: EvalItem): string {
+  const gold = item.gold as unknown as AceGold;
+  return (gold.kind === 'calls' && gold.dialogue) || item.id;
+}
+
+/** Items already judged (their `valid` and `process` figures), each unit counted as its own dialogue. */
+function tablesOf(units: readonly (readonly JudgedItem[])[]): ReportTables {
+  return tablesOfOutcomes(
+    units.flatMap((unit, index) =>
+      unit.map(({ item, figures }): ItemOutcome => {
+        const gold = item.gold as unknown as AceGold;
+        return {
+          output: { item, output: null },
+          gold: gold.kind === 'calls' && gold.dialogue !== null ? { ...gold, dialogue: `${gold.dialogue}#${index}` } : gold,
+          valid: figures.valid === true,
+          ...(figures.process === undefined ? {} : { process: Number(figures.process) }),
+        };
+      }),
+    ),
+  );
+}
+
+function tablesOfOutcomes(outcomes: readonly ItemOutcome[]): ReportTables {
   const byCategory = new Map<string, ItemOutcome[]>();
   for (const outcome of outcomes) {
     const list = byCategory.get(outcome.output.item.category) ?? [];
@@ -62,18 +101,7 @@ export function scoreAceBench(outputs: readonly EvalOutput[]): EvalReport {
     weights += weight;
   }
   metrics.overall = weights ? weighted / weights : 0;
-  return {
-    benchmark: 'acebench',
-    items: outputs.length,
-    metrics,
-    byCategory: categoryMetrics,
-    details: outcomes.map(({ output, valid, process, note }) => ({
-      id: output.item.id,
-      category: output.item.category,
-      figures: { valid, ...(process === undefined ? {} : { process }) },
-      ...(note ? { note } : {}),
-    })),
-  };
+  return { metrics, byCategory: categoryMetrics };
 }
 
 function scoreItem(output: EvalOutput): ItemOutcome {

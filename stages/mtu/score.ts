@@ -1,5 +1,5 @@
 import { join } from 'node:path';
-import { rate, tablesByCategory, type BenchmarkScorer, type Corruption, type EvalItem, type EvalOutput, type EvalReport, type MetricTable } from '../../core/eval.ts';
+import { rate, tablesByCategory, type BenchmarkScorer, type Corruption, type EvalItem, type EvalOutput, type EvalReport, type JudgedItem, type MetricTable, type ReportTables } from '../../core/eval.ts';
 import { eachJsonlLine } from '../../core/jsonl.ts';
 import { pythonRepr } from '../../core/python-json.ts';
 import type { Json, Sample } from '../../core/records.ts';
@@ -296,7 +296,14 @@ function scoreMulti(gold: MtuGold, output: string | null): TurnFigures {
   return { figures: { tool_number: number, tool_order: order }, success, ...(note && !success ? { note } : {}) };
 }
 
-function table(turns: { item: EvalItem; turn: TurnFigures }[]): MetricTable {
+/** A judged turn and the dialogue it counts in (a resampled dialogue drawn twice counts as two). */
+interface JudgedTurn {
+  item: EvalItem;
+  turn: TurnFigures;
+  dialogue: string;
+}
+
+function table(turns: JudgedTurn[]): MetricTable {
   const single = turns.filter((t) => !multiTool(goldOf(t.item).setting));
   const multi = turns.filter((t) => multiTool(goldOf(t.item).setting));
   const metrics: MetricTable = {};
@@ -311,11 +318,10 @@ function table(turns: { item: EvalItem; turn: TurnFigures }[]): MetricTable {
   }
   metrics.turn_success_rate = mean(turns.map((t) => Number(t.turn.success)));
   const dialogues = new Map<string, { turn: number; ok: boolean }[]>();
-  for (const { item, turn } of turns) {
-    const gold = goldOf(item);
-    const list = dialogues.get(gold.dialogue) ?? [];
-    list.push({ turn: gold.turn, ok: turn.success });
-    dialogues.set(gold.dialogue, list);
+  for (const { item, turn, dialogue } of turns) {
+    const list = dialogues.get(dialogue) ?? [];
+    list.push({ turn: goldOf(item).turn, ok: turn.success });
+    dialogues.set(dialogue, list);
   }
   const sessions = [...dialogues.values()].map((list) => list.sort((a, b) => a.turn - b.turn).map((t) => t.ok));
   metrics.success_rate = mean(sessions.map((s) => Number(s.every(Boolean))));
@@ -325,23 +331,35 @@ function table(turns: { item: EvalItem; turn: TurnFigures }[]): MetricTable {
   return metrics;
 }
 
+function tables(turns: JudgedTurn[]): ReportTables {
+  // A hard item counts in its own category and in "hard".
+  const byCategory = tablesByCategory(turns, (t) => [t.item.category, ...(goldOf(t.item).hard ? ['hard'] : [])], table);
+  return { metrics: table(turns), byCategory: Object.fromEntries(CATEGORY_ORDER.filter((name) => name in byCategory).map((name) => [name, byCategory[name]])) };
+}
+
 function score(outputs: readonly EvalOutput[]): EvalReport {
   const turns = outputs.map(({ item, output }) => {
     const gold = goldOf(item);
-    return { item, turn: multiTool(gold.setting) ? scoreMulti(gold, output) : scoreSingle(gold, output) };
+    return { item, turn: multiTool(gold.setting) ? scoreMulti(gold, output) : scoreSingle(gold, output), dialogue: gold.dialogue };
   });
-  // A hard item counts in its own category and in "hard".
-  const tables = tablesByCategory(turns, (t) => [t.item.category, ...(goldOf(t.item).hard ? ['hard'] : [])], table);
   return {
     benchmark: 'mtu-bench',
     items: outputs.length,
-    metrics: table(turns),
-    byCategory: Object.fromEntries(CATEGORY_ORDER.filter((name) => name in tables).map((name) => [name, tables[name]])),
+    ...tables(turns),
     details: turns.map(({ item, turn }) => ({ id: item.id, category: item.category, figures: { ...turn.figures, success: turn.success }, ...(turn.note ? { note: turn.note } : {}) })),
   };
 }
 
-export const mtuScorer: BenchmarkScorer = { benchmark: 'mtu-bench', items: mtuItems, oracle, score, corrupt };
+/** The tables of turns already judged: a detail's figures are the turn's figures and its success. */
+function tablesOf(units: readonly (readonly JudgedItem[])[]): ReportTables {
+  return tables(
+    units.flatMap((unit, index) =>
+      unit.map(({ item, figures: { success, ...figures } }) => ({ item, turn: { figures, success: success === true }, dialogue: String(index) })),
+    ),
+  );
+}
+
+export const mtuScorer: BenchmarkScorer = { benchmark: 'mtu-bench', items: mtuItems, oracle, score, corrupt, unitOf: (item) => goldOf(item).dialogue, tablesOf };
 
 /** The released MTU-Eval files, by setting (`<setting>_eval.jsonl`). */
 const RELEASED_FILES = ['S-S', 'S-M', 'M-S', 'M-M', 'OOD'] as const;

@@ -1,4 +1,4 @@
-import { f1, rate, tablesByCategory, type BenchmarkScorer, type Corruption, type EvalItem, type EvalOutput, type EvalReport, type MetricTable } from '../../core/eval.ts';
+import { f1, rate, tablesByCategory, type BenchmarkScorer, type Corruption, type EvalItem, type EvalOutput, type EvalReport, type JudgedItem, type MetricTable, type ReportTables } from '../../core/eval.ts';
 import { parsePythonLiteral } from '../../core/python-literal.ts';
 import { pythonRepr } from '../../core/python-json.ts';
 import type { Json, Sample } from '../../core/records.ts';
@@ -408,10 +408,16 @@ function score(outputs: readonly EvalOutput[]): EvalReport {
   return {
     benchmark: 'nestools',
     items: outputs.length,
-    metrics: table(scored.map((s) => s.counts)),
-    byCategory: tablesByCategory(scored, (s) => [s.item.category], (group) => table(group.map((s) => s.counts))),
+    ...tables(scored),
     details: scored.map(({ item, counts, note }) => ({ id: item.id, category: item.category, figures: { ...counts }, ...(note ? { note } : {}) })),
   };
 }
 
-export const nestoolsScorer: BenchmarkScorer = { benchmark: 'nestools', items, oracle, score, corrupt };
+function tables(scored: readonly { item: EvalItem; counts: Counts }[]): ReportTables {
+  return { metrics: table(scored.map((s) => s.counts)), byCategory: tablesByCategory(scored, (s) => [s.item.category], (group) => table(group.map((s) => s.counts))) };
+}
+
+/** Each item is its own unit: a detail's figures are its counts. */
+const tablesOf = (units: readonly (readonly JudgedItem[])[]): ReportTables => tables(units.flat().map(({ item, figures }) => ({ item, counts: figures as unknown as Counts })));
+
+export const nestoolsScorer: BenchmarkScorer = { benchmark: 'nestools', items, oracle, score, corrupt, tablesOf };

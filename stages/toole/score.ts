@@ -1,4 +1,4 @@
-import { f1, rate, tablesByCategory, type BenchmarkScorer, type Corruption, type EvalItem, type EvalOutput, type EvalReport, type MetricTable } from '../../core/eval.ts';
+import { f1, rate, tablesByCategory, type BenchmarkScorer, type Corruption, type EvalItem, type EvalOutput, type EvalReport, type MetricTable, type ReportTables } from '../../core/eval.ts';
 import type { Sample, ToolSpec } from '../../core/records.ts';
 import type { Rng } from '../../core/rng.ts';
 import { TASKS, type Task } from './task-sets.ts';
@@ -197,11 +197,16 @@ function score(outputs: readonly EvalOutput[]): EvalReport {
   return {
     benchmark: 'metatool',
     items: outputs.length,
-    metrics: table(judged),
-    // A scenario item counts in "scenario" and in its own scenario's group.
-    byCategory: tablesByCategory(judged, (j) => [j.item.category, ...(goldOf(j.item).scenario ? [`scenario:${goldOf(j.item).scenario}`] : [])], table),
+    ...tablesOf([judged]),
     details: judged.map(({ item, figures, note }) => ({ id: item.id, category: item.category, figures, ...(note ? { note } : {}) })),
   };
 }
 
-export const tooleScorer: BenchmarkScorer = { benchmark: 'metatool', items, oracle, score, corrupt };
+/** Each item is its own unit. */
+function tablesOf(units: readonly (readonly Judged[])[]): ReportTables {
+  const judged = units.flat();
+  // A scenario item counts in "scenario" and in its own scenario's group.
+  return { metrics: table(judged), byCategory: tablesByCategory(judged, (j) => [j.item.category, ...(goldOf(j.item).scenario ? [`scenario:${goldOf(j.item).scenario}`] : [])], table) };
+}
+
+export const tooleScorer: BenchmarkScorer = { benchmark: 'metatool', items, oracle, score, corrupt, tablesOf };

@@ -1,4 +1,4 @@
-import type { BenchmarkScorer, EvalOutput, EvalReport, MetricTable } from '../../core/eval.ts';
+import type { BenchmarkScorer, EvalOutput, EvalReport, JudgedItem, MetricTable, ReportTables } from '../../core/eval.ts';
 import { createComparator, type CallRecord, type ComparatorOptions, type ToolTalkComparator } from './comparators.ts';
 import type { DatabasesJson } from './databases.ts';
 import { DEFAULT_DATABASES_DIR, loadDatabases } from './databases.ts';
@@ -64,12 +64,35 @@ export function createToolTalkScorer(options: ToolTalkScorerOptions = {}): Bench
     items: toolTalkItems,
     oracle: toolTalkOracle,
     session: (item) => toolTalkSession(item, { databases: initialDatabases(), maxCalls: options.maxCallsPerTurn }),
+    tablesOf: toolTalkTablesOf,
     score: (outputs) => scoreToolTalk(outputs, initialDatabases(), comparator),
   };
 }
 
 /** The scorer over the shared databases, as the recipe declares it. */
 export const tooltalkScorer: BenchmarkScorer = createToolTalkScorer();
+
+/** Conversations already judged (one unit each, its turns' figures): the totals their turns add up to. */
+export function toolTalkTablesOf(units: readonly (readonly JudgedItem[])[]): ReportTables {
+  const overall = { ...EMPTY_TOTALS };
+  const byCategory = new Map<string, ConversationTotals>();
+  for (const turns of units) {
+    const sum = (figure: string) => turns.reduce((total, turn) => total + Number(turn.figures[figure]), 0);
+    const category = turns[0].item.category;
+    const totals = (byCategory.get(category) ?? byCategory.set(category, { ...EMPTY_TOTALS }).get(category))!;
+    for (const into of [overall, totals]) {
+      into.predictions += sum('predictions');
+      into.groundTruths += sum('groundTruths');
+      into.matches += sum('matches');
+      into.actions += sum('actions');
+      into.validActions += sum('validActions');
+      into.badActions += sum('incorrectActions');
+      into.conversations += 1;
+      into.successes += turns[0].figures.conversationSuccess ? 1 : 0;
+    }
+  }
+  return { metrics: metricsOf(overall), byCategory: Object.fromEntries([...byCategory].map(([category, totals]) => [category, metricsOf(totals)])) };
+}
 
 export function scoreToolTalk(outputs: readonly EvalOutput[], databases: Databases, comparator: ToolTalkComparator): EvalReport {
   const byConversation = new Map<string, EvalOutput[]>();
@@ -104,6 +127,7 @@ export function scoreToolTalk(outputs: readonly EvalOutput[], databases: Databas
           groundTruths: gold(output).apis.length,
           matches: turn.filter((p) => p.match).length,
           actions: turn.filter((p) => p.action).length,
+          validActions: turn.filter((p) => p.action && p.match).length,
           incorrectActions: turn.filter((p) => p.badAction).length,
           conversationSuccess: success,
         },

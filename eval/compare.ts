@@ -1,0 +1,168 @@
+import { join } from 'node:path';
+import type { BenchmarkScorer, EvalItem, EvalOutput, JudgedItem, ReportTables } from '../core/eval.ts';
+import { writeFileAtomic } from '../core/jsonl.ts';
+import type { SampleSource } from '../core/sample-source.ts';
+import { bootstrapDifferences, type Interval } from './compare-bootstrap.ts';
+import { evaluate, type ModelChoice } from './run.ts';
+
+/** The two sides compared: a generated version and the released benchmark it belongs to. */
+export const SIDES = ['generated', 'released'] as const;
+export type Side = (typeof SIDES)[number];
+
+/** One model as it answers each side (a predictions file names the items of one side only). */
+export interface CompareModel {
+  name: string;
+  generated: ModelChoice;
+  released: ModelChoice;
+}
+
+/** One metric of one category (`all`: the whole side) on both sides. */
+export interface CompareRow {
+  category: string;
+  metric: string;
+  generated: number | null;
+  released: number | null;
+  /** generated − released, when both sides have the figure. */
+  difference: number | null;
+  interval: Interval | null;
+}
+
+export interface ModelComparison {
+  model: string;
+  items: Record<Side, number>;
+  missing: Record<Side, number>;
+  rows: CompareRow[];
+  files: string[];
+}
+
+export interface CompareOptions {
+  scorer: BenchmarkScorer;
+  /** The version's samples and folder. */
+  samples: SampleSource;
+  version: { dir: string };
+  /** The released benchmark's items. */
+  releasedItems: EvalItem[];
+  model: CompareModel;
+  resamples: number;
+  seed: number;
+  /** Score only the items of the first `limit` samples (units) of each side. */
+  limit?: number;
+  /** Where each side's results go (`<dir>/<side>/report.json` and `items.jsonl`). */
+  outDir: string;
+  onProgress?: (message: string) => void;
+}
+
+/** The name of the table a figure is in: `all` for the whole side, else the category. */
+export const ALL = 'all';
+
+/**
+ * Runs one model on both sides, and per metric and category gives each side's figure, their
+ * difference and its bootstrap 95 % interval (the units of each side resampled on their own).
+ * Categories are matched by name: the five benchmarks' released sets and recipes name them alike
+ * (a category on one side only, such as MTU's "hard", has no difference).
+ */
+export async function compareModel(options: CompareOptions): Promise<ModelComparison> {
+  const { scorer } = options;
+  const units: Partial<Record<Side, JudgedOutput[][]>> = {};
+  const tables: Partial<Record<Side, ReportTables>> = {};
+  const items = {} as Record<Side, number>;
+  const missing = {} as Record<Side, number>;
+  const files: string[] = [];
+  for (const side of SIDES) {
+    options.onProgress?.(`eval compare: ${options.model.name} on the ${side} side`);
+    const result = await evaluate({
+      scorer,
+      ...(side === 'generated' ? { samples: options.samples, version: options.version, limit: options.limit } : { items: firstUnits(scorer, options.releasedItems, options.limit) }),
+      model: options.model[side],
+      outDir: join(options.outDir, side),
+      onProgress: options.onProgress,
+    });
+    units[side] = judgedUnits(scorer, result.outputs, result.report.details);
+    tables[side] = result.report;
+    items[side] = result.report.items;
+    missing[side] = result.missing;
+    files.push(...result.files);
+  }
+  const intervals = bootstrapDifferences(units.generated!, units.released!, (drawn) => flatTables(resampledTables(scorer, drawn)), { resamples: options.resamples, seed: options.seed });
+  return { model: options.model.name, items, missing, rows: rowsOf(tables.generated!, tables.released!, intervals), files };
+}
+
+/** A figure's key in a flat table: category and metric. */
+const keyOf = (category: string, metric: string) => `${category}\u0000${metric}`;
+
+function flatTables(tables: ReportTables): Record<string, number> {
+  const flat: Record<string, number> = {};
+  for (const [category, table] of [[ALL, tables.metrics] as const, ...Object.entries(tables.byCategory)]) {
+    for (const [metric, value] of Object.entries(table)) flat[keyOf(category, metric)] = value;
+  }
+  return flat;
+}
+
+/** Rows in the order the generated side lists its tables and metrics, then what only the released side has. */
+function rowsOf(generated: ReportTables, released: ReportTables, intervals: Record<string, Interval>): CompareRow[] {
+  const [g, r] = [flatTables(generated), flatTables(released)];
+  const keys = [...new Set([...Object.keys(g), ...Object.keys(r)])];
+  return keys.map((key) => {
+    const [category, metric] = key.split('\u0000');
+    const both = key in g && key in r;
+    return { category, metric, generated: g[key] ?? null, released: r[key] ?? null, difference: both ? g[key] - r[key] : null, interval: both ? (intervals[key] ?? null) : null };
+  });
+}
+
+/** The unit of an item: what the scorer scores together, else its sample. */
+const unitOf = (scorer: BenchmarkScorer, item: EvalItem) => scorer.unitOf?.(item) ?? item.sampleId;
+
+/** The items of the first `limit` units (all without a limit). */
+function firstUnits(scorer: BenchmarkScorer, items: EvalItem[], limit?: number): EvalItem[] {
+  if (limit === undefined) return items;
+  const kept = new Set<string>();
+  return items.filter((item) => {
+    const unit = unitOf(scorer, item);
+    if (!kept.has(unit) && kept.size < limit) kept.add(unit);
+    return kept.has(unit);
+  });
+}
+
+/** A judged item with its output, for a scorer that can only score a resample whole. */
+interface JudgedOutput extends JudgedItem {
+  output: string | null;
+}
+
+/** The judged items grouped in units, in first-seen order. */
+function judgedUnits(scorer: BenchmarkScorer, outputs: readonly EvalOutput[], details: readonly { id: string; figures: Record<string, number | boolean> }[]): JudgedOutput[][] {
+  const figures = new Map(details.map((d) => [d.id, d.figures]));
+  const groups = new Map<string, JudgedOutput[]>();
+  for (const { item, output } of outputs) {
+    const unit = unitOf(scorer, item);
+    const list = groups.get(unit) ?? groups.set(unit, []).get(unit)!;
+    list.push({ item, output, figures: figures.get(item.id) ?? {} });
+  }
+  return [...groups.values()];
+}
+
+/**
+ * The tables of a resample: from the figures already judged when the scorer can (`tablesOf`), else
+ * by scoring the resample whole, each drawn unit's items renamed apart (`#<draw>` on item and sample
+ * id) so that a unit drawn twice counts as two samples.
+ */
+function resampledTables(scorer: BenchmarkScorer, drawn: readonly JudgedOutput[][]): ReportTables {
+  if (scorer.tablesOf) return scorer.tablesOf(drawn);
+  const outputs = drawn.flatMap((unit, draw) => unit.map(({ item, output }) => ({ item: { ...item, id: `${item.id}#${draw}`, sampleId: `${item.sampleId}#${draw}` }, output })));
+  return scorer.score(outputs);
+}
+
+export interface ComparisonFile {
+  dataset: string;
+  reference: { name: string; dir: string; files: string };
+  resamples: number;
+  seed: number;
+  models: ModelComparison[];
+  agreement?: object;
+}
+
+/** Writes the comparison of `models` (their names joined by `+`) into `dir`: `<models>.json`. */
+export function writeComparison(dir: string, models: string, comparison: ComparisonFile): string {
+  const file = join(dir, `${models}.json`);
+  writeFileAtomic(file, `${JSON.stringify(comparison, null, 2)}\n`);
+  return file;
+}
