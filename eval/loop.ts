@@ -13,7 +13,7 @@ import { drawCorruption } from './noisy-oracle.ts';
  * steps without asking, and asks only from the first step it lacks.
  */
 
-export type LoopModel = { kind: 'oracle' } | { kind: 'noisy-oracle'; seed: number } | { kind: 'llm'; llm: LlmGateway };
+export type LoopModel = { kind: 'oracle' } | { kind: 'noisy-oracle'; seed: number } | { kind: 'llm'; llm: LlmGateway; userLlm?: LlmGateway };
 
 export interface LoopOutcome extends SessionResult {
   /** The gateway's failure on a step the model (or the simulated user) could not answer. */
@@ -65,9 +65,9 @@ function noisyScript(item: EvalItem, session: EvalSession, seed: number): { scri
   return { script, drawn: corruption, applied: false };
 }
 
-function llmAnswerer(llm: LlmGateway, item: EvalItem): Answerer {
+function llmAnswerer(llm: LlmGateway, item: EvalItem, userLlm = llm): Answerer {
   return async (request, step) => {
-    const result = await llm.generate(answerPrompt, { messages: request.messages }, { stage: request.role === 'user' ? 'eval-user' : 'eval', key: `${item.id}#${step}` });
+    const result = await (request.role === 'user' ? userLlm : llm).generate(answerPrompt, { messages: request.messages }, { stage: request.role === 'user' ? 'eval-user' : 'eval', key: `${item.id}#${step}` });
     return result.ok ? { text: result.value.text } : { text: null, failure: `${request.role === 'user' ? 'simulated user: ' : ''}${result.reason}: ${result.detail}` };
   };
 }
@@ -84,7 +84,7 @@ async function runItem(scorer: BenchmarkScorer, item: EvalItem, model: LoopModel
       return { ...(await runSession(session, scripted(script))), drawn, applied };
     }
     case 'llm':
-      return runSession(session, llmAnswerer(model.llm, item));
+      return runSession(session, llmAnswerer(model.llm, item, model.userLlm));
   }
 }
 

@@ -2,6 +2,7 @@ import { join } from 'node:path';
 import type { BenchmarkScorer, Corruption, EvalItem, EvalOutput, EvalReport } from '../core/eval.ts';
 import { writeFileAtomic, writeJsonlAtomic } from '../core/jsonl.ts';
 import type { LlmGateway, UsageReport } from '../core/llm/types.ts';
+import { combineUsage } from '../core/llm/usage.ts';
 import type { SampleSource } from '../core/sample-source.ts';
 import { llmAnswers } from './llm-model.ts';
 import { runInLoop, type LoopModel, type LoopOutcome } from './loop.ts';
@@ -13,7 +14,8 @@ export type ModelChoice =
   | { kind: 'oracle' }
   | { kind: 'noisy-oracle'; seed: number }
   | { kind: 'predictions'; path: string; shown: string }
-  | { kind: 'llm'; llm: LlmGateway };
+  /** `userLlm`: the model playing a benchmark's simulated user (ACEBench used another model than the agent's); default `llm`. */
+  | { kind: 'llm'; llm: LlmGateway; userLlm?: LlmGateway };
 
 export interface EvaluateOptions {
   scorer: BenchmarkScorer;
@@ -158,7 +160,8 @@ export async function evaluate(options: EvaluateOptions): Promise<EvaluateResult
 
   const evalOutputs: EvalOutput[] = items.map((item, i) => ({ item, output: outputs[i] }));
   const report = options.scorer.score(evalOutputs);
-  const usage = model.kind === 'llm' ? model.llm.usage() : undefined;
+  // The simulated user's requests cost as much as the model's own.
+  const usage = model.kind === 'llm' ? (model.userLlm ? combineUsage(model.llm.usage(), model.userLlm.usage()) : model.llm.usage()) : undefined;
   const missing = outputs.filter((o) => o === null).length;
 
   const detailsFile = join(options.outDir, 'items.jsonl');

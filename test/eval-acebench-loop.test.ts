@@ -117,6 +117,26 @@ describe('ACEBench agent tasks with the model in the loop', () => {
       expect(JSON.parse(itemLines(outDir)[0].output!)).toEqual(agentSteps.slice(0, 4));
     });
 
+    it('another model plays the simulated user when one is given (userLlm, --user-model), and its requests count in the usage', async () => {
+      server.reset();
+      const agentSteps = ['[turn_on_wifi()]', '[get_earliest_message_id()]', '[delete_message(message_id=3)]', "[send_message(sender_name='Grace', receiver_name='Frank', message='Are you free tomorrow to have lunch with me?')]", 'I sent your message to Frank.'];
+      server.setResponder('chat', (request) => {
+        const messages = messagesOf(request);
+        if (isUserSimulator(request)) return { content: messages.some((m) => m.role === 'assistant') ? 'finish conversation' : "Hi, I'm Grace. Please send Frank the message 'Are you free tomorrow to have lunch with me?'" };
+        return { content: agentSteps[messages.filter((m) => m.role === 'assistant').length] ?? 'finish conversation' };
+      });
+      const llm = gateway();
+      const userLlm = createGateway({ backend: 'openai', noCache: true, model: 'user-model', maxRetries: 0, maxRepairs: 0, env: { OPENAI_BASE_URL: server.baseURL, OPENAI_API_KEY: 'sk-test' } });
+      const result = await evaluate({ scorer, samples: samplesInMemory([sampleOf('en', 'agent_multi_turn_0')]), model: { kind: 'llm', llm, userLlm }, outDir: tmp() });
+      await Promise.all([llm.close(), userLlm.close()]);
+      const modelOf = (request: RecordedRequest) => request.body.model as string;
+      expect(server.requests.filter(isUserSimulator).map(modelOf)).toEqual(['user-model', 'user-model']);
+      expect(new Set(server.requests.filter((r) => !isUserSimulator(r)).map(modelOf))).toEqual(new Set(['test-model']));
+      expect(result.usage!.byStage['eval-user'].requests).toBe(2);
+      expect(result.usage!.byStage['eval'].requests).toBe(5);
+      expect(result.report.details[0].figures).toEqual({ valid: true, process: 1 });
+    });
+
     it('a model that keeps calling hits the cap of 40 messages; the state and mile_stone reached are scored as ACEBench scores them (hand-computed)', async () => {
       server.reset();
       server.setResponder('chat', () => ({ content: '[turn_on_wifi()]' }));

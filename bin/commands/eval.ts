@@ -27,13 +27,19 @@ function modelChoice(values: Values, io: Io, seed: number): ModelChoice {
   const predictions = stringFlag(values, 'predictions');
   const llm = stringFlag(values, 'llm');
   const model = stringFlag(values, 'model');
+  if (values['user-model'] !== undefined && llm === undefined) throw new UserError('--user-model names the model that plays the simulated user of a model behind the gateway: use it with --llm openai --model <m>');
   if (predictions !== undefined) {
     if (llm !== undefined || model !== undefined) throw new UserError('--predictions scores answers made elsewhere: leave out --model and --llm');
     return { kind: 'predictions', path: resolve(io.cwd, predictions), shown: predictions };
   }
   if (llm !== undefined) {
     if (llm === 'offline') throw new UserError('--llm offline has no model to answer with: use --model oracle or --model noisy-oracle, or --llm openai --model <m>');
-    return { kind: 'llm', llm: gatewayFromFlags(values, io.env, io.home, seed, io.err, io.cwd) };
+    const userModel = stringFlag(values, 'user-model');
+    return {
+      kind: 'llm',
+      llm: gatewayFromFlags(values, io.env, io.home, seed, io.err, io.cwd),
+      ...(userModel === undefined ? {} : { userLlm: gatewayFromFlags({ ...values, model: userModel }, io.env, io.home, seed, io.err, io.cwd) }),
+    };
   }
   if (model === undefined) throw new UserError('say whose answers to score: --predictions <file.jsonl>, --model oracle|noisy-oracle, or --llm openai --model <m>');
   if (!OFFLINE_MODELS.includes(model)) throw new UserError(`--model ${model} needs --llm openai (a model behind the gateway); without --llm, --model is one of ${OFFLINE_MODELS.join(', ')}`);
@@ -98,11 +104,12 @@ function interactionLine(interaction: Interaction): string {
 
 export const evalCommand: Command = {
   path: ['eval'],
-  usage: 'toolkiln eval <name>@v (--predictions f.jsonl | --model oracle|noisy-oracle | --llm openai|replay --model m [--concurrency n] [--rpm n] [--tpm n] [--max-retries n] [--no-cache] [--price-table f]) [--limit n] [--seed s] [--json]',
+  usage: 'toolkiln eval <name>@v (--predictions f.jsonl | --model oracle|noisy-oracle | --llm openai|replay --model m [--user-model u] [--concurrency n] [--rpm n] [--tpm n] [--max-retries n] [--no-cache] [--price-table f]) [--limit n] [--seed s] [--json]',
   summary: "score a model's answers on a version by its benchmark's own rules (results in datasets/<name>/<v>.derived/eval/<model>/)",
   options: {
     predictions: { type: 'string' },
     model: { type: 'string' },
+    'user-model': { type: 'string' },
     llm: { type: 'string' },
     limit: { type: 'string' },
     seed: { type: 'string' },
@@ -133,7 +140,7 @@ export const evalCommand: Command = {
       }
       return 0;
     } finally {
-      if (model.kind === 'llm') await model.llm.close();
+      if (model.kind === 'llm') await Promise.all([model.llm.close(), model.userLlm?.close()]);
     }
   },
 };
