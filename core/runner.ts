@@ -829,6 +829,7 @@ async function runScanChain(chain: StageRun[], input: StageInput, options: RunSt
       state: undefined as unknown,
     };
   });
+  for (const { stage } of members) if (stage.begin && stage.collect) throw new Error(`stage ${stage.name} has both begin and collect: a scan stage starts from one of them`);
   const [first] = members;
   if (first.stage.collect) {
     // Each pass of `collect` over its input reads the file again.

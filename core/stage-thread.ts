@@ -1,9 +1,9 @@
 import { parentPort, workerData } from 'node:worker_threads';
-import { messageOf } from './errors.ts';
+import { messageOf, UserError } from './errors.ts';
 import { Rng } from './rng.ts';
 import { entryOf } from './runner.ts';
 import type { MapStage, StageContext } from './stage.ts';
-import type { StageThreadData, ThreadOutcome } from './stage-threads.ts';
+import type { StageThreadData, ThreadError, ThreadOutcome } from './stage-threads.ts';
 
 /**
  * One worker thread of a pure-computation stage (see stage-threads.ts): makes the stage again from
@@ -42,7 +42,8 @@ async function start(): Promise<void> {
       const outcome: ThreadOutcome = entry.reject ? { reject: entry.reject } : { outputs: (entry.out ?? []).map((output) => JSON.stringify(output)) };
       port.postMessage({ id, outcome });
     } catch (error) {
-      port.postMessage({ id, error: messageOf(error) });
+      const sent: ThreadError = error instanceof UserError ? { message: error.message, userExitCode: error.exitCode } : { message: messageOf(error) };
+      port.postMessage({ id, error: sent });
     }
   });
   port.postMessage({ ready: true });

@@ -2,6 +2,7 @@ import { availableParallelism } from 'node:os';
 import { createRequire } from 'node:module';
 import { pathToFileURL } from 'node:url';
 import { Worker } from 'node:worker_threads';
+import { UserError } from './errors.ts';
 import type { JournalEntry } from './journal-line.ts';
 import type { MapStage } from './stage.ts';
 
@@ -45,7 +46,13 @@ export interface StageThreadData {
   runDir: string;
 }
 
-type Message = { id: number; outcome?: ThreadOutcome; error?: string } | { ready: true } | { log: string } | { failed: string };
+/** An error thrown on a thread, as sent back: its message, and the exit code when it was a UserError. */
+export interface ThreadError {
+  message: string;
+  userExitCode?: number;
+}
+
+type Message = { id: number; outcome?: ThreadOutcome; error?: ThreadError } | { ready: true } | { log: string } | { failed: string };
 
 interface Slot {
   worker: Worker;
@@ -55,6 +62,8 @@ interface Slot {
 /** The threads of one stage, for one run of it. */
 export class StageThreads {
   private readonly slots: Slot[] = [];
+  /** Every thread started, ready or not: all are stopped on close. */
+  private readonly workers: Worker[] = [];
   private readonly pending = new Map<number, { resolve: (outcome: ThreadOutcome) => void; reject: (error: Error) => void }>();
   private nextId = 0;
   private failure: Error | undefined;
@@ -71,6 +80,7 @@ export class StageThreads {
     const starts: Promise<void>[] = [];
     for (let n = 0; n < count; n++) {
       const worker = new Worker(BOOTSTRAP, { eval: true, workerData });
+      this.workers.push(worker);
       const slot: Slot = { worker, inFlight: 0 };
       let started!: () => void;
       starts.push(new Promise<void>((resolve) => (started = resolve)));
@@ -87,7 +97,8 @@ export class StageThreads {
           slot.inFlight--;
           const waiting = this.pending.get(message.id);
           this.pending.delete(message.id);
-          if (message.error !== undefined) waiting?.reject(new Error(message.error));
+          // Rebuilt as the thread threw it, so a record fails the same way wherever it ran.
+          if (message.error !== undefined) waiting?.reject(message.error.userExitCode === undefined ? new Error(message.error.message) : new UserError(message.error.message, message.error.userExitCode));
           else waiting?.resolve(message.outcome!);
         }
       });
@@ -137,9 +148,10 @@ export class StageThreads {
     this.pending.clear();
   }
 
+  /** Stops every thread, also one still starting (a stage stopped early must not leave one holding the process). */
   async close(): Promise<void> {
-    const slots = this.slots.splice(0);
-    await Promise.all(slots.map((slot) => slot.worker.terminate()));
+    this.slots.splice(0);
+    await Promise.all(this.workers.splice(0).map((worker) => worker.terminate()));
   }
 }
 

@@ -1,3 +1,4 @@
+import PQueue from 'p-queue';
 import type { BenchmarkScorer, Corruption, EvalItem, EvalSession, SessionRequest, SessionResult } from '../core/eval.ts';
 import type { LlmGateway } from '../core/llm/types.ts';
 import { answerPrompt } from './llm-model.ts';
@@ -93,11 +94,16 @@ async function runItem(scorer: BenchmarkScorer, item: EvalItem, model: LoopModel
  * are open at once (the gateway's own limits pace the requests within them).
  */
 export async function runInLoop(scorer: BenchmarkScorer, items: readonly EvalItem[], model: LoopModel, options: { window?: number; onDone?: (done: number) => void } = {}): Promise<(LoopOutcome | null)[]> {
-  const window = options.window ?? 64;
-  const outcomes: (LoopOutcome | null)[] = [];
-  for (let start = 0; start < items.length; start += window) {
-    outcomes.push(...(await Promise.all(items.slice(start, start + window).map((item) => runItem(scorer, item, model)))));
-    options.onDone?.(outcomes.length);
-  }
-  return outcomes;
+  // A sliding window: a session that ends lets the next one start, none waits for the slowest of a batch.
+  const queue = new PQueue({ concurrency: options.window ?? 64 });
+  let done = 0;
+  return Promise.all(
+    items.map((item) =>
+      queue.add(async () => {
+        const outcome = await runItem(scorer, item, model);
+        options.onDone?.(++done);
+        return outcome;
+      }),
+    ),
+  );
 }

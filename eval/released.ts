@@ -5,6 +5,7 @@ import { fileURLToPath } from 'node:url';
 import { UserError } from '../core/errors.ts';
 import type { BenchmarkScorer, EvalItem } from '../core/eval.ts';
 import type { ToolSpec } from '../core/records.ts';
+import { readJsonFile } from '../core/source-files.ts';
 import { acebenchScorer } from '../stages/acebench/score.ts';
 import { importAceFolder } from '../stages/acebench/import.ts';
 import { mtuScorer, releasedMtuItems } from '../stages/mtu/score.ts';
@@ -71,7 +72,7 @@ const spec = (name: string, description = ''): ToolSpec => ({ name, description,
  * queries each; each multi-tool golden query with its pair among three other tools.
  */
 export function releasedMetaToolItems(dir: string): EvalItem[] {
-  const descriptions = { ...JSON.parse(readFileSync(join(dir, 'plugin_des.json'), 'utf8')), ...JSON.parse(readFileSync(join(dir, 'big_tool_des.json'), 'utf8')) } as Record<string, string>;
+  const descriptions = { ...(readJsonFile(join(dir, 'plugin_des.json')) as Record<string, string>), ...(readJsonFile(join(dir, 'big_tool_des.json')) as Record<string, string>) };
   const tools = (names: string[]) => names.map((n) => spec(n, descriptions[n]));
   const rows = (parse(readFileSync(join(dir, 'all_clean_data.csv'), 'utf8'), { columns: true, skip_empty_lines: true, bom: true }) as { Query: string; Tool: string }[]).map((r) => ({ query: r.Query, tool: r.Tool }));
   const names = [...new Set(rows.map((r) => r.tool))].sort();
@@ -85,7 +86,7 @@ export function releasedMetaToolItems(dir: string): EvalItem[] {
   });
   for (const file of readdirSync(join(dir, 'scenario')).sort()) {
     const scenario = file.replace(/\.json$/, '');
-    const listed = (JSON.parse(readFileSync(join(dir, 'scenario', file), 'utf8')) as { Tools: string[] }).Tools;
+    const listed = (readJsonFile(join(dir, 'scenario', file)) as { Tools: string[] }).Tools;
     for (const tool of listed) {
       rows
         .filter((r) => r.tool === tool)
@@ -93,8 +94,8 @@ export function releasedMetaToolItems(dir: string): EvalItem[] {
         .forEach((row, i) => items.push(tooleItem(`scenario-${scenario}-${tool}-${i}`, `scenario-${scenario}-${tool}-${i}`, { task: 'scenario', labels: [tool], scenario }, row.query, tools(listed))));
     }
   }
-  const golden = JSON.parse(readFileSync(join(dir, 'multi_tool_query_golden.json'), 'utf8')) as { query: string; tool: string[] }[];
-  const big = Object.keys(JSON.parse(readFileSync(join(dir, 'big_tool_des.json'), 'utf8')));
+  const golden = readJsonFile(join(dir, 'multi_tool_query_golden.json')) as { query: string; tool: string[] }[];
+  const big = Object.keys(readJsonFile(join(dir, 'big_tool_des.json')) as Record<string, string>);
   golden.forEach((row, i) => {
     const rest = big.filter((n) => !row.tool.includes(n)).slice(i % 5, (i % 5) + 3);
     items.push(tooleItem(`multi-${i}`, `multi-${i}`, { task: 'multi-tool', labels: row.tool }, row.query, tools([...row.tool, ...rest])));

@@ -84,7 +84,7 @@ export function argillaSettings(ref: DatasetLabel, items: readonly QueueItem[]) 
     vectors: [],
     metadata: [
       metadata('category', 'Category', { type: 'terms', values: categories }),
-      metadata('priority', 'Priority', { type: 'integer', min: priorities.length ? Math.min(...priorities) : null, max: priorities.length ? Math.max(...priorities) : null }),
+      metadata('priority', 'Priority', { type: 'integer', min: priorities.length ? priorities.reduce((a, b) => Math.min(a, b)) : null, max: priorities.length ? priorities.reduce((a, b) => Math.max(a, b)) : null }),
       metadata('sample_id', 'Sample id', { type: 'terms', values: null }),
       metadata('dataset', 'Dataset', { type: 'terms', values: [datasetLabel(ref)] }),
     ],

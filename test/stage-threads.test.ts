@@ -1,3 +1,5 @@
+import { spawn } from 'node:child_process';
+import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { OfflineGateway } from '../core/llm/offline.ts';
@@ -76,14 +78,27 @@ describe('worker threads for pure-computation stages', () => {
     expect(logs.join('\n')).toMatch(/\[renamed\] its worker thread could not start \(.*does not make stage renamed v1\); records run on the main thread/);
   }, 120_000);
 
+  it('stops a thread still starting when the run fails before it is ready: the process ends', async () => {
+    const child = spawn(process.execPath, ['--import', 'tsx', join(PROJECT, 'test/fixtures/core/threads-stopped-early.ts')], { cwd: PROJECT, stdio: ['ignore', 'pipe', 'pipe'] });
+    let out = '';
+    child.stdout.on('data', (chunk) => (out += chunk));
+    // A thread left running would keep the process alive: then the test fails at its time limit.
+    const code = await new Promise<number | null>((resolve) => child.on('exit', resolve));
+    expect(out).toMatch(/failed: stage breaks failed on record i-0: the first stage fails at once/);
+    expect(code).toBe(1);
+  }, 120_000);
+
   it('publishes the same NesTools bytes whether programs are checked on a thread or not', async () => {
     const published = [];
+    const logs: string[] = [];
     for (const threads of [{ count: 0 }, { count: 1, from: 0 }]) {
       const home = tempHome();
-      const result = await runPipeline({ pipeline: nestoolsPipeline, configOverrides: { count: 150 }, llm: new OfflineGateway(42), home, projectDir: PROJECT, cwd: PROJECT, progress: { quiet: true }, threads });
+      const result = await runPipeline({ pipeline: nestoolsPipeline, configOverrides: { count: 150 }, llm: new OfflineGateway(42), home, projectDir: PROJECT, cwd: PROJECT, progress: { quiet: true }, threads, log: (m) => logs.push(m) });
       expect(new DatasetStore(home).samples(result.ref!).length).toBeGreaterThan(100);
       published.push(result.manifest!.files);
     }
     expect(published[1]).toEqual(published[0]);
+    // The second run did check its programs on the thread (a thread that cannot start falls back, and says so).
+    expect(logs.filter((m) => m.includes('worker thread'))).toEqual([]);
   }, 300_000);
 });

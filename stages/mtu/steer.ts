@@ -66,7 +66,7 @@ interface Item {
 
 const records = (items: Item[]) => items.reduce((n, i) => n + i.noCall.length, 0);
 const noCalls = (items: Item[]) => items.reduce((n, i) => n + i.noCall.filter(Boolean).length, 0);
-const shareOf = (i: Item) => i.noCall.filter(Boolean).length / i.noCall.length;
+const shareOf = (i: Item) => (i.noCall.length ? i.noCall.filter(Boolean).length / i.noCall.length : 0);
 const pct = (x: number) => `${Math.round(x * 100)} %`;
 
 /** Indexes of the assistant turns that answer a user turn: one MTU-Eval record each. */
@@ -135,7 +135,9 @@ export function choose(items: Item[], quota: number, target: number | undefined)
   const groups = new Map<string, Item[]>();
   for (const item of items) {
     const key = `${item.noCall.length}/${item.noCall.filter(Boolean).length}`;
-    groups.set(key, [...(groups.get(key) ?? []), item]);
+    const group = groups.get(key);
+    if (group) group.push(item);
+    else groups.set(key, [item]);
   }
   const heads = new Map([...groups.keys()].map((k) => [k, 0]));
   const position = new Map(items.map((item, i) => [item.id, i]));
