@@ -2,6 +2,9 @@
 // the candidate tools; accept / reject / edit (query, calls through a schema-built form, labels) and notes.
 import { fill, h, shown } from '../dom.js';
 import { callsForm } from '../schema-form.js';
+import { toolDoc } from '../tool-doc.js';
+
+export const title = 'Samples';
 
 export const shortcuts = [
   ['a', 'accept the item'],
@@ -12,7 +15,8 @@ export const shortcuts = [
   ['Esc', 'leave a field; again: cancel the edit'],
 ];
 
-const DECIDED = { accept: 'accepted', reject: 'rejected', edit: 'edited' };
+/** Each decision as the page counts it. */
+export const DECIDED = { accept: 'accepted', reject: 'rejected', edit: 'edited' };
 
 function callCard(call, observation) {
   const args = Object.entries(call.arguments ?? {});
@@ -52,37 +56,6 @@ function goldView(view) {
     {},
     groups.map(([turn, calls]) => [turn ? h('div', { class: 'group-label', text: `turn ${turn}` }) : null, calls.length ? calls.map((c) => callCard(c)) : h('div', { class: 'muted', text: 'no calls' })]),
     view.labels ? h('div', { class: 'labels' }, h('span', { class: 'label', text: 'labels' }), view.labels.map((l) => h('code', { class: 'chip', text: l }))) : null,
-  );
-}
-
-function toolView(tool, used) {
-  const properties = Object.entries(tool.parameters?.properties ?? {});
-  const required = new Set(tool.parameters?.required ?? []);
-  return h(
-    'details',
-    { class: `tool-doc${used ? ' used' : ''}`, open: used },
-    h('summary', {}, h('code', { text: tool.name }), used ? h('span', { class: 'badge', text: 'in the gold answer' }) : null, tool.domain ? h('span', { class: 'muted', text: ` ${tool.domain}` }) : null),
-    tool.description ? h('p', { text: tool.description }) : null,
-    properties.length
-      ? h(
-          'table',
-          { class: 'params' },
-          h('thead', {}, h('tr', {}, h('th', { text: 'parameter' }), h('th', { text: 'type' }), h('th', { text: 'description' }))),
-          h(
-            'tbody',
-            {},
-            properties.map(([name, schema]) =>
-              h(
-                'tr',
-                {},
-                h('td', {}, h('code', { text: name }), required.has(name) ? h('span', { class: 'req', title: 'required', text: ' *' }) : null),
-                h('td', { text: [[schema.type].flat().filter(Boolean).join(' | ') || 'any', schema.enum ? `one of ${schema.enum.map(shown).join(', ')}` : ''].filter(Boolean).join(', ') }),
-                h('td', { text: schema.description ?? '' }),
-              ),
-            ),
-          ),
-        )
-      : h('p', { class: 'muted', text: 'no parameters' }),
   );
 }
 
@@ -209,7 +182,7 @@ export function render(view, root, app) {
       'div',
       { class: 'columns' },
       h('section', { class: 'card conversation' }, h('h2', { text: 'Dialogue' }), view.dialogue.map(turnView)),
-      h('div', { class: 'side' }, goldCard, h('section', { class: 'card' }, h('h2', { text: `Candidate tools (${view.tools.length})` }), tools.map((t) => toolView(t, used.has(t.name))))),
+      h('div', { class: 'side' }, goldCard, h('section', { class: 'card' }, h('h2', { text: `Candidate tools (${view.tools.length})` }), tools.map((t) => toolDoc(t, used.has(t.name) ? { open: true, className: 'used', badge: 'in the gold answer' } : {})))),
     ),
     h(
       'div',
