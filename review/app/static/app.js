@@ -87,7 +87,7 @@ function renderTabs() {
         'button',
         { type: 'button', class: kind === app.kind ? 'tab current' : 'tab', dataset: { kind }, onclick: () => kind !== app.kind && switchKind(kind) },
         KINDS[kind].title,
-        h('span', { class: 'tab-count', text: ` ${decided} / ${items.length}` }),
+        h('span', { class: 'tab-count', text: `${decided} / ${items.length} decided` }),
       );
     }),
   );

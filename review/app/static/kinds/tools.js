@@ -52,7 +52,7 @@ function toolChecks(column, tools, checked) {
   return h(
     'div',
     { class: 'tool-checks', id: column, dataset: { field: column } },
-    tools.map((t) => h('label', { class: 'check' }, h('input', { type: 'checkbox', value: t.name, checked: checked(t.name) }), h('code', { text: t.name }))),
+    tools.map((t) => h('label', { class: 'tool-check' }, h('input', { type: 'checkbox', value: t.name, checked: checked(t.name) }), h('code', { text: t.name }))),
   );
 }
 
