@@ -1,13 +1,12 @@
 import type { ToolSpec } from '../../core/records.ts';
 import type { VersionRef } from '../../core/store.ts';
 import { TOOL_DECISION_KINDS, type ToolDecisionKind, type ToolEvidence } from '../../core/tool-review.ts';
-import { readCell } from '../csv.ts';
 import type { SheetSource } from '../rows.ts';
 import type { ToolReviewContext } from '../tool-export.ts';
 import { validateToolSheets } from '../tool-import.ts';
 import { DECISION_WORDS, decisionKind, TOOL_EDITABLE_COLUMNS, TOOL_SHEET_COLUMNS, type ToolSheetColumn } from '../tool-sheet.ts';
 import type { DecisionSheet } from './decision-sheet.ts';
-import type { DecisionOutcome, FieldProblem, ItemKind, ItemSummary } from './item-kind.ts';
+import { typedAnswer, type DecisionOutcome, type FieldProblem, type ItemKind, type ItemSummary } from './item-kind.ts';
 
 /** What a reviewer sends for a tool question: the tool sheet's reviewer columns (the annotator is the session's). */
 const ANSWER_COLUMNS = TOOL_EDITABLE_COLUMNS.filter((c) => c !== 'annotator');
@@ -86,17 +85,9 @@ export function toolItems(options: ToolItemsOptions): ItemKind {
     decide(id, answer): DecisionOutcome {
       const current = sheet.row(id);
       if (!current) return { ok: false, problems: [{ column: 'question_id', message: `unknown question id "${id}"` }] };
-      const unknown = Object.keys(answer).filter((k) => !(ANSWER_COLUMNS as readonly string[]).includes(k));
-      if (unknown.length) return { ok: false, problems: [{ column: null, message: `unknown field(s) ${unknown.join(', ')}: an answer has ${ANSWER_COLUMNS.join(', ')}` }] };
-
-      // The answer as if typed into the sheet's cells: a leading `'` escapes, a formula is flagged.
-      const cells: Record<ToolSheetColumn, string> = { ...current, annotator };
-      const formulaColumns: string[] = [];
-      for (const column of ANSWER_COLUMNS) {
-        const typed = readCell(answer[column] ?? '');
-        cells[column] = typed.text;
-        if (typed.formula) formulaColumns.push(column);
-      }
+      const typed = typedAnswer(current, answer, ANSWER_COLUMNS, annotator);
+      if ('problem' in typed) return { ok: false, problems: [typed.problem] };
+      const { cells, formulaColumns } = typed;
       // The whole sheet with this row changed, the row last: a clash with a saved row is reported on it.
       const rowNumber = sheet.rowNumber(id);
       const others = sheet.itemIds().filter((other) => other !== id);

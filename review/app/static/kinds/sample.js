@@ -1,6 +1,7 @@
 // The view of one queued sample: what to check, the dialogue as a conversation, the gold answer and
 // the candidate tools; accept / reject / edit (query, calls through a schema-built form, labels) and notes.
 import { fill, h, shown } from '../dom.js';
+import { decisionControls } from '../decision.js';
 import { callsForm } from '../schema-form.js';
 import { toolDoc } from '../tool-doc.js';
 
@@ -70,44 +71,15 @@ function usedTools(gold) {
  */
 export function render(view, root, app) {
   const answer = view.answer;
-  const status = h('div', { class: 'status', role: 'status' });
-  const problemsBox = h('div', { class: 'field-error', dataset: { error: 'decision' } });
-  const notes = h('textarea', { id: 'notes', rows: 2, placeholder: 'Notes (kept with the decision)', value: answer.notes, dataset: { field: 'notes' } });
-  const notesError = h('div', { class: 'field-error', dataset: { error: 'notes' } });
-  const badge = h('span', { class: `decision-badge ${answer.decision || 'open'}`, text: DECIDED[answer.decision] ?? 'open' });
   let editor = null;
-
-  const showStatus = (text, kind) => fill(status, h('span', { class: kind, text }));
-  const clearProblems = () => {
-    for (const slot of root.querySelectorAll('[data-error]')) slot.replaceChildren();
-    for (const el of root.querySelectorAll('.invalid')) el.classList.remove('invalid');
-  };
-
-  async function decide(decision, fields = {}) {
-    clearProblems();
-    showStatus('saving…', 'muted');
-    const result = await app.save({ decision, notes: notes.value, ...fields });
-    if (result.ok) {
-      badge.className = `decision-badge ${decision}`;
-      badge.textContent = DECIDED[decision];
-      showStatus(`saved: ${DECIDED[decision]}`, 'ok');
-      app.next();
-      return;
-    }
-    showStatus('not saved: see the problems marked below', 'error');
-    const rest = [];
-    for (const problem of result.problems) {
-      if (problem.field?.startsWith('calls') && editor) editor.form.showProblems([problem]);
-      else {
-        const slot = problem.field && root.querySelector(`[data-error="${problem.field}"]`);
-        if (slot) {
-          slot.append(h('div', { class: 'problem', text: problem.message }));
-          root.querySelector(`[data-field="${problem.field}"]`)?.classList.add('invalid');
-        } else rest.push(problem);
-      }
-    }
-    for (const problem of rest) (editor ? editor.problems : problemsBox).append(h('div', { class: 'problem', text: problem.message }));
-  }
+  const controls = decisionControls({ root, app, decided: DECIDED, answer, notesPlaceholder: 'Notes (kept with the decision)' });
+  const { badge, notes, clearProblems } = controls;
+  // Problems with calls go to the calls form; others without a field of their own to the edit form when it is open.
+  const decide = (decision, fields) =>
+    controls.decide(decision, fields, {
+      place: (problem) => Boolean(problem.field?.startsWith('calls') && editor && (editor.form.showProblems([problem]), true)),
+      rest: () => (editor ? editor.problems : null),
+    });
 
   function openEditor() {
     if (editor) return editor.query.focus();
@@ -194,11 +166,9 @@ export function render(view, root, app) {
         h('button', { type: 'button', class: 'reject', id: 'reject', onclick: () => decide('reject'), title: 'r' }, 'Reject ', h('kbd', { text: 'r' })),
         h('button', { type: 'button', class: 'edit', id: 'edit', onclick: openEditor, title: 'e' }, 'Edit… ', h('kbd', { text: 'e' })),
       ),
-      h('div', { class: 'notes' }, notes, notesError),
-      h('div', { class: 'feedback' }, status, problemsBox),
+      controls.bar,
     ),
   );
-  if (answer.decision) showStatus(`saved: ${DECIDED[answer.decision]}`, 'ok');
 
   return {
     onKey(event, inField) {

@@ -2,6 +2,7 @@
 // parameters, sample counts, example queries), what the run proposes and the suggested name; merge
 // (merged name, which tools) / keep apart / decompose (target tools) / rename, as the question allows,
 // and notes.
+import { decisionControls } from '../decision.js';
 import { fill, h } from '../dom.js';
 import { paramsTable } from '../tool-doc.js';
 
@@ -65,41 +66,10 @@ const ticked = (el) => [...el.querySelectorAll('input[type="checkbox"]:checked')
 export function render(view, root, app) {
   const answer = view.answer;
   const names = view.tools.map((t) => t.name);
-  const status = h('div', { class: 'status', role: 'status' });
-  const problemsBox = h('div', { class: 'field-error', dataset: { error: 'decision' } });
-  const notes = h('textarea', { id: 'notes', rows: 2, placeholder: 'Notes (kept with the decision in the next version)', value: answer.notes, dataset: { field: 'notes' } });
-  const notesError = h('div', { class: 'field-error', dataset: { error: 'notes' } });
-  const badge = h('span', { class: `decision-badge ${answer.decision || 'open'}`, text: DECIDED[answer.decision] ?? 'open' });
+  const { badge, notes, clearProblems, decide, bar } = decisionControls({ root, app, decided: DECIDED, answer, notesPlaceholder: 'Notes (kept with the decision in the next version)' });
   const formSlot = h('div', { class: 'form-slot' });
-  /** The open form: { decision, fields(), first, panel }. */
+  /** The open form: { decision, panel, first, save }. */
   let form = null;
-
-  const showStatus = (text, kind) => fill(status, h('span', { class: kind, text }));
-  const clearProblems = () => {
-    for (const slot of root.querySelectorAll('[data-error]')) slot.replaceChildren();
-    for (const el of root.querySelectorAll('.invalid')) el.classList.remove('invalid');
-  };
-
-  async function decide(decision, fields = {}) {
-    clearProblems();
-    showStatus('saving…', 'muted');
-    const result = await app.save({ decision, notes: notes.value, ...fields });
-    if (result.ok) {
-      badge.className = `decision-badge ${decision}`;
-      badge.textContent = DECIDED[decision];
-      showStatus(`saved: ${DECIDED[decision]}`, 'ok');
-      app.next();
-      return;
-    }
-    showStatus('not saved: see the problems marked below', 'error');
-    for (const problem of result.problems) {
-      const slot = problem.field && root.querySelector(`[data-error="${problem.field}"]`);
-      if (slot) {
-        slot.append(h('div', { class: 'problem', text: problem.message }));
-        root.querySelector(`[data-field="${problem.field}"]`)?.classList.add('invalid');
-      } else problemsBox.append(h('div', { class: 'problem', text: problem.message }));
-    }
-  }
 
   /** The saved cell when the saved decision is this one, else `fallback`. */
   const saved = (decision, column, fallback) => (answer.decision === decision ? answer[column] : fallback);
@@ -190,11 +160,9 @@ export function render(view, root, app) {
         { class: 'buttons' },
         BUTTONS.filter(([d]) => view.decisions.includes(d)).map(([d, label, key]) => h('button', { type: 'button', class: d, id: d, onclick: () => choose(d), title: key }, `${label} `, h('kbd', { text: key }))),
       ),
-      h('div', { class: 'notes' }, notes, notesError),
-      h('div', { class: 'feedback' }, status, problemsBox),
+      bar,
     ),
   );
-  if (answer.decision) showStatus(`saved: ${DECIDED[answer.decision]}`, 'ok');
 
   return {
     onKey(event, inField) {
