@@ -5,7 +5,13 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { reviewServeCommand } from '../bin/commands/review.ts';
 import type { DatasetStore, VersionRef } from '../core/store.ts';
 import { startReviewServer, type ReviewServer } from '../review/app/server.ts';
-import { appSheetName, openReviewSession, type ReviewSession } from '../review/app/session.ts';
+import { appSheetName, appToolSheetName, openReviewSession, type ReviewSession } from '../review/app/session.ts';
+import type { PipelineDefinition } from '../core/pipeline.ts';
+import { OfflineGateway } from '../core/llm/offline.ts';
+import { UserError } from '../core/errors.ts';
+import { toolePipeline } from '../pipelines/toole.ts';
+import { importToolReview } from '../review/tool-import.ts';
+import { publishToolQuestions } from './fixtures/review/tool-questions.ts';
 import { exportReview } from '../review/export.ts';
 import { importReview } from '../review/import.ts';
 import { itemIdOf } from '../review/queue.ts';
@@ -23,8 +29,8 @@ afterEach(async () => {
   }
 });
 
-async function serve(store: DatasetStore, ref: VersionRef, annotator = 'alice') {
-  const session = openReviewSession({ store, ref, annotator });
+async function serve(store: DatasetStore, ref: VersionRef, annotator = 'alice', pipeline?: PipelineDefinition) {
+  const session = openReviewSession({ store, ref, annotator, pipeline });
   const server = await startReviewServer({ session });
   open.push({ session, server });
   return { session, server, url: server.url };
@@ -201,5 +207,92 @@ describe('review app server', () => {
     writeFileSync(file, readFileSync(file, 'utf8').replace(/,rv-01,/, ',rv-99,'));
     expect(() => openReviewSession({ store, ref, annotator: 'alice' })).toThrow(new RegExp(`${file.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')} \\(row 2, column sample_id\\): read-only column "sample_id" was edited .*; fix the file, or move it away to start over`));
     expect(existsSync(`${file}.lock`)).toBe(false);
+  });
+
+  it("lists the version's tool questions as review export writes them, refuses a bad tool decision with the tool sheet import's own message, and saves a good one as a tool sheet", async () => {
+    const home = tmp();
+    const { store, ref } = await publishToolQuestions(home);
+    const first = await serve(store, ref, 'lead', toolePipeline);
+    const state = await (await fetch(`${first.url}api/state`)).json();
+    const toolsFile = join(`${ref.dir}.derived`, 'review', appToolSheetName(ref, 'lead'));
+    expect(state.kinds.map((k: { kind: string; file: string }) => [k.kind, k.file])).toEqual([['sample', first.session.kinds[0].file], ['tools', toolsFile]]);
+    const toolItems = state.items.filter((i: { kind: string }) => i.kind === 'tools');
+    const sampleIds = state.items.filter((i: { kind: string }) => i.kind === 'sample').map((i: { id: string }) => i.id);
+    expect(toolItems.map((i: { title: string }) => i.title)).toEqual(['weather_now · forecaster · sky_report · flight_status', 'hotel_deals · travel_all', 'stay_finder · flight_finder · recipe_box']);
+    expect(toolItems[0]).toMatchObject({ reasons: ['tool question: merge proposal'], decision: null });
+
+    // The same questions, ids and order as review export's tool sheet; the same sample queue (tool questions left out).
+    const exported = exportReview({ store, ref, format: 'csv', outDir: join(home, 'export'), pipeline: toolePipeline });
+    const sheet = readRawSheet(exported.toolSheet!.file);
+    const ids = sheet.rows.map((row) => row[sheet.header.indexOf('question_id')]);
+    expect(toolItems.map((i: { id: string }) => i.id)).toEqual(ids);
+    const queue = JSON.parse(readFileSync(exported.queueFile, 'utf8')) as { items: { itemId: string }[] };
+    expect(sampleIds).toEqual(queue.items.map((i) => i.itemId));
+
+    const view = (await (await fetch(`${first.url}api/items/${ids[0]}`)).json()).view;
+    expect(view).toMatchObject({ kind: 'tools', id: ids[0], questionKind: 'merge-proposal', suggestedName: 'sky_report', decisions: ['merge', 'keep-apart', 'decompose', 'rename'], answer: { decision: '', merged_name: '' } });
+    expect(view.tools.map((t: { name: string; spec: unknown }) => [t.name, t.spec !== null])).toEqual([['weather_now', false], ['forecaster', false], ['sky_report', true], ['flight_status', false]]);
+    expect(view.tools[0]).toMatchObject({ samples: expect.any(Number), examples: expect.arrayContaining([expect.any(String)]) });
+
+    const before = readFileSync(toolsFile, 'utf8');
+    const at = (id: string) => `${first.url}api/items/${id}`;
+    const taken = await post(at(ids[0]), { decision: 'merge', merged_name: 'flight_finder' });
+    expect(taken.status).toBe(422);
+    const { problems } = await taken.json();
+    expect(problems).toEqual([{ column: 'merged_name', field: 'merged_name', message: '"flight_finder" is already the name of another tool: choose a new name' }]);
+    // The same answer typed into the exported tool sheet: review import refuses it with the same message.
+    const typed = join(home, 'typed-tools.csv');
+    const row = sheet.rows[0].slice();
+    row[sheet.header.indexOf('decision')] = 'merge';
+    row[sheet.header.indexOf('merged_name')] = 'flight_finder';
+    writeSheet(typed, { header: sheet.header, rows: [row] });
+    const refused = await importToolReview({ store, ref, files: [{ path: typed, shown: 'typed-tools.csv' }], pipeline: toolePipeline, llm: new OfflineGateway(42), home, projectDir: home, cwd: home, progress: { quiet: true } }).catch((e: unknown) => e);
+    expect(refused).toBeInstanceOf(UserError);
+    expect((refused as Error).message).toContain(`typed-tools.csv:2:merged_name: ${problems[0].message}`);
+
+    const refusals: [Record<string, unknown>, unknown][] = [
+      [{ decision: 'fuse' }, [{ column: 'decision', field: 'decision', message: 'decision "fuse" is not one of merge, keep apart, decompose, rename' }]],
+      [{ decision: 'merge', merged_name: 'Weather Tool' }, [expect.objectContaining({ field: 'merged_name', message: '"Weather Tool" is not a tool name: use letters, digits, _ and - (up to 64, not starting with -)' })]],
+      [{ decision: 'keep apart', new_name: 'x -> y' }, [expect.objectContaining({ field: 'new_name', message: '"keep apart" takes no new_name: clear it' })]],
+      [{ decision: 'decompose', target_tools: 'nowhere' }, [expect.objectContaining({ field: 'target_tools', message: 'unknown tool nowhere: name tools of this version' })]],
+      [{ decision: 'keep apart', notes: '=HYPERLINK("x")' }, [expect.objectContaining({ field: 'notes', message: expect.stringContaining('notes starts with "="') })]],
+      [{ decision: 'keep apart', annotator: 'mallory' }, [expect.objectContaining({ column: null, message: expect.stringContaining('unknown field(s) annotator') })]],
+    ];
+    for (const [answer, expected] of refusals) {
+      const res = await post(at(ids[0]), answer);
+      expect(res.status, JSON.stringify(answer)).toBe(422);
+      expect((await res.json()).problems, JSON.stringify(answer)).toEqual(expected);
+    }
+    expect(readFileSync(toolsFile, 'utf8')).toBe(before);
+
+    // Valid: saved at once in the tool sheet's format; a later answer clashing with it is refused, naming the row.
+    const merged = await post(at(ids[0]), { decision: 'merge', merged_name: 'WeatherTool', target_tools: 'weather_now, forecaster, sky_report', notes: 'one weather tool' });
+    expect(merged.status).toBe(200);
+    expect((await merged.json()).summary).toMatchObject({ id: ids[0], kind: 'tools', decision: 'merge' });
+    const clash = await (await post(at(ids[2]), { decision: 'rename', new_name: 'stay_finder -> WeatherTool' })).json();
+    expect(clash.problems).toEqual([{ column: 'new_name', field: 'new_name', message: `"WeatherTool" is also the new name given in ${toolsFile} row 2: two tools cannot take one name` }]);
+    expect((await post(at(ids[1]), { decision: 'Keep' })).status).toBe(200);
+    const saved = readRawSheet(toolsFile);
+    expect(saved.header).toEqual(sheet.header);
+    const cells = (r: string[]) => Object.fromEntries(saved.header.map((c, i) => [c, r[i]]));
+    expect(saved.rows.map(cells).map((r) => [r.question_id, r.decision, r.merged_name, r.target_tools, r.annotator, r.notes])).toEqual([
+      [ids[0], 'merge', 'WeatherTool', 'weather_now, forecaster, sky_report', 'lead', 'one weather tool'],
+      [ids[1], 'keep apart', '', '', 'lead', ''],
+      [ids[2], '', '', '', 'lead', ''],
+    ]);
+    // The read-only cells are the exported sheet's.
+    expect(saved.rows.map((r) => r.filter((_, i) => !['decision', 'merged_name', 'new_name', 'target_tools', 'annotator', 'notes'].includes(saved.header[i])))).toEqual(
+      sheet.rows.map((r) => r.filter((_, i) => !['decision', 'merged_name', 'new_name', 'target_tools', 'annotator', 'notes'].includes(sheet.header[i]))),
+    );
+    await stop(first);
+
+    // A restart keeps the decisions; a hand-broken tools file is refused with one line.
+    const second = await serve(store, ref, 'lead', toolePipeline);
+    expect((await (await fetch(`${second.url}api/items/${ids[0]}`)).json()).view.answer).toEqual({ decision: 'merge', merged_name: 'WeatherTool', new_name: '', target_tools: 'weather_now, forecaster, sky_report', notes: 'one weather tool' });
+    await stop(second);
+    writeFileSync(toolsFile, readFileSync(toolsFile, 'utf8').replace('merge-proposal', 'merge-conflict'));
+    expect(() => openReviewSession({ store, ref, annotator: 'lead', pipeline: toolePipeline })).toThrow(`${toolsFile} (row 2, column kind): read-only column "kind" was edited`);
+    expect(existsSync(`${toolsFile}.lock`)).toBe(false);
+    expect(existsSync(`${first.session.kinds[0].file}.lock`)).toBe(false);
   });
 });

@@ -13,7 +13,10 @@ import { startReviewServer } from '../review/app/server.ts';
 import { openReviewSession } from '../review/app/session.ts';
 import { importReview } from '../review/import.ts';
 import { itemIdOf } from '../review/queue.ts';
+import { toolePipeline } from '../pipelines/toole.ts';
+import { exportReview } from '../review/export.ts';
 import { publishReviewDataset, reviewSamples } from './fixtures/review/dataset.ts';
+import { publishToolQuestions } from './fixtures/review/tool-questions.ts';
 import { readRawSheet } from './fixtures/review/sheets.ts';
 
 const repo = fileURLToPath(new URL('..', import.meta.url));
@@ -222,5 +225,91 @@ describe('review app in a browser', () => {
     const edited = store.samples(store.resolve('demo@v2')).find((s) => s.id === 'rv-01')!;
     expect(edited.expected.calls).toEqual([{ id: 'call_0', tool: 'get_weather', arguments: { city: 'Oslo', days: 3 } }]);
     expect(edited.dialogue[0].content).toBe(reviewSamples()[1].dialogue[0].content);
+  });
+
+  it('decides a tool question by keyboard (a bad merged name refused at its field), keeps it over a reload, and review import publishes the next version from the app\'s tools file', { timeout: 300_000 }, async () => {
+    const home = mkdtempSync(join(tmpdir(), 'tk-review-browser-tools-'));
+    const { store, ref } = await publishToolQuestions(home);
+    const exported = exportReview({ store, ref, format: 'csv', pipeline: toolePipeline });
+    const sheet = readRawSheet(exported.toolSheet!.file);
+    const questionIds = sheet.rows.map((row) => row[sheet.header.indexOf('question_id')]);
+    const session = openReviewSession({ store, ref, annotator: 'lead', pipeline: toolePipeline });
+    const app = await startReviewServer({ session });
+    const toolsFile = session.kinds.find((k) => k.kind === 'tools')!.file;
+    try {
+      const page = await newPage();
+      const pageErrors: string[] = [];
+      page.on('pageerror', (error) => pageErrors.push(error.message));
+      await page.goto(app.url, WAIT);
+      // Tool questions open first, with the note that they come before sample review.
+      await page.waitForSelector(`main[data-loaded="${questionIds[0]}"] #keep-apart`, WAIT);
+      expect(await page.getAttribute('#kind-tabs .tab.current', 'data-kind')).toBe('tools');
+      expect(await page.textContent('#kind-note')).toContain(`Tool questions come first. Their decisions run the recipe again and publish the next version`);
+      expect(await page.textContent('#kind-note')).toContain(`toolkiln review import ${ref.name}@v1 ${toolsFile}`);
+      expect(await page.$$eval('#items li', (lis) => lis.map((li) => (li as HTMLElement).dataset.item))).toEqual(questionIds);
+      expect(await page.$$eval('.tool-card', (cards) => cards.map((c) => (c as HTMLElement).dataset.tool))).toEqual(['weather_now', 'forecaster', 'sky_report', 'flight_status']);
+      expect(await page.textContent('.proposal')).toContain('merged into sky_report without a decision');
+      expect(await page.textContent('.tool-card[data-tool="forecaster"]')).toMatch(/\d+ samples.*Hourly and ten-day weather forecasts/s);
+      await shot(page, '6-tool-question.png');
+
+      // m opens the merge form, the merged name pre-filled with the suggestion; a bad name is refused next to it.
+      await page.keyboard.press('m');
+      const name = page.locator('#merged_name');
+      await name.waitFor(WAIT);
+      expect(await name.inputValue()).toBe('sky_report');
+      await name.fill('Weather Tool');
+      await name.press('Enter');
+      const problem = page.locator('[data-error="merged_name"] .problem');
+      await problem.waitFor(WAIT);
+      expect(await problem.textContent()).toBe('"Weather Tool" is not a tool name: use letters, digits, _ and - (up to 64, not starting with -)');
+      expect(await name.getAttribute('class')).toContain('invalid');
+      expect(await page.getAttribute(`#items li[data-item="${questionIds[0]}"]`, 'data-decision')).toBe('open');
+      await shot(page, '7-merge-name-refused.png');
+
+      // flight_status stays apart; a valid name saves, and the next question opens.
+      await page.uncheck('#target_tools input[value="flight_status"]');
+      await name.fill('WeatherTool');
+      await name.press('Enter');
+      await page.waitForSelector(`#items li[data-item="${questionIds[0]}"][data-decision="merge"]`, WAIT);
+      await page.waitForSelector(`main[data-loaded="${questionIds[1]}"] #keep-apart`, WAIT);
+      expect(await page.textContent('#progress-text')).toBe('1 / 3 decided');
+      // The buttons are the decisions the question allows (an MTU conflict's leave out decompose).
+      expect(await page.$$eval('.decision-bar .buttons button', (bs) => bs.map((b) => b.id))).toEqual(['merge', 'keep-apart', 'decompose', 'rename']);
+
+      // t switches to the samples and back.
+      await page.keyboard.press('t');
+      await page.waitForSelector('#kind-tabs .tab.current[data-kind="sample"]', WAIT);
+      await page.waitForSelector('main[data-loaded] #accept', WAIT);
+      await page.keyboard.press('t');
+      await page.waitForSelector('#kind-tabs .tab.current[data-kind="tools"]', WAIT);
+
+      // A reload finds the decision with its name and members.
+      await page.reload(WAIT);
+      await page.waitForSelector(`#items li[data-item="${questionIds[0]}"][data-decision="merge"]`, WAIT);
+      await page.click(`#items li[data-item="${questionIds[0]}"]`);
+      await page.waitForSelector(`main[data-loaded="${questionIds[0]}"] #keep-apart`, WAIT);
+      expect(await page.textContent('.decision-badge')).toBe('merged');
+      await page.keyboard.press('m');
+      await page.locator('#merged_name').waitFor(WAIT);
+      expect(await page.inputValue('#merged_name')).toBe('WeatherTool');
+      expect(await page.$$eval('#target_tools input:checked', (cs) => cs.map((c) => (c as HTMLInputElement).value))).toEqual(['weather_now', 'forecaster', 'sky_report']);
+      await shot(page, '8-tool-question-after-reload.png');
+      expect(pageErrors).toEqual([]);
+      await page.close();
+    } finally {
+      await app.close();
+      session.close();
+    }
+
+    // review import takes the app's tools file unchanged and publishes the next version.
+    const imported = toolkiln(home, 'review', 'import', `${ref.name}@v1`, toolsFile, '--llm', 'offline', '--json');
+    expect(imported.code, imported.err).toBe(0);
+    expect(JSON.parse(imported.out)).toMatchObject({ status: 'published', newVersion: 'v2', counts: { decided: 1, pending: 2, questions: 3 } });
+    const manifest = store.manifest(store.resolve(`${ref.name}@v2`));
+    expect(manifest.parent).toBe('v1');
+    expect((manifest.stats.toolReview as { decisions: unknown[] }).decisions).toEqual([
+      expect.objectContaining({ question: questionIds[0], decision: 'merge', members: ['weather_now', 'forecaster', 'sky_report'], into: 'WeatherTool', annotators: ['lead'] }),
+    ]);
+    expect((manifest.config as { overlap: { decisions: { merge: unknown[] } } }).overlap.decisions.merge).toContainEqual({ tools: ['weather_now', 'forecaster', 'sky_report'], into: 'WeatherTool' });
   });
 });

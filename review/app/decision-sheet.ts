@@ -2,26 +2,41 @@ import { closeSync, existsSync, fsyncSync, openSync, readFileSync, renameSync, r
 import { dirname } from 'node:path';
 import { UserError } from '../../core/errors.ts';
 import { toCsv } from '../csv.ts';
-import { EDITABLE_COLUMNS, SHEET_COLUMNS, type SheetRow } from '../sheet.ts';
+import { EDITABLE_COLUMNS, SHEET_COLUMNS } from '../sheet.ts';
+import { TOOL_EDITABLE_COLUMNS, TOOL_SHEET_COLUMNS, type ToolSheetColumn } from '../tool-sheet.ts';
+
+/** A sheet's columns: all of them in file order, the reviewer's, and the one that identifies a row. */
+export interface SheetLayout<C extends string> {
+  columns: readonly C[];
+  editable: readonly C[];
+  key: C;
+}
+
+/** The sample review sheet `review export` writes (`<name>-<v>-review.csv`). */
+export const SAMPLE_SHEET_LAYOUT: SheetLayout<string> = { columns: SHEET_COLUMNS, editable: EDITABLE_COLUMNS, key: 'item_id' };
+
+/** The tool sheet `review export` writes (`<name>-<v>-tools.csv`). */
+export const TOOL_SHEET_LAYOUT: SheetLayout<ToolSheetColumn> = { columns: TOOL_SHEET_COLUMNS, editable: TOOL_EDITABLE_COLUMNS, key: 'question_id' };
 
 /**
- * One annotator's decisions from the browser app, kept as a review sheet in the exact CSV format
- * `review export` writes (`review import` reads it unchanged): one row per item, the reviewer
- * columns filled as decisions are made. Every change rewrites the file atomically and durably
+ * One annotator's decisions from the browser app, kept as a sheet in the exact CSV format
+ * `review export` writes (`review import` reads it unchanged): one row per item (a queued sample, or
+ * a tool question in the tool sheet's layout), the reviewer columns filled as decisions are made. Every change rewrites the file atomically and durably
  * (temporary file, fsync, rename, fsync of the folder), so a crash leaves the old or the new sheet,
  * never a torn one. A lock file keeps a second server from writing the same sheet.
  */
-export class DecisionSheet {
-  private readonly rows: SheetRow[];
-  private readonly byItem = new Map<string, SheetRow>();
+export class DecisionSheet<C extends string = string> {
+  private readonly rows: Record<C, string>[];
+  private readonly byItem = new Map<string, Record<C, string>>();
 
   private constructor(
     readonly path: string,
-    rows: SheetRow[],
+    private readonly layout: SheetLayout<C>,
+    rows: Record<C, string>[],
     private readonly lockPath: string,
   ) {
     this.rows = rows;
-    for (const row of rows) this.byItem.set(row.item_id, row);
+    for (const row of rows) this.byItem.set(row[layout.key], row);
   }
 
   /**
@@ -29,16 +44,16 @@ export class DecisionSheet {
    * (the rows already in the file, by item) copied over; saved rows of items no longer in the queue
    * are kept after the others, so no decision is ever dropped.
    */
-  static open(path: string, fresh: SheetRow[], saved: SheetRow[]): DecisionSheet {
+  static open<C extends string>(path: string, layout: SheetLayout<C>, fresh: Record<C, string>[], saved: Record<C, string>[]): DecisionSheet<C> {
     const lockPath = `${path}.lock`;
     takeLock(lockPath, path);
-    const savedById = new Map(saved.map((row) => [row.item_id, row]));
+    const savedById = new Map(saved.map((row) => [row[layout.key], row]));
     const rows = fresh.map((row) => {
-      const old = savedById.get(row.item_id);
-      savedById.delete(row.item_id);
-      return old ? { ...row, ...Object.fromEntries(EDITABLE_COLUMNS.map((c) => [c, old[c] ?? ''])) } : row;
+      const old = savedById.get(row[layout.key]);
+      savedById.delete(row[layout.key]);
+      return old ? { ...row, ...Object.fromEntries(layout.editable.map((c) => [c, old[c] ?? ''])) } : row;
     });
-    const sheet = new DecisionSheet(path, [...rows, ...savedById.values()], lockPath);
+    const sheet = new DecisionSheet(path, layout, [...rows, ...savedById.values()], lockPath);
     try {
       sheet.write(sheet.rows);
     } catch (error) {
@@ -50,20 +65,25 @@ export class DecisionSheet {
 
   /** Item ids in sheet order: the queue's, then items kept from an earlier queue. */
   itemIds(): string[] {
-    return this.rows.map((row) => row.item_id);
+    return this.rows.map((row) => row[this.layout.key]);
   }
 
-  row(itemId: string): SheetRow | undefined {
+  row(itemId: string): Record<C, string> | undefined {
     return this.byItem.get(itemId);
   }
 
   /** 1-based spreadsheet row of an item (the header is row 1), as import numbers rows. */
   rowNumber(itemId: string): number {
-    return this.rows.findIndex((row) => row.item_id === itemId) + 2;
+    return this.rows.findIndex((row) => row[this.layout.key] === itemId) + 2;
+  }
+
+  /** Every row, in sheet order. */
+  allRows(): readonly Record<C, string>[] {
+    return this.rows;
   }
 
   /** Sets an item's reviewer cells and writes the sheet; in memory only once the file holds it. */
-  update(itemId: string, reviewer: Record<string, string>): SheetRow {
+  update(itemId: string, reviewer: Partial<Record<C, string>>): Record<C, string> {
     const current = this.byItem.get(itemId);
     if (!current) throw new Error(`item ${itemId} is not in ${this.path}`);
     const next = { ...current, ...reviewer };
@@ -77,8 +97,8 @@ export class DecisionSheet {
     rmSync(this.lockPath, { force: true });
   }
 
-  private write(rows: SheetRow[]): void {
-    writeFileDurably(this.path, toCsv(SHEET_COLUMNS, rows));
+  private write(rows: Record<C, string>[]): void {
+    writeFileDurably(this.path, toCsv(this.layout.columns, rows));
   }
 }
 

@@ -1,3 +1,5 @@
+import { readCell } from '../csv.ts';
+
 /**
  * The seam between the review app's shell (server routes, item list, progress, navigation) and what
  * is being reviewed. Each kind of item (a sample of the queue today; a tool-level decision row
@@ -42,4 +44,22 @@ export interface ItemKind {
   /** Validates an answer (the reviewer's fields) and saves it when valid. */
   decide(id: string, answer: Record<string, string>): DecisionOutcome;
   close(): void;
+}
+
+/**
+ * An answer as if typed into a sheet row's reviewer cells (`columns`; the annotator is the session's):
+ * a leading `'` escapes, a formula is flagged as import flags it. A field that is not one of `columns`
+ * is a problem (the page never sends one).
+ */
+export function typedAnswer<C extends string>(row: Record<C, string>, answer: Record<string, string>, columns: readonly C[], annotator: string): { cells: Record<C, string>; formulaColumns: string[] } | { problem: FieldProblem } {
+  const unknown = Object.keys(answer).filter((k) => !(columns as readonly string[]).includes(k));
+  if (unknown.length) return { problem: { column: null, message: `unknown field(s) ${unknown.join(', ')}: an answer has ${columns.join(', ')}` } };
+  const cells = { ...row, annotator } as Record<C, string>;
+  const formulaColumns: string[] = [];
+  for (const column of columns) {
+    const typed = readCell(answer[column] ?? '');
+    cells[column] = typed.text;
+    if (typed.formula) formulaColumns.push(column);
+  }
+  return { cells, formulaColumns };
 }

@@ -1,12 +1,11 @@
 import type { Check, Sample, ToolSpec, Turn } from '../../core/records.ts';
 import { callGroups, formatCallsJson, goldCalls, type GoldCalls } from '../calls.ts';
-import { readCell } from '../csv.ts';
 import type { QueueReason } from '../queue.ts';
 import type { ImportProblem, SheetSource } from '../rows.ts';
 import { DECISIONS, EDITABLE_COLUMNS, SHEET_COLUMNS } from '../sheet.ts';
 import { validateSheets, type ValidationContext } from '../validate.ts';
 import type { DecisionSheet } from './decision-sheet.ts';
-import type { DecisionOutcome, FieldProblem, ItemKind, ItemSummary } from './item-kind.ts';
+import { typedAnswer, type DecisionOutcome, type FieldProblem, type ItemKind, type ItemSummary } from './item-kind.ts';
 
 /** What a reviewer sends for a sample: the sheet's reviewer columns, as typed. */
 const ANSWER_COLUMNS = EDITABLE_COLUMNS.filter((c) => c !== 'annotator');
@@ -109,17 +108,9 @@ export function sampleItems(options: SampleItemsOptions): ItemKind {
     decide(id, answer): DecisionOutcome {
       const current = sheet.row(id);
       if (!current) return { ok: false, problems: [{ column: 'item_id', message: `unknown item id "${id}"` }] };
-      const unknown = Object.keys(answer).filter((k) => !(ANSWER_COLUMNS as readonly string[]).includes(k));
-      if (unknown.length) return { ok: false, problems: [{ column: null, message: `unknown field(s) ${unknown.join(', ')}: an answer has ${ANSWER_COLUMNS.join(', ')}` }] };
-
-      // The answer as if typed into the sheet's cells: a leading `'` escapes, a formula is flagged.
-      const cells: Record<string, string> = { ...current, annotator };
-      const formulaColumns: string[] = [];
-      for (const column of ANSWER_COLUMNS) {
-        const typed = readCell(answer[column] ?? '');
-        cells[column] = typed.text;
-        if (typed.formula) formulaColumns.push(column);
-      }
+      const typed = typedAnswer(current, answer, ANSWER_COLUMNS, annotator);
+      if ('problem' in typed) return { ok: false, problems: [typed.problem] };
+      const { cells, formulaColumns } = typed;
       const source: SheetSource = {
         file: sheet.path,
         kind: 'annotator',

@@ -4,21 +4,28 @@ import { join } from 'node:path';
 import { messageOf, UserError } from '../../core/errors.ts';
 import type { PipelineDefinition } from '../../core/pipeline.ts';
 import type { DatasetStore, VersionRef } from '../../core/store.ts';
+import type { ToolReview } from '../../core/tool-review.ts';
 import { readAndValidate } from '../import.ts';
+import type { ImportProblem } from '../rows.ts';
+import { readSheetFile } from '../sources.ts';
+import { toolReviewContext } from '../tool-export.ts';
+import { validateToolSheets } from '../tool-import.ts';
+import { toolSheetRow, type ToolSheetRow } from '../tool-sheet.ts';
 import { selectionFor } from '../options.ts';
 import { QUEUE_FILE, selectQueue, writeQueue, type QueueItem, type QueueReason, type ReviewQueue } from '../queue.ts';
 import { datasetLabel, sheetRow } from '../sheet.ts';
-import { DecisionSheet } from './decision-sheet.ts';
+import { DecisionSheet, SAMPLE_SHEET_LAYOUT, TOOL_SHEET_LAYOUT } from './decision-sheet.ts';
 import type { ItemKind } from './item-kind.ts';
 import { sampleItems } from './sample-items.ts';
+import { toolItems } from './tool-items.ts';
 
 export interface ReviewSessionOptions {
   store: DatasetStore;
   ref: VersionRef;
   /** Who is reviewing: names the decisions file and fills its `annotator` column. */
   annotator?: string;
-  /** The recipe that made the version (its `recheck` runs on edits), as for `review import`. */
-  pipeline?: Pick<PipelineDefinition, 'recheck'>;
+  /** The recipe that made the version (its `recheck` runs on edits, its `toolReview` asks the tool questions), as for `review import`. */
+  pipeline?: Pick<PipelineDefinition, 'recheck' | 'toolReview'>;
 }
 
 /** One annotator reviewing one version: the item kinds (each with its decisions file) and where the queue came from. */
@@ -36,6 +43,11 @@ const ANNOTATOR_ID = /^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/;
 /** `<name>-<v>-app-<annotator>.csv` in the version's review/ folder: a sheet `review import` reads as is. */
 export function appSheetName(ref: Pick<VersionRef, 'name' | 'version'>, annotator: string): string {
   return `${ref.name}-${ref.version}-app-${annotator}.csv`;
+}
+
+/** `<name>-<v>-app-<annotator>-tools.csv` beside it: a tool sheet `review import` reads as is. */
+export function appToolSheetName(ref: Pick<VersionRef, 'name' | 'version'>, annotator: string): string {
+  return `${ref.name}-${ref.version}-app-${annotator}-tools.csv`;
 }
 
 /** The login name when it makes a valid annotator id, else "reviewer". */
@@ -58,30 +70,57 @@ export function openReviewSession(options: ReviewSessionOptions): ReviewSession 
   const annotator = options.annotator ?? defaultAnnotator();
   if (!ANNOTATOR_ID.test(annotator)) throw new UserError(`--annotator "${annotator}" is not a valid id: use letters, digits, ".", "_" and "-" (at most 64, starting with a letter or digit)`);
 
-  const { queue, queueFile } = loadQueue(store, ref);
+  const { queue, queueFile } = loadQueue(store, ref, options.pipeline?.toolReview);
   const items = annotatorItems(queue, annotator, ref);
   const reviewDir = store.derivedDir(ref, 'review');
   const path = join(reviewDir, appSheetName(ref, annotator));
   const { ctx, sources, validation } = readAndValidate(store, ref, existsSync(path) ? [{ path }] : [], options.pipeline);
-  if (validation.problems.length) {
-    const [first] = validation.problems;
-    const at = [first.row === null ? null : `row ${first.row}`, first.column ? `column ${first.column}` : null].filter(Boolean).join(', ');
-    const more = validation.problems.length > 1 ? ` (and ${validation.problems.length - 1} more problem(s))` : '';
-    throw new UserError(`${path}${at ? ` (${at})` : ''}: ${first.message}${more}; fix the file, or move it away to start over`);
-  }
+  refuseBrokenFile(path, validation.problems);
 
   const fresh = items.map((item) => sheetRow(ref, item, ctx.items.get(item.itemId)!, annotator));
   const saved = sources.flatMap((source) => source.rows.map((row) => row.cells));
-  const sheet = DecisionSheet.open(path, fresh, saved);
+  const sheet = DecisionSheet.open(path, SAMPLE_SHEET_LAYOUT, fresh, saved);
   const reasons = new Map<string, QueueReason[]>();
   for (const [id, entries] of ctx.queue) reasons.set(id, entries[0].reasons);
   for (const item of items) reasons.set(item.itemId, item.reasons);
   const kinds = [sampleItems({ sheet, ctx, reasons, annotator })];
+  try {
+    const tools = options.pipeline?.toolReview && openToolItems(store, ref, annotator, options.pipeline.toolReview);
+    if (tools) kinds.push(tools);
+  } catch (error) {
+    sheet.close();
+    throw error;
+  }
   return { dataset: datasetLabel(ref), annotator, queueFile, kinds, close: () => kinds.forEach((kind) => kind.close()) };
 }
 
-/** The latest queue `review export` wrote; without one, the selection export makes by default, written as export writes it. */
-function loadQueue(store: DatasetStore, ref: VersionRef): { queue: ReviewQueue; queueFile: string } {
+/** A decisions file read back with problems (edited by hand) is refused: nothing would import it. */
+function refuseBrokenFile(path: string, problems: ImportProblem[]): void {
+  if (!problems.length) return;
+  const [first] = problems;
+  const at = [first.row === null ? null : `row ${first.row}`, first.column ? `column ${first.column}` : null].filter(Boolean).join(', ');
+  const more = problems.length > 1 ? ` (and ${problems.length - 1} more problem(s))` : '';
+  throw new UserError(`${path}${at ? ` (${at})` : ''}: ${first.message}${more}; fix the file, or move it away to start over`);
+}
+
+/**
+ * The version's tool questions (the rows `review export` writes to `<name>-<v>-tools.csv`) with their
+ * decisions file, read back and checked as `review import` checks a tool sheet; none when the version
+ * has no tool question.
+ */
+function openToolItems(store: DatasetStore, ref: VersionRef, annotator: string, toolReview: Pick<ToolReview, 'questions'>): ItemKind | null {
+  const ctx = toolReviewContext(store, ref, toolReview);
+  if (!ctx.questions.size) return null;
+  const path = join(store.derivedDir(ref, 'review'), appToolSheetName(ref, annotator));
+  const saved = existsSync(path) ? [readSheetFile(path)] : [];
+  refuseBrokenFile(path, validateToolSheets(saved, ref, ctx).problems);
+  const fresh = [...ctx.questions.values()].map((q) => toolSheetRow(ref, q, annotator));
+  const sheet = DecisionSheet.open(path, TOOL_SHEET_LAYOUT, fresh, saved.flatMap((s) => s.rows.map((r) => r.cells as ToolSheetRow)));
+  return toolItems({ sheet, ref, ctx, library: store.tools(ref), annotator });
+}
+
+/** The latest queue `review export` wrote; without one, the selection export makes by default (tool questions left out as export leaves them), written as export writes it. */
+function loadQueue(store: DatasetStore, ref: VersionRef, toolReview?: Pick<ToolReview, 'checks' | 'tags'>): { queue: ReviewQueue; queueFile: string } {
   const existing = join(store.derivedDirForReading(ref, 'review'), QUEUE_FILE);
   if (existsSync(existing)) {
     let queue: ReviewQueue;
@@ -93,7 +132,7 @@ function loadQueue(store: DatasetStore, ref: VersionRef): { queue: ReviewQueue; 
     if (queue.version !== ref.version || !Array.isArray(queue.items)) throw new UserError(`${existing} is not the queue of ${datasetLabel(ref)}: run toolkiln review export ${datasetLabel(ref)} again`);
     return { queue, queueFile: existing };
   }
-  const queue = selectQueue(ref, store.samples(ref), selectionFor(store.manifest(ref).config));
+  const queue = selectQueue(ref, store.samples(ref), selectionFor(store.manifest(ref).config), toolReview);
   return { queue, queueFile: writeQueue(store.derivedDir(ref, 'review'), queue) };
 }
 

@@ -1,7 +1,11 @@
 // The view of one queued sample: what to check, the dialogue as a conversation, the gold answer and
 // the candidate tools; accept / reject / edit (query, calls through a schema-built form, labels) and notes.
 import { fill, h, shown } from '../dom.js';
+import { decisionControls } from '../decision.js';
 import { callsForm } from '../schema-form.js';
+import { toolDoc } from '../tool-doc.js';
+
+export const title = 'Samples';
 
 export const shortcuts = [
   ['a', 'accept the item'],
@@ -12,7 +16,8 @@ export const shortcuts = [
   ['Esc', 'leave a field; again: cancel the edit'],
 ];
 
-const DECIDED = { accept: 'accepted', reject: 'rejected', edit: 'edited' };
+/** Each decision as the page counts it. */
+export const DECIDED = { accept: 'accepted', reject: 'rejected', edit: 'edited' };
 
 function callCard(call, observation) {
   const args = Object.entries(call.arguments ?? {});
@@ -55,37 +60,6 @@ function goldView(view) {
   );
 }
 
-function toolView(tool, used) {
-  const properties = Object.entries(tool.parameters?.properties ?? {});
-  const required = new Set(tool.parameters?.required ?? []);
-  return h(
-    'details',
-    { class: `tool-doc${used ? ' used' : ''}`, open: used },
-    h('summary', {}, h('code', { text: tool.name }), used ? h('span', { class: 'badge', text: 'in the gold answer' }) : null, tool.domain ? h('span', { class: 'muted', text: ` ${tool.domain}` }) : null),
-    tool.description ? h('p', { text: tool.description }) : null,
-    properties.length
-      ? h(
-          'table',
-          { class: 'params' },
-          h('thead', {}, h('tr', {}, h('th', { text: 'parameter' }), h('th', { text: 'type' }), h('th', { text: 'description' }))),
-          h(
-            'tbody',
-            {},
-            properties.map(([name, schema]) =>
-              h(
-                'tr',
-                {},
-                h('td', {}, h('code', { text: name }), required.has(name) ? h('span', { class: 'req', title: 'required', text: ' *' }) : null),
-                h('td', { text: [[schema.type].flat().filter(Boolean).join(' | ') || 'any', schema.enum ? `one of ${schema.enum.map(shown).join(', ')}` : ''].filter(Boolean).join(', ') }),
-                h('td', { text: schema.description ?? '' }),
-              ),
-            ),
-          ),
-        )
-      : h('p', { class: 'muted', text: 'no parameters' }),
-  );
-}
-
 function usedTools(gold) {
   const calls = gold === null ? [] : Array.isArray(gold) ? gold : Object.values(gold).flat();
   return new Set(calls.map((c) => c.tool));
@@ -97,44 +71,15 @@ function usedTools(gold) {
  */
 export function render(view, root, app) {
   const answer = view.answer;
-  const status = h('div', { class: 'status', role: 'status' });
-  const problemsBox = h('div', { class: 'field-error', dataset: { error: 'decision' } });
-  const notes = h('textarea', { id: 'notes', rows: 2, placeholder: 'Notes (kept with the decision)', value: answer.notes, dataset: { field: 'notes' } });
-  const notesError = h('div', { class: 'field-error', dataset: { error: 'notes' } });
-  const badge = h('span', { class: `decision-badge ${answer.decision || 'open'}`, text: DECIDED[answer.decision] ?? 'open' });
   let editor = null;
-
-  const showStatus = (text, kind) => fill(status, h('span', { class: kind, text }));
-  const clearProblems = () => {
-    for (const slot of root.querySelectorAll('[data-error]')) slot.replaceChildren();
-    for (const el of root.querySelectorAll('.invalid')) el.classList.remove('invalid');
-  };
-
-  async function decide(decision, fields = {}) {
-    clearProblems();
-    showStatus('saving…', 'muted');
-    const result = await app.save({ decision, notes: notes.value, ...fields });
-    if (result.ok) {
-      badge.className = `decision-badge ${decision}`;
-      badge.textContent = DECIDED[decision];
-      showStatus(`saved: ${DECIDED[decision]}`, 'ok');
-      app.next();
-      return;
-    }
-    showStatus('not saved: see the problems marked below', 'error');
-    const rest = [];
-    for (const problem of result.problems) {
-      if (problem.field?.startsWith('calls') && editor) editor.form.showProblems([problem]);
-      else {
-        const slot = problem.field && root.querySelector(`[data-error="${problem.field}"]`);
-        if (slot) {
-          slot.append(h('div', { class: 'problem', text: problem.message }));
-          root.querySelector(`[data-field="${problem.field}"]`)?.classList.add('invalid');
-        } else rest.push(problem);
-      }
-    }
-    for (const problem of rest) (editor ? editor.problems : problemsBox).append(h('div', { class: 'problem', text: problem.message }));
-  }
+  const controls = decisionControls({ root, app, decided: DECIDED, answer, notesPlaceholder: 'Notes (kept with the decision)' });
+  const { badge, notes, clearProblems } = controls;
+  // Problems with calls go to the calls form; others without a field of their own to the edit form when it is open.
+  const decide = (decision, fields) =>
+    controls.decide(decision, fields, {
+      place: (problem) => Boolean(problem.field?.startsWith('calls') && editor && (editor.form.showProblems([problem]), true)),
+      rest: () => (editor ? editor.problems : null),
+    });
 
   function openEditor() {
     if (editor) return editor.query.focus();
@@ -209,7 +154,7 @@ export function render(view, root, app) {
       'div',
       { class: 'columns' },
       h('section', { class: 'card conversation' }, h('h2', { text: 'Dialogue' }), view.dialogue.map(turnView)),
-      h('div', { class: 'side' }, goldCard, h('section', { class: 'card' }, h('h2', { text: `Candidate tools (${view.tools.length})` }), tools.map((t) => toolView(t, used.has(t.name))))),
+      h('div', { class: 'side' }, goldCard, h('section', { class: 'card' }, h('h2', { text: `Candidate tools (${view.tools.length})` }), tools.map((t) => toolDoc(t, used.has(t.name) ? { open: true, className: 'used', badge: 'in the gold answer' } : {})))),
     ),
     h(
       'div',
@@ -221,11 +166,9 @@ export function render(view, root, app) {
         h('button', { type: 'button', class: 'reject', id: 'reject', onclick: () => decide('reject'), title: 'r' }, 'Reject ', h('kbd', { text: 'r' })),
         h('button', { type: 'button', class: 'edit', id: 'edit', onclick: openEditor, title: 'e' }, 'Edit… ', h('kbd', { text: 'e' })),
       ),
-      h('div', { class: 'notes' }, notes, notesError),
-      h('div', { class: 'feedback' }, status, problemsBox),
+      controls.bar,
     ),
   );
-  if (answer.decision) showStatus(`saved: ${DECIDED[answer.decision]}`, 'ok');
 
   return {
     onKey(event, inField) {
