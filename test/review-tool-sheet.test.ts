@@ -193,7 +193,7 @@ describe('tool review sheet: ToolE merge proposals nobody decided', () => {
     expect(exported.out).toContain('tool sheet: 3 tool-level question(s)');
     const rows = readSheet(join(f.home, 'cli', `${f.ref.name}-v1-tools.csv`));
     writeSheet(join(f.home, 'cli', 'keep.csv'), [{ ...rows[0], decision: 'keep apart' }, rows[1], rows[2]]);
-    const imported = await cli(f.home, 'import', `${f.ref.name}@v1`, 'cli/keep.csv', '--llm', 'offline');
+    const imported = await cli(f.home, 'import', `${f.ref.name}@v1`, 'cli/keep.csv', '--llm', 'offline', '--quiet');
     expect(imported.code).toBe(0);
     expect(imported.out).toContain('1 of 3 question(s) decided, 2 left blank');
     expect(imported.out).toMatch(/published \S+@v2 \(parent v1/);

@@ -113,9 +113,9 @@ function agreementLines(agreement: Omit<AgreementReport, 'perItem'>): string[] {
 
 export const reviewImportCommand: Command = {
   path: ['review', 'import'],
-  usage: 'toolkiln review import <name>@v <file…> [--skip-invalid] [--llm offline|openai|replay] [--model m] [--json]',
+  usage: 'toolkiln review import <name>@v <file…> [--skip-invalid] [--llm offline|openai|replay] [--model m] [--quiet] [--json]',
   summary: 'validate filled sheets (CSV, Label Studio JSON export or Argilla records; or tool sheets, which run the recipe again) and publish the next version with the decisions applied',
-  options: { 'skip-invalid': { type: 'boolean' }, llm: { type: 'string' }, model: { type: 'string' } },
+  options: { 'skip-invalid': { type: 'boolean' }, llm: { type: 'string' }, model: { type: 'string' }, quiet: { type: 'boolean' } },
   async run(positionals, values, io) {
     const { store, ref, files } = versionAndSheets(positionals, io, this.usage);
     const toolSheets = files.filter((f) => isToolSheetFile(f.path));
@@ -155,7 +155,7 @@ async function importToolSheets(store: DatasetStore, ref: VersionRef, files: She
   const manifest = store.manifest(ref);
   const llm = gatewayFromFlags(values, io.env, io.home, typeof manifest.stats.seed === 'number' ? manifest.stats.seed : DEFAULT_SEED, io.err, io.cwd);
   try {
-    const result = await importToolReview({ store, ref, files, pipeline: pipelines[manifest.pipeline], llm, home: io.home, projectDir: PROJECT_DIR, cwd: io.cwd, log: io.err, progress: { quiet: io.json } });
+    const result = await importToolReview({ store, ref, files, pipeline: pipelines[manifest.pipeline], llm, home: io.home, projectDir: PROJECT_DIR, cwd: io.cwd, log: io.err, progress: { quiet: io.json || values.quiet === true } });
     if (io.json) {
       io.out(JSON.stringify({ ...result, decisions: result.decisions.map((d) => ({ ...d.decision, annotators: d.answers.map((a) => a.annotator) })) }));
       return 0;
