@@ -291,15 +291,28 @@ export class JsonlWriter {
 const NEWLINE = Buffer.from('\n');
 
 /** Writes a file whole or not at all: a temporary file renamed into place (removed again if writing fails). */
-export function writeFileAtomic(path: string, content: string): void {
+export function writeFileAtomic(path: string, content: string, options: { durable?: boolean } = {}): void {
   mkdirSync(dirname(path), { recursive: true });
   const tmp = `${path}.tmp-${process.pid}`;
   try {
-    writeFileSync(tmp, content);
+    writeFileSync(tmp, content, options.durable ? { flush: true } : undefined);
     renameSync(tmp, path);
   } catch (error) {
     rmSync(tmp, { force: true });
     throw withPath(error, path);
+  }
+  if (options.durable) syncFolder(dirname(path));
+}
+
+/** `durable`: the rename itself reaches the disk (a decision saved is there after a power cut). */
+function syncFolder(dir: string): void {
+  const fd = openSync(dir, 'r');
+  try {
+    fsyncSync(fd);
+  } catch {
+    // Some file systems cannot fsync a folder; the rename is still atomic there.
+  } finally {
+    closeSync(fd);
   }
 }
 

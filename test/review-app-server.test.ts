@@ -76,6 +76,11 @@ describe('review app server', () => {
     expect((await fetch(`${url}api/items/it-000000000000`)).status).toBe(404);
     expect((await fetch(`${url}../../etc/passwd`)).status).toBe(403);
     expect((await fetch(`${url}nope.js`)).status).toBe(404);
+    // A broken escape in an item id is the request's fault; pages are read, not posted to.
+    const broken = await fetch(`${url}api/items/%E0%A4%A`);
+    expect(broken.status).toBe(400);
+    expect(await broken.text()).toContain('not a valid URL escape');
+    expect((await fetch(`${url}app.js`, { method: 'POST', body: '{}' })).status).toBe(405);
   });
 
   it("refuses a bad decision with the import's own error, at the field it concerns, and writes nothing", async () => {

@@ -1,6 +1,6 @@
-import { closeSync, existsSync, fsyncSync, openSync, readFileSync, renameSync, rmSync, writeSync } from 'node:fs';
-import { dirname } from 'node:path';
+import { closeSync, existsSync, openSync, readFileSync, rmSync, writeSync } from 'node:fs';
 import { UserError } from '../../core/errors.ts';
+import { writeFileAtomic } from '../../core/jsonl.ts';
 import { toCsv } from '../csv.ts';
 import { EDITABLE_COLUMNS, SHEET_COLUMNS } from '../sheet.ts';
 import { TOOL_EDITABLE_COLUMNS, TOOL_SHEET_COLUMNS, type ToolSheetColumn } from '../tool-sheet.ts';
@@ -98,33 +98,7 @@ export class DecisionSheet<C extends string = string> {
   }
 
   private write(rows: Record<C, string>[]): void {
-    writeFileDurably(this.path, toCsv(this.layout.columns, rows));
-  }
-}
-
-/** Write to a temporary file, flush it to disk, rename it over the target, flush the folder. */
-export function writeFileDurably(path: string, content: string): void {
-  const tmp = `${path}.tmp-${process.pid}`;
-  try {
-    const fd = openSync(tmp, 'w');
-    try {
-      writeSync(fd, content);
-      fsyncSync(fd);
-    } finally {
-      closeSync(fd);
-    }
-    renameSync(tmp, path);
-  } catch (error) {
-    rmSync(tmp, { force: true });
-    throw error;
-  }
-  const dir = openSync(dirname(path), 'r');
-  try {
-    fsyncSync(dir);
-  } catch {
-    // Some file systems cannot fsync a folder; the rename is still atomic there.
-  } finally {
-    closeSync(dir);
+    writeFileAtomic(this.path, toCsv(this.layout.columns, rows), { durable: true });
   }
 }
 

@@ -100,22 +100,31 @@ async function handle(req: IncomingMessage, res: ServerResponse, session: Review
     return;
   }
   const route = rest.join('/');
-  if (route === '' || route === 'index.html') return sendStatic(res, 'index.html');
+  if (route === '' || route === 'index.html') return allow(req, 'GET'), sendStatic(res, 'index.html');
   if (route === 'api/state') {
     allow(req, 'GET');
     return send(res, 200, state(session));
   }
   const item = /^api\/items\/([^/]+)$/.exec(route);
   if (item) {
-    const id = decodeURIComponent(item[1]);
+    const id = decodedSegment(item[1]);
     const kind = session.kinds.find((k) => k.summary(id) !== undefined);
     if (!kind) throw new HttpError(404, `no item ${id} in this review`);
     if (req.method === 'POST') return decide(req, res, kind, id);
     allow(req, 'GET');
     return send(res, 200, { summary: kind.summary(id), view: kind.view(id) });
   }
-  if (STATIC_PATH.test(route)) return sendStatic(res, route);
+  if (STATIC_PATH.test(route)) return allow(req, 'GET'), sendStatic(res, route);
   throw new HttpError(404, `no such page: ${route}`);
+}
+
+/** A path segment as the page encoded it; a broken %-escape is the request's fault, not the server's. */
+function decodedSegment(segment: string): string {
+  try {
+    return decodeURIComponent(segment);
+  } catch {
+    throw new HttpError(400, `the item id in the address is not a valid URL escape: ${segment}`);
+  }
 }
 
 function sameToken(given: string, token: string): boolean {
