@@ -9,7 +9,8 @@ import { combineUsage } from './llm/usage.ts';
 import type { PipelineDefinition } from './pipeline.ts';
 import { Rng } from './rng.ts';
 import type { RunSpec } from './run.ts';
-import { entryOf, prepareRecord, recordContext, TransportTally, type RecordJob, type RecordOutcome, type RemoteRecords } from './runner.ts';
+import { TransportTally, type RecordJob, type RecordOutcome, type RemoteRecords } from './runner.ts';
+import { entryOf, prepareRecord, recordContext } from './stage-records.ts';
 import type { MapStage, Stage, StageContext } from './stage.ts';
 
 /** The BullMQ queue every coordinator sends per-record work to and every worker takes it from. */

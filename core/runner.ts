@@ -1,7 +1,6 @@
 import { closeSync, existsSync, openSync, readFileSync, readSync, renameSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import PQueue from 'p-queue';
-import { z } from 'zod';
 import { countBy } from './collections.ts';
 import { UserError, fileSystemMessage, messageOf } from './errors.ts';
 import { eachJsonl, eachJsonlLine, Journal, JsonlWriter, jsonlTexts, parseJsonLine, readJsonl, writeFileAtomic, writeJsonlAtomic } from './jsonl.ts';
@@ -15,6 +14,7 @@ import { Rejection, Sample, StageStats, formatZodError } from './records.ts';
 import { Rng } from './rng.ts';
 import { StageThreads, type StageThreadsOptions } from './stage-threads.ts';
 import type { SampleLine } from './store.ts';
+import { entryOf, prepareRecord, recordContext, validateInput, validateOutputs } from './stage-records.ts';
 import { parseRecord } from './validate.ts';
 import { isReject, recordKey, type BatchStage, type MapStage, type RejectReason, type ScanMade, type ScanStage, type SourceStage, type Stage, type StageContext } from './stage.ts';
 
@@ -361,49 +361,6 @@ function resumeCommandOf(options: RunStagesOptions): string {
 }
 
 /** The stage's outputs, checked against its output schema (once, here where they are made: not again downstream). */
-function validateOutputs(stage: Stage, outputs: unknown[], where: string): unknown[] {
-  return outputs.map((output) => {
-    const parsed = parseRecord(stage.output as z.ZodType, output);
-    if (!parsed.success) {
-      throw new Error(`stage ${stage.name} emitted a record that fails its own output schema (${where}): ${formatZodError(parsed.error)}`);
-    }
-    return parsed.data;
-  });
-}
-
-/** A per-record stage's input record `i`, checked against its input schema when `check`, and its key. */
-export function prepareRecord(stage: MapStage<unknown, unknown>, raw: unknown, i: number, check: boolean): { record: unknown; key: string } {
-  const record = validateInput(stage, raw, i, check);
-  return { record, key: recordKey(stage, record) };
-}
-
-/** The journal entry of record `i` from what the stage returned for it: its checked outputs or its reject. */
-export function entryOf(stage: MapStage<unknown, unknown>, i: number, key: string, result: Awaited<ReturnType<MapStage<unknown, unknown>['run']>>): JournalEntry {
-  if (isReject(result)) {
-    const { reject: _flag, ...reason } = result;
-    return { i, reject: reason };
-  }
-  const outputs = Array.isArray(result) && stage.fanOut ? result : [result];
-  if (outputs.length > 1 && !stage.fanOut) throw new Error(`stage ${stage.name} emitted ${outputs.length} records for one input without declaring fanOut`);
-  return outputs.length
-    ? { i, out: validateOutputs(stage, outputs, `record ${key}`) }
-    : { i, reject: { reason: 'no_output', detail: `${stage.name} emitted nothing for this record` } };
-}
-
-/** The context one record of a per-record stage runs with: its key, randomness derived from the key, its gateway. */
-export function recordContext(ctx: StageContext, key: string, llm: LlmGateway): StageContext & { key: string } {
-  return { ...ctx, key, rng: (...keys) => ctx.rng(key, ...keys), llm };
-}
-
-function validateInput(stage: Stage, record: unknown, index: number, check: boolean): unknown {
-  if (!check) return record;
-  const parsed = parseRecord(stage.input as z.ZodType, record);
-  if (!parsed.success) {
-    throw new Error(`stage ${stage.name}: input record ${index} does not match its input schema (the stage before it emits another shape): ${formatZodError(parsed.error)}`);
-  }
-  return parsed.data;
-}
-
 /** Where each finished record's journal entry is (byte offset and length, and a hash of the record's key), by input index. */
 class JournalIndex {
   private starts = new Float64Array(1024).fill(-1);

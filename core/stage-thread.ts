@@ -1,7 +1,7 @@
 import { parentPort, workerData } from 'node:worker_threads';
 import { messageOf, UserError } from './errors.ts';
 import { Rng } from './rng.ts';
-import { entryOf } from './runner.ts';
+import { entryOf } from './stage-records.ts';
 import type { MapStage, StageContext } from './stage.ts';
 import type { StageThreadData, ThreadError, ThreadOutcome } from './stage-threads.ts';
 

@@ -71,7 +71,7 @@ export class StageThreads {
   private readonly started: Promise<void>;
 
   private constructor(
-    private readonly stage: MapStage<unknown, unknown>,
+    stage: MapStage<unknown, unknown>,
     count: number,
     data: Omit<StageThreadData, 'module' | 'factory' | 'options' | 'name' | 'version'>,
     log: (message: string) => void,

@@ -135,7 +135,10 @@ function judgedUnits(scorer: BenchmarkScorer, outputs: readonly EvalOutput[], de
   for (const { item, output } of outputs) {
     const unit = unitOf(scorer, item);
     const list = groups.get(unit) ?? groups.set(unit, []).get(unit)!;
-    list.push({ item, output, figures: figures.get(item.id) ?? {} });
+    const judged = figures.get(item.id);
+    // Every item scored has its figures; one without would count as all zero in every resample.
+    if (!judged) throw new Error(`the ${scorer.benchmark} scorer gave no figures for item ${item.id}`);
+    list.push({ item, output, figures: judged });
   }
   return [...groups.values()];
 }

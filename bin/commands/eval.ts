@@ -35,11 +35,14 @@ function modelChoice(values: Values, io: Io, seed: number): ModelChoice {
   if (llm !== undefined) {
     if (llm === 'offline') throw new UserError('--llm offline has no model to answer with: use --model oracle or --model noisy-oracle, or --llm openai --model <m>');
     const userModel = stringFlag(values, 'user-model');
-    return {
-      kind: 'llm',
-      llm: gatewayFromFlags(values, io.env, io.home, seed, io.err, io.cwd),
-      ...(userModel === undefined ? {} : { userLlm: gatewayFromFlags({ ...values, model: userModel }, io.env, io.home, seed, io.err, io.cwd) }),
-    };
+    const gateway = gatewayFromFlags(values, io.env, io.home, seed, io.err, io.cwd);
+    if (userModel === undefined) return { kind: 'llm', llm: gateway };
+    try {
+      return { kind: 'llm', llm: gateway, userLlm: gatewayFromFlags({ ...values, model: userModel }, io.env, io.home, seed, io.err, io.cwd) };
+    } catch (error) {
+      void gateway.close();
+      throw error;
+    }
   }
   if (model === undefined) throw new UserError('say whose answers to score: --predictions <file.jsonl>, --model oracle|noisy-oracle, or --llm openai --model <m>');
   if (!OFFLINE_MODELS.includes(model)) throw new UserError(`--model ${model} needs --llm openai (a model behind the gateway); without --llm, --model is one of ${OFFLINE_MODELS.join(', ')}`);
@@ -173,8 +176,10 @@ export const evalCompareCommand: Command = {
     const released = releasedSetFor(scorer.benchmark, shown, stringFlag(values, 'reference'));
     const specs = (values.model as string[] | undefined) ?? [];
     if (!specs.length) throw new UserError('say which model answers both sides: --model oracle|noisy-oracle[:seed]|predictions:<generated.jsonl>,<released.jsonl>, or --llm openai --model <m>; repeat --model to compare how both sides rank several');
-    const models = specs.map((spec) => compareModelOf(spec, values, io, seed));
+    const models: CompareModel[] = [];
     try {
+      // Inside the try: a gateway made for an earlier --model is closed when a later one is refused.
+      for (const spec of specs) models.push(compareModelOf(spec, values, io, seed));
       const names = models.map((m) => m.name);
       const twice = names.find((name, i) => names.indexOf(name) !== i);
       if (twice) throw new UserError(`--model ${twice} is given twice; compare different models`);

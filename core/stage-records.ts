@@ -1,0 +1,55 @@
+import type { z } from 'zod';
+import type { JournalEntry } from './journal-line.ts';
+import type { LlmGateway } from './llm/types.ts';
+import { formatZodError } from './records.ts';
+import { isReject, recordKey, type MapStage, type Stage, type StageContext } from './stage.ts';
+import { parseRecord } from './validate.ts';
+
+/**
+ * One record of a stage, checked and turned into its journal entry: the same steps wherever the
+ * record runs (the runner, a worker behind a queue, a worker thread), kept apart from the runner so
+ * that a worker thread loads only these.
+ */
+
+export function validateOutputs(stage: Stage, outputs: unknown[], where: string): unknown[] {
+  return outputs.map((output) => {
+    const parsed = parseRecord(stage.output as z.ZodType, output);
+    if (!parsed.success) {
+      throw new Error(`stage ${stage.name} emitted a record that fails its own output schema (${where}): ${formatZodError(parsed.error)}`);
+    }
+    return parsed.data;
+  });
+}
+
+/** A per-record stage's input record `i`, checked against its input schema when `check`, and its key. */
+export function prepareRecord(stage: MapStage<unknown, unknown>, raw: unknown, i: number, check: boolean): { record: unknown; key: string } {
+  const record = validateInput(stage, raw, i, check);
+  return { record, key: recordKey(stage, record) };
+}
+
+/** The journal entry of record `i` from what the stage returned for it: its checked outputs or its reject. */
+export function entryOf(stage: MapStage<unknown, unknown>, i: number, key: string, result: Awaited<ReturnType<MapStage<unknown, unknown>['run']>>): JournalEntry {
+  if (isReject(result)) {
+    const { reject: _flag, ...reason } = result;
+    return { i, reject: reason };
+  }
+  const outputs = Array.isArray(result) && stage.fanOut ? result : [result];
+  if (outputs.length > 1 && !stage.fanOut) throw new Error(`stage ${stage.name} emitted ${outputs.length} records for one input without declaring fanOut`);
+  return outputs.length
+    ? { i, out: validateOutputs(stage, outputs, `record ${key}`) }
+    : { i, reject: { reason: 'no_output', detail: `${stage.name} emitted nothing for this record` } };
+}
+
+/** The context one record of a per-record stage runs with: its key, randomness derived from the key, its gateway. */
+export function recordContext(ctx: StageContext, key: string, llm: LlmGateway): StageContext & { key: string } {
+  return { ...ctx, key, rng: (...keys) => ctx.rng(key, ...keys), llm };
+}
+
+export function validateInput(stage: Stage, record: unknown, index: number, check: boolean): unknown {
+  if (!check) return record;
+  const parsed = parseRecord(stage.input as z.ZodType, record);
+  if (!parsed.success) {
+    throw new Error(`stage ${stage.name}: input record ${index} does not match its input schema (the stage before it emits another shape): ${formatZodError(parsed.error)}`);
+  }
+  return parsed.data;
+}
