@@ -509,8 +509,8 @@ class OrderedRelease {
     });
   }
 
-  /** The outputs, in order, as they become available; stops when `signal` aborts. */
-  async *records(signal: AbortSignal): AsyncGenerator<unknown> {
+  /** The outputs, in order, as they become available, each with its line of JSON; stops when `signal` aborts. */
+  async *records(signal: AbortSignal): AsyncGenerator<{ value: unknown; text: string }> {
     const fd = openSync(this.journalPath, 'r');
     const onAbort = () => this.changed();
     signal.addEventListener('abort', onAbort);
@@ -520,10 +520,9 @@ class OrderedRelease {
         if (signal.aborted) return;
         if (next < this.confirmed && this.done.has(next)) {
           // Parsed from their text: the next stage gets records of its own, as if read from the file.
-          const recent = this.recent.get(next);
-          const records = recent ? recent.map((text) => JSON.parse(text) as unknown) : (this.done.read(fd, next).out ?? []);
+          const texts = this.recent.get(next) ?? outputBytes(this.done.readLine(fd, next)).outputs.map((bytes) => bytes.toString('utf8'));
           this.recent.delete(next++);
-          for (const record of records) yield record;
+          for (const text of texts) yield { value: JSON.parse(text) as unknown, text };
           continue;
         }
         if (this.total !== undefined && next >= this.total) return;
@@ -621,7 +620,7 @@ async function runMapStage(
   try {
     for (;;) {
       let i = 0;
-      for await (const raw of input.piped ? input.piped.records(flow.signal) : eachJsonl(input.path)) {
+      for await (const { value: raw } of input.piped ? input.piped.records(flow.signal) : eachJsonlLine(input.path)) {
         if (stop()) break;
         // A journalled entry stands for this record only if it was made for it: records of a stage
         // still running can shift when a resumed run redoes one that could not reach the endpoint.
@@ -830,7 +829,7 @@ async function runScanChain(chain: StageRun[], input: StageInput, options: RunSt
     }
   };
   const records = async function* (): AsyncGenerator<{ raw: unknown; text: string }> {
-    if (input.piped) for await (const raw of input.piped.records(signal)) yield { raw, text: JSON.stringify(raw) };
+    if (input.piped) for await (const { value, text } of input.piped.records(signal)) yield { raw: value, text };
     else for (const { value, text } of eachJsonlLine(input.path)) yield { raw: value, text };
   };
   const fill = async () => {
