@@ -41,12 +41,16 @@ export class Progress {
     if (this.options.quiet) return;
     const seconds = (Date.now() - this.started) / 1000;
     const rate = seconds > 0 ? this.done / seconds : 0;
-    const share = this.total > 0 ? this.done / this.total : 1;
-    const figures = `${this.done}/${this.total} ${(share * 100).toFixed(0)}% ${rate.toFixed(1)}/s`;
+    // No total (a loader), or an estimate the work outgrew (records of a stage that fans out, piped on
+    // before it has finished): the count alone, not a share over 100 %.
+    const known = this.total > 0 && this.done <= this.total;
+    const share = known ? this.done / this.total : final ? 1 : 0;
+    const figures = known ? `${this.done}/${this.total} ${(share * 100).toFixed(0)}% ${rate.toFixed(1)}/s` : `${this.done} ${rate.toFixed(1)}/s`;
     if (this.tty) {
       const width = 30;
       const filled = Math.round(share * width);
-      this.stream.write(`\r${this.label} [${'#'.repeat(filled)}${'.'.repeat(width - filled)}] ${figures}${final ? '\n' : ''}`);
+      const bar = known || final ? ` [${'#'.repeat(filled)}${'.'.repeat(width - filled)}]` : '';
+      this.stream.write(`\r${this.label}${bar} ${figures}${final ? '\n' : ''}`);
     } else if (final || this.done > 0) {
       this.stream.write(`${this.label}: ${figures}${final ? ` done in ${seconds.toFixed(1)}s` : ''}\n`);
     }
