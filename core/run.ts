@@ -14,6 +14,7 @@ import { formatZodError, type Manifest, type Sample, type StageStats, type ToolS
 import { runStages, type RemoteRecords } from './runner.ts';
 import type { StageThreadsOptions } from './stage-threads.ts';
 import { DatasetStore, type VersionRef } from './store.ts';
+import { checkSourceFile, readSourceText } from './source-files.ts';
 
 export const DEFAULT_SEED = 42;
 
@@ -99,12 +100,7 @@ export function resolveConfig(pipeline: PipelineDefinition, overrides: unknown, 
 /** Reads a JSON config file; `shown` is how the user wrote its path (for messages). */
 export function readConfigFile(path: string, shown = path): unknown {
   if (!existsSync(path)) throw new UserError(`config file not found: ${shown}`);
-  let text: string;
-  try {
-    text = readFileSync(path, 'utf8');
-  } catch (error) {
-    throw new UserError(`config file not readable: ${shown} (${(error as NodeJS.ErrnoException).code ?? messageOf(error)})`);
-  }
+  const text = readSourceText(path, `config file ${shown}`);
   try {
     return JSON.parse(text);
   } catch (error) {
@@ -338,20 +334,27 @@ async function hashSources(paths: string[], resolvePath: (path: string) => strin
   for (const file of paths) {
     const path = resolvePath(file);
     if (!existsSync(path)) throw new UserError(`source file not found: ${file} (looked in the current folder and ${projectDir}); fix the path in the config`);
-    out[file] = await hashFiles(path);
+    out[file] = await hashFiles(path, file);
   }
   return out;
 }
 
 /** A file's hash (under `''`), or every file under a folder by relative path, sorted. */
-async function hashFiles(path: string): Promise<Record<string, string>> {
-  if (!statSync(path).isDirectory()) return { '': await hashFile(path) };
+async function hashFiles(path: string, shown: string): Promise<Record<string, string>> {
+  if (!statSync(path).isDirectory()) {
+    // Refused before hashing: a device such as /dev/zero would never end, a 10 GB file is over the limit.
+    checkSourceFile(path, { shown: `source ${shown}` });
+    return { '': await hashFile(path) };
+  }
   const entries = readdirSync(path, { recursive: true, withFileTypes: true })
     .filter((e) => e.isFile())
     .map((e) => join(e.parentPath, e.name))
     .sort();
   const hashes: Record<string, string> = {};
-  for (const file of entries) hashes[file.slice(path.length + 1)] = await hashFile(file);
+  for (const file of entries) {
+    checkSourceFile(file, { shown: `source ${join(shown, file.slice(path.length + 1))}` });
+    hashes[file.slice(path.length + 1)] = await hashFile(file);
+  }
   return hashes;
 }
 

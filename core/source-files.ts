@@ -1,4 +1,4 @@
-import { closeSync, openSync, readFileSync, readSync } from 'node:fs';
+import { closeSync, fstatSync, openSync, readSync, statSync, type Stats } from 'node:fs';
 import { UserError } from './errors.ts';
 
 /**
@@ -69,16 +69,101 @@ export function readJsonFile(path: string, options: JsonFileOptions = {}): unkno
   return parsed.value;
 }
 
-function readSourceText(path: string, shown: string): string {
+/** A source file read whole as UTF-8 text, bounded as `readSourceFile` says. */
+export function readSourceText(path: string, shown = path): string {
+  return readSourceFile(path, { shown }).toString('utf8');
+}
+
+/** Largest source file by default: 256 MiB (a line file read as a stream has its line limit instead). */
+export const DEFAULT_MAX_SOURCE_BYTES = 256 * 1_048_576;
+
+/**
+ * The most a source file may hold: `TOOLKILN_MAX_SOURCE_BYTES` (bytes, or with a K / M / G
+ * suffix) or `DEFAULT_MAX_SOURCE_BYTES`. A bad value is a `UserError` naming the variable.
+ */
+export function maxSourceBytes(env: NodeJS.ProcessEnv = process.env): number {
+  const given = env.TOOLKILN_MAX_SOURCE_BYTES?.trim();
+  if (!given) return DEFAULT_MAX_SOURCE_BYTES;
+  const match = /^(\d+)\s*([kmg]i?b?)?$/i.exec(given);
+  if (!match) throw new UserError(`TOOLKILN_MAX_SOURCE_BYTES=${given}: give a size in bytes, e.g. 536870912 or 512M`);
+  const unit = (match[2] ?? '').charAt(0).toLowerCase();
+  return Number(match[1]) * ({ k: 1024, m: 1_048_576, g: 1_073_741_824 }[unit] ?? 1);
+}
+
+export interface SourceReadOptions extends SourceFileOptions {
+  /** The most the file may hold (default `maxSourceBytes()`). */
+  maxBytes?: number;
+}
+
+/** Why a file cannot be a source: a device, pipe or folder could never end, and a file over the limit is refused. */
+function sourceFileProblem(stat: Stats, shown: string, max: number): string | null {
+  if (!stat.isFile()) return `${shown}: not a regular file (${stat.isDirectory() ? 'a folder' : 'a device, pipe or socket'}); give the path of a file`;
+  if (stat.size > max) return tooLargeMessage(shown, max);
+  return null;
+}
+
+function tooLargeMessage(shown: string, max: number): string {
+  return `${shown}: larger than ${max.toLocaleString('en-US')} bytes, the most a source file may hold; split it, or raise TOOLKILN_MAX_SOURCE_BYTES`;
+}
+
+/** Refuses a path that is no regular file or is over the size limit, naming it; reads nothing. */
+export function checkSourceFile(path: string, options: SourceReadOptions = {}): void {
+  const shown = options.shown ?? path;
+  let stat: Stats;
   try {
-    return readFileSync(path, 'utf8');
+    stat = statSync(path);
   } catch (error) {
     throw cannotRead(shown, error);
+  }
+  const problem = sourceFileProblem(stat, shown, options.maxBytes ?? maxSourceBytes());
+  if (problem) throw new UserError(problem);
+}
+
+/** `path` opened for reading; refused as `checkSourceFile` says (checked on the open file, so it cannot change in between). */
+function openSourceFile(path: string, shown: string, max: number): number {
+  let fd: number;
+  try {
+    fd = openSync(path, 'r');
+  } catch (error) {
+    throw cannotRead(shown, error);
+  }
+  const problem = sourceFileProblem(fstatSync(fd), shown, max);
+  if (problem) {
+    closeSync(fd);
+    throw new UserError(problem);
+  }
+  return fd;
+}
+
+/**
+ * A source file's bytes, read in chunks up to the size limit: a larger file (or one that grows past
+ * it while read) is refused naming it before more is read, so one huge file cannot take the memory.
+ */
+export function readSourceFile(path: string, options: SourceReadOptions = {}): Buffer {
+  const shown = options.shown ?? path;
+  const max = options.maxBytes ?? maxSourceBytes();
+  const fd = openSourceFile(path, shown, max);
+  try {
+    const chunks: Buffer[] = [];
+    let total = 0;
+    for (;;) {
+      const chunk = Buffer.allocUnsafe(Math.min(CHUNK_BYTES * 16, max + 1 - total));
+      const read = readSync(fd, chunk, 0, chunk.length, null);
+      if (read === 0) break;
+      total += read;
+      if (total > max) throw new UserError(tooLargeMessage(shown, max));
+      chunks.push(chunk.subarray(0, read));
+    }
+    return Buffer.concat(chunks, total);
+  } finally {
+    closeSync(fd);
   }
 }
 
 function cannotRead(shown: string, error: unknown): UserError {
-  return new UserError(`${shown}: cannot read the file (${(error as NodeJS.ErrnoException).code ?? (error as Error).message}); check the path in the config`);
+  const code = (error as NodeJS.ErrnoException).code;
+  if (code === 'ENOENT') return new UserError(`${shown}: no such file; check the path`);
+  return new UserError(`${shown}: cannot read the file (${code ?? (error as Error).message}); check the path and its permissions`);
 }
 
 /**
@@ -89,12 +174,8 @@ function cannotRead(shown: string, error: unknown): UserError {
 export function* readLines(path: string, options: LineFileOptions = {}): Generator<{ line: number; text: string }> {
   const shown = options.shown ?? path;
   const max = options.maxLineBytes ?? MAX_LINE_BYTES;
-  let fd: number;
-  try {
-    fd = openSync(path, 'r');
-  } catch (error) {
-    throw cannotRead(shown, error);
-  }
+  // Streamed, so no size limit; a device or pipe is still refused (it may never end).
+  const fd = openSourceFile(path, shown, Number.POSITIVE_INFINITY);
   try {
     const chunk = Buffer.allocUnsafe(CHUNK_BYTES);
     let pieces: Buffer[] = [];

@@ -1,8 +1,8 @@
-import { readFileSync } from 'node:fs';
 import { z } from 'zod';
 import { UserError } from '../core/errors.ts';
 import { formatZodError } from '../core/records.ts';
 import type { MergeProposal } from './merge-tools-metatool-proposals.ts';
+import { readSourceText } from '../core/source-files.ts';
 
 /**
  * Overlap decisions (paper Appendix A.1 step 2): which tools are merged into one, which tool is
@@ -55,9 +55,10 @@ export const OverlapDecisions = z
 export type OverlapDecisions = z.infer<typeof OverlapDecisions>;
 
 export function readDecisionsFile(path: string, shown = path): OverlapDecisions {
+  const text = readSourceText(path, shown);
   let json: unknown;
   try {
-    json = JSON.parse(readFileSync(path, 'utf8'));
+    json = JSON.parse(text);
   } catch (error) {
     const code = (error as NodeJS.ErrnoException).code;
     throw new UserError(code ? `overlap decisions file not readable: ${shown} (${code}); fix overlap.decisions in the config` : `${shown}: not valid JSON (${(error as Error).message})`);

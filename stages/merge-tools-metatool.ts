@@ -1,4 +1,3 @@
-import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parse } from 'csv-parse/sync';
 import { z } from 'zod';
@@ -13,6 +12,7 @@ import mergeDescriptionPrompt from '../prompts/metatool-merge-description.ts';
 import { OverlapDecisions, planOverlap, proposalsAsDecisions, readDecisionsFile, type OverlapPlan, type Target } from './merge-tools-metatool-decisions.ts';
 import { proposeMerges, silhouetteCurve, type MergeProposal, type SilhouetteCurve } from './merge-tools-metatool-proposals.ts';
 import { flagForReview, mapCalls, noteChanges, replaceTools, ToolUsage } from './merge-tools-mtu.ts';
+import { readSourceText } from '../core/source-files.ts';
 
 /**
  * MetaTool-style tool merging (paper §2.2.1 "Overlapped issue", Appendix A.1–A.2) on canonical
@@ -71,9 +71,10 @@ const CsvRow = z.object({
  *   keep,<tool>,,,
  */
 export function readDecisionsCsv(path: string, shown = path): OverlapDecisions {
+  const text = readSourceText(path, shown);
   let rows: Record<string, string>[];
   try {
-    rows = parse(readFileSync(path), { columns: (header: string[]) => header.map((h) => h.trim().toLowerCase()), skip_empty_lines: true, trim: true });
+    rows = parse(text, { columns: (header: string[]) => header.map((h) => h.trim().toLowerCase()), skip_empty_lines: true, trim: true });
   } catch (error) {
     throw new UserError(`${shown}: not a readable decisions CSV (${messageOf(error)}); expected columns decision,tool,into,query,description`);
   }

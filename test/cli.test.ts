@@ -51,7 +51,7 @@ describe('cli', () => {
     ['bad choice', ['run', 'mtu', '--llm', 'gpt'], /--llm must be one of offline, openai, replay/],
     ['missing config file', ['run', 'mtu', '--config', 'missing.json'], /config file not found: missing.json/],
     ['unreadable config file', ['run', 'mtu', '--config', 'broken.json'], /broken.json: not valid JSON/],
-    ['config that is a folder', ['run', 'mtu', '--config', '.'], /config file not readable: \. \(EISDIR\)/],
+    ['config that is a folder', ['run', 'mtu', '--config', '.'], /config file \.: not a regular file \(a folder\)/],
     ['config of the wrong shape', ['run', 'mtu', '--config', 'wrong.json'], /wrong.json: invalid mtu config: sources/],
     ['version not found', ['datasets', 'show', 'small@v9'], /small@v9 not found: small has v1, v2/],
     ['dataset not found', ['datasets', 'show', 'other'], /no dataset named "other"/],

@@ -1,6 +1,7 @@
-import { readdirSync, readFileSync, statSync } from 'node:fs';
+import { existsSync, readdirSync, statSync } from 'node:fs';
 import { basename, dirname, extname, join, relative } from 'node:path';
 import { UserError } from '../../core/errors.ts';
+import { readSourceFile } from '../../core/source-files.ts';
 
 /**
  * User documents that seed the API context tree (ACEBench §3.1.1: "we extract relevant information
@@ -33,14 +34,8 @@ const utf8 = new TextDecoder('utf-8', { fatal: true });
 
 /** A document's text; a missing, empty, binary or non-UTF-8 file is refused naming the file. */
 export function readDocument(path: string, shown = path): string {
-  let bytes: Buffer;
-  try {
-    bytes = readFileSync(path);
-  } catch (error) {
-    const code = (error as NodeJS.ErrnoException).code;
-    if (code === 'ENOENT') throw new UserError(`document ${shown} does not exist: fix the path in "documents" of the config`);
-    throw new UserError(`document ${shown}: cannot read it (${code ?? (error as Error).message}); check the path in "documents" of the config`);
-  }
+  if (!existsSync(path)) throw new UserError(`document ${shown} does not exist: fix the path in "documents" of the config`);
+  const bytes = readSourceFile(path, { shown: `document ${shown}` });
   if (bytes.includes(0)) throw new UserError(`document ${shown} is binary (it holds NUL bytes): give text or Markdown files only`);
   let text: string;
   try {

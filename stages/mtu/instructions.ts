@@ -2,6 +2,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { UserError } from '../../core/errors.ts';
 import { DEFAULT_INSTRUCTIONS, MTU_SETTINGS, TODAY_PLACEHOLDER, type InstructionTemplates } from '../../prompts/mtu-instructions.ts';
+import { readSourceText } from '../../core/source-files.ts';
 
 /**
  * The instruction templates a run's export uses: toolkiln's own (prompts/mtu-instructions.ts), any
@@ -15,11 +16,12 @@ export const INSTRUCTIONS_REPORT = 'mtu-instructions.json';
 
 export function loadInstructionTemplates(path: string | undefined): InstructionTemplates {
   if (!path) return { ...DEFAULT_INSTRUCTIONS };
+  const text = readSourceText(path);
   let parsed: unknown;
   try {
-    parsed = JSON.parse(readFileSync(path, 'utf8'));
+    parsed = JSON.parse(text);
   } catch (error) {
-    const why = (error as NodeJS.ErrnoException).code === 'ENOENT' ? 'no such file' : (error as Error).message;
+    const why = (error as Error).message;
     throw new UserError(`${path}: cannot read the MTU instruction templates (${why}); give a JSON object such as {"S-S": "…", "M-S": "…"}`);
   }
   if (!parsed || typeof parsed !== 'object' || Array.isArray(parsed)) throw new UserError(`${path}: the MTU instruction templates must be a JSON object keyed by setting (${MTU_SETTINGS.join(', ')})`);

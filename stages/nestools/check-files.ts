@@ -1,9 +1,9 @@
-import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
+import { existsSync, readdirSync, statSync } from 'node:fs';
 import { basename, extname, join } from 'node:path';
 import { UserError } from '../../core/errors.ts';
 import { checkNesToolsRecord } from './check-records.ts';
 import type { CheckIssue } from './issues.ts';
-import { readJsonlLines } from '../../core/source-files.ts';
+import { readJsonlLines, readSourceText } from '../../core/source-files.ts';
 import type { ChainView } from './statistics.ts';
 
 /**
@@ -50,11 +50,7 @@ function expand(path: string): string[] {
 }
 
 function readText(path: string): string {
-  try {
-    return readFileSync(path, 'utf8');
-  } catch (error) {
-    throw new UserError(`cannot read ${path}: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}`);
-  }
+  return readSourceText(path);
 }
 
 function recordsOf(path: string): { where: string; value?: unknown; error?: string }[] {

@@ -1,4 +1,3 @@
-import { readFileSync } from 'node:fs';
 import { parse } from 'csv-parse/sync';
 import { countBy } from '../../core/collections.ts';
 import { UserError } from '../../core/errors.ts';
@@ -7,6 +6,7 @@ import { formatTable } from '../../core/runner.ts';
 import type { StageContext } from '../../core/stage.ts';
 import { MULTI_TOOL_SPLIT, SINGLE_TOOL_SPLIT } from './records.ts';
 import { wordCount } from './text.ts';
+import { readSourceText } from '../../core/source-files.ts';
 
 /**
  * Dataset statistics (paper Appendix A.5, Table 11, Figure 12): queries per generation method and
@@ -77,9 +77,10 @@ export function queryFigures(rows: { query: string; tool: string }[]): QueryFigu
 
 /** The `Query,Tool` rows of a released ToolE CSV. */
 export function readReleasedCsv(path: string, shown = path): { query: string; tool: string }[] {
+  const text = readSourceText(path, shown);
   let rows: Record<string, string>[];
   try {
-    rows = parse(readFileSync(path, 'utf8'), { columns: true, skip_empty_lines: true, bom: true });
+    rows = parse(text, { columns: true, skip_empty_lines: true, bom: true });
   } catch (error) {
     throw new UserError(`${shown}: not a readable Query,Tool CSV (${(error as Error).message}); set statistics.reference in the config, or null to skip the comparison`);
   }

@@ -1,4 +1,4 @@
-import { readdirSync, readFileSync, statSync } from 'node:fs';
+import { readdirSync, statSync } from 'node:fs';
 import { basename, join } from 'node:path';
 import { z } from 'zod';
 import { createEmbedder, type EmbedderConfig } from '../../core/embed/index.ts';
@@ -12,6 +12,7 @@ import { reportStatistics, statisticsRow, type StatisticsRow } from './statistic
 import { multiToolCandidates, reliabilityCandidates, similarCandidates, similarityRanking } from './candidates.ts';
 import { MULTI_TOOL_SPLIT, SINGLE_TOOL_SPLIT } from './records.ts';
 import { goldCalls, SampleInput } from './samples.ts';
+import { readSourceText } from '../../core/source-files.ts';
 
 /**
  * MetaTool's evaluation task sets (paper §2.3), built from the finished ToolE queries (whose
@@ -82,9 +83,10 @@ export function readScenarios(groups: (string | ScenarioSpec)[], resolvePath: (p
       throw new UserError(`scenario file not found: ${group}; fix tasks.scenario.groups in the config`);
     }
     for (const file of files) {
+      const text = readSourceText(file);
       let json: { Tools?: unknown; tools?: unknown; name?: unknown };
       try {
-        json = JSON.parse(readFileSync(file, 'utf8'));
+        json = JSON.parse(text);
       } catch (error) {
         throw new UserError(`${file}: not valid JSON (${(error as Error).message})`);
       }

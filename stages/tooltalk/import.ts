@@ -1,9 +1,8 @@
-import { readFileSync } from 'node:fs';
 import { conversationFiles } from './conversation-files.ts';
 import { join } from 'node:path';
-import { UserError, messageOf } from '../../core/errors.ts';
+import { UserError } from '../../core/errors.ts';
 import { Sample } from '../../core/records.ts';
-import { jsonErrorMessage, parseJsonText } from '../../core/source-files.ts';
+import { jsonErrorMessage, parseJsonText, readSourceText } from '../../core/source-files.ts';
 import { sourceStage, type SourceStage } from '../../core/stage.ts';
 import { conversationToSample, parseConversationFile } from './conversation.ts';
 import { attachDatabases, readDatabasesFolder } from './database-report.ts';
@@ -12,12 +11,7 @@ import { decimalKeys } from '../../core/python-json.ts';
 /** One released conversation file → a Sample; files under an `easy` folder are category `easy`. */
 export function importConversationFile(dir: string, file: string): Sample {
   const path = join(dir, file);
-  let text: string;
-  try {
-    text = readFileSync(path, 'utf8');
-  } catch (error) {
-    throw new UserError(`${path}: cannot read the file (${messageOf(error)})`);
-  }
+  const text = readSourceText(path);
   const parsed = parseJsonText(text);
   if ('error' in parsed) throw new UserError(jsonErrorMessage(path, parsed.error, { todo: 'fix the file' }));
   const conversation = parseConversationFile(parsed.value, path);
@@ -39,7 +33,16 @@ export function importConversationsStage(options: ImportOptions): SourceStage<Sa
     load: function* (ctx) {
       attachDatabases(ctx, readDatabasesFolder(ctx.resolvePath(options.databasesDir)));
       const dir = ctx.resolvePath(options.importDir);
-      for (const file of conversationFiles(dir)) yield importConversationFile(dir, file);
+      // A copied file would be the same conversation twice (ToolTalk keys its results by conversation id).
+      const seen = new Map<string, string>();
+      for (const file of conversationFiles(dir)) {
+        const sample = importConversationFile(dir, file);
+        const id = sample.meta.source?.id as string; // conversationToSample sets it
+        const first = seen.get(id);
+        if (first !== undefined) throw new UserError(`${join(dir, file)}: conversation_id "${id}" was already imported from ${join(dir, first)}; remove the copy or give it its own conversation_id`);
+        seen.set(id, file);
+        yield sample;
+      }
     },
   });
 }

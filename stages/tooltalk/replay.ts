@@ -1,4 +1,3 @@
-import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { UserError, messageOf } from '../../core/errors.ts';
 import type { Json } from '../../core/records.ts';
@@ -6,6 +5,7 @@ import { DEFAULT_DATABASES_DIR, loadDatabases } from './databases.ts';
 import { conversationFiles } from './conversation-files.ts';
 import type { Databases } from './tool.ts';
 import { createWorld, type ConversationStart, type ToolRequest, type ToolResult } from './world.ts';
+import { readSourceText } from '../../core/source-files.ts';
 
 /** A released conversation, as far as the replay reads it. */
 export interface ReleasedConversation {
@@ -45,9 +45,10 @@ export interface ReplayOptions {
 
 /** A released conversation file, read and shape-checked (file named in the error). */
 export function readConversation(path: string): ReleasedConversation {
+  const text = readSourceText(path);
   let json: unknown;
   try {
-    json = JSON.parse(readFileSync(path, 'utf8'));
+    json = JSON.parse(text);
   } catch (error) {
     throw new UserError(`${path}: not a readable JSON conversation (${messageOf(error)})`);
   }

@@ -1,9 +1,9 @@
-import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { UserError, messageOf } from '../../../core/errors.ts';
 import type { Json } from '../../../core/records.ts';
 import { ACE_AGENT_CATEGORIES, ACE_LANGUAGES, aceFileName, type AceCategory, type AceLanguage, type AceRecord } from '../record.ts';
 import { SandboxSession, type CallOutcome } from './execute.ts';
+import { readSourceText } from '../../../core/source-files.ts';
 
 /**
  * Replays the released agent records: each record's mile_stone runs from its initial_config and
@@ -54,12 +54,7 @@ export interface ReleasedReplay {
 }
 
 function readJsonLines(path: string): Record<string, Json>[] {
-  let text: string;
-  try {
-    text = readFileSync(path, 'utf8');
-  } catch (error) {
-    throw new UserError(`${path}: cannot read the released ACEBench file (${messageOf(error)}); point the replay at the folder holding data_en/ and data_zh/`);
-  }
+  const text = readSourceText(path);
   return text.split('\n').flatMap((line, index) => {
     if (!line.trim()) return [];
     try {
