@@ -4,9 +4,9 @@ import { compareStrings } from '../../core/collections.ts';
 import { UserError } from '../../core/errors.ts';
 import { JsonlWriter } from '../../core/jsonl.ts';
 import type { ExportOptions } from '../../core/pipeline.ts';
-import { isJsonObject, type Sample, type ToolSpec } from '../../core/records.ts';
+import type { Sample, ToolSpec } from '../../core/records.ts';
 import { inOrder, orderOf, type SampleSource } from '../../core/sample-source.ts';
-import { aceExpectedOf, aceMetaOf, aceRecordLines } from './format.ts';
+import { aceMetaOf, aceRecordLines } from './format.ts';
 import { ACE_CATEGORIES, aceFileName } from './record.ts';
 import { RELEASED_CLASS_NAMES } from './sandbox/sandbox.ts';
 
@@ -62,15 +62,15 @@ export async function exportAceBench(samples: SampleSource, _tools: ToolSpec[], 
   return written;
 }
 
-/** The classes an agent record names (involved, initial or final) that ACEBench's harness cannot load. */
+/**
+ * The classes an agent record involves that ACEBench's harness cannot load (it loads each class of
+ * `involved_classes` by name; the names in the states are only compared, and the release itself
+ * misspells some there: `ReminderAPI`, `Baspi`).
+ */
 export function extensionClasses(sample: Sample): string[] {
-  const meta = aceMetaOf(sample);
-  const named = new Set<string>();
-  const involved = meta.fields.involved_classes;
-  if (Array.isArray(involved)) for (const name of involved) if (typeof name === 'string') named.add(name);
-  if (isJsonObject(meta.fields.initial_config)) for (const name of Object.keys(meta.fields.initial_config)) named.add(name);
-  for (const state of aceExpectedOf(sample).finalState ?? []) for (const name of Object.keys(state)) named.add(name);
-  return [...named].filter((name) => !(RELEASED_CLASS_NAMES as readonly string[]).includes(name));
+  const involved = aceMetaOf(sample).fields.involved_classes;
+  const names = Array.isArray(involved) ? involved.filter((name): name is string => typeof name === 'string') : [];
+  return names.filter((name) => !(RELEASED_CLASS_NAMES as readonly string[]).includes(name));
 }
 
 /** The released file a sample goes to, and its released id; a sample of another category is an error. */
