@@ -22,14 +22,15 @@ export function readLines<T = Obj>(path: string): T[] {
 
 // ------------------------------------------------------------------ normal: eval_main + checker.py
 
-/** Python's `str.split()` whitespace. */
-const PY_WHITESPACE = /[\t\n\v\f\r \x1c-\x1f\x85\xa0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000]/g;
-
-/** What `"".join(answer.split())` in eval_main.py leaves of a value written into the answer: every string (keys too) without whitespace. */
+/**
+ * What `"".join(answer.split())` in eval_main.py leaves of a value a model writes into its answer as a
+ * Python literal: every string (keys too) without its spaces. The literal escapes every other
+ * whitespace character (`\n`, `\xa0`, `\u3000`), so only the plain space is lost.
+ */
 export function withoutWhitespace(value: Json): Json {
-  if (typeof value === 'string') return value.replace(PY_WHITESPACE, '');
+  if (typeof value === 'string') return value.replaceAll(' ', '');
   if (Array.isArray(value)) return value.map(withoutWhitespace);
-  if (isObj(value)) return Object.fromEntries(Object.entries(value).map(([key, item]) => [key.replace(PY_WHITESPACE, ''), withoutWhitespace(item)]));
+  if (isObj(value)) return Object.fromEntries(Object.entries(value).map(([key, item]) => [key.replaceAll(' ', ''), withoutWhitespace(item)]));
   return value;
 }
 
