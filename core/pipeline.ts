@@ -14,8 +14,10 @@ import type { ToolReview } from './tool-review.ts';
 export type Exporter = (samples: SampleSource, tools: ToolSpec[], outDir: string, version?: { dir: string }, options?: ExportOptions) => Promise<string[]>;
 
 export interface ExportOptions {
-  /** Keep toolkiln's own fields a format has no slot for (`x-toolkiln` in OpenAI chat tools). */
+  /** Keep toolkiln's own fields a format has no slot for (`x-toolkiln` in OpenAI chat tools), and records a benchmark's own code cannot load (ACEBench agent records over toolkiln's classes). */
   keepExtensions?: boolean;
+  /** Told, one line each, what the format left out. */
+  notice?: (line: string) => void;
 }
 
 /**

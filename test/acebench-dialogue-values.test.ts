@@ -118,7 +118,48 @@ describe('offline values from JSON Schemas', () => {
       expect(wrong!.kind).toBe(kind);
       expect(validator.validate({ type: 'object', properties: { param: schema } }, { param: wrong!.value }).length).toBeGreaterThan(0);
     }
-    // An unconstrained string admits anything of its type: only a wrong type is wrong.
-    expect(wrongValue({ type: 'string' }, 'note', rng, validator, values)?.kind).toBe('type');
+    // A string parameter's wrong value is a string (as the release writes them all): an unconstrained string has none.
+    for (let i = 0; i < 20; i++) expect(typeof wrongValue({ type: 'string', pattern: '^[A-Z]{3}-[0-9]{4}$' }, 'code', rng, validator, values)?.value).toBe('string');
+    expect(wrongValue({ type: 'string' }, 'note', rng, validator, values)).toBeUndefined();
+  });
+
+  it('puts ranges in order: bounds of one schema trade values, other bounds are drawn again; the values stay valid', () => {
+    const validator = new ArgumentValidator();
+    const time = { type: 'string', format: 'time' };
+    const fn: AceFunction = {
+      name: 'plan',
+      description: 'Plans it.',
+      parameters: {
+        type: 'object',
+        properties: {
+          window: { type: 'object', properties: { startTime: { ...time, description: 'From.' }, endTime: { ...time, description: 'To.' } }, required: ['startTime', 'endTime'] },
+          period: { type: 'object', properties: { start: { type: 'string', format: 'date' }, end: { type: 'string', format: 'date' } }, required: ['start', 'end'] },
+          min_price: { type: 'integer', minimum: 0, maximum: 60 },
+          max_price: { type: 'integer', minimum: 40, maximum: 100 },
+          date_from: { type: 'string', format: 'date' },
+          date_to: { type: 'string', format: 'date' },
+        },
+        required: ['window', 'period', 'min_price', 'max_price', 'date_from', 'date_to'],
+      },
+    };
+    for (let i = 0; i < 60; i++) {
+      const args = synthesiseArguments(fn, Rng.derive(3, i), values) as { window: { startTime: string; endTime: string }; period: { start: string; end: string }; min_price: number; max_price: number; date_from: string; date_to: string };
+      expect(validator.validate(fn.parameters, args)).toEqual([]);
+      expect(args.window.startTime <= args.window.endTime, JSON.stringify(args.window)).toBe(true);
+      expect(args.period.start <= args.period.end, JSON.stringify(args.period)).toBe(true);
+      expect(args.min_price <= args.max_price, `${args.min_price} ${args.max_price}`).toBe(true);
+      expect(args.date_from <= args.date_to).toBe(true);
+    }
+  });
+
+  it('writes no whitespace in strings that ACEBench compares as printed (in a list within an object)', () => {
+    const schema = { type: 'object', properties: { categories: { type: 'array', items: { type: 'string' } }, topics: { type: 'array', items: { type: 'string' } }, owners: { type: 'array', items: { type: 'object', properties: { full_name: { type: 'string' } } } } } };
+    for (let i = 0; i < 30; i++) {
+      const value = synthesiseValue({ ...schema, required: ['categories', 'topics', 'owners'] }, 'filters', Rng.derive(5, i), values) as { categories: string[]; topics: string[]; owners: { full_name?: string }[] };
+      for (const text of [...value.categories, ...value.topics, ...value.owners.flatMap((owner) => owner.full_name ?? [])]) expect(text).not.toMatch(/\s/);
+    }
+    // An argument's own list of strings is normalised by the checker: it keeps its spaces.
+    const spaced = Array.from({ length: 30 }, (_, i) => synthesiseValue({ type: 'array', items: { type: 'string' } }, 'topics', Rng.derive(6, i), values) as string[]).flat();
+    expect(spaced.some((text) => /\s/.test(text))).toBe(true);
   });
 });

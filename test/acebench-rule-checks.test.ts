@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { ArgumentValidator } from '../core/json-schema.ts';
-import type { Check } from '../core/records.ts';
+import type { Check, Json } from '../core/records.ts';
 import { IRRELEVANT_ANSWER, type AceCategory, type AceFunction, type AceRecord } from '../stages/acebench/record.ts';
 import { ruleChecks } from '../stages/acebench/rule-checks.ts';
 
@@ -56,6 +56,28 @@ describe('ACEBench rule checks', () => {
     const grounding = checks.find((c) => c.name === 'acebench/grounding')!;
     expect(grounding).toMatchObject({ pass: false, soft: true });
     expect(grounding.reason).toBe('Hotel_bookRoom.checkIn = "2024-05-02" is not stated');
+  });
+
+  it('sends a gold range that ends before it starts to review (soft), wherever it sits', () => {
+    const stay: AceFunction = {
+      name: 'Hotel_hold',
+      description: 'Holds rooms for a stay.',
+      parameters: {
+        type: 'object',
+        properties: {
+          stay: { type: 'object', description: 'The stay.', properties: { start: { type: 'string', description: 'From.', format: 'date' }, end: { type: 'string', description: 'To.', format: 'date' } }, required: ['start', 'end'] },
+          minRooms: { type: 'integer', description: 'At least.' },
+          maxRooms: { type: 'integer', description: 'At most.' },
+        },
+        required: ['stay'],
+      },
+    };
+    const question = 'user: Hold 2 to 4 rooms from 2024-05-02 to 2024-05-06 (or from 2024-05-06 to 2024-05-02).\n';
+    const hold = (args: Record<string, Json>): AceRecord => ({ category: 'normal_single_turn_single_function', language: 'en', data: { id: 'x_0', question, function: [stay], time: '' }, answer: { id: 'x_0', ground_truth: { Hotel_hold: args } } });
+    expect(failed(ruleChecks(hold({ stay: { start: '2024-05-02', end: '2024-05-06' }, minRooms: 2, maxRooms: 4 }), { validator }))['acebench/range-order']).toBeUndefined();
+    const check = ruleChecks(hold({ stay: { start: '2024-05-06', end: '2024-05-02' }, minRooms: 4, maxRooms: 2 }), { validator }).find((c) => c.name === 'acebench/range-order')!;
+    expect(check).toMatchObject({ pass: false, soft: true });
+    expect(check.reason).toBe('Hotel_hold: maxRooms 2 is before minRooms 4; Hotel_hold.stay: end "2024-05-02" is before start "2024-05-06"');
   });
 
   it('checks the category rules: parallel, atom kind, preference profile', () => {

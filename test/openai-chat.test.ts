@@ -147,6 +147,6 @@ describe('toolkiln export --keep-extensions', () => {
     expect(await text('--keep-extensions')).toContain('"x-toolkiln"');
     const refused = await cli('export', 'tiny@v1', '--format', 'mtu', '--out', 'mtu', '--keep-extensions');
     expect(refused.code).toBe(2);
-    expect(refused.err).toMatch(/--keep-extensions applies to --format openai-chat only/);
+    expect(refused.err).toMatch(/--keep-extensions applies to --format openai-chat .* and acebench .* only/);
   }, 120_000);
 });

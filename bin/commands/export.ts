@@ -22,12 +22,12 @@ export const exportCommand: Command = {
     if (!format) throw new UserError(`--format is required: one of ${Object.keys(formats).join(', ')}`);
     const exporter = formats[format];
     if (!exporter) throw new UserError(`${ref.name}@${ref.version} (${manifest.pipeline}) cannot be exported as "${format}": choose one of ${Object.keys(formats).join(', ')}`);
-    // Only the OpenAI chat format has toolkiln fields to keep or drop.
+    // Only the OpenAI chat format (its x-toolkiln fields) and ACEBench's (agent records over toolkiln's classes) have extensions to keep or drop.
     const keepExtensions = values['keep-extensions'] === true;
-    if (keepExtensions && format !== 'openai-chat') throw new UserError(`--keep-extensions applies to --format openai-chat only (its x-toolkiln fields); drop it for "${format}"`);
+    if (keepExtensions && format !== 'openai-chat' && format !== 'acebench') throw new UserError(`--keep-extensions applies to --format openai-chat (its x-toolkiln fields) and acebench (agent records over toolkiln's own classes) only; drop it for "${format}"`);
     store.assertIntact(ref);
     const outDir = outFolder ?? store.derivedDir(ref, 'export', format);
-    const files = await exporter(store.sampleSource(ref), store.tools(ref), outDir, ref, { keepExtensions });
+    const files = await exporter(store.sampleSource(ref), store.tools(ref), outDir, ref, { keepExtensions, notice: io.err });
     if (io.json) io.out(JSON.stringify({ dataset: `${ref.name}@${ref.version}`, format, files }));
     else io.out(`wrote ${files.length} file(s) for ${ref.name}@${ref.version} as ${format}:\n${files.map((f) => `  ${f}`).join('\n')}`);
     return 0;

@@ -21,7 +21,7 @@ import {
   type GoldCall,
 } from './dialogue-records.ts';
 import type { AceCategory } from './record.ts';
-import { synthesiseArguments, synthesiseValue } from './values.ts';
+import { synthesiseArguments, withNewValue } from './values.ts';
 
 /**
  * ACEBench §3.1 (2), the multi-agent pipeline for `normal_multi_turn_user_adjust` and
@@ -55,7 +55,7 @@ export function multiTurnDialogueStage(options: MultiTurnDialogueOptions = {}): 
   return {
     kind: 'map',
     name: 'acebench-multi-turn-dialogue',
-    version: 1,
+    version: 2,
     fanOut: true,
     input: CandidateSet,
     output: AceDialogueRecord,
@@ -98,9 +98,8 @@ export function multiTurnDialogueStage(options: MultiTurnDialogueOptions = {}): 
         if (adjusting && previous) {
           const properties = parametersOf(fn).properties;
           if (!Object.keys(properties).length) return reject('nothing_to_adjust', `${part}: ${target} has no parameter to change`);
-          const args: Record<string, Json> = structuredClone(previous.arguments);
           const name = rng.pick(Object.keys(properties));
-          for (let tries = 0; tries < 5 && JSON.stringify(args[name]) === JSON.stringify(previous.arguments[name]); tries++) args[name] = synthesiseValue(properties[name], name, rng, { language: set.language, today: day });
+          const args = withNewValue(structuredClone(previous.arguments), name, properties[name], rng, { language: set.language, today: day });
           call = { name: target, description: String(fn.description ?? ''), arguments: args };
           stated = [name];
         } else {

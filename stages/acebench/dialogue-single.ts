@@ -19,7 +19,7 @@ import {
   type GoldCall,
 } from './dialogue-records.ts';
 import { ATOM_KINDS, IRRELEVANT_ANSWER, atomKindOfCategory, atomKindsOf, type AceCategory, type AceFunction, type AtomKind } from './record.ts';
-import { synthesiseArguments, synthesiseValue, wrongValue, type ValueOptions } from './values.ts';
+import { synthesiseArguments, withNewValue, wrongValue, type ValueOptions } from './values.ts';
 
 /**
  * ACEBench §3.1 (2), template-based generation: one model call per candidate set writes the
@@ -93,7 +93,7 @@ export function planDialogue(set: CandidateSet, category: AceCategory, rng: Rng,
     const names = parametersOfKind(firstFn, atom);
     if (!names.some((name) => name in first.arguments)) {
       const name = rng.pick(names);
-      first.arguments[name] = synthesiseValue(parametersOf(firstFn).properties[name], name, rng, values);
+      first.arguments = withNewValue(first.arguments, name, parametersOf(firstFn).properties[name], rng, values);
     }
   }
   if (category === 'special_incomplete') {
@@ -191,10 +191,21 @@ function groundTruth(answer: DialogueAnswer, category: AceCategory): Json {
   if (category === 'special_incomplete') return { [answer.calls[0].name]: answer.missing };
   if (category === 'special_error_param') {
     const out: Record<string, Json[]> = {};
-    for (const wrong of answer.wrong) (out[wrong.parameter] ??= []).push(wrong.value);
+    for (const wrong of answer.wrong) (out[wrong.parameter] ??= []).push(statedValue(wrong.value));
     return out;
   }
   return callsGroundTruth(answer.calls);
+}
+
+/**
+ * A wrong value as the answer line writes it: the text the question states ("250", "-5", not 250),
+ * as the release writes every wrong value. ACEBench's checker looks each one up in the model's
+ * sentence (`value in answer`), which needs text: a number there stops its run with a TypeError.
+ */
+export function statedValue(value: Json): string {
+  if (typeof value === 'string') return value;
+  if (typeof value === 'number' || typeof value === 'boolean' || value === null) return String(value);
+  return JSON.stringify(value);
 }
 
 /**
@@ -208,7 +219,7 @@ export function singleDialogueStage(options: SingleDialogueOptions = {}): MapSta
   return {
     kind: 'map',
     name: 'acebench-single-dialogue',
-    version: 1,
+    version: 2,
     input: CandidateSet,
     output: AceDialogueRecord,
     prompts: { [dialoguePrompt.id]: dialoguePrompt.hash },

@@ -14,7 +14,7 @@ export function writeDialoguesStage(options: SingleDialogueOptions & MultiTurnDi
   return {
     kind: 'map',
     name: 'write-dialogues',
-    version: 1,
+    version: 2,
     fanOut: true,
     input: CandidateSet,
     output: AceDialogueRecord,

@@ -3,10 +3,12 @@ import { join } from 'node:path';
 import { compareStrings } from '../../core/collections.ts';
 import { UserError } from '../../core/errors.ts';
 import { JsonlWriter } from '../../core/jsonl.ts';
+import type { ExportOptions } from '../../core/pipeline.ts';
 import type { Sample, ToolSpec } from '../../core/records.ts';
 import { inOrder, orderOf, type SampleSource } from '../../core/sample-source.ts';
 import { aceMetaOf, aceRecordLines } from './format.ts';
 import { ACE_CATEGORIES, aceFileName } from './record.ts';
+import { RELEASED_CLASS_NAMES } from './sandbox/sandbox.ts';
 
 /**
  * `--format acebench`: the released layout, `data_<lang>/data_<category>.json` and
@@ -14,9 +16,19 @@ import { ACE_CATEGORIES, aceFileName } from './record.ts';
  * wrote them (see `aceRecordLines`), records in id order with numbers compared as numbers
  * (`…_2_1` before `…_10_0`), as the release orders them. A record without an answer gets no answer
  * line. Two samples with one id in one file stop the export before anything is written.
+ *
+ * An agent record over a class of toolkiln's own (`Finance`) is left out unless `keepExtensions`:
+ * ACEBench's harness loads only its own classes (a `KeyError` that stops its generate.py run). What
+ * is left out is counted and told through `options.notice`.
  */
-export async function exportAceBench(samples: SampleSource, _tools: ToolSpec[], outDir: string): Promise<string[]> {
-  const order = orderOf(samples, fileAndId, (a, b) => compareStrings(a.file, b.file) || compareIds(a.id, b.id));
+export async function exportAceBench(samples: SampleSource, _tools: ToolSpec[], outDir: string, _version?: { dir: string }, options: ExportOptions = {}): Promise<string[]> {
+  const leftOut = new Map<string, number>();
+  const included = (sample: Sample) => {
+    const extra = options.keepExtensions ? [] : extensionClasses(sample);
+    for (const name of extra) leftOut.set(name, (leftOut.get(name) ?? 0) + 1);
+    return extra.length === 0;
+  };
+  const order = orderOf(samples, (sample) => ({ ...fileAndId(sample), included: included(sample) }), (a, b) => compareStrings(a.file, b.file) || compareIds(a.id, b.id)).filter((entry) => entry.key.included);
   const twice = order.find((entry, i) => i > 0 && order[i - 1].key.file === entry.key.file && order[i - 1].key.id === entry.key.id);
   if (twice) throw new UserError(`${twice.key.file}: two samples have the released id ${twice.key.id}; give one of them another id (meta.acebench.id)`);
   const written: string[] = [];
@@ -45,7 +57,20 @@ export async function exportAceBench(samples: SampleSource, _tools: ToolSpec[], 
     current?.answers.discard();
     throw error;
   }
+  const left = [...leftOut.values()].reduce((a, b) => a + b, 0);
+  if (left) options.notice?.(`acebench: ${left} agent record(s) left out: they use ${[...leftOut.keys()].join(', ')}, toolkiln's own class(es), which ACEBench's harness cannot load; --keep-extensions writes them`);
   return written;
+}
+
+/**
+ * The classes an agent record involves that ACEBench's harness cannot load (it loads each class of
+ * `involved_classes` by name; the names in the states are only compared, and the release itself
+ * misspells some there: `ReminderAPI`, `Baspi`).
+ */
+export function extensionClasses(sample: Sample): string[] {
+  const involved = aceMetaOf(sample).fields.involved_classes;
+  const names = Array.isArray(involved) ? involved.filter((name): name is string => typeof name === 'string') : [];
+  return names.filter((name) => !(RELEASED_CLASS_NAMES as readonly string[]).includes(name));
 }
 
 /** The released file a sample goes to, and its released id; a sample of another category is an error. */

@@ -9,6 +9,15 @@ import type { AceFunction, AceLanguage } from './record.ts';
  * Offline argument values for ACEBench functions, from their JSON Schemas: what a template dialogue
  * asks for when no model writes it, and the wrong values `special_error_param` plants. Seeded, so
  * the same function and rng give the same values.
+ *
+ * Rules the values keep besides their schema (README, "ACEBench format"):
+ * - ranges are ordered: of two properties of one object that bound a range (`start`/`end`,
+ *   `startTime`/`endTime`, `min_x`/`max_x`, …), the start is not after the end (dates, date-times
+ *   and times compared as such, numbers as numbers);
+ * - no whitespace in a string that ACEBench's checker compares without normalising it: its
+ *   eval_main.py removes every whitespace character from a model's answer before reading it, then
+ *   compares strings inside a list that sits in an object (or in a list) as they are, so a gold
+ *   `['machine learning']` there can never match `['machinelearning']` (see `Place`).
  */
 
 export interface ValueOptions {
@@ -20,6 +29,16 @@ export interface ValueOptions {
 }
 
 type Schema = Record<string, Json>;
+
+/**
+ * Where a value sits, as ACEBench's checker (model_eval/checker.py) compares it: `argument`, a
+ * function's argument (strings and the strings of a list are normalised, an object is checked key by
+ * key, a list of objects object by object); `object`, a property of an object (checked key by key:
+ * strings normalised, a nested object recursed into, anything else compared as Python prints it);
+ * `verbatim`, inside a list within an object or within a list: compared as printed, so its strings
+ * must hold no whitespace.
+ */
+type Place = 'argument' | 'object' | 'verbatim';
 
 function asSchema(value: Json | undefined): Schema {
   return isJsonObject(value) ? value : {};
@@ -62,6 +81,9 @@ const WORDS: Record<AceLanguage, Record<string, string[]>> = {
   },
 };
 
+/** Words that, beside `name`, make a parameter a person's name. */
+const PERSON_NAME = /(user|author|owner|person|customer|patient|student|instructor|contact|first|last|full)/;
+
 /** A realistic string for a parameter, by what its name says it holds. */
 function stringByName(name: string, rng: Rng, options: ValueOptions): string {
   const key = name.toLowerCase();
@@ -71,7 +93,7 @@ function stringByName(name: string, rng: Rng, options: ValueOptions): string {
   if (key.includes('email')) return `${rng.pick(['alice', 'david', 'maria', 'tom', 'priya'])}${rng.int(1, 99)}@example.com`;
   if (key.includes('phone')) return `+1${rng.int(200, 999)}${rng.int(1000000, 9999999)}`;
   if (key.includes('url') || key.includes('link') || key.includes('website')) return `https://example.com/${rng.pick(['reports', 'media', 'docs'])}/${rng.int(100, 999)}`;
-  if (key.includes('name') && /(user|author|owner|person|customer|patient|student|instructor|contact|first|last|full)/.test(key)) return rng.pick(words.person);
+  if (key.includes('name') && PERSON_NAME.test(key)) return rng.pick(words.person);
   if (/(city|location|destination|origin|address|place|venue|region)/.test(key)) return rng.pick(words.city);
   if (key.includes('country')) return rng.pick(words.country);
   if (key.includes('language')) return rng.pick(words.language);
@@ -202,11 +224,16 @@ function matches(pattern: string, value: string): boolean {
 
 // ------------------------------------------------------------------ values
 
-/** A value satisfying `schema`; `name` is the parameter's name (it picks realistic strings). */
+/** A value satisfying `schema` for a function's argument; `name` is the parameter's name (it picks realistic strings). */
 export function synthesiseValue(schema: Json | undefined, name: string, rng: Rng, options: ValueOptions): Json {
+  return valueAt(schema, name, rng, options, 'argument');
+}
+
+function valueAt(schema: Json | undefined, name: string, rng: Rng, options: ValueOptions, place: Place): Json {
   const s = asSchema(schema);
-  if (Array.isArray(s.enum) && s.enum.length) return rng.pick(s.enum);
-  if (s.default !== undefined && rng.chance(0.3)) return s.default;
+  const verbatim = place === 'verbatim';
+  if (Array.isArray(s.enum) && s.enum.length) return rng.pick(verbatim ? withoutSpaces(s.enum) : s.enum);
+  if (s.default !== undefined && !(verbatim && hasSpace(s.default)) && rng.chance(0.3)) return s.default;
   const type = jsonTypeOf(s.type) ?? (s.properties ? 'object' : s.items ? 'array' : 'string');
   switch (type) {
     case 'boolean':
@@ -226,23 +253,41 @@ export function synthesiseValue(schema: Json | undefined, name: string, rng: Rng
       const min = typeof s.minItems === 'number' ? s.minItems : 1;
       const max = typeof s.maxItems === 'number' ? s.maxItems : Math.max(min, 3);
       const count = rng.int(min, Math.max(min, Math.min(max, min + 2)));
-      const singular = name.replace(/s$/, '');
+      const singular = singularOf(name);
+      // An argument's list of objects is checked object by object; anything else in a list is compared as printed.
+      const itemType = jsonTypeOf(items.type) ?? (items.properties ? 'object' : items.items ? 'array' : 'string');
+      const itemPlace: Place = place === 'argument' ? (itemType === 'array' ? 'verbatim' : itemType === 'object' ? 'object' : 'argument') : 'verbatim';
       const values: Json[] = [];
       for (let i = 0; i < count * 3 && values.length < count; i++) {
-        const value = synthesiseValue(items, singular, rng, options);
+        const value = valueAt(items, singular, rng, options, itemPlace);
         // Distinct items read better ("time savings, cost reduction"), and uniqueItems asks for them.
         if (!values.some((v) => JSON.stringify(v) === JSON.stringify(value))) values.push(value);
       }
       return values;
     }
     case 'object':
-      return synthesiseObject(s, rng, options);
+      return synthesiseObject(s, rng, options, verbatim ? 'verbatim' : 'object');
     default:
-      return synthesiseString(s, name, rng, options);
+      return synthesiseString(s, name, rng, options, verbatim);
   }
 }
 
-function synthesiseString(s: Schema, name: string, rng: Rng, options: ValueOptions): string {
+/** `categories` → `category`, `tags` → `tag`: the name one item of a list goes by. */
+function singularOf(name: string): string {
+  return name.replace(/ies$/, 'y').replace(/([^s])s$/, '$1');
+}
+
+function hasSpace(value: Json): boolean {
+  return typeof value === 'string' && /\s/.test(value);
+}
+
+/** The values without whitespace, or all of them when each has some (an enum is what it is). */
+function withoutSpaces<T extends Json>(values: T[]): T[] {
+  const plain = values.filter((value) => !hasSpace(value));
+  return plain.length ? plain : values;
+}
+
+function synthesiseString(s: Schema, name: string, rng: Rng, options: ValueOptions, verbatim = false): string {
   const day = shiftDate(options.today, rng.int(1, 45));
   const time = `${pad(rng.int(8, 20))}:${pad(rng.pick([0, 15, 30, 45]))}`;
   switch (s.format) {
@@ -268,35 +313,136 @@ function synthesiseString(s: Schema, name: string, rng: Rng, options: ValueOptio
   if (typeof s.pattern === 'string') {
     // A realistic value that already fits reads better than one drawn from the pattern ("2024-03-12", not "4013-57-87").
     const pattern = s.pattern;
-    const fits = (value: string) => value.length >= minLength && value.length <= maxLength && matches(pattern, value);
+    const fits = (value: string) => value.length >= minLength && value.length <= maxLength && matches(pattern, value) && !(verbatim && /\s/.test(value));
     const natural = [day, time, `${day}T${time}:00Z`, `${day}T${time}:00`, stringByName(name, rng, options)].find(fits);
     if (natural) return natural;
+    let drawn: string | undefined;
     for (let tries = 0; tries < 10; tries++) {
       const value = stringForPattern(s.pattern, rng, { min: minLength, max: maxLength });
-      if (value !== undefined && value.length >= minLength && value.length <= maxLength) return value;
+      if (value === undefined || value.length < minLength || value.length > maxLength) continue;
+      drawn ??= value;
+      if (fits(value)) return value;
     }
+    if (drawn !== undefined) return drawn;
   }
   let value = stringByName(name, rng, options);
   if (/date/i.test(name) && !/update/i.test(name)) value = day;
   else if (/time$/i.test(name) && !/timezone/i.test(name)) value = time;
-  while (value.length < minLength) value += options.language === 'zh' ? '，请尽快处理' : ' and more';
+  // One word where the checker compares as printed: a person's first name, else the words hyphenated ("jazz-piano").
+  if (verbatim && /\s/.test(value.trim())) {
+    const words = value.trim().split(/\s+/);
+    const key = name.toLowerCase();
+    value = key.includes('name') && PERSON_NAME.test(key) ? words[0] : words.join('-');
+  }
+  while (value.length < minLength) value += options.language === 'zh' ? '，请尽快处理' : verbatim ? '-and-more' : ' and more';
   return value.slice(0, maxLength);
 }
 
-function synthesiseObject(s: Schema, rng: Rng, options: ValueOptions): Record<string, Json> {
+function synthesiseObject(s: Schema, rng: Rng, options: ValueOptions, place: Place): Record<string, Json> {
   const properties = asSchema(s.properties);
   const required = new Set(Array.isArray(s.required) ? s.required.filter((r): r is string => typeof r === 'string') : []);
   const share = options.optionalShare ?? 0.5;
   const out: Record<string, Json> = {};
   for (const [name, property] of Object.entries(properties)) {
-    if (required.has(name) || rng.chance(share)) out[name] = synthesiseValue(property, name, rng, options);
+    if (required.has(name) || rng.chance(share)) out[name] = valueAt(property, name, rng, options, place);
   }
+  orderRanges(out, properties, (name) => valueAt(properties[name], name, rng, options, place));
   return out;
 }
 
 /** Arguments for a whole function: every required parameter and a share of the optional ones. */
 export function synthesiseArguments(fn: AceFunction, rng: Rng, options: ValueOptions): Record<string, Json> {
-  return synthesiseObject(asSchema(fn.parameters), rng, options);
+  return synthesiseObject(asSchema(fn.parameters), rng, options, 'argument');
+}
+
+// ------------------------------------------------------------------ ranges
+
+/** Words that open and close a range in a property name; `from`/`to` bound dates and times only (`from_floor` 3, `to_floor` 1 is a move, not a range). */
+const RANGE_WORDS: { start: string; end: string; numbers: boolean }[] = [
+  { start: 'start', end: 'end', numbers: true },
+  { start: 'begin', end: 'end', numbers: true },
+  { start: 'min', end: 'max', numbers: true },
+  { start: 'minimum', end: 'maximum', numbers: true },
+  { start: 'lower', end: 'upper', numbers: true },
+  { start: 'earliest', end: 'latest', numbers: true },
+  { start: 'from', end: 'to', numbers: false },
+];
+
+function wordsOf(name: string): string[] {
+  return name
+    .replace(/([a-z0-9])([A-Z])/g, '$1 $2')
+    .split(/[\s_.-]+/)
+    .filter(Boolean)
+    .map((word) => word.toLowerCase());
+}
+
+/**
+ * The pairs of keys that bound a range: names equal but for one word, a start word in one and its
+ * end word in the other (`start`/`end`, `startTime`/`endTime`, `min_price`/`max_price`, `date_from`/`date_to`).
+ */
+export function rangePairs(keys: readonly string[]): { start: string; end: string; numbers: boolean }[] {
+  const byWords = new Map(keys.map((key) => [wordsOf(key).join(' '), key]));
+  const pairs: { start: string; end: string; numbers: boolean }[] = [];
+  for (const key of keys) {
+    const words = wordsOf(key);
+    for (const [i, word] of words.entries()) {
+      for (const range of RANGE_WORDS) {
+        if (word !== range.start) continue;
+        const end = byWords.get([...words.slice(0, i), range.end, ...words.slice(i + 1)].join(' '));
+        if (end !== undefined && end !== key) pairs.push({ start: key, end, numbers: range.numbers });
+      }
+    }
+  }
+  return pairs;
+}
+
+/** A range bound as a comparable value: dates, date-times and times of one kind as text in a fixed form, numbers as numbers. */
+function boundOf(value: Json, numbers: boolean): { kind: string; at: string | number } | undefined {
+  if (typeof value === 'number') return numbers ? { kind: 'number', at: value } : undefined;
+  if (typeof value !== 'string') return undefined;
+  if (/^\d{4}-\d{2}-\d{2}$/.test(value)) return { kind: 'date', at: value };
+  const dateTime = /^(\d{4}-\d{2}-\d{2})[T ](\d{2}:\d{2})(:\d{2})?/.exec(value);
+  if (dateTime) return { kind: 'date-time', at: `${dateTime[1]}T${dateTime[2]}${dateTime[3] ?? ':00'}` };
+  const time = /^(\d{1,2}):(\d{2})(:\d{2})?$/.exec(value);
+  if (time) return { kind: 'time', at: `${time[1].padStart(2, '0')}:${time[2]}${time[3] ?? ':00'}` };
+  return undefined;
+}
+
+/** The pairs of `object` whose end comes before its start (values of one kind only: a date is not compared with a time). */
+export function unorderedRanges(object: Record<string, Json>): { start: string; end: string }[] {
+  return rangePairs(Object.keys(object)).filter(({ start, end, numbers }) => {
+    const [a, b] = [boundOf(object[start], numbers), boundOf(object[end], numbers)];
+    return a !== undefined && b !== undefined && a.kind === b.kind && b.at < a.at;
+  });
+}
+
+/** The schema without what only annotates it: two bounds with equal schemas may trade values and stay valid. */
+function constraintsOf(schema: Json | undefined): string {
+  const { description: _d, title: _t, default: _v, examples: _e, example: _x, ...rest } = asSchema(schema);
+  return JSON.stringify(rest);
+}
+
+/**
+ * Puts every range of `out` in order: the two values trade places when the bounds have one schema
+ * (both stay valid), else the end is drawn again (`draw`) until it is not before the start, up to a
+ * few times.
+ */
+function orderRanges(out: Record<string, Json>, properties: Schema, draw: (name: string) => Json): void {
+  for (const { start, end } of unorderedRanges(out)) {
+    if (constraintsOf(properties[start]) === constraintsOf(properties[end])) [out[start], out[end]] = [out[end], out[start]];
+    else
+      for (let tries = 0; tries < 10 && unorderedRanges({ [start]: out[start], [end]: out[end] }).length; tries++) out[end] = draw(end);
+  }
+}
+
+/**
+ * `args` with the argument `name` given a new value (an adjusting user's turn): drawn again, up to a
+ * few times, while it is the same as before or puts a range of the arguments out of order.
+ */
+export function withNewValue(args: Record<string, Json>, name: string, schema: Json | undefined, rng: Rng, options: ValueOptions): Record<string, Json> {
+  const next = { ...args };
+  for (let tries = 0; tries < 8 && (JSON.stringify(next[name]) === JSON.stringify(args[name]) || unorderedRanges(next).length); tries++) next[name] = synthesiseValue(schema, name, rng, options);
+  return next;
 }
 
 // ------------------------------------------------------------------ wrong values
@@ -309,8 +455,10 @@ export interface WrongValue {
 
 /**
  * A value the parameter's schema rejects, as `special_error_param` plants them: a string of the wrong
- * shape where the schema constrains it (a pattern, a format, an enum, a length), else a value of the
- * wrong type ("twelve" for a number). Checked with `validator`; undefined when nothing it tries fails.
+ * shape where the schema constrains it (a pattern, a format, an enum, a length), a number out of
+ * range, else a value of the wrong type ("12 units" for a number). Checked with `validator`;
+ * undefined when nothing it tries fails (an unconstrained string). The answer line writes the value
+ * as the question states it, as text (`statedValue` in dialogue-single.ts).
  */
 export function wrongValue(schema: Json | undefined, name: string, rng: Rng, validator: ArgumentValidator, options: ValueOptions): WrongValue | undefined {
   const s = asSchema(schema);
@@ -333,7 +481,9 @@ export function wrongValue(schema: Json | undefined, name: string, rng: Rng, val
       { value: `#${text.replace(/\s+/g, '_')}!`, kind: 'format' },
       { value: text.slice(0, 1), kind: 'format' },
       { value: `${text}${'x'.repeat(typeof s.maxLength === 'number' ? s.maxLength : 0)}`, kind: 'format' },
-      { value: rng.int(10, 9999), kind: 'type' },
+      // Digits where the schema asks for something else ("12345" for an id of letters): a string, as
+      // the release writes every wrong value; an unconstrained string has no wrong value a user could state.
+      { value: String(rng.int(10, 9999)), kind: 'format' },
     );
   } else if (type === 'integer' || type === 'number') {
     const n = typeof valid === 'number' ? valid : 10;

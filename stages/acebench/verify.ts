@@ -9,7 +9,8 @@ import { ruleChecks } from './rule-checks.ts';
 /**
  * ACEBench §3.1.2, multi-stage verification. First the rules: a record whose definitions or gold
  * answer are unusable is rejected with the check's reason; one that only fails a soft rule
- * (grounding, the atom kind, the profile) keeps its failed check and goes to review. Then a vote of
+ * (grounding, the atom kind, the profile, a range that ends before it starts) keeps its failed check
+ * and goes to review. Then a vote of
  * k LLM judges: a majority against sends the record to review, with every vote in its checks.
  */
 
@@ -18,14 +19,14 @@ export function ruleCheckStage(): MapStage<Sample, Sample> {
   return {
     kind: 'map',
     name: 'check-rules',
-    version: 1,
+    version: 2,
     input: Sample,
     output: Sample,
     run: async (sample) => {
       const checks = ruleChecks(sampleToAceRecord(sample), { validator });
       const hard = checks.find((check) => !check.pass && !check.soft);
       if (hard) return reject(hard.name.replace('acebench/', 'rule:'), hard.reason);
-      return withLineage(withChecks(sample, checks), { stage: 'check-rules', version: 1 });
+      return withLineage(withChecks(sample, checks), { stage: 'check-rules', version: 2 });
     },
   };
 }

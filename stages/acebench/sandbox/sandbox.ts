@@ -119,7 +119,10 @@ export function describeMethod(method: MethodSpec, language: AceLanguage): AceFu
   return { name: method.name, description: method.description[language], parameters: { type: 'dict', required, properties } };
 }
 
-export const SANDBOX_CLASS_NAMES = ['BaseApi', 'MessageApi', 'ReminderApi', 'FoodPlatform', 'Travel', 'Finance'] as const;
+/** The classes ACEBench's own harness can load (the keys of its CLASS_FILE_PATH_MAPPING_EN / _ZH). */
+export const RELEASED_CLASS_NAMES = ['BaseApi', 'MessageApi', 'ReminderApi', 'FoodPlatform', 'Travel'] as const;
+/** The released classes and toolkiln's own addition, `Finance`. */
+export const SANDBOX_CLASS_NAMES = [...RELEASED_CLASS_NAMES, 'Finance'] as const;
 export type SandboxClassName = (typeof SANDBOX_CLASS_NAMES)[number];
 
 /** A sandbox instance as the executor drives it. */
