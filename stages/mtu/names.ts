@@ -1,3 +1,5 @@
+import { compareStrings } from '../../core/collections.ts';
+
 /**
  * Naming style of MTU-Bench tools: PascalCase tool names that start with a verb (as SGD's
  * `FindRestaurants`), snake_case parameter names (as SGD's `restaurant_name`).
@@ -50,4 +52,51 @@ export function parameterNameOfSlot(slot: string, service?: string): string {
 /** `search_restaurant` / `searchRestaurant` / `Search Restaurant` → `SearchRestaurant` (LLM-made names). */
 export function toolNameOfFreeText(name: string): string {
   return toolNameOfIntent(name);
+}
+
+/** A tool as the library keys it: its name and the plugin (source service) it comes from. */
+export interface PluginTool {
+  name: string;
+  plugin?: string;
+}
+
+/**
+ * Names for tools that would otherwise share one (compared without case) although they come from
+ * different plugins, such as SGD's `FindRestaurants` of services `Restaurants_1` and `Restaurants_2`.
+ * Every such variant takes a suffix from its plugin: the words in which the plugins differ
+ * (`FindRestaurants1`, `FindRestaurants2`; `GetWeatherSnips` beside `GetWeatherDialogue`), else the
+ * whole plugin name, followed by a number where that is not enough (no plugin, or plugins alike but
+ * for case); never a name another tool has. The result depends on the set of tools, not their
+ * order. Returns `index → new name` for the renamed tools.
+ */
+export function distinguishedToolNames(tools: readonly PluginTool[]): Map<number, string> {
+  const groups = new Map<string, number[]>();
+  tools.forEach((tool, i) => groups.set(tool.name.toLowerCase(), [...(groups.get(tool.name.toLowerCase()) ?? []), i]));
+  const taken = new Set([...groups].filter(([, members]) => members.length === 1).map(([name]) => name));
+  const out = new Map<number, string>();
+  for (const members of [...groups.values()].filter((m) => m.length > 1)) {
+    const ordered = [...members].sort((a, b) => compareStrings(tools[a].plugin ?? '', tools[b].plugin ?? '') || compareStrings(tools[a].name, tools[b].name));
+    const pluginWords = ordered.map((i) => words(tools[i].plugin ?? ''));
+    let shared = 0;
+    while (pluginWords.every((w) => w.length > shared && w[shared].toLowerCase() === pluginWords[0][shared].toLowerCase())) shared++;
+    const clash = (name: string, k: number, names: string[]) => taken.has(name.toLowerCase()) || name.toLowerCase() === tools[ordered[k]].name.toLowerCase() || names.some((n, j) => j !== k && n.toLowerCase() === name.toLowerCase());
+    let names = ordered.map((i, k) => tools[i].name + suffixOf(pluginWords[k].slice(shared)));
+    if (names.some((name, k) => clash(name, k, names))) names = ordered.map((i, k) => tools[i].name + suffixOf(pluginWords[k]));
+    // Still the same (no plugin, or plugins alike but for case): a number, the first free one.
+    const clashing = [...names.keys()].filter((k) => clash(names[k], k, names));
+    let n = 0;
+    for (const k of clashing) {
+      const base = names[k];
+      do names[k] = `${base}${++n}`;
+      while (clash(names[k], k, names));
+    }
+    ordered.forEach((i, k) => out.set(i, names[k]));
+    for (const name of names) taken.add(name.toLowerCase());
+  }
+  return out;
+}
+
+/** Plugin words as a name suffix: `restaurants`, `1` → `Restaurants1`. */
+function suffixOf(parts: string[]): string {
+  return parts.map((w) => w[0].toUpperCase() + w.slice(1)).join('');
 }
