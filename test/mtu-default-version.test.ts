@@ -51,6 +51,51 @@ function unreadable(setting: string, answer: Json): string | null {
   return null;
 }
 
+interface PropertyRule {
+  type?: string | string[];
+  enum?: Json[];
+  pattern?: string;
+  format?: string;
+  items?: PropertyRule;
+}
+
+/** Why a literal value breaks its parameter's schema (type, enum, pattern, date / time format, list items), or null. */
+function schemaProblem(value: Json, rule: PropertyRule | undefined): string | null {
+  if (!rule || (isObject(value) && '$ref' in value)) return null;
+  const kind = value === null ? 'null' : Array.isArray(value) ? 'array' : typeof value === 'number' ? (Number.isInteger(value) ? 'integer' : 'number') : typeof value;
+  const types = rule.type === undefined ? [] : ([] as string[]).concat(rule.type);
+  if (types.length && !types.some((t) => t === kind || (t === 'number' && kind === 'integer'))) return `${JSON.stringify(value)} is no ${types.join(' | ')}`;
+  if (rule.enum && !rule.enum.some((option) => JSON.stringify(option) === JSON.stringify(value))) return `${JSON.stringify(value)} is outside the enum`;
+  if (typeof value === 'string' && rule.pattern && !new RegExp(rule.pattern).test(value)) return `${JSON.stringify(value)} does not match ${rule.pattern}`;
+  if (typeof value === 'string' && rule.format === 'date' && (!/^\d{4}-\d{2}-\d{2}$/.test(value) || new Date(`${value}T00:00:00Z`).toISOString().slice(0, 10) !== value)) return `${value} is no calendar date`;
+  if (typeof value === 'string' && rule.format === 'time' && !/^([01]?\d|2[0-3]):[0-5]\d$/.test(value)) return `${value} is no clock time`;
+  if (Array.isArray(value) && rule.items) for (const item of value) if (schemaProblem(item, rule.items)) return `item ${schemaProblem(item, rule.items)}`;
+  return null;
+}
+
+/** Start / end parameters of one call: `x_start_time` / `x_end_time`, `start_date` / `end_date`, `departure_date` / `return_date`, `check_in_date` / `check_out_date`, `min_x` / `max_x`. */
+function rangePairs(names: string[]): [string, string][] {
+  const rules: [RegExp, string][] = [[/start_(time|date)$/, 'end_$1'], [/^departure_date$/, 'return_date'], [/check_in_date$/, 'check_out_date'], [/^min_/, 'max_']];
+  return names.flatMap((name) => rules.flatMap(([pattern, end]) => (pattern.test(name) && names.includes(name.replace(pattern, end)) ? [[name, name.replace(pattern, end)] as [string, string]] : [])));
+}
+
+/**
+ * A value as a point to order by, compared only with one of its kind: an ISO date, a 24-hour time
+ * (`19:05`), an hour with am / pm, a bare hour (ATIS: read on a 12-hour clock, so "between 12 and 4
+ * in the afternoon" runs forward), or a number.
+ */
+function pointOf(value: Json): { kind: string; at: number } | null {
+  if (typeof value === 'number') return { kind: 'number', at: value };
+  if (typeof value !== 'string') return null;
+  if (/^\d{4}-\d{2}-\d{2}$/.test(value)) return { kind: 'date', at: Date.parse(`${value}T00:00:00Z`) };
+  const time = /^(\d{1,2}):(\d{2})$/.exec(value);
+  if (time) return { kind: 'time', at: Number(time[1]) * 60 + Number(time[2]) };
+  const marked = /^(\d{1,2})\s*(am|pm)$/i.exec(value);
+  if (marked) return { kind: 'hour-am-pm', at: (Number(marked[1]) % 12) + (marked[2].toLowerCase() === 'pm' ? 12 : 0) };
+  if (/^\d{1,2}$/.test(value)) return { kind: 'hour', at: Number(value) % 12 };
+  return null;
+}
+
 describe('the default mtu version', () => {
   let home: string;
   let store: DatasetStore;
@@ -128,6 +173,27 @@ describe('the default mtu version', () => {
       expect(shown.filter((name, i) => shown.indexOf(name) !== i), sample.id).toEqual([]);
     }
     expect([...missing].slice(0, 5), `${missing.size} names`).toEqual([]);
+  });
+
+  it("passes call arguments that fit their tool's parameter schema, and ranges that end after they start", () => {
+    const invalid: string[] = [];
+    const reversed: string[] = [];
+    for (const sample of store.samples(ref)) {
+      const tools = new Map(sample.tools.map((t) => [t.name, t]));
+      for (const call of allCalls(sample)) {
+        const properties = tools.get(call.tool)?.parameters.properties ?? {};
+        for (const [name, value] of Object.entries(call.arguments)) {
+          const problem = schemaProblem(value as Json, properties[name] as PropertyRule | undefined);
+          if (problem) invalid.push(`${sample.id} ${call.tool}.${name}: ${problem}`);
+        }
+        for (const [start, end] of rangePairs(Object.keys(call.arguments))) {
+          const [from, to] = [pointOf(call.arguments[start] as Json), pointOf(call.arguments[end] as Json)];
+          if (from && to && from.kind === to.kind && to.at < from.at) reversed.push(`${sample.id} ${call.tool}: ${start} ${JSON.stringify(call.arguments[start])} > ${end} ${JSON.stringify(call.arguments[end])}`);
+        }
+      }
+    }
+    expect(invalid.slice(0, 5), `${invalid.length} values`).toEqual([]);
+    expect(reversed.slice(0, 5), `${reversed.length} ranges`).toEqual([]);
   });
 
   it('asks review questions that show the documentation of the very tools they name', () => {
