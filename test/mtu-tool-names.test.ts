@@ -8,22 +8,24 @@ import { sample, stageContext, tool } from './fixtures/embed/samples.ts';
 const named = (names: Map<number, string>) => Object.fromEntries([...names].sort((a, b) => a[0] - b[0]));
 
 describe('tool names distinguished by plugin', () => {
-  it('gives every variant of a shared name the words in which their plugins differ', () => {
+  it('gives every variant of a shared name the words in which their plugins differ, or their source', () => {
     const tools = [
-      { name: 'FindRestaurants', plugin: 'Restaurants_2' },
-      { name: 'GetRide', plugin: 'RideSharing_1' },
-      { name: 'FindRestaurants', plugin: 'Restaurants_1' },
-      { name: 'GetWeather', plugin: 'snips' },
-      { name: 'getweather', plugin: 'dialogue' },
+      { name: 'FindRestaurants', plugin: 'Restaurants_2', source: 'sgd' },
+      { name: 'GetRide', plugin: 'RideSharing_1', source: 'sgd' },
+      { name: 'FindRestaurants', plugin: 'Restaurants_1', source: 'sgd' },
+      { name: 'FindRestaurant', plugin: 'restaurant', source: 'multiwoz' },
+      { name: 'findrestaurant', plugin: 'shop', source: 'shop' },
     ];
-    expect(named(distinguishedToolNames(tools))).toEqual({ 0: 'FindRestaurants2', 2: 'FindRestaurants1', 3: 'GetWeatherSnips', 4: 'getweatherDialogue' });
+    expect(named(distinguishedToolNames(tools))).toEqual({ 0: 'FindRestaurants2', 2: 'FindRestaurants1', 3: 'FindRestaurantMultiwoz', 4: 'findrestaurantShop' });
     // The same names whatever the order.
-    expect(named(distinguishedToolNames([...tools].reverse()))).toEqual({ 4: 'FindRestaurants2', 2: 'FindRestaurants1', 1: 'GetWeatherSnips', 0: 'getweatherDialogue' });
+    expect(named(distinguishedToolNames([...tools].reverse()))).toEqual({ 4: 'FindRestaurants2', 2: 'FindRestaurants1', 1: 'FindRestaurantMultiwoz', 0: 'findrestaurantShop' });
+    // Two services of one source beside another source: the whole plugins tell all three apart.
+    expect(named(distinguishedToolNames([...tools.slice(0, 3), { name: 'FindRestaurants', plugin: 'shop', source: 'shop' }]))).toEqual({ 0: 'FindRestaurantsRestaurants2', 2: 'FindRestaurantsRestaurants1', 3: 'FindRestaurantsShop' });
   });
 
-  it('falls back to the whole plugin name, then a number, and never takes a name another tool has', () => {
-    // Suffix `1` would give FindRestaurants1, which a third tool already has.
-    expect(named(distinguishedToolNames([{ name: 'Find', plugin: 'Shop_1' }, { name: 'Find', plugin: 'Shop_2' }, { name: 'find1', plugin: 'x' }]))).toEqual({ 0: 'FindShop1', 1: 'FindShop2' });
+  it('falls back to source and plugin, then a number, and never takes a name another tool has', () => {
+    // Suffix `1` would give Find1, which a third tool already has.
+    expect(named(distinguishedToolNames([{ name: 'Find', plugin: 'Shop_1', source: 's' }, { name: 'Find', plugin: 'Shop_2', source: 's' }, { name: 'find1', plugin: 'x' }]))).toEqual({ 0: 'FindSShop1', 1: 'FindSShop2' });
     // No plugin at all, or plugins alike but for case: numbered in plugin order (`Web` before `web`).
     expect(named(distinguishedToolNames([{ name: 'Search' }, { name: 'search' }]))).toEqual({ 0: 'Search1', 1: 'search2' });
     expect(named(distinguishedToolNames([{ name: 'Search', plugin: 'web' }, { name: 'Search', plugin: 'Web' }]))).toEqual({ 0: 'SearchWeb2', 1: 'SearchWeb1' });

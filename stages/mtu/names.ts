@@ -54,20 +54,21 @@ export function toolNameOfFreeText(name: string): string {
   return toolNameOfIntent(name);
 }
 
-/** A tool as the library keys it: its name and the plugin (source service) it comes from. */
+/** A tool as the library keys it: its name and the plugin (source service) it comes from, and the source. */
 export interface PluginTool {
   name: string;
   plugin?: string;
+  source?: string;
 }
 
 /**
  * Names for tools that would otherwise share one (compared without case) although they come from
- * different plugins, such as SGD's `FindRestaurants` of services `Restaurants_1` and `Restaurants_2`.
- * Every such variant takes a suffix from its plugin: the words in which the plugins differ
- * (`FindRestaurants1`, `FindRestaurants2`; `GetWeatherSnips` beside `GetWeatherDialogue`), else the
- * whole plugin name, followed by a number where that is not enough (no plugin, or plugins alike but
- * for case); never a name another tool has. The result depends on the set of tools, not their
- * order. Returns `index → new name` for the renamed tools.
+ * different plugins. Every such variant takes a suffix from where it comes from: tools of one source
+ * the words in which their plugins differ (SGD's `FindRestaurants` of services `Restaurants_1` and
+ * `Restaurants_2`: `FindRestaurants1`, `FindRestaurants2`), tools of different sources their source
+ * (`FindRestaurantMultiwoz` beside `FindRestaurantShop`); where that does not tell them apart, the
+ * whole plugin name (after the source), then a number. Never a name another tool has; the result
+ * depends on the set of tools, not their order. Returns `index → new name` for the renamed tools.
  */
 export function distinguishedToolNames(tools: readonly PluginTool[]): Map<number, string> {
   const groups = new Map<string, number[]>();
@@ -75,14 +76,23 @@ export function distinguishedToolNames(tools: readonly PluginTool[]): Map<number
   const taken = new Set([...groups].filter(([, members]) => members.length === 1).map(([name]) => name));
   const out = new Map<number, string>();
   for (const members of [...groups.values()].filter((m) => m.length > 1)) {
-    const ordered = [...members].sort((a, b) => compareStrings(tools[a].plugin ?? '', tools[b].plugin ?? '') || compareStrings(tools[a].name, tools[b].name));
+    const ordered = [...members].sort((a, b) => compareStrings(tools[a].source ?? '', tools[b].source ?? '') || compareStrings(tools[a].plugin ?? '', tools[b].plugin ?? '') || compareStrings(tools[a].name, tools[b].name));
     const pluginWords = ordered.map((i) => words(tools[i].plugin ?? ''));
+    const sourceWords = ordered.map((i) => words(tools[i].source ?? ''));
     let shared = 0;
     while (pluginWords.every((w) => w.length > shared && w[shared].toLowerCase() === pluginWords[0][shared].toLowerCase())) shared++;
     const clash = (name: string, k: number, names: string[]) => taken.has(name.toLowerCase()) || name.toLowerCase() === tools[ordered[k]].name.toLowerCase() || names.some((n, j) => j !== k && n.toLowerCase() === name.toLowerCase());
-    let names = ordered.map((i, k) => tools[i].name + suffixOf(pluginWords[k].slice(shared)));
-    if (names.some((name, k) => clash(name, k, names))) names = ordered.map((i, k) => tools[i].name + suffixOf(pluginWords[k]));
-    // Still the same (no plugin, or plugins alike but for case): a number, the first free one.
+    const sources = new Set(sourceWords.map((w) => w.join(' ').toLowerCase()));
+    const suffixes: ((k: number) => string[])[] = [
+      ...(sources.size === ordered.length ? [(k: number) => sourceWords[k]] : [(k: number) => pluginWords[k].slice(shared)]),
+      (k) => [...sourceWords[k], ...pluginWords[k].filter((w, j) => j >= sourceWords[k].length || w.toLowerCase() !== sourceWords[k][j].toLowerCase())],
+    ];
+    let names: string[] = [];
+    for (const suffix of suffixes) {
+      names = ordered.map((i, k) => tools[i].name + suffixOf(suffix(k)));
+      if (!names.some((name, k) => clash(name, k, names))) break;
+    }
+    // Still the same (no source or plugin, or ones alike but for case): a number, the first free one.
     const clashing = [...names.keys()].filter((k) => clash(names[k], k, names));
     let n = 0;
     for (const k of clashing) {

@@ -23,10 +23,10 @@ interface UnifiedTools {
  * union of them, so that clustering compares whole tools. A name that several plugins' tools share
  * (compared without case: SGD's services `Restaurants_1` and `Restaurants_2` both have a
  * `FindRestaurants`) would make a call, a candidate list or a review question mean either: each
- * such tool takes a name distinguished by its plugin (`FindRestaurants1`), everywhere the sample
- * names it, and keeps the name it was created with in `provenance.originalName`. Reports the count
- * of created tools (`toolsCreated`: by plugin and name, distinct names, the renamed ones) for the
- * before/after figures.
+ * such tool takes a name distinguished by its plugin or source (`FindRestaurants1`, see
+ * distinguishedToolNames), everywhere the sample names it, and keeps the name it was created
+ * with in `provenance.originalName`. Reports the count of created tools (`toolsCreated`: by
+ * plugin and name, distinct names, the renamed ones) for the before/after figures.
  */
 export function unifyToolSpecsStage(): ScanStage<Sample, Sample, UnifiedTools> {
   return {
@@ -49,7 +49,7 @@ export function unifyToolSpecsStage(): ScanStage<Sample, Sample, UnifiedTools> {
       }
       const created = [...union.values()];
       const distinguished: DistinguishedTool[] = [];
-      for (const [i, name] of distinguishedToolNames(created)) {
+      for (const [i, name] of distinguishedToolNames(created.map((t) => ({ name: t.name, plugin: t.plugin, source: t.provenance?.source })))) {
         const tool = created[i];
         distinguished.push({ name, originalName: tool.name, ...(tool.plugin ? { plugin: tool.plugin } : {}) });
         union.set(toolKey(tool), { ...tool, name, provenance: { source: tool.plugin ?? '', ...tool.provenance, originalName: tool.name } });
