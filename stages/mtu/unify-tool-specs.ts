@@ -5,7 +5,7 @@ import { distinguishedToolNames } from './names.ts';
 import { toolKey } from './sample.ts';
 
 /** A tool renamed because another plugin's tool has its name. */
-export interface DistinguishedTool {
+interface DistinguishedTool {
   name: string;
   originalName: string;
   plugin?: string;
