@@ -2,7 +2,6 @@ import { z } from 'zod';
 import { clusterSpace, VectorSpace } from '../core/cluster/index.ts';
 import { createEmbedder, EmbedderConfig, joinViews, lexicalEmbedder } from '../core/embed/index.ts';
 import { UserError } from '../core/errors.ts';
-import { hashOf } from '../core/hash.ts';
 import { Sample, type Call, type Check, type ToolSpec } from '../core/records.ts';
 import type { ScanStage } from '../core/stage.ts';
 import { toolQuestionId, toolsChanged, type ToolDecision, type ToolEvidence, type ToolQuestion } from '../core/tool-review.ts';
@@ -52,7 +51,7 @@ export const MERGE_CONFLICT_TAG = 'review:merge-conflict';
 const NAME = 'merge-tools-mtu';
 /** The check a conflict fails on every sample using its tools (a tool-level question). */
 export const MTU_MERGE_CHECK = NAME;
-const VERSION = 3;
+const VERSION = 4;
 /** Examples of queries kept per tool for the tool sheet. */
 const EXAMPLES_PER_TOOL = 3;
 
@@ -163,6 +162,12 @@ export class ToolUsage {
 
 // ---------------------------------------------------------------- planning
 
+/** The name a tool was created with, before it was renamed apart from another plugin's tool of that name. */
+function createdName(tool: ToolSpec): string {
+  const original = tool.provenance?.originalName;
+  return typeof original === 'string' ? original : tool.name;
+}
+
 function parameterText(tool: ToolSpec): string {
   const names = Object.keys(tool.parameters.properties);
   return names.length ? names.join(' ') : '(no parameters)';
@@ -240,7 +245,7 @@ export async function planMtuMerge(
   tools: ToolSpec[],
   usage: Map<string, number>,
   config: z.output<typeof MergeToolsMtuConfig>,
-  deps: { gateway?: unknown; resolvePath?: (p: string) => string; seed?: number; coCalled?: Set<string>; ambiguous?: Set<string> },
+  deps: { gateway?: unknown; resolvePath?: (p: string) => string; seed?: number; coCalled?: Set<string> },
 ): Promise<MtuMergePlan> {
   const plan: MtuMergePlan = { toolsBefore: tools.length, toolsAfter: tools.length, reductionRatio: 1, mappings: [], conflicts: [], decided: [], unknownTools: [], merged: new Map() };
   const decisions = checkDecisions(config.decisions, tools, plan.unknownTools);
@@ -249,7 +254,8 @@ export async function planMtuMerge(
   const embedder = createEmbedder(config.embedder, embedderDeps);
   // Parameter names are nouns: the lexical embedder must not read their first word as an action.
   const parameterEmbedder = config.embedder.kind === 'lexical' ? createEmbedder({ ...config.embedder, identifierActions: false }, embedderDeps) : embedder;
-  const [names, parameters] = [await embedder.embed(tools.map((t) => t.name)), await parameterEmbedder.embed(tools.map(parameterText))];
+  // A name distinguished from another plugin's (`FindRestaurants2`) is compared by the name it was created with.
+  const [names, parameters] = [await embedder.embed(tools.map(createdName)), await parameterEmbedder.embed(tools.map(parameterText))];
   const space = VectorSpace.from(joinViews([names, parameters], [config.nameWeight, 1 - config.nameWeight]), 'cosine', `${NAME}: tool embeddings`);
   const clustering = clusterSpace(space, { threshold: config.threshold, linkage: config.linkage, seed: deps.seed, source: NAME });
 
@@ -276,8 +282,12 @@ export async function planMtuMerge(
       folded.push({ tool: tools[i], match, distance: space.pair(i, representative) });
     }
     const memberNames = members.map((i) => tools[i].name);
-    // One name for different tools (SGD's FindRestaurants of two services): renaming by name would swap specs.
-    for (const name of memberNames) if (deps.ambiguous?.has(name)) problems.push(`${name} names different tools in different sources`);
+    // Tools renamed apart from one name (SGD's FindRestaurants of two services) are different APIs of their sources: a person decides.
+    const byCreatedName = new Map<string, ToolSpec[]>();
+    for (const i of members) byCreatedName.set(createdName(tools[i]).toLowerCase(), [...(byCreatedName.get(createdName(tools[i]).toLowerCase()) ?? []), tools[i]]);
+    for (const variants of byCreatedName.values()) {
+      if (variants.length > 1) problems.push(`${variants.map((t) => t.name).join(' and ')} are ${createdName(variants[0])} of different sources (${variants.map((t) => t.plugin ?? t.provenance?.source).join(', ')})`);
+    }
     for (let a = 0; a < memberNames.length; a++) {
       for (let b = a + 1; b < memberNames.length; b++) {
         if (deps.coCalled?.has(pairKey(memberNames[a], memberNames[b]))) problems.push(`${memberNames[a]} and ${memberNames[b]} are called together in one turn`);
@@ -449,26 +459,18 @@ export function mergeToolsMtuStage(options: MergeToolsMtuConfig = {}): ScanStage
     input: Sample,
     output: Sample,
     collect: async (samples, ctx) => {
-      // The library: every distinct tool name, first spec seen; usage counts calls.
+      // The library: every tool name (unique since unify-tool-specs), first spec seen; usage counts calls.
       const library = new Map<string, ToolSpec>();
-      const parameterHashes = new Map<string, string>();
-      const ambiguous = new Set<string>();
       const usage = new Map<string, number>();
       const coCalled = new Set<string>();
       const toolUsage = new ToolUsage();
       for (const sample of samples) {
         toolUsage.add(sample);
-        for (const tool of sample.tools) {
-          const known = parameterHashes.get(tool.name);
-          if (known === undefined) {
-            library.set(tool.name, tool);
-            parameterHashes.set(tool.name, hashOf(tool.parameters));
-          } else if (!ambiguous.has(tool.name) && known !== hashOf(tool.parameters)) ambiguous.add(tool.name);
-        }
+        for (const tool of sample.tools) if (!library.has(tool.name)) library.set(tool.name, tool);
         mapCalls(sample, (call) => (usage.set(call.tool, (usage.get(call.tool) ?? 0) + 1), call));
         addCoCalledPairs(sample, coCalled);
       }
-      const plan = await planMtuMerge([...library.values()], usage, config, { gateway: ctx.llm, resolvePath: ctx.resolvePath, seed: ctx.seed, coCalled, ambiguous });
+      const plan = await planMtuMerge([...library.values()], usage, config, { gateway: ctx.llm, resolvePath: ctx.resolvePath, seed: ctx.seed, coCalled });
       for (const conflict of plan.conflicts) conflict.evidence = conflict.tools.map((name) => toolUsage.evidence(name, library.get(name)!.description));
       if (plan.unknownTools.length) ctx.log(`decisions name tools this run lacks (left out): ${plan.unknownTools.join(', ')}`);
       ctx.report('toolMerge', {

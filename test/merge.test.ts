@@ -47,7 +47,7 @@ describe('MTU-style merging', () => {
     expect(m3.tools[0]).toEqual(m1.tools[0]);
     expect(m4.tools.map((t) => t.name)).toEqual(['find_movie']);
     expect(m4.expected.calls).toEqual([call('c1', 'find_movie', { movie_title: 'Amélie', language: 'fr' })]);
-    expect(m1.meta.lineage.at(-1)).toEqual({ stage: 'merge-tools-mtu', version: 3 });
+    expect(m1.meta.lineage.at(-1)).toEqual({ stage: 'merge-tools-mtu', version: 4 });
     expect(w1).toBe(samples[5]);
 
     // The hotel tools disagree on required parameters: not merged, sent to review.
@@ -70,15 +70,21 @@ describe('MTU-style merging', () => {
     expect(m5.meta.tags).toContain(MERGE_CONFLICT_TAG);
   });
 
-  it('does not merge a name that stands for different tools in different sources', async () => {
-    const otherSearch = tool('search_movie', ['query', 'cinema']);
-    const elsewhere = sample('m6', 'Which cinema shows Up?', { tools: [otherSearch], calls: [call('c1', 'search_movie', { query: 'Up', cinema: 'Rex' })] });
+  it('does not merge tools renamed apart from one name of different sources: a person decides', async () => {
+    // As unify-tool-specs leaves them: SGD-like services that both have a search_movie.
+    const variant = (service: string, parameters: string[]) => ({ ...tool(`search_movie${service.slice(-1)}`, parameters), plugin: service, provenance: { source: 'sgd', originalName: 'search_movie' } });
+    const [first, second] = [variant('Cinema_1', ['title', 'year?']), variant('Cinema_2', ['title', 'cinema?'])];
+    const both = [
+      sample('c1', 'Find Up', { tools: [first], calls: [call('c1', first.name, { title: 'Up' })] }),
+      sample('c2', 'Which cinema shows Up?', { tools: [second], calls: [call('c1', second.name, { title: 'Up', cinema: 'Rex' })] }),
+    ];
     const { ctx, reports } = stageContext();
-    const { out } = await applyScanStage(mergeToolsMtuStage({ threshold: 0.25 }), [...samples, elsewhere], ctx);
+    const { out } = await applyScanStage(mergeToolsMtuStage({ threshold: 0.25 }), both, ctx);
     const report = reports.toolMerge as any;
-    expect(report.mappings.map((m: any) => m.from)).not.toContain('search_movie');
-    expect(report.conflicts).toContainEqual(expect.objectContaining({ reason: expect.stringContaining('search_movie names different tools in different sources') }));
-    expect(out.at(-1)!.tools).toEqual([otherSearch]);
+    expect(report.mappings).toEqual([]);
+    expect(report.conflicts).toEqual([expect.objectContaining({ tools: ['search_movie1', 'search_movie2'], reason: 'search_movie1 and search_movie2 are search_movie of different sources (Cinema_1, Cinema_2)' })]);
+    expect(out.map((s) => s.tools)).toEqual([[first], [second]]);
+    expect(out.every((s) => s.meta.tags.includes(MERGE_CONFLICT_TAG))).toBe(true);
   });
 
   it('merges nothing at threshold 0 and everything alike at a loose one', async () => {

@@ -42,6 +42,20 @@ describe('quality filters', () => {
     expect(reason(sameId)).toBe('duplicate_call_id');
   });
 
+  it('check the items of a list parameter, and dates and times as the calendar and the clock have them', () => {
+    const flights = tool('GetFlight', { flight_number: { type: 'array', items: { type: 'string', pattern: '^-?\\d+$' } }, time: { pattern: '^\\d{1,2}:\\d{2}$', format: 'time' } }, [], []);
+    const problem = (args: Record<string, unknown>, tools = [hotel, book], name = 'SearchHotel') => {
+      const r = ruleProblems(one(args, tools, name));
+      return Array.isArray(r) ? 'pass' : r.detail;
+    };
+    // ATIS tags "number" in "flight number 813" as the flight number.
+    expect(problem({ flight_number: ['813', '1291'], time: '19:05' }, [flights], 'GetFlight')).toBe('pass');
+    expect(problem({ flight_number: ['number'] }, [flights], 'GetFlight')).toBe('turn 1, GetFlight: flight_number: item 0: "number" does not match ^-?\\d+$');
+    expect(problem({ time: '25:70' }, [flights], 'GetFlight')).toBe('turn 1, GetFlight: time: "25:70" is no time');
+    expect(problem({ area: 'north', date: '2019-02-30' })).toBe('turn 1, SearchHotel: date: "2019-02-30" is no date');
+    expect(problem({ area: 'north', date: '2020-02-29' })).toBe('pass');
+  });
+
   it('run the LLM check offline as agreement and record the checks', async () => {
     const ctx = stageContext();
     ToolLibrary.of([hotel, book]).save(ctx.runDir);

@@ -83,8 +83,9 @@ describe('SGD tool documentation', () => {
     for (const tool of ours) {
       const required = tool.parameters.required;
       const ourDoc = doc(required, Object.keys(tool.parameters.properties).filter((p) => !required.includes(p)), Object.keys(tool.returns.properties));
-      // The same tool: same name, and the released description is the SGD intent's (some carry an added format note).
-      const same = (released.get(tool.name) ?? []).filter((r) => tool.description && r.description.startsWith(tool.description));
+      // The same tool: same name (as created: the released files name both services' FindRestaurants alike), and the released description is the SGD intent's (some carry an added format note).
+      const name = String(tool.provenance?.originalName ?? tool.name);
+      const same = (released.get(name) ?? []).filter((r) => tool.description && r.description.startsWith(tool.description));
       for (const entry of same) expect(entry.doc, `${tool.plugin}/${tool.name}`).toEqual(ourDoc);
       if (same.length) compared.add(`${tool.plugin}/${tool.name}`);
 

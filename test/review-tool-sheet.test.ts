@@ -99,10 +99,17 @@ describe('tool review sheet: MTU merge conflicts', () => {
     expect(bytes.toString('utf8')).toContain('\r\n');
     const rows = readSheet(f.sheet);
     expect(f.toolRows).toBe(rows.length);
-    expect(rows.map((r) => r.tools.split('\n').sort())).toEqual([['BookRestaurant', 'ReserveRestaurant'], ['GetAirfare', 'GetFlight']]);
+    // SGD's two restaurant and two flight services each have tools of one name, renamed apart by their service (a person decides whether they are one tool).
+    expect(rows.map((r) => r.tools.split('\n').sort())).toEqual([
+      ['BookRestaurant', 'ReserveRestaurant1', 'ReserveRestaurant2'],
+      ['GetAirfare', 'GetFlight'],
+      ['FindRestaurants1', 'FindRestaurants2'],
+      ['SearchOnewayFlight3', 'SearchOnewayFlight4'],
+      ['SearchRoundtripFlights3', 'SearchRoundtripFlights4'],
+    ]);
     for (const row of rows) {
       expect(row.allowed_decisions).toBe('merge, keep apart, rename');
-      expect(row.sample_counts.split('\n')).toHaveLength(2);
+      expect(row.sample_counts.split('\n')).toHaveLength(row.tools.split('\n').length);
       expect(row.example_queries).toMatch(/^\w+: \S/);
     }
     // Every sample using those tools still carries the failed check, but the queue asks no sample about it.
@@ -135,7 +142,7 @@ describe('tool review sheet: MTU merge conflicts', () => {
     const a = writeSheet(join(f.home, 'ann-a.csv'), [{ ...rows[0], decision: 'merge' }]);
     const b = writeSheet(join(f.home, 'ann-b.csv'), [{ ...rows[0], decision: 'keep apart' }]);
     const message = await refusal(importSheets(f, [a, b]));
-    expect(message).toMatch(/annotators disagree on question tq-\w+: ann-a \(ann-a\.csv row 2\): merge BookRestaurant, ReserveRestaurant into \w+; ann-b \(ann-b\.csv row 2\): keep BookRestaurant, ReserveRestaurant apart/);
+    expect(message).toMatch(/annotators disagree on question tq-\w+: ann-a \(ann-a\.csv row 2\): merge BookRestaurant, ReserveRestaurant1, ReserveRestaurant2 into \w+; ann-b \(ann-b\.csv row 2\): keep BookRestaurant, ReserveRestaurant1, ReserveRestaurant2 apart/);
     expect(f.store.versions('mtu')).toEqual(['v1']);
   });
 
@@ -149,15 +156,19 @@ describe('tool review sheet: MTU merge conflicts', () => {
     const next: VersionRef = f.store.resolve(`mtu@${result.newVersion}`);
     const manifest = f.store.manifest(next);
     expect(manifest.parent).toBe('v1');
-    expect((manifest.config as { clustering: { decisions: unknown } }).clustering.decisions).toEqual({ merge: [{ tools: ['BookRestaurant', 'ReserveRestaurant'], into: 'ReserveTable' }], keepApart: [['GetFlight', 'GetAirfare']], rename: [] });
+    expect((manifest.config as { clustering: { decisions: unknown } }).clustering.decisions).toEqual({
+      merge: [{ tools: ['BookRestaurant', 'ReserveRestaurant1', 'ReserveRestaurant2'], into: 'ReserveTable' }],
+      keepApart: [['GetFlight', 'GetAirfare'], ['FindRestaurants1', 'FindRestaurants2'], ['SearchOnewayFlight3', 'SearchOnewayFlight4'], ['SearchRoundtripFlights3', 'SearchRoundtripFlights4']],
+      rename: [],
+    });
     const review = manifest.stats.toolReview as { reviewed: string; decisions: { decision: string; annotators: string[] }[] };
     expect(review.reviewed).toBe('v1');
-    expect(review.decisions.map((d) => [d.decision, d.annotators])).toEqual([['merge', ['lead']], ['keep-apart', ['lead']]]);
+    expect(review.decisions.map((d) => [d.decision, d.annotators])).toEqual([['merge', ['lead']], ...Array(4).fill(['keep-apart', ['lead']])]);
 
     const samples = f.store.samples(next);
     const calls = samples.flatMap(toolCalls);
     expect(calls).toContain('ReserveTable');
-    expect(calls.filter((t) => t === 'BookRestaurant' || t === 'ReserveRestaurant')).toEqual([]);
+    expect(calls.filter((t) => ['BookRestaurant', 'ReserveRestaurant1', 'ReserveRestaurant2'].includes(t))).toEqual([]);
     expect(calls).toContain('GetAirfare');
     expect(samples.some((s) => s.meta.checks.some((c) => c.name === 'merge-tools-mtu'))).toBe(false);
     expect(exportReview({ store: f.store, ref: next, format: 'csv', pipeline: mtuPipeline }).toolSheet).toBeNull();

@@ -104,5 +104,31 @@ export function valueProblem(value: Json, property: PropertySchema): string | un
   if (typeof value === 'string' && property.pattern && !new RegExp(property.pattern).test(value)) {
     return `"${value}" does not match ${property.format ? `the ${property.format} format ` : ''}${property.pattern}`;
   }
+  if (typeof value === 'string' && property.format && FORMAT_CHECKS[property.format] && !FORMAT_CHECKS[property.format](value)) {
+    return `"${value}" is no ${property.format}`;
+  }
+  // A list parameter documents its items (a repeated ATIS slot): each item is checked as a value.
+  const items = property.items as PropertySchema | undefined;
+  if (Array.isArray(value) && items && typeof items === 'object') {
+    for (const [i, item] of value.entries()) {
+      const problem = valueProblem(item, items);
+      if (problem) return `item ${i}: ${problem}`;
+    }
+  }
   return undefined;
 }
+
+/** The documented string formats as values of the calendar and the clock (a pattern alone lets 2019-02-30 and 25:70 through). */
+const FORMAT_CHECKS: Record<string, (value: string) => boolean> = {
+  date: (value) => {
+    const match = /^(\d{4})-(\d{2})-(\d{2})$/.exec(value);
+    if (!match) return false;
+    const [year, month, day] = match.slice(1).map(Number);
+    const date = new Date(Date.UTC(year, month - 1, day));
+    return date.getUTCFullYear() === year && date.getUTCMonth() === month - 1 && date.getUTCDate() === day;
+  },
+  time: (value) => {
+    const match = /^(\d{1,2}):(\d{2})$/.exec(value);
+    return !!match && Number(match[1]) <= 23 && Number(match[2]) <= 59;
+  },
+};

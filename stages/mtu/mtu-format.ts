@@ -114,7 +114,9 @@ export function toSchemaStyleDoc(tool: ToolSpec): Record<string, Json> {
  * `Thought:` / `Action:` / `Action Input:` / `observation: :` / `assistant: :`), M-M as rounds of
  * `User:` / `Action: {answer}` / `Assistant:`. The OOD file writes each record in the shape of its
  * setting, but every list and value with `json.dumps`. A turn with no call is `{"": {}}` in S-S and M-S
- * (MTU's scorer reads the first key of every answer there) and `{}` in S-M, M-M and OOD.
+ * and `{}` in S-M and M-M, an OOD record taking the form of its setting: MTU's cal_score.py scores
+ * an OOD record by its setting's rules, which read the first key of every single-tool answer (the
+ * released OOD file keys those by `""` too, its arguments as a JSON string the script cannot read).
  */
 const RENDERING: Record<MtuSetting, { toolList: 'python' | 'json'; history: 'react' | 'rounds' | 'none'; noCall: Record<string, Json> }> = {
   'S-S': { toolList: 'python', history: 'none', noCall: { '': {} } },
@@ -195,7 +197,7 @@ export function toMtuRecords(sample: Sample, key: number, today: string, instruc
     records.push({
       id: ood ? `OOD_${key}_${ordinal}` : rendering.history === 'none' ? `${setting}_${key}` : `${setting}_${key}_${ordinal}`,
       question: [head, ...tail].join('\n'),
-      answer: calls.length ? mtuAnswer(calls, toolOfCall) : ood ? {} : rendering.noCall,
+      answer: calls.length ? mtuAnswer(calls, toolOfCall) : rendering.noCall,
     });
     ordinal++;
   }

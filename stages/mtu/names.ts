@@ -1,3 +1,5 @@
+import { compareStrings } from '../../core/collections.ts';
+
 /**
  * Naming style of MTU-Bench tools: PascalCase tool names that start with a verb (as SGD's
  * `FindRestaurants`), snake_case parameter names (as SGD's `restaurant_name`).
@@ -50,4 +52,61 @@ export function parameterNameOfSlot(slot: string, service?: string): string {
 /** `search_restaurant` / `searchRestaurant` / `Search Restaurant` → `SearchRestaurant` (LLM-made names). */
 export function toolNameOfFreeText(name: string): string {
   return toolNameOfIntent(name);
+}
+
+/** A tool as the library keys it: its name and the plugin (source service) it comes from, and the source. */
+export interface PluginTool {
+  name: string;
+  plugin?: string;
+  source?: string;
+}
+
+/**
+ * Names for tools that would otherwise share one (compared without case) although they come from
+ * different plugins. Every such variant takes a suffix from where it comes from: tools of one source
+ * the words in which their plugins differ (SGD's `FindRestaurants` of services `Restaurants_1` and
+ * `Restaurants_2`: `FindRestaurants1`, `FindRestaurants2`), tools of different sources their source
+ * (`FindRestaurantMultiwoz` beside `FindRestaurantShop`); where that does not tell them apart, the
+ * whole plugin name (after the source), then a number. Never a name another tool has; the result
+ * depends on the set of tools, not their order. Returns `index → new name` for the renamed tools.
+ */
+export function distinguishedToolNames(tools: readonly PluginTool[]): Map<number, string> {
+  const groups = new Map<string, number[]>();
+  tools.forEach((tool, i) => groups.set(tool.name.toLowerCase(), [...(groups.get(tool.name.toLowerCase()) ?? []), i]));
+  const taken = new Set([...groups].filter(([, members]) => members.length === 1).map(([name]) => name));
+  const out = new Map<number, string>();
+  for (const members of [...groups.values()].filter((m) => m.length > 1)) {
+    const ordered = [...members].sort((a, b) => compareStrings(tools[a].source ?? '', tools[b].source ?? '') || compareStrings(tools[a].plugin ?? '', tools[b].plugin ?? '') || compareStrings(tools[a].name, tools[b].name));
+    const pluginWords = ordered.map((i) => words(tools[i].plugin ?? ''));
+    const sourceWords = ordered.map((i) => words(tools[i].source ?? ''));
+    let shared = 0;
+    while (pluginWords.every((w) => w.length > shared && w[shared].toLowerCase() === pluginWords[0][shared].toLowerCase())) shared++;
+    const clash = (name: string, k: number, names: string[]) => taken.has(name.toLowerCase()) || name.toLowerCase() === tools[ordered[k]].name.toLowerCase() || names.some((n, j) => j !== k && n.toLowerCase() === name.toLowerCase());
+    const sources = new Set(sourceWords.map((w) => w.join(' ').toLowerCase()));
+    const suffixes: ((k: number) => string[])[] = [
+      ...(sources.size === ordered.length ? [(k: number) => sourceWords[k]] : [(k: number) => pluginWords[k].slice(shared)]),
+      (k) => [...sourceWords[k], ...pluginWords[k].filter((w, j) => j >= sourceWords[k].length || w.toLowerCase() !== sourceWords[k][j].toLowerCase())],
+    ];
+    let names: string[] = [];
+    for (const suffix of suffixes) {
+      names = ordered.map((i, k) => tools[i].name + suffixOf(suffix(k)));
+      if (!names.some((name, k) => clash(name, k, names))) break;
+    }
+    // Still the same (no source or plugin, or ones alike but for case): a number, the first free one.
+    const clashing = [...names.keys()].filter((k) => clash(names[k], k, names));
+    let n = 0;
+    for (const k of clashing) {
+      const base = names[k];
+      do names[k] = `${base}${++n}`;
+      while (clash(names[k], k, names));
+    }
+    ordered.forEach((i, k) => out.set(i, names[k]));
+    for (const name of names) taken.add(name.toLowerCase());
+  }
+  return out;
+}
+
+/** Plugin words as a name suffix: `restaurants`, `1` → `Restaurants1`. */
+function suffixOf(parts: string[]): string {
+  return parts.map((w) => w[0].toUpperCase() + w.slice(1)).join('');
 }

@@ -11,7 +11,8 @@ import { allCalls, assistantIndexes, lineageEntry, refsIn, toolOf, turnCalls } f
 /**
  * MTU-Bench's quality filters (Appendix B), each failure a rejection with its reason:
  * `undefined_tool` (a call to a tool not in the library), `fabricated_parameter` (an argument the
- * tool does not document), `invalid_value` (a value failing its documented type, format or enum),
+ * tool does not document), `invalid_value` (a value, or an item of a list, failing its documented
+ * type, pattern, format or enum),
  * `missing_required`, `duplicate_call_id`, `invalid_reference` (a `Tool.field` value pointing at no earlier call or at
  * a field its tool does not return), `repeated_tool_in_turn` (MTU answers key calls by tool name,
  * so one turn cannot call a tool twice), and — when enabled — `llm_verification_failed`, the
@@ -67,13 +68,16 @@ function sameCalls(a: MtuCall[], b: MtuCall[]): boolean {
   return isDeepStrictEqual(norm(a), norm(b));
 }
 
+/** 2: list items, calendar dates and clock times are checked as values too. */
+const VERSION = 2;
+
 export function qualityFilterStage(options: { verify: boolean }): MapStage<Sample, Sample> {
   const name = 'quality-filter';
   const library = libraryLoader();
   return {
     kind: 'map',
     name,
-    version: 1,
+    version: VERSION,
     input: Sample,
     output: Sample,
     prompts: options.verify ? { [mtuQualityCheckPrompt.id]: mtuQualityCheckPrompt.hash } : {},
@@ -115,7 +119,7 @@ export function qualityFilterStage(options: { verify: boolean }): MapStage<Sampl
         meta: {
           ...sample.meta,
           checks: [...sample.meta.checks, ...checks],
-          lineage: [...sample.meta.lineage, options.verify ? lineageEntry(name, 1, mtuQualityCheckPrompt, ctx.llm.model) : lineageEntry(name, 1)],
+          lineage: [...sample.meta.lineage, options.verify ? lineageEntry(name, VERSION, mtuQualityCheckPrompt, ctx.llm.model) : lineageEntry(name, VERSION)],
         },
       };
     },
