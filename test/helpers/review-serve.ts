@@ -1,0 +1,43 @@
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
+
+/** Real `toolkiln` processes for the review commands, run with TOOLKILN_HOME=home in that folder. */
+
+export const TOOLKILN_BIN = fileURLToPath(new URL('../../bin/toolkiln.js', import.meta.url));
+
+export interface ServeInfo {
+  url: string;
+  files: string[];
+  queueFile: string;
+  items: number;
+  decided: number;
+}
+
+export function toolkiln(home: string, ...args: string[]): { code: number | null; out: string; err: string } {
+  const result = spawnSync(process.execPath, [TOOLKILN_BIN, ...args], { cwd: home, encoding: 'utf8', env: { ...process.env, TOOLKILN_HOME: home } });
+  return { code: result.status, out: result.stdout, err: result.stderr };
+}
+
+/** Starts `toolkiln review serve … --json` and resolves with its one JSON line (url, files, counts); rejects with its stderr if it exits first. */
+export function startServe(home: string, ...args: string[]): Promise<{ process: ChildProcess; info: ServeInfo }> {
+  const child = spawn(process.execPath, [TOOLKILN_BIN, 'review', 'serve', ...args, '--json'], { cwd: home, env: { ...process.env, TOOLKILN_HOME: home }, stdio: ['ignore', 'pipe', 'pipe'] });
+  return new Promise((resolve, reject) => {
+    let out = '';
+    let err = '';
+    child.stdout!.on('data', (chunk) => {
+      out += chunk;
+      const line = out.split('\n').find((l) => l.startsWith('{'));
+      if (line && out.includes('\n')) resolve({ process: child, info: JSON.parse(line) });
+    });
+    child.stderr!.on('data', (chunk) => (err += chunk));
+    child.on('exit', (code) => reject(new Error(`review serve exited (${code}) before it printed its address: ${err}`)));
+  });
+}
+
+/** Resolves with the exit code once the process has exited. */
+export function stopped(child: ChildProcess): Promise<number | null> {
+  return new Promise((resolve) => {
+    if (child.exitCode !== null || child.signalCode !== null) resolve(child.exitCode);
+    else child.on('exit', (code) => resolve(code));
+  });
+}
