@@ -7,6 +7,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import type { Sample } from '../core/records.ts';
 import { itemIdOf } from '../review/queue.ts';
 import { publishReviewDataset, reviewSamples } from './fixtures/review/dataset.ts';
+import { readRawSheet } from './fixtures/review/sheets.ts';
 import { tempDirs } from './helpers/files.ts';
 import { startServe, stopped, toolkiln, type ServeInfo } from './helpers/review-serve.ts';
 
@@ -156,6 +157,60 @@ describe('review serve as a process', () => {
     expect(await ask(`localhost:${six.port}`)).toBe(200);
     expect(await ask(`127.0.0.1:${six.port}`)).toBe(421);
     expect(await ask(`evil.example:${six.port}`)).toBe(421);
+  });
+
+  it("keeps each app annotator's queue apart from the queue review export --annotators rewrites, and takes the latest one with --requeue", { timeout: 300_000 }, async () => {
+    const { home, ref } = dataset();
+    const stop = async (child: ChildProcess) => {
+      child.kill('SIGTERM');
+      expect(await stopped(child)).toBe(0);
+      running.splice(running.indexOf(child), 1);
+    };
+    // alice starts on the whole queue (no export yet: the app selects it) and decides one item.
+    const alice = await serve(home, 'demo@v1', '--annotator', 'alice');
+    expect(alice.info).toMatchObject({ items: 12, decided: 0 });
+    expect((await post(alice.port, `/${alice.token}/api/items/${itemIdOf(ref, 'rv-0003')}`, { decision: 'reject' })).status).toBe(200);
+    await stop(alice.child);
+
+    // The queue is then split between three annotators, for sheets and for the app.
+    const split = toolkiln(home, 'review', 'export', 'demo@v1', '--format', 'csv', '--annotators', '3', '--json');
+    expect(split.code, split.err).toBe(0);
+    const shares = (JSON.parse(split.out).sheets as { annotator: string; items: number }[]).map((s) => s.items);
+    expect(shares.reduce((a, b) => a + b)).toBe(12);
+
+    // alice goes on with her own items and her decision, told that the latest export is another queue.
+    const again = await serve(home, 'demo@v1', '--annotator', 'alice');
+    expect(again.info).toMatchObject({ items: 12, decided: 1, queueFile: alice.info.queueFile });
+    expect(again.info.queueFile).toMatch(/review\/app-queue-alice\.json$/);
+    expect((again.info as ServeInfo & { queueNote: string }).queueNote).toContain('add --requeue to take it');
+    await stop(again.child);
+    const second = await serve(home, 'demo@v1', '--annotator', 'annotator-2');
+    expect(second.info).toMatchObject({ items: shares[1], decided: 0 });
+    expect((await post(second.port, `/${second.token}/api/items/${(JSON.parse((await call(second.port, `/${second.token}/api/state`)).body).items[0] as { id: string }).id}`, { decision: 'accept' })).status).toBe(200);
+    await stop(second.child);
+
+    // A new split does not move annotator-2 either; annotator-3, who never opened the app, is refused with what to give.
+    const resplit = toolkiln(home, 'review', 'export', 'demo@v1', '--format', 'csv', '--annotators', '2', '--json');
+    expect(resplit.code).toBe(0);
+    const kept = await serve(home, 'demo@v1', '--annotator', 'annotator-2');
+    expect(kept.info).toMatchObject({ items: shares[1], decided: 1 });
+    await stop(kept.child);
+    const refused = toolkiln(home, 'review', 'serve', 'demo@v1', '--annotator', 'annotator-3');
+    expect(refused.code).not.toBe(0);
+    expect(refused.err.trim()).toBe('toolkiln: the queue of demo@v1 is split between annotator-1, annotator-2 (review export --annotators): give --annotator one of them');
+    // --requeue takes annotator-2's share of the latest split; the rows already in the file stay (with the decision made).
+    const latestShare = readRawSheet(JSON.parse(resplit.out).sheets[1].file);
+    const requeued = await serve(home, 'demo@v1', '--annotator', 'annotator-2', '--requeue');
+    expect(requeued.info).toMatchObject({ queueNote: null, decided: 1 });
+    const listed = (JSON.parse((await call(requeued.port, `/${requeued.token}/api/state`)).body).items as { id: string }[]).map((i) => i.id);
+    const shareIds = latestShare.rows.map((row) => row[latestShare.header.indexOf('item_id')]);
+    expect(listed.slice(0, shareIds.length)).toEqual(shareIds);
+    await stop(requeued.child);
+
+    // Both app files import together: every decision was made on an item of one of the version's queues.
+    const imported = toolkiln(home, 'review', 'import', 'demo@v1', alice.info.files[0], second.info.files[0], '--json');
+    expect(imported.code, imported.err).toBe(0);
+    expect(JSON.parse(imported.out)).toMatchObject({ status: 'published', counts: { decided: 2, rejected: 1, accepted: 1 } });
   });
 
   it('removes the temporary files a kill -9 in the middle of a save leaves, at the next start and on exit', { timeout: 300_000 }, async () => {

@@ -202,28 +202,31 @@ export const reviewAgreementCommand: Command = {
 
 export const reviewServeCommand: Command = {
   path: ['review', 'serve'],
-  usage: 'toolkiln review serve <name>@v [--port p] [--host h] [--annotator id] [--json]',
+  usage: 'toolkiln review serve <name>@v [--port p] [--host h] [--annotator id] [--requeue] [--json]',
   summary: "review the version's queue in the browser (a local page; decisions saved as a sheet review import reads); runs until Ctrl-C",
-  options: { port: { type: 'string' }, host: { type: 'string' }, annotator: { type: 'string' } },
+  options: { port: { type: 'string' }, host: { type: 'string' }, annotator: { type: 'string' }, requeue: { type: 'boolean' } },
   async run(positionals, values, io) {
     needPositionals(positionals, 1, this.usage);
     const port = intFlag(values, 'port', { min: 0, max: 65535 }) ?? 0;
     const store = new DatasetStore(io.home, { warn: io.err });
     const ref = store.resolve(positionals[0]);
     store.assertIntact(ref);
-    const session = openReviewSession({ store, ref, annotator: stringFlag(values, 'annotator'), pipeline: recipeOf(store, ref) });
+    const session = openReviewSession({ store, ref, annotator: stringFlag(values, 'annotator'), pipeline: recipeOf(store, ref), requeue: values.requeue === true });
     try {
       const server = await startReviewServer({ session, port, host: stringFlag(values, 'host') });
+      // Listening for signals before the address is printed: whoever reads it may stop the server at once.
+      const stopped = untilStopped();
       const items = session.kinds.flatMap((k) => k.summaries());
       const files = session.kinds.map((k) => k.file);
-      if (io.json) io.out(JSON.stringify({ dataset: session.dataset, annotator: session.annotator, url: server.url, queueFile: session.queueFile, files, items: items.length, decided: items.filter((i) => i.decision).length }));
+      if (session.queueNote) io.err(session.queueNote);
+      if (io.json) io.out(JSON.stringify({ dataset: session.dataset, annotator: session.annotator, url: server.url, queueFile: session.queueFile, queueNote: session.queueNote, files, items: items.length, decided: items.filter((i) => i.decision).length }));
       else {
         io.out(`${session.dataset}: ${items.length} item(s) for ${session.annotator}, ${items.filter((i) => i.decision).length} decided`);
         io.out(`open ${server.url}`);
         for (const file of files) io.out(`decisions: ${file} (import with: toolkiln review import ${session.dataset} ${file})`);
         io.out('stop with Ctrl-C');
       }
-      await untilStopped();
+      await stopped;
       await server.close();
     } finally {
       session.close();

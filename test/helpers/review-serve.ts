@@ -27,7 +27,10 @@ export function startServe(home: string, ...args: string[]): Promise<{ process: 
     child.stdout!.on('data', (chunk) => {
       out += chunk;
       const line = out.split('\n').find((l) => l.startsWith('{'));
-      if (line && out.includes('\n')) resolve({ process: child, info: JSON.parse(line) });
+      if (!line || !out.includes('\n')) return;
+      const info = JSON.parse(line);
+      if (info.error) reject(new Error(`review serve refused: ${info.error}`));
+      else resolve({ process: child, info });
     });
     child.stderr!.on('data', (chunk) => (err += chunk));
     child.on('exit', (code) => reject(new Error(`review serve exited (${code}) before it printed its address: ${err}`)));
