@@ -9,7 +9,7 @@ import { itemIdOf } from '../review/queue.ts';
 import { publishReviewDataset, reviewSamples } from './fixtures/review/dataset.ts';
 import { readRawSheet } from './fixtures/review/sheets.ts';
 import { tempDirs } from './helpers/files.ts';
-import { startServe, stopped, toolkiln, type ServeInfo } from './helpers/review-serve.ts';
+import { startServe, stopped, toolkiln, type ServeInfo } from './helpers/review-cli.ts';
 
 /** `toolkiln review serve` as a real process, spoken to over real HTTP connections. */
 

@@ -18,7 +18,7 @@ import { exportReview } from '../review/export.ts';
 import { publishReviewDataset, reviewSamples } from './fixtures/review/dataset.ts';
 import { publishToolQuestions } from './fixtures/review/tool-questions.ts';
 import { readRawSheet } from './fixtures/review/sheets.ts';
-import { startServe, stopped, toolkiln } from './helpers/review-serve.ts';
+import { startServe, stopped, toolkiln } from './helpers/review-cli.ts';
 
 const repo = fileURLToPath(new URL('..', import.meta.url));
 /** Screenshots for a person to look at (git-ignored). */

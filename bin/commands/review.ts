@@ -6,6 +6,7 @@ import { pipelines } from '../../pipelines/index.ts';
 import type { AgreementReport } from '../../review/agreement.ts';
 import { startReviewServer } from '../../review/app/server.ts';
 import { openReviewSession } from '../../review/app/session.ts';
+import { describeCarry } from '../../review/carry.ts';
 import { exportReview, REVIEW_FORMATS } from '../../review/export.ts';
 import { importReview, reviewAgreement, type SheetFile } from '../../review/import.ts';
 import { describeDecision, importToolReview, isToolSheetFile } from '../../review/tool-import.ts';
@@ -138,6 +139,7 @@ export const reviewImportCommand: Command = {
     if (result.status === 'published' || result.status === 'existing') {
       io.out(`${c.items} item(s): ${c.accepted} accepted, ${c.rejected} rejected, ${c.edited} edited (${c.adjudicated} adjudicated)`);
       io.out(result.status === 'published' ? `published ${ref.name}@${result.newVersion} (parent ${ref.version}); ${result.dataset} is unchanged` : `${ref.name}@${result.newVersion} already holds exactly these decisions: nothing new published`);
+      for (const carry of result.carried) io.out(describeCarry(ref.name, carry));
     } else if (result.status === 'needs-adjudication') {
       io.err(`${c.disagreements} item(s) where annotators disagree: fill the adjudication sheet ${result.adjudicationSheet}`);
       io.err(`then import it together with the annotators' sheets (its decisions win)`);
@@ -164,6 +166,7 @@ async function importToolSheets(store: DatasetStore, ref: VersionRef, files: She
     io.out(`${c.rows} row(s) read from ${c.files} tool sheet(s): ${c.decided} of ${c.questions} question(s) decided, ${c.pending} left blank`);
     for (const d of result.decisions) io.out(`  ${describeDecision(d.decision)}`);
     io.out(result.status === 'published' ? `published ${ref.name}@${result.newVersion} (parent ${ref.version}, the recipe run again with these decisions); ${result.dataset} is unchanged` : `${ref.name}@${result.newVersion} already holds exactly these decisions: nothing new published`);
+    for (const carry of result.carried) io.out(describeCarry(ref.name, carry));
     return 0;
   } finally {
     await llm.close();

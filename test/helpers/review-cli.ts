@@ -1,5 +1,20 @@
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
+import { parseArgs } from 'node:util';
+import { reviewCommands } from '../../bin/commands/review.ts';
+import { commonOptions } from '../../bin/flags.ts';
+
+/** `toolkiln review …` in this process, as bin/cli.ts runs it (parse the flags, call the command); human output on `out`, messages on `err`. */
+export async function review(home: string, ...argv: string[]): Promise<{ code: number; out: string; err: string }> {
+  const command = reviewCommands.find((c) => c.path[1] === argv[0]);
+  if (!command) throw new Error(`no review command ${argv[0]}`);
+  const parsed = parseArgs({ args: ['review', ...argv], options: { ...commonOptions, ...command.options }, allowPositionals: true, strict: true });
+  const out: string[] = [];
+  const err: string[] = [];
+  const io = { out: (t: string) => out.push(t), err: (t: string) => err.push(t), json: parsed.values.json === true, home, cwd: home, env: {} };
+  const code = await command.run(parsed.positionals.slice(2), parsed.values, io);
+  return { code, out: out.join('\n'), err: err.join('\n') };
+}
 
 /** Real `toolkiln` processes for the review commands, run with TOOLKILN_HOME=home in that folder. */
 
