@@ -85,7 +85,7 @@ export function openReviewSession(options: ReviewSessionOptions): ReviewSession 
   if (!ANNOTATOR_ID.test(annotator)) throw new UserError(`--annotator "${annotator}" is not a valid id: use letters, digits, ".", "_" and "-" (at most 64, starting with a letter or digit)`);
 
   const reviewDir = store.derivedDir(ref, 'review');
-  const { items, queueFile, queueNote } = annotatorQueue(store, ref, annotator, options);
+  const { items, queueFile, queueNote, toKeep } = annotatorQueue(store, ref, annotator, options);
   const path = join(reviewDir, appSheetName(ref, annotator));
   const { ctx, sources, validation } = readAndValidate(store, ref, existsSync(path) ? [{ path }] : [], options.pipeline);
   refuseBrokenFile(path, validation.problems);
@@ -98,6 +98,8 @@ export function openReviewSession(options: ReviewSessionOptions): ReviewSession 
   for (const item of items) reasons.set(item.itemId, item.reasons);
   const kinds = [sampleItems({ sheet, ctx, reasons, annotator })];
   try {
+    // Kept once the sheet's lock is held: a second server refused by it changes nothing.
+    if (toKeep) writeFileAtomic(queueFile, JSON.stringify(toKeep, null, 1) + '\n');
     const tools = options.pipeline?.toolReview && openToolItems(store, ref, annotator, options.pipeline.toolReview);
     if (tools) kinds.push(tools);
   } catch (error) {
@@ -134,11 +136,11 @@ function openToolItems(store: DatasetStore, ref: VersionRef, annotator: string, 
 
 /**
  * The annotator's own queue: the one kept from their first session, or (at the first session, or
- * with `requeue`) their share of the latest queue `review export` wrote, kept for the next sessions.
+ * with `requeue`) their share of the latest queue `review export` wrote, to keep for the next sessions.
  * A later export (`--annotators n` or another selection) rewrites `queue.json`, not this file, so an
  * annotator's items do not change under them; the note says when the latest export differs.
  */
-function annotatorQueue(store: DatasetStore, ref: VersionRef, annotator: string, options: ReviewSessionOptions): { items: QueueItem[]; queueFile: string; queueNote: string | null } {
+function annotatorQueue(store: DatasetStore, ref: VersionRef, annotator: string, options: ReviewSessionOptions): { items: QueueItem[]; queueFile: string; queueNote: string | null; toKeep: AnnotatorQueue | null } {
   const reviewDir = store.derivedDir(ref, 'review');
   const own = join(reviewDir, appQueueName(annotator));
   const latest = join(reviewDir, QUEUE_FILE);
@@ -149,13 +151,11 @@ function annotatorQueue(store: DatasetStore, ref: VersionRef, annotator: string,
       from && from !== kept.from
         ? `${annotator} keeps the ${kept.items.length} item(s) of their first session (${own}); the latest review export (${latest}) is another queue: add --requeue to take it (decisions made so far are kept)`
         : null;
-    return { items: kept.items, queueFile: own, queueNote: note };
+    return { items: kept.items, queueFile: own, queueNote: note, toKeep: null };
   }
   const { queue } = loadQueue(store, ref, options.pipeline?.toolReview);
   const items = annotatorItems(queue, annotator, ref);
-  const kept: AnnotatorQueue = { ...queue, annotator, from: queueKey(queue), items };
-  writeFileAtomic(own, JSON.stringify(kept, null, 1) + '\n');
-  return { items, queueFile: own, queueNote: null };
+  return { items, queueFile: own, queueNote: null, toKeep: { ...queue, annotator, from: queueKey(queue), items } };
 }
 
 /** An annotator's queue: their items of the export queue `from` (its key, as `queueKey` gives it). */
