@@ -1,4 +1,5 @@
 import { hashOf } from '../core/hash.ts';
+import { withTags } from '../core/sample-edits.ts';
 import type { Manifest, Rejection, Sample, StageStats } from '../core/records.ts';
 import type { DatasetStore, ManifestDraft, VersionRef } from '../core/store.ts';
 import type { FinalDecision } from './adjudicate.ts';
@@ -16,6 +17,8 @@ export interface PublishReviewedInput {
   stats: Record<string, unknown>;
   /** Files for the new version's folder (relative path → text), e.g. the decisions applied. */
   extraFiles?: Record<string, string>;
+  /** Undecided samples to flag for the next review queue (e.g. decisions that could not be carried over). */
+  flag?: { sampleIds: string[]; tag: string };
 }
 
 export interface PublishReviewedResult {
@@ -58,12 +61,16 @@ export function publishReviewed(input: PublishReviewedInput): PublishReviewedRes
   const decisions = [...input.final]
     .sort((a, b) => (a.itemId < b.itemId ? -1 : a.itemId > b.itemId ? 1 : 0))
     .map((d) => ({ item: d.itemId, decision: d.decision, correction: d.correction }));
-  const fingerprint = hashOf({ parent: parent.fingerprint, review: decisions });
+  const flag = input.flag?.sampleIds.length ? { tag: input.flag.tag, samples: [...input.flag.sampleIds].sort() } : undefined;
+  const fingerprint = hashOf({ parent: parent.fingerprint, review: decisions, ...(flag ? { flag } : {}) });
   const existing = store.findByFingerprint(ref.name, fingerprint);
   if (existing) return { status: 'existing', ref: existing, manifest: store.manifest(existing) };
 
   const before = store.samples(ref);
-  const { samples, rejects } = applyDecisions(ref.version, before, input.final);
+  const applied = applyDecisions(ref.version, before, input.final);
+  const flagged = new Set(flag?.samples);
+  const samples = flag ? applied.samples.map((s) => (flagged.has(s.id) ? withTags(s, [flag.tag]) : s)) : applied.samples;
+  const { rejects } = applied;
   const stage: StageStats = {
     stage: 'review',
     version: REVIEW_STAGE_VERSION,

@@ -8,6 +8,7 @@ import type { PipelineDefinition } from '../core/pipeline.ts';
 import { adjudicationSheet, resolveDecisions, type Disagreement, type FinalDecision } from './adjudicate.ts';
 import { agreementReport, type AgreementReport } from './agreement.ts';
 import { withRecordIds } from './argilla.ts';
+import { carryNewSampleReview, type CarryResult } from './carry.ts';
 import { publishReviewed } from './apply.ts';
 import { toCsv } from './csv.ts';
 import { itemIndex, readQueueEntries } from './queue.ts';
@@ -57,6 +58,8 @@ export interface ReviewImportResult {
   report: string;
   problemsFile: string | null;
   adjudicationSheet: string | null;
+  /** The decisions carried on to the versions tool decisions made from the reviewed one (see carry.ts). */
+  carried: CarryResult[];
 }
 
 export const REPORT_FILE = 'import-report.json';
@@ -119,6 +122,7 @@ export function importReview(options: ReviewImportOptions): ReviewImportResult {
     report: join(reviewDir, REPORT_FILE),
     problemsFile: null,
     adjudicationSheet: null,
+    carried: [],
   };
 
   rmSync(join(reviewDir, PROBLEMS_FILE), { force: true });
@@ -141,7 +145,7 @@ export function importReview(options: ReviewImportOptions): ReviewImportResult {
       agreement: agreementSummary,
     };
     // The copy kept in the new version leaves out what is not known yet or local to this machine.
-    const { newVersion: _unknownYet, report: _report, problemsFile: _problems, adjudicationSheet: _sheet, ...summary } = result;
+    const { newVersion: _unknownYet, report: _report, problemsFile: _problems, adjudicationSheet: _sheet, carried: _carried, ...summary } = result;
     const report = { ...summary, status: 'published', agreement: { ...agreementSummary, perItem } };
     const published = publishReviewed({
       store,
@@ -155,6 +159,7 @@ export function importReview(options: ReviewImportOptions): ReviewImportResult {
     });
     result.status = published.status;
     result.newVersion = published.ref.version;
+    result.carried = carryNewSampleReview(store, published.ref, options.pipeline);
   }
   writeFileAtomic(result.report, JSON.stringify({ ...result, agreement: { ...agreementSummary, perItem } }, null, 1) + '\n');
   return result;

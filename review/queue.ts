@@ -97,6 +97,11 @@ function formatRate(rate: number): string {
   return `${Number((rate * 100).toFixed(2))}%`;
 }
 
+/** A queue's identity: the name of its copy under `queues/` (without `.json`). */
+export function queueKey(queue: ReviewQueue): string {
+  return `queue-${hashOf(queue, 12)}`;
+}
+
 /**
  * Writes `queue.json` (the latest selection) and keeps a copy of every distinct queue under
  * `queues/`, so sheets exported from an earlier selection still import.
@@ -105,7 +110,7 @@ export function writeQueue(reviewDir: string, queue: ReviewQueue): string {
   const text = JSON.stringify(queue, null, 1) + '\n';
   const path = join(reviewDir, QUEUE_FILE);
   writeFileAtomic(path, text);
-  const copy = join(reviewDir, 'queues', `queue-${hashOf(queue, 12)}.json`);
+  const copy = join(reviewDir, 'queues', `${queueKey(queue)}.json`);
   if (!existsSync(copy)) writeFileAtomic(copy, text);
   return path;
 }

@@ -1,6 +1,6 @@
 import type { PipelineDefinition } from '../core/pipeline.ts';
 import { isRef, parseRef, type ArgValue, type Check, type PropertySchema, type Sample, type ToolSpec } from '../core/records.ts';
-import { callGroups, goldCalls, type GoldCalls } from './calls.ts';
+import { applyCorrection, callGroups, goldCalls, type Correction, type GoldCalls } from './calls.ts';
 
 export const GENERIC_CHECK = 'review:calls-valid';
 
@@ -81,4 +81,14 @@ export function recheckSample(pipeline: Pick<PipelineDefinition, 'recheck'> | un
 export function mergeChecks(before: Check[], after: Check[]): Check[] {
   const rerun = new Set(after.map((c) => c.name));
   return [...before.filter((c) => !rerun.has(c.name)), ...after];
+}
+
+/**
+ * A sample with a reviewer's corrections applied and the recipe's checks re-run on it: `failed`
+ * lists the hard checks it fails (then the edit cannot be applied).
+ */
+export function editedSample(sample: Sample, correction: Correction, pipeline: Pick<PipelineDefinition, 'recheck'> | undefined, library: ToolSpec[]): { sample: Sample; failed: Check[] } {
+  const candidate = applyCorrection(sample, correction);
+  const checks = recheckSample(pipeline, candidate, library);
+  return { sample: { ...candidate, meta: { ...candidate.meta, checks: mergeChecks(candidate.meta.checks, checks) } }, failed: checks.filter((c) => !c.pass && !c.soft) };
 }

@@ -10,6 +10,7 @@ import type { ProgressOptions } from '../core/progress.ts';
 import { DEFAULT_SEED, runPipeline } from '../core/run.ts';
 import type { DatasetStore, VersionRef } from '../core/store.ts';
 import type { ToolDecision } from '../core/tool-review.ts';
+import { assertCarriable, carrySampleReviews, type CarryResult } from './carry.ts';
 import { readCsv } from './csv.ts';
 import { problemsCsv, type SheetFile } from './import.ts';
 import type { ImportProblem, SheetSource } from './rows.ts';
@@ -165,6 +166,8 @@ export interface ToolImportResult {
   newVersion: string;
   counts: { files: number; rows: number; decided: number; pending: number; questions: number; byDecision: Record<string, number> };
   decisions: AgreedToolDecision[];
+  /** Sample decisions made from the reviewed version, carried onto the new one (see carry.ts). */
+  carried: CarryResult[];
 }
 
 /** Validates the tool sheets, then runs the recipe again with the decisions and publishes the next version. */
@@ -185,7 +188,9 @@ export async function importToolReview(options: ToolImportOptions): Promise<Tool
     throw new UserError(`nothing applied to ${label}: ${validation.problems.length} problem(s) in the tool sheet(s): ${quoted}${more}`);
   }
   if (!validation.decided.length) throw new UserError(`nothing applied to ${label}: the tool sheet(s) hold no decisions (fill the decision column: merge, keep apart, decompose or rename)`);
-  if (manifest.stats.review) throw new UserError(`${label} already holds sample review decisions, which re-running the recipe would lose: import the tool sheet into ${ref.name}@${String((manifest.stats.review as { reviewed?: string }).reviewed ?? manifest.parent)} (tool decisions come before sample review)`);
+  if (manifest.stats.review) throw new UserError(`${label} already holds sample review decisions, which re-running the recipe would lose: import the tool sheet into ${ref.name}@${String((manifest.stats.review as { reviewed?: string }).reviewed ?? manifest.parent)}, and its sample decisions are carried onto the version that publishes (tool decisions come before sample review)`);
+  // Sample decisions already made from this version are carried onto the re-run: check they can be read first.
+  assertCarriable(store, ref);
   if (!manifest.models.includes(options.llm.model)) throw new UserError(`${label} was made with model ${manifest.models.join(', ')}, not ${options.llm.model}: import with --llm / --model giving that model (the recipe runs again with it)`);
 
   const decisions = validation.decided.map((d) => d.decision);
@@ -214,10 +219,12 @@ export async function importToolReview(options: ToolImportOptions): Promise<Tool
     progress: options.progress,
     parent: { version: ref.version, stats: { toolReview: stats }, files: { [`review/tool-decisions-from-${ref.version}.jsonl`]: toJsonl(stats.decisions) } },
   });
+  const carried = carrySampleReviews(store, ref, result.ref!, pipeline);
   return {
     dataset: label,
     status: result.status === 'existing' ? 'existing' : 'published',
     newVersion: result.ref!.version,
+    carried,
     counts: { files: sources.length, rows: validation.rows, decided: validation.decided.length, pending: validation.pending, questions: ctx.questions.size, byDecision: stats.byDecision },
     decisions: validation.decided,
   };

@@ -1,8 +1,8 @@
 import type { PipelineDefinition } from '../core/pipeline.ts';
 import type { Sample, ToolSpec } from '../core/records.ts';
-import { applyCorrection, formatCallsJson, goldCalls, parseCorrectedCalls, parseLabels, type Correction } from './calls.ts';
+import { formatCallsJson, goldCalls, parseCorrectedCalls, parseLabels, type Correction } from './calls.ts';
 import type { QueueItem } from './queue.ts';
-import { callProblems, mergeChecks, recheckSample } from './schema-check.ts';
+import { callProblems, editedSample } from './schema-check.ts';
 import { ADJUDICATION_COLUMNS, datasetLabel, DECISIONS, EDITABLE_COLUMNS, QUEUE_COLUMNS, SAMPLE_COLUMNS, sampleCells, SHEET_COLUMNS, sheetRow, type DatasetLabel, type Decision } from './sheet.ts';
 import type { ImportProblem, ReviewRow, SheetKind, SheetSource } from './rows.ts';
 import { formulaLead, RUNS_AS_FORMULA, sampleHolds } from './typed-text.ts';
@@ -202,17 +202,14 @@ function checkRow(row: ReviewRow, ctx: ValidationContext, label: string, problem
   }
   if (edited || invalid) return null;
 
-  let editedSample: Sample | undefined;
+  let changedSample: Sample | undefined;
   if (decision === 'edit') {
-    const candidate = applyCorrection(sample, correction);
-    const checks = recheckSample(ctx.pipeline, candidate, ctx.library);
-    for (const check of checks.filter((c) => !c.pass && !c.soft)) {
-      problem(where, `the edited sample fails the recipe's check ${check.name}${check.reason ? `: ${check.reason}` : ''}`);
-    }
-    if (checks.some((c) => !c.pass && !c.soft)) return null;
-    editedSample = { ...candidate, meta: { ...candidate.meta, checks: mergeChecks(candidate.meta.checks, checks) } };
+    const result = editedSample(sample, correction, ctx.pipeline, ctx.library);
+    for (const check of result.failed) problem(where, `the edited sample fails the recipe's check ${check.name}${check.reason ? `: ${check.reason}` : ''}`);
+    if (result.failed.length) return null;
+    changedSample = result.sample;
   }
-  return { itemId, sampleId: sample.id, decision, correction, ...(editedSample ? { edited: editedSample } : {}) };
+  return { itemId, sampleId: sample.id, decision, correction, ...(changedSample ? { edited: changedSample } : {}) };
 }
 
 /** The editable correction columns and the part of a sample each replaces. */

@@ -1,4 +1,4 @@
-import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -18,9 +18,9 @@ import { exportReview } from '../review/export.ts';
 import { publishReviewDataset, reviewSamples } from './fixtures/review/dataset.ts';
 import { publishToolQuestions } from './fixtures/review/tool-questions.ts';
 import { readRawSheet } from './fixtures/review/sheets.ts';
+import { startServe, stopped, toolkiln } from './helpers/review-cli.ts';
 
 const repo = fileURLToPath(new URL('..', import.meta.url));
-const bin = join(repo, 'bin', 'toolkiln.js');
 /** Screenshots for a person to look at (git-ignored). */
 const artifacts = join(repo, 'test-artifacts', 'review-app');
 /** Debian's chromium (CI installs it); playwright-core downloads no browser of its own. */
@@ -39,34 +39,6 @@ afterAll(async () => {
 async function newPage(): Promise<Page> {
   browser ??= await chromium.launch({ executablePath: CHROMIUM, headless: true, args: CHROMIUM_FLAGS });
   return browser.newPage({ viewport: { width: 1440, height: 900 } });
-}
-
-function toolkiln(home: string, ...args: string[]) {
-  const result = spawnSync(process.execPath, [bin, ...args], { cwd: home, encoding: 'utf8', env: { ...process.env, TOOLKILN_HOME: home } });
-  return { code: result.status, out: result.stdout, err: result.stderr };
-}
-
-/** Starts `toolkiln review serve … --json` and resolves with its one JSON line (url, files, counts). */
-function startServe(home: string, ...args: string[]): Promise<{ process: ChildProcess; info: { url: string; files: string[]; items: number; decided: number } }> {
-  const child = spawn(process.execPath, [bin, 'review', 'serve', ...args, '--json'], { cwd: home, env: { ...process.env, TOOLKILN_HOME: home }, stdio: ['ignore', 'pipe', 'pipe'] });
-  return new Promise((resolve, reject) => {
-    let out = '';
-    let err = '';
-    child.stdout!.on('data', (chunk) => {
-      out += chunk;
-      const line = out.split('\n').find((l) => l.startsWith('{'));
-      if (line && out.includes('\n')) resolve({ process: child, info: JSON.parse(line) });
-    });
-    child.stderr!.on('data', (chunk) => (err += chunk));
-    child.on('exit', (code) => reject(new Error(`review serve exited (${code}) before it printed its address: ${err}`)));
-  });
-}
-
-function stopped(child: ChildProcess): Promise<number | null> {
-  return new Promise((resolve) => {
-    if (child.exitCode !== null) resolve(child.exitCode);
-    else child.on('exit', (code) => resolve(code));
-  });
 }
 
 async function shot(page: Page, name: string) {

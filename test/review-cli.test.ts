@@ -1,10 +1,7 @@
 import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { parseArgs } from 'node:util';
 import { describe, expect, it } from 'vitest';
-import { reviewCommands } from '../bin/commands/review.ts';
-import { commonOptions } from '../bin/flags.ts';
 import { OfflineGateway } from '../core/llm/offline.ts';
 import type { Call } from '../core/records.ts';
 import { runPipeline } from '../core/run.ts';
@@ -13,18 +10,7 @@ import { getPipeline } from '../pipelines/index.ts';
 import { publishReviewDataset } from './fixtures/review/dataset.ts';
 import { fill, readRawSheet, writeSheet } from './fixtures/review/sheets.ts';
 import { samplesInMemory } from '../core/sample-source.ts';
-
-/** Runs `toolkiln review …` as bin/cli.ts does: parse the flags, call the command. */
-async function review(home: string, ...argv: string[]) {
-  const command = reviewCommands.find((c) => c.path[1] === argv[0]);
-  if (!command) throw new Error(`no review command ${argv[0]}`);
-  const parsed = parseArgs({ args: ['review', ...argv], options: { ...commonOptions, ...command.options }, allowPositionals: true, strict: true });
-  const out: string[] = [];
-  const err: string[] = [];
-  const io = { out: (t: string) => out.push(t), err: (t: string) => err.push(t), json: parsed.values.json === true, home, cwd: home, env: {} };
-  const code = await command.run(parsed.positionals.slice(2), parsed.values, io);
-  return { code, out: out.join('\n'), err: err.join('\n') };
-}
+import { review } from './helpers/review-cli.ts';
 
 const tmp = () => mkdtempSync(join(tmpdir(), 'tk-review-cli-'));
 

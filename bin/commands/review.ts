@@ -6,6 +6,7 @@ import { pipelines } from '../../pipelines/index.ts';
 import type { AgreementReport } from '../../review/agreement.ts';
 import { startReviewServer } from '../../review/app/server.ts';
 import { openReviewSession } from '../../review/app/session.ts';
+import { describeCarry } from '../../review/carry.ts';
 import { exportReview, REVIEW_FORMATS } from '../../review/export.ts';
 import { importReview, reviewAgreement, type SheetFile } from '../../review/import.ts';
 import { describeDecision, importToolReview, isToolSheetFile } from '../../review/tool-import.ts';
@@ -138,6 +139,7 @@ export const reviewImportCommand: Command = {
     if (result.status === 'published' || result.status === 'existing') {
       io.out(`${c.items} item(s): ${c.accepted} accepted, ${c.rejected} rejected, ${c.edited} edited (${c.adjudicated} adjudicated)`);
       io.out(result.status === 'published' ? `published ${ref.name}@${result.newVersion} (parent ${ref.version}); ${result.dataset} is unchanged` : `${ref.name}@${result.newVersion} already holds exactly these decisions: nothing new published`);
+      for (const carry of result.carried) io.out(describeCarry(ref.name, carry));
     } else if (result.status === 'needs-adjudication') {
       io.err(`${c.disagreements} item(s) where annotators disagree: fill the adjudication sheet ${result.adjudicationSheet}`);
       io.err(`then import it together with the annotators' sheets (its decisions win)`);
@@ -164,6 +166,7 @@ async function importToolSheets(store: DatasetStore, ref: VersionRef, files: She
     io.out(`${c.rows} row(s) read from ${c.files} tool sheet(s): ${c.decided} of ${c.questions} question(s) decided, ${c.pending} left blank`);
     for (const d of result.decisions) io.out(`  ${describeDecision(d.decision)}`);
     io.out(result.status === 'published' ? `published ${ref.name}@${result.newVersion} (parent ${ref.version}, the recipe run again with these decisions); ${result.dataset} is unchanged` : `${ref.name}@${result.newVersion} already holds exactly these decisions: nothing new published`);
+    for (const carry of result.carried) io.out(describeCarry(ref.name, carry));
     return 0;
   } finally {
     await llm.close();
@@ -202,28 +205,31 @@ export const reviewAgreementCommand: Command = {
 
 export const reviewServeCommand: Command = {
   path: ['review', 'serve'],
-  usage: 'toolkiln review serve <name>@v [--port p] [--host h] [--annotator id] [--json]',
+  usage: 'toolkiln review serve <name>@v [--port p] [--host h] [--annotator id] [--requeue] [--json]',
   summary: "review the version's queue in the browser (a local page; decisions saved as a sheet review import reads); runs until Ctrl-C",
-  options: { port: { type: 'string' }, host: { type: 'string' }, annotator: { type: 'string' } },
+  options: { port: { type: 'string' }, host: { type: 'string' }, annotator: { type: 'string' }, requeue: { type: 'boolean' } },
   async run(positionals, values, io) {
     needPositionals(positionals, 1, this.usage);
     const port = intFlag(values, 'port', { min: 0, max: 65535 }) ?? 0;
     const store = new DatasetStore(io.home, { warn: io.err });
     const ref = store.resolve(positionals[0]);
     store.assertIntact(ref);
-    const session = openReviewSession({ store, ref, annotator: stringFlag(values, 'annotator'), pipeline: recipeOf(store, ref) });
+    const session = openReviewSession({ store, ref, annotator: stringFlag(values, 'annotator'), pipeline: recipeOf(store, ref), requeue: values.requeue === true });
     try {
       const server = await startReviewServer({ session, port, host: stringFlag(values, 'host') });
+      // Listening for signals before the address is printed: whoever reads it may stop the server at once.
+      const stopped = untilStopped();
       const items = session.kinds.flatMap((k) => k.summaries());
       const files = session.kinds.map((k) => k.file);
-      if (io.json) io.out(JSON.stringify({ dataset: session.dataset, annotator: session.annotator, url: server.url, queueFile: session.queueFile, files, items: items.length, decided: items.filter((i) => i.decision).length }));
+      if (session.queueNote) io.err(session.queueNote);
+      if (io.json) io.out(JSON.stringify({ dataset: session.dataset, annotator: session.annotator, url: server.url, queueFile: session.queueFile, queueNote: session.queueNote, files, items: items.length, decided: items.filter((i) => i.decision).length }));
       else {
         io.out(`${session.dataset}: ${items.length} item(s) for ${session.annotator}, ${items.filter((i) => i.decision).length} decided`);
         io.out(`open ${server.url}`);
         for (const file of files) io.out(`decisions: ${file} (import with: toolkiln review import ${session.dataset} ${file})`);
         io.out('stop with Ctrl-C');
       }
-      await untilStopped();
+      await stopped;
       await server.close();
     } finally {
       session.close();

@@ -1,4 +1,5 @@
-import { closeSync, existsSync, openSync, readFileSync, rmSync, writeSync } from 'node:fs';
+import { closeSync, existsSync, openSync, readdirSync, readFileSync, rmSync, writeSync } from 'node:fs';
+import { basename, dirname, join } from 'node:path';
 import { UserError } from '../../core/errors.ts';
 import { writeFileAtomic } from '../../core/jsonl.ts';
 import { toCsv } from '../csv.ts';
@@ -47,6 +48,7 @@ export class DecisionSheet<C extends string = string> {
   static open<C extends string>(path: string, layout: SheetLayout<C>, fresh: Record<C, string>[], saved: Record<C, string>[]): DecisionSheet<C> {
     const lockPath = `${path}.lock`;
     takeLock(lockPath, path);
+    removeTemporaries(path);
     const savedById = new Map(saved.map((row) => [row[layout.key], row]));
     const rows = fresh.map((row) => {
       const old = savedById.get(row[layout.key]);
@@ -94,12 +96,29 @@ export class DecisionSheet<C extends string = string> {
   }
 
   close(): void {
+    removeTemporaries(this.path);
     rmSync(this.lockPath, { force: true });
   }
 
   private write(rows: Record<C, string>[]): void {
     writeFileAtomic(this.path, toCsv(this.layout.columns, rows), { durable: true });
   }
+}
+
+/**
+ * The temporary files of the sheet's atomic writes (`<sheet>.tmp-<pid>`): a process killed in the
+ * middle of a save leaves one. Only the lock holder writes the sheet, so once it holds the lock
+ * every such file is a leftover (taken at start, and its own at exit).
+ */
+function removeTemporaries(path: string): void {
+  const prefix = `${basename(path)}.tmp-`;
+  let names: string[];
+  try {
+    names = readdirSync(dirname(path));
+  } catch {
+    return;
+  }
+  for (const name of names) if (name.startsWith(prefix) && /^\d+$/.test(name.slice(prefix.length))) rmSync(join(dirname(path), name), { force: true });
 }
 
 /** The lock holds the server's pid; a lock whose process is gone (a crash) is taken over. */

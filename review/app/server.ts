@@ -1,6 +1,8 @@
 import { randomBytes, timingSafeEqual } from 'node:crypto';
 import { existsSync, readFileSync } from 'node:fs';
-import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import { createServer, STATUS_CODES, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import { hostname } from 'node:os';
+import { isIP } from 'node:net';
 import { extname } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { fileSystemMessage, messageOf, UserError } from '../../core/errors.ts';
@@ -29,6 +31,8 @@ const STATIC_DIR = fileURLToPath(new URL('./static/', import.meta.url));
 const STATIC_PATH = /^(?:[a-z0-9-]+\/)*[a-z0-9-]+\.(?:html|js|css|svg)$/;
 const CONTENT_TYPES: Record<string, string> = { '.html': 'text/html; charset=utf-8', '.js': 'text/javascript; charset=utf-8', '.css': 'text/css; charset=utf-8', '.svg': 'image/svg+xml' };
 const MAX_BODY = 1 << 20;
+/** After refusing an oversize body: how long the rest of it is read and dropped before the socket closes. */
+const LINGER_MS = 2_000;
 
 const SECURITY_HEADERS = {
   'Cache-Control': 'no-store',
@@ -59,15 +63,24 @@ export async function startReviewServer(options: ReviewServerOptions): Promise<R
   const { session } = options;
   const token = options.token ?? randomBytes(24).toString('hex');
   const host = options.host ?? '127.0.0.1';
-  const server = createServer((req, res) => {
-    handle(req, res, session, token).catch((error) => {
+  let hosts: Set<string> | 'any-ip' = new Set();
+  const respond = (req: IncomingMessage, res: ServerResponse) => {
+    handle(req, res, session, token, hosts).catch((error) => {
       const status = error instanceof HttpError ? error.status : 500;
       const message = error instanceof HttpError || error instanceof UserError ? error.message : (fileSystemMessage(error) ?? messageOf(error).split('\n')[0]);
-      send(res, status, { error: message });
+      if (status === 413) refuseOversize(req, res, message);
+      else send(res, status, { error: message });
     });
+  };
+  const server = createServer(respond);
+  // `Expect: 100-continue`: an oversize body is refused before the client sends it.
+  server.on('checkContinue', (req: IncomingMessage, res: ServerResponse) => {
+    if (!declaredTooLarge(req)) res.writeContinue();
+    respond(req, res);
   });
   await listen(server, host, options.port ?? 0);
-  const port = (server.address() as { port: number }).port;
+  const { port, address } = server.address() as { port: number; address: string };
+  hosts = allowedHosts(host, address, port);
   return {
     url: `http://${host.includes(':') ? `[${host}]` : host}:${port}/${token}/`,
     port,
@@ -77,6 +90,30 @@ export async function startReviewServer(options: ReviewServerOptions): Promise<R
         server.closeAllConnections();
       }),
   };
+}
+
+/**
+ * The Host headers a browser sends for the bound address: a page on another name that resolves to
+ * this address (DNS rebinding) is refused. The address as bound (`127.0.0.1:<port>`, `[::1]:<port>`)
+ * and the name it was given; a loopback address also as `localhost`. An address on every interface
+ * answers to any IP literal, `localhost` and this machine's name.
+ */
+function allowedHosts(given: string, address: string, port: number): Set<string> | 'any-ip' {
+  const literal = (name: string) => (isIP(name) === 6 ? `[${name}]` : name).toLowerCase();
+  const bound = address.toLowerCase();
+  if (bound === '0.0.0.0' || bound === '::') return 'any-ip';
+  const names = new Set([literal(bound), literal(given.replace(/^\[|\]$/g, ''))]);
+  if (bound.startsWith('127.') || bound === '::1') names.add('localhost');
+  return new Set([...names].flatMap((name) => [`${name}:${port}`, ...(port === 80 ? [name] : [])]));
+}
+
+function hostAllowed(header: string | undefined, hosts: Set<string> | 'any-ip', port: number): boolean {
+  const given = (header ?? '').trim().toLowerCase();
+  if (hosts !== 'any-ip') return hosts.has(given);
+  const match = /^(\[[0-9a-f:.]+\]|[^:]+)(?::(\d+))?$/.exec(given);
+  if (!match || Number(match[2] ?? 80) !== port) return false;
+  const name = match[1].replace(/^\[|\]$/g, '');
+  return isIP(name) !== 0 || name === 'localhost' || name === hostname().toLowerCase();
 }
 
 function listen(server: Server, host: string, port: number): Promise<void> {
@@ -91,7 +128,12 @@ function listen(server: Server, host: string, port: number): Promise<void> {
   });
 }
 
-async function handle(req: IncomingMessage, res: ServerResponse, session: ReviewSession, token: string): Promise<void> {
+async function handle(req: IncomingMessage, res: ServerResponse, session: ReviewSession, token: string, hosts: Set<string> | 'any-ip'): Promise<void> {
+  const port = req.socket.localPort ?? 0;
+  if (!hostAllowed(req.headers.host, hosts, port)) {
+    const shown = hosts === 'any-ip' ? `an address of this machine on port ${port}` : [...hosts].join(', ');
+    throw new HttpError(421, `this review server answers only as ${shown}, not as Host "${req.headers.host ?? ''}": open the address toolkiln review serve printed`);
+  }
   const path = new URL(req.url ?? '/', 'http://localhost').pathname;
   const [, first = '', ...rest] = path.split('/');
   if (!sameToken(first, token)) throw new HttpError(403, 'forbidden: open the address toolkiln review serve printed (it carries the access token)');
@@ -149,6 +191,7 @@ function state(session: ReviewSession) {
 async function decide(req: IncomingMessage, res: ServerResponse, kind: ItemKind, id: string): Promise<void> {
   // JSON only: a cross-site form cannot send it without a preflight (and does not know the token).
   if (!/^application\/json\b/.test(req.headers['content-type'] ?? '')) throw new HttpError(415, 'send the decision as application/json');
+  if (declaredTooLarge(req)) throw new HttpError(413, tooLargeMessage());
   const body = await readBody(req);
   let answer: unknown;
   try {
@@ -163,20 +206,52 @@ async function decide(req: IncomingMessage, res: ServerResponse, kind: ItemKind,
   send(res, outcome.ok ? 200 : 422, outcome);
 }
 
+function tooLargeMessage(): string {
+  return `the decision is larger than ${MAX_BODY} bytes`;
+}
+
+/** A Content-Length over the limit: refused before a byte of the body is read. */
+function declaredTooLarge(req: IncomingMessage): boolean {
+  const length = Number(req.headers['content-length']);
+  return Number.isFinite(length) && length > MAX_BODY;
+}
+
+/** The body, up to MAX_BODY bytes; a streamed body that goes past it stops there (413). */
 function readBody(req: IncomingMessage): Promise<string> {
   return new Promise((resolve, reject) => {
     const chunks: Buffer[] = [];
     let size = 0;
-    req.on('data', (chunk: Buffer) => {
+    const onData = (chunk: Buffer) => {
       size += chunk.length;
-      if (size > MAX_BODY) {
-        reject(new HttpError(413, `the decision is larger than ${MAX_BODY} bytes`));
-        req.destroy();
-      } else chunks.push(chunk);
-    });
+      if (size <= MAX_BODY) return void chunks.push(chunk);
+      req.off('data', onData);
+      req.pause();
+      reject(new HttpError(413, tooLargeMessage()));
+    };
+    req.on('data', onData);
     req.on('end', () => resolve(Buffer.concat(chunks).toString('utf8')));
     req.on('error', reject);
   });
+}
+
+/**
+ * 413 for a body over the limit, written before the connection closes. Closing a socket with
+ * unread data in it sends a reset, which can reach the client before it has read the answer: so the
+ * answer goes out, the sending side closes, and what the client still sends is read and dropped
+ * until it stops (or LINGER_MS), then the socket is destroyed.
+ */
+function refuseOversize(req: IncomingMessage, res: ServerResponse, message: string): void {
+  const socket = req.socket;
+  if (res.headersSent || socket.destroyed) return void socket.destroy();
+  const body = JSON.stringify({ error: message });
+  const headers = { ...SECURITY_HEADERS, 'Content-Type': 'application/json; charset=utf-8', 'Content-Length': String(Buffer.byteLength(body)), Connection: 'close' };
+  // Written on the socket itself: the server's response object would destroy it as soon as the answer is out.
+  socket.end(`HTTP/1.1 413 ${STATUS_CODES[413]}\r\n${Object.entries(headers).map(([k, v]) => `${k}: ${v}\r\n`).join('')}\r\n${body}`);
+  const timer = setTimeout(() => socket.destroy(), LINGER_MS);
+  socket.once('close', () => clearTimeout(timer));
+  socket.once('end', () => socket.destroy());
+  req.on('data', () => {});
+  req.resume();
 }
 
 function send(res: ServerResponse, status: number, body: unknown): void {

@@ -3,6 +3,7 @@ import { userInfo } from 'node:os';
 import { join } from 'node:path';
 import { messageOf, UserError } from '../../core/errors.ts';
 import type { PipelineDefinition } from '../../core/pipeline.ts';
+import { writeFileAtomic } from '../../core/jsonl.ts';
 import type { DatasetStore, VersionRef } from '../../core/store.ts';
 import type { ToolReview } from '../../core/tool-review.ts';
 import { readAndValidate } from '../import.ts';
@@ -12,7 +13,7 @@ import { toolReviewContext } from '../tool-export.ts';
 import { validateToolSheets } from '../tool-import.ts';
 import { toolSheetRow, type ToolSheetRow } from '../tool-sheet.ts';
 import { selectionFor } from '../options.ts';
-import { QUEUE_FILE, selectQueue, writeQueue, type QueueItem, type QueueReason, type ReviewQueue } from '../queue.ts';
+import { QUEUE_FILE, queueKey, selectQueue, writeQueue, type QueueItem, type QueueReason, type ReviewQueue } from '../queue.ts';
 import { datasetLabel, sheetRow } from '../sheet.ts';
 import { DecisionSheet, SAMPLE_SHEET_LAYOUT, TOOL_SHEET_LAYOUT } from './decision-sheet.ts';
 import type { ItemKind } from './item-kind.ts';
@@ -26,13 +27,18 @@ export interface ReviewSessionOptions {
   annotator?: string;
   /** The recipe that made the version (its `recheck` runs on edits, its `toolReview` asks the tool questions), as for `review import`. */
   pipeline?: Pick<PipelineDefinition, 'recheck' | 'toolReview'>;
+  /** Take the latest queue `review export` wrote instead of the items the annotator was given at their first session. */
+  requeue?: boolean;
 }
 
 /** One annotator reviewing one version: the item kinds (each with its decisions file) and where the queue came from. */
 export interface ReviewSession {
   dataset: string;
   annotator: string;
+  /** The annotator's own queue (`review/app-queue-<annotator>.json`). */
   queueFile: string;
+  /** Set when the latest `review export` queue is another one than the annotator's (what to run to take it). */
+  queueNote: string | null;
   kinds: ItemKind[];
   close(): void;
 }
@@ -48,6 +54,14 @@ export function appSheetName(ref: Pick<VersionRef, 'name' | 'version'>, annotato
 /** `<name>-<v>-app-<annotator>-tools.csv` beside it: a tool sheet `review import` reads as is. */
 export function appToolSheetName(ref: Pick<VersionRef, 'name' | 'version'>, annotator: string): string {
   return `${ref.name}-${ref.version}-app-${annotator}-tools.csv`;
+}
+
+/**
+ * `app-queue-<annotator>.json` in the version's review/ folder: the items an annotator was given at
+ * their first session, kept apart from `queue.json`, which every `review export` rewrites.
+ */
+export function appQueueName(annotator: string): string {
+  return `app-queue-${annotator}.json`;
 }
 
 /** The login name when it makes a valid annotator id, else "reviewer". */
@@ -70,9 +84,8 @@ export function openReviewSession(options: ReviewSessionOptions): ReviewSession 
   const annotator = options.annotator ?? defaultAnnotator();
   if (!ANNOTATOR_ID.test(annotator)) throw new UserError(`--annotator "${annotator}" is not a valid id: use letters, digits, ".", "_" and "-" (at most 64, starting with a letter or digit)`);
 
-  const { queue, queueFile } = loadQueue(store, ref, options.pipeline?.toolReview);
-  const items = annotatorItems(queue, annotator, ref);
   const reviewDir = store.derivedDir(ref, 'review');
+  const { items, queueFile, queueNote, toKeep } = annotatorQueue(store, ref, annotator, options);
   const path = join(reviewDir, appSheetName(ref, annotator));
   const { ctx, sources, validation } = readAndValidate(store, ref, existsSync(path) ? [{ path }] : [], options.pipeline);
   refuseBrokenFile(path, validation.problems);
@@ -85,13 +98,15 @@ export function openReviewSession(options: ReviewSessionOptions): ReviewSession 
   for (const item of items) reasons.set(item.itemId, item.reasons);
   const kinds = [sampleItems({ sheet, ctx, reasons, annotator })];
   try {
+    // Kept once the sheet's lock is held: a second server refused by it changes nothing.
+    if (toKeep) writeFileAtomic(queueFile, JSON.stringify(toKeep, null, 1) + '\n');
     const tools = options.pipeline?.toolReview && openToolItems(store, ref, annotator, options.pipeline.toolReview);
     if (tools) kinds.push(tools);
   } catch (error) {
     sheet.close();
     throw error;
   }
-  return { dataset: datasetLabel(ref), annotator, queueFile, kinds, close: () => kinds.forEach((kind) => kind.close()) };
+  return { dataset: datasetLabel(ref), annotator, queueFile, queueNote, kinds, close: () => kinds.forEach((kind) => kind.close()) };
 }
 
 /** A decisions file read back with problems (edited by hand) is refused: nothing would import it. */
@@ -119,19 +134,51 @@ function openToolItems(store: DatasetStore, ref: VersionRef, annotator: string, 
   return toolItems({ sheet, ref, ctx, library: store.tools(ref), annotator });
 }
 
+/**
+ * The annotator's own queue: the one kept from their first session, or (at the first session, or
+ * with `requeue`) their share of the latest queue `review export` wrote, to keep for the next sessions.
+ * A later export (`--annotators n` or another selection) rewrites `queue.json`, not this file, so an
+ * annotator's items do not change under them; the note says when the latest export differs.
+ */
+function annotatorQueue(store: DatasetStore, ref: VersionRef, annotator: string, options: ReviewSessionOptions): { items: QueueItem[]; queueFile: string; queueNote: string | null; toKeep: AnnotatorQueue | null } {
+  const reviewDir = store.derivedDir(ref, 'review');
+  const own = join(reviewDir, appQueueName(annotator));
+  const latest = join(reviewDir, QUEUE_FILE);
+  if (existsSync(own) && !options.requeue) {
+    const kept = readQueue<AnnotatorQueue>(own, ref, `move it away to take the latest queue (review export writes it)`);
+    const from = existsSync(latest) ? queueKey(readQueue(latest, ref, `run toolkiln review export ${datasetLabel(ref)} again`)) : null;
+    const note =
+      from && from !== kept.from
+        ? `${annotator} keeps the ${kept.items.length} item(s) of their first session (${own}); the latest review export (${latest}) is another queue: add --requeue to take it (decisions made so far are kept)`
+        : null;
+    return { items: kept.items, queueFile: own, queueNote: note, toKeep: null };
+  }
+  const { queue } = loadQueue(store, ref, options.pipeline?.toolReview);
+  const items = annotatorItems(queue, annotator, ref);
+  return { items, queueFile: own, queueNote: null, toKeep: { ...queue, annotator, from: queueKey(queue), items } };
+}
+
+/** An annotator's queue: their items of the export queue `from` (its key, as `queueKey` gives it). */
+interface AnnotatorQueue extends ReviewQueue {
+  annotator: string;
+  from: string;
+}
+
+function readQueue<Q extends ReviewQueue>(path: string, ref: VersionRef, remedy: string): Q {
+  let queue: Q;
+  try {
+    queue = JSON.parse(readFileSync(path, 'utf8')) as Q;
+  } catch (error) {
+    throw new UserError(`${path} is not a readable queue (${messageOf(error)}): ${remedy}`);
+  }
+  if (queue?.version !== ref.version || !Array.isArray(queue.items)) throw new UserError(`${path} is not a queue of ${datasetLabel(ref)}: ${remedy}`);
+  return queue;
+}
+
 /** The latest queue `review export` wrote; without one, the selection export makes by default (tool questions left out as export leaves them), written as export writes it. */
 function loadQueue(store: DatasetStore, ref: VersionRef, toolReview?: Pick<ToolReview, 'checks' | 'tags'>): { queue: ReviewQueue; queueFile: string } {
   const existing = join(store.derivedDirForReading(ref, 'review'), QUEUE_FILE);
-  if (existsSync(existing)) {
-    let queue: ReviewQueue;
-    try {
-      queue = JSON.parse(readFileSync(existing, 'utf8')) as ReviewQueue;
-    } catch (error) {
-      throw new UserError(`${existing} is not a readable queue (${messageOf(error)}): run toolkiln review export ${datasetLabel(ref)} again`);
-    }
-    if (queue.version !== ref.version || !Array.isArray(queue.items)) throw new UserError(`${existing} is not the queue of ${datasetLabel(ref)}: run toolkiln review export ${datasetLabel(ref)} again`);
-    return { queue, queueFile: existing };
-  }
+  if (existsSync(existing)) return { queue: readQueue(existing, ref, `run toolkiln review export ${datasetLabel(ref)} again`), queueFile: existing };
   const queue = selectQueue(ref, store.samples(ref), selectionFor(store.manifest(ref).config), toolReview);
   return { queue, queueFile: writeQueue(store.derivedDir(ref, 'review'), queue) };
 }
