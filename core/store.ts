@@ -3,6 +3,7 @@ import { chmodSync, existsSync, lstatSync, mkdirSync, readdirSync, readFileSync,
 import { basename, dirname, join, resolve, sep } from 'node:path';
 import { UserError, messageOf, withPath } from './errors.ts';
 import { mapIterable } from './collections.ts';
+import { makeFolder } from './folders.ts';
 import { hashFileSync, hashOf, sha256 } from './hash.ts';
 import { eachJsonl, JsonlWriter, writeFileAtomic, writeJsonlAtomic } from './jsonl.ts';
 import { LINE_FORM, lineDecoders, rejectionToLine, sampleTextToLineText, sampleToLine, toolToLine, type LineDecoders, type LineWhere } from './line-form.ts';
@@ -301,7 +302,7 @@ export class DatasetStore {
   publish(input: PublishInput): PublishResult {
     const name = DatasetStore.checkName(input.name);
     const datasetDir = join(this.root, name);
-    mkdirSync(datasetDir, { recursive: true });
+    makeFolder(datasetDir);
     const taken = waitForLock(join(datasetDir, '.lock'), `publish ${name}`, input.lockTimeoutMs);
     if (!('lock' in taken)) throw new UserError(`${name}: another process is publishing it, ${describeOwner(taken.heldBy)}; wait for it to finish, then run again`);
     try {
@@ -432,9 +433,7 @@ export class DatasetStore {
    * beside the version and never inside it. Created on demand.
    */
   derivedDir(ref: VersionRef, ...parts: string[]): string {
-    const dir = join(this.root, ref.name, `${ref.version}.derived`, ...parts);
-    mkdirSync(dir, { recursive: true });
-    return dir;
+    return makeFolder(join(this.root, ref.name, `${ref.version}.derived`, ...parts));
   }
 
   /**
