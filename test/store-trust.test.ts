@@ -1,19 +1,14 @@
-import { spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, readdirSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { DatasetStore, MAX_VERSION } from '../core/store.ts';
 import { draftManifest, makeSamples } from './fixtures/core/samples.ts';
 import { tempDirs, userErrorOf } from './helpers/files.ts';
+import { toolkilnProcess } from './helpers/toolkiln-process.ts';
 
 const tmp = tempDirs('tk-store-trust-');
-const bin = new URL('../bin/toolkiln.js', import.meta.url).pathname;
-
 /** The installed command, as a user runs it, in `home`. */
-function toolkiln(home: string, ...args: string[]) {
-  const run = spawnSync(process.execPath, [bin, ...args], { cwd: home, encoding: 'utf8', env: { ...process.env, TOOLKILN_HOME: home, OPENAI_API_KEY: '', OPENAI_BASE_URL: '' } });
-  return { code: run.status, out: run.stdout.trim(), err: run.stderr.trim() };
-}
+const toolkiln = (home: string, ...args: string[]) => toolkilnProcess(home, args);
 
 const publishDemo = (store: DatasetStore, fingerprint: string) => store.publish({ name: 'demo', samples: makeSamples(2), tools: [], rejects: [], manifest: draftManifest(fingerprint) });
 
