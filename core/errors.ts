@@ -24,6 +24,7 @@ const FILE_SYSTEM_ADVICE: Record<string, string> = {
   EMFILE: 'too many open files: raise the limit (ulimit -n)',
   ENOTDIR: 'a part of the path is a file, not a folder: fix the path',
   EISDIR: 'the path is a folder where a file was expected: fix the path',
+  EFBIG: 'the file is larger than this process may write (ulimit -f) or the file system allows: raise the limit or write elsewhere',
 };
 
 /**

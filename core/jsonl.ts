@@ -1,7 +1,8 @@
 import { createHash, type Hash } from 'node:crypto';
-import { closeSync, existsSync, fsyncSync, ftruncateSync, mkdirSync, openSync, readFileSync, readSync, renameSync, rmSync, writeFileSync, writeSync } from 'node:fs';
+import { closeSync, existsSync, fsyncSync, ftruncateSync, openSync, readFileSync, readSync, renameSync, rmSync, writeFileSync, writeSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { UserError, withPath } from './errors.ts';
+import { makeFolder } from './folders.ts';
 
 /** Bytes read or buffered at a time when a file is read or written line by line. */
 const LINE_CHUNK = 1 << 20;
@@ -211,7 +212,7 @@ export class JsonlWriter {
     readonly path: string,
     options: { sha256?: boolean } = {},
   ) {
-    mkdirSync(dirname(path), { recursive: true });
+    makeFolder(dirname(path));
     try {
       this.fd = openSync(path, 'w');
     } catch (error) {
@@ -292,13 +293,15 @@ const NEWLINE = Buffer.from('\n');
 
 /** Writes a file whole or not at all: a temporary file renamed into place (removed again if writing fails). */
 export function writeFileAtomic(path: string, content: string, options: { durable?: boolean } = {}): void {
-  mkdirSync(dirname(path), { recursive: true });
+  makeFolder(dirname(path));
   const tmp = `${path}.tmp-${process.pid}`;
   try {
     writeFileSync(tmp, content, options.durable ? { flush: true } : undefined);
     renameSync(tmp, path);
   } catch (error) {
     rmSync(tmp, { force: true });
+    // Named after the file asked for, not its temporary copy.
+    if ((error as NodeJS.ErrnoException).path === tmp) (error as NodeJS.ErrnoException).path = path;
     throw withPath(error, path);
   }
   if (options.durable) syncFolder(dirname(path));
@@ -334,7 +337,7 @@ export class Journal<T> {
    * everything after it: those records run again.
    */
   static open<T>(path: string, visit: (entry: T, start: number, length: number, bytes: Buffer) => boolean | void = () => {}): Journal<T> {
-    mkdirSync(dirname(path), { recursive: true });
+    makeFolder(dirname(path));
     let goodBytes = 0;
     if (existsSync(path)) {
       for (const line of fileLines(path)) {

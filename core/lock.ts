@@ -25,14 +25,20 @@ function startTicksOf(pid: number): number | null {
   }
 }
 
+/** Whether a process with this id runs on this machine (one this process may not signal still runs). */
+export function processIsAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code !== 'ESRCH';
+  }
+}
+
 /** True when the lock's owner is a live process (on another host we cannot tell, so it counts as live). */
 export function ownerIsAlive(owner: LockOwner): boolean {
   if (owner.host !== hostname()) return true;
-  try {
-    process.kill(owner.pid, 0);
-  } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === 'ESRCH') return false;
-  }
+  if (!processIsAlive(owner.pid)) return false;
   if (owner.startTicks === null) return true;
   return startTicksOf(owner.pid) === owner.startTicks;
 }

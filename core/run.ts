@@ -15,6 +15,7 @@ import { runStages, type RemoteRecords } from './runner.ts';
 import type { StageThreadsOptions } from './stage-threads.ts';
 import { DatasetStore, type VersionRef } from './store.ts';
 import { checkSourceFile, readSourceText } from './source-files.ts';
+import { makeFolder } from './folders.ts';
 
 export const DEFAULT_SEED = 42;
 
@@ -255,7 +256,7 @@ export const RUN_OUTCOME = 'outcome.json';
 
 /** A new run folder with a name no other run has (time, fingerprint and randomness), locked by this process. */
 function createRun(runsDir: string, spec: RunSpec, fingerprint: string): { runId: string; lock: Lock } {
-  mkdirSync(runsDir, { recursive: true });
+  makeFolder(runsDir);
   const stamp = new Date().toISOString().replace(/[-:]/g, '').replace(/\..*/, '').replace('T', '-');
   for (;;) {
     const runId = `${spec.pipeline}-${stamp}-${fingerprint.slice(0, 8)}-${randomBytes(3).toString('hex')}`;

@@ -3,6 +3,7 @@ import { chmodSync, existsSync, lstatSync, mkdirSync, readdirSync, readFileSync,
 import { basename, dirname, join, resolve, sep } from 'node:path';
 import { UserError, messageOf, withPath } from './errors.ts';
 import { mapIterable } from './collections.ts';
+import { makeFolder } from './folders.ts';
 import { hashFileSync, hashOf, sha256 } from './hash.ts';
 import { eachJsonl, JsonlWriter, writeFileAtomic, writeJsonlAtomic } from './jsonl.ts';
 import { LINE_FORM, lineDecoders, rejectionToLine, sampleTextToLineText, sampleToLine, toolToLine, type LineDecoders, type LineWhere } from './line-form.ts';
@@ -69,10 +70,10 @@ export interface DatasetDiff {
   unchanged: number;
 }
 
-/** A file of a version that does not match the manifest's checksum (or is missing). */
+/** A file of a version that does not match the manifest's checksum, is missing, or is not in the manifest at all. */
 export interface VerifyProblem {
   file: string;
-  problem: 'missing' | 'changed';
+  problem: 'missing' | 'changed' | 'unlisted';
 }
 
 export interface DatasetStoreOptions {
@@ -81,6 +82,12 @@ export interface DatasetStoreOptions {
 }
 
 const TMP_PREFIX = '.tmp-';
+/**
+ * The highest version number the store accepts. A `vN` folder beyond it (a stray
+ * `v99999999999999999999`) would make the next number lose precision and every later publish
+ * collide with it; it is reported and skipped like any other non-version.
+ */
+export const MAX_VERSION = 1_000_000;
 const SPLIT_NAME = /^[\w.-]+$/;
 const LEGACY_DERIVED = ['export', 'review', 'eval'];
 
@@ -140,7 +147,12 @@ export class DatasetStore {
     let highest = 0;
     for (const entry of readdirSync(dir)) {
       if (!/^v\d+$/.test(entry)) continue;
-      highest = Math.max(highest, Number(entry.slice(1)));
+      const number = Number.parseInt(entry.slice(1), 10);
+      if (number > MAX_VERSION) {
+        this.warnOnce(`${join(dir, entry)}: a version number beyond v${MAX_VERSION} is not one the store writes; it is not treated as a version (remove or rename the folder)`);
+        continue;
+      }
+      highest = Math.max(highest, number);
       const problem = this.versionProblem(name, entry);
       if (problem) this.warnOnce(`${join(dir, entry)}: ${problem}; it is not treated as a version (its number is skipped)`);
       else valid.push(entry);
@@ -192,16 +204,20 @@ export class DatasetStore {
     return readManifest(ref.dir);
   }
 
-  /** Every file the manifest lists whose bytes no longer match its checksum, or that is gone. */
+  /**
+   * Every file the manifest lists whose bytes no longer match its checksum, or that is gone, and
+   * every entry of the version's folder the manifest does not list (added after publishing).
+   */
   verify(ref: VersionRef): VerifyProblem[] {
     const manifest = this.manifest(ref);
     const problems: VerifyProblem[] = [];
-    for (const [file, checksum] of Object.entries(manifest.files).sort(([a], [b]) => (a < b ? -1 : 1))) {
+    for (const [file, checksum] of Object.entries(manifest.files)) {
       const path = join(ref.dir, file);
       if (!existsSync(path)) problems.push({ file, problem: 'missing' });
       else if (hashFileSync(path) !== checksum) problems.push({ file, problem: 'changed' });
     }
-    return problems;
+    for (const file of unlistedEntries(ref.dir, new Set(['manifest.json', ...Object.keys(manifest.files)]))) problems.push({ file, problem: 'unlisted' });
+    return problems.sort((a, b) => (a.file < b.file ? -1 : a.file > b.file ? 1 : 0));
   }
 
   /** Stops with the first file that does not match the manifest (reading commands call this before any work). */
@@ -286,7 +302,7 @@ export class DatasetStore {
   publish(input: PublishInput): PublishResult {
     const name = DatasetStore.checkName(input.name);
     const datasetDir = join(this.root, name);
-    mkdirSync(datasetDir, { recursive: true });
+    makeFolder(datasetDir);
     const taken = waitForLock(join(datasetDir, '.lock'), `publish ${name}`, input.lockTimeoutMs);
     if (!('lock' in taken)) throw new UserError(`${name}: another process is publishing it, ${describeOwner(taken.heldBy)}; wait for it to finish, then run again`);
     try {
@@ -347,7 +363,9 @@ export class DatasetStore {
       const rejectCount = writeRecords('rejects.jsonl', input.rejects, rejectionToLine);
       for (const [path, text] of Object.entries(input.extraFiles ?? {})) write(path, text);
 
-      const version = `v${this.scan(name).highest + 1}`;
+      const next = this.scan(name).highest + 1;
+      if (next > MAX_VERSION) throw new UserError(`${datasetDir}: ${name} already has v${MAX_VERSION}, the highest version number the store writes; publish under another --name`);
+      const version = `v${next}`;
       const manifest = Manifest.parse({
         ...input.manifest,
         name,
@@ -415,9 +433,7 @@ export class DatasetStore {
    * beside the version and never inside it. Created on demand.
    */
   derivedDir(ref: VersionRef, ...parts: string[]): string {
-    const dir = join(this.root, ref.name, `${ref.version}.derived`, ...parts);
-    mkdirSync(dir, { recursive: true });
-    return dir;
+    return makeFolder(join(this.root, ref.name, `${ref.version}.derived`, ...parts));
   }
 
   /**
@@ -435,9 +451,7 @@ export class DatasetStore {
    * data must never be overwritten, and only the store writes under `datasets/`. Call before any work.
    */
   assertOutsideStore(path: string, flag: string, shown = path): void {
-    const real = realPathOfNearest(resolve(path));
-    const root = realPathOfNearest(this.root);
-    if (real === root || real.startsWith(root + sep)) {
+    if (isInsideFolder(path, this.root)) {
       throw new UserError(`${flag} ${shown} is inside the dataset store (${this.root}); only toolkiln writes there: give a folder outside it, or leave ${flag} out to use the version's .derived folder`);
     }
   }
@@ -459,9 +473,36 @@ export function readManifest(dir: string): Manifest {
 
 function intactMessage(ref: VersionRef, problem: VerifyProblem): string {
   const path = join(ref.dir, problem.file);
-  return problem.problem === 'missing'
-    ? `${path} is missing from ${ref.name}@${ref.version}, but its manifest lists it; restore the version from a copy or publish it again`
-    : `${path} does not match its checksum in the manifest of ${ref.name}@${ref.version} (changed after publishing); restore it from a copy or publish the version again`;
+  if (problem.problem === 'missing') return `${path} is missing from ${ref.name}@${ref.version}, but its manifest lists it; restore the version from a copy or publish it again`;
+  if (problem.problem === 'unlisted') return `${path} is in ${ref.name}@${ref.version}, but its manifest does not list it (added after publishing); remove it, or restore the version from a copy`;
+  return `${path} does not match its checksum in the manifest of ${ref.name}@${ref.version} (changed after publishing); restore it from a copy or publish the version again`;
+}
+
+/**
+ * The entries under a version's folder that are not in `listed` (paths relative to it, `/`-separated):
+ * files, links, anything but a folder. The folders older versions kept derived files
+ * in (`export/`, `review/`, `eval/`) are not part of the version and are not looked into.
+ */
+function unlistedEntries(dir: string, listed: ReadonlySet<string>): string[] {
+  const found: string[] = [];
+  const walk = (relative: string) => {
+    const entries = readdirSync(join(dir, relative), { withFileTypes: true });
+    for (const entry of entries) {
+      const path = relative ? `${relative}/${entry.name}` : entry.name;
+      if (!relative && LEGACY_DERIVED.includes(entry.name) && entry.isDirectory()) continue;
+      if (entry.isDirectory()) walk(path);
+      else if (!listed.has(path)) found.push(path);
+    }
+  };
+  walk('');
+  return found;
+}
+
+/** Whether `path` is `folder` or lies inside it, links resolved (neither needs to exist yet). */
+export function isInsideFolder(path: string, folder: string): boolean {
+  const real = realPathOfNearest(resolve(path));
+  const root = realPathOfNearest(resolve(folder));
+  return real === root || real.startsWith(root + sep);
 }
 
 /** The real path of `path`, or of its nearest existing ancestor with the rest appended (links resolved). */

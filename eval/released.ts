@@ -1,7 +1,7 @@
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
-import { parse } from 'csv-parse/sync';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { parseCsvRecords } from '../core/csv.ts';
 import { UserError } from '../core/errors.ts';
 import type { BenchmarkScorer, EvalItem } from '../core/eval.ts';
 import type { ToolSpec } from '../core/records.ts';
@@ -74,7 +74,8 @@ const spec = (name: string, description = ''): ToolSpec => ({ name, description,
 export function releasedMetaToolItems(dir: string): EvalItem[] {
   const descriptions = { ...(readJsonFile(join(dir, 'plugin_des.json')) as Record<string, string>), ...(readJsonFile(join(dir, 'big_tool_des.json')) as Record<string, string>) };
   const tools = (names: string[]) => names.map((n) => spec(n, descriptions[n]));
-  const rows = (parse(readFileSync(join(dir, 'all_clean_data.csv'), 'utf8'), { columns: true, skip_empty_lines: true, bom: true }) as { Query: string; Tool: string }[]).map((r) => ({ query: r.Query, tool: r.Tool }));
+  // The release's file, or toolkiln's export of it (its formula escapes undone).
+  const rows = parseCsvRecords(readFileSync(join(dir, 'all_clean_data.csv'))).map((r) => ({ query: r.Query, tool: r.Tool }));
   const names = [...new Set(rows.map((r) => r.tool))].sort();
   const next = (tool: string, k: number) => Array.from({ length: k }, (_, i) => names[(names.indexOf(tool) + 1 + i) % names.length]);
   const items: EvalItem[] = [];

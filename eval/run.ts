@@ -1,5 +1,6 @@
 import { join } from 'node:path';
 import type { BenchmarkScorer, Corruption, EvalItem, EvalOutput, EvalReport } from '../core/eval.ts';
+import { stageFolder } from '../core/folders.ts';
 import { writeFileAtomic, writeJsonlAtomic } from '../core/jsonl.ts';
 import type { LlmGateway, UsageReport } from '../core/llm/types.ts';
 import { combineUsage } from '../core/llm/usage.ts';
@@ -164,26 +165,33 @@ export async function evaluate(options: EvaluateOptions): Promise<EvaluateResult
   const usage = model.kind === 'llm' ? (model.userLlm ? combineUsage(model.llm.usage(), model.userLlm.usage()) : model.llm.usage()) : undefined;
   const missing = outputs.filter((o) => o === null).length;
 
-  const detailsFile = join(options.outDir, 'items.jsonl');
+  // Both files or neither: staged, then moved into outDir together.
+  const stage = stageFolder(options.outDir);
+  const detailsFile = join(stage.dir, 'items.jsonl');
+  const reportFile = join(stage.dir, 'report.json');
   const position = new Map(items.map((item, i) => [item.id, i]));
-  writeJsonlAtomic(
-    detailsFile,
-    report.details.map((detail) => {
-      const i = position.get(detail.id)!;
-      return {
-        ...detail,
-        sampleId: items[i].sampleId,
-        output: outputs[i],
-        ...(failures[i] ? { failure: failures[i] } : {}),
-        ...(corruptions[i] ? { corruption: corruptions[i] } : {}),
-        ...(loop[i] ? { interaction: { steps: loop[i]!.steps, ...(loop[i]!.note ? { note: loop[i]!.note } : {}), transcript: loop[i]!.transcript } } : {}),
-      };
-    }),
-  );
-  const reportFile = join(options.outDir, 'report.json');
-  const { details: _details, ...tables } = report;
-  writeFileAtomic(reportFile, `${JSON.stringify({ model: modelDirName(model), ...tables, missing, ...(interaction ? { interaction } : {}), ...(noise ? { noise } : {}), ...(usage ? { usage } : {}) }, null, 2)}\n`);
-  return { report, noise, usage, missing, outputs: evalOutputs, ...(interaction ? { interaction } : {}), files: [reportFile, detailsFile] };
+  try {
+    writeJsonlAtomic(
+      detailsFile,
+      report.details.map((detail) => {
+        const i = position.get(detail.id)!;
+        return {
+          ...detail,
+          sampleId: items[i].sampleId,
+          output: outputs[i],
+          ...(failures[i] ? { failure: failures[i] } : {}),
+          ...(corruptions[i] ? { corruption: corruptions[i] } : {}),
+          ...(loop[i] ? { interaction: { steps: loop[i]!.steps, ...(loop[i]!.note ? { note: loop[i]!.note } : {}), transcript: loop[i]!.transcript } } : {}),
+        };
+      }),
+    );
+    const { details: _details, ...tables } = report;
+    writeFileAtomic(reportFile, `${JSON.stringify({ model: modelDirName(model), ...tables, missing, ...(interaction ? { interaction } : {}), ...(noise ? { noise } : {}), ...(usage ? { usage } : {}) }, null, 2)}\n`);
+    stage.commit();
+  } catch (error) {
+    throw stage.failed(error);
+  }
+  return { report, noise, usage, missing, outputs: evalOutputs, ...(interaction ? { interaction } : {}), files: [stage.final(reportFile), stage.final(detailsFile)] };
 }
 
 export interface Interaction {

@@ -1,23 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { parse } from 'csv-parse/sync';
-import { stringify } from 'csv-stringify/sync';
+import { csvText, isNeutralised, restoreCell } from '../core/csv.ts';
 import { messageOf } from '../core/errors.ts';
-
-/**
- * Spreadsheets run a cell that starts with `=`, `+`, `-`, `@`, tab or CR as a formula (CSV/formula
- * injection). Such a cell is written with a leading `'`; so that the escape can always be undone
- * exactly, a cell that already starts with `'` followed by one of those (or by `'`) gets one too.
- */
-const DANGEROUS = /^[=+\-@\t\r]/;
-const ESCAPED = /^'[=+\-@\t\r']/;
-
-export function neutraliseFormula(cell: string): string {
-  return DANGEROUS.test(cell) || ESCAPED.test(cell) ? `'${cell}` : cell;
-}
-
-export function restoreFormula(cell: string): string {
-  return ESCAPED.test(cell) ? cell.slice(1) : cell;
-}
 
 /**
  * What a reviewer may not type at the start of a cell: what spreadsheets run as a formula. `-` is
@@ -26,18 +10,16 @@ export function restoreFormula(cell: string): string {
 export const TYPED_FORMULA = /^[=+@\t\r]/;
 
 /**
- * A cell as read back: the escape undone, and `formula` set when it starts with a formula character
- * that no `'` neutralised (someone typed it into the sheet; toolkiln's export never writes that).
+ * A cell as read back: the escape undone (core/csv.ts), and `formula` set when it starts with a
+ * formula character that no `'` neutralised (someone typed it into the sheet; toolkiln never writes that).
  */
 export function readCell(raw: string): { text: string; formula: boolean } {
-  return ESCAPED.test(raw) ? { text: raw.slice(1), formula: false } : { text: raw, formula: TYPED_FORMULA.test(raw) };
+  return isNeutralised(raw) ? { text: restoreCell(raw), formula: false } : { text: raw, formula: TYPED_FORMULA.test(raw) };
 }
 
-/** UTF-8 with a BOM and CRLF between records, as Excel writes and reads it; every cell neutralised. */
+/** UTF-8 with a BOM and CRLF between records, as Excel writes and reads it; every cell neutralised (core/csv.ts). */
 export function toCsv(columns: readonly string[], rows: readonly Record<string, string>[]): string {
-  const table = [columns.slice(), ...rows.map((row) => columns.map((c) => neutraliseFormula(row[c] ?? '')))];
-  // Cells holding line breaks are quoted explicitly: csv-stringify only quotes its record delimiter.
-  return stringify(table, { bom: true, record_delimiter: 'windows', quoted_match: /[\r\n]/ });
+  return csvText([columns, ...rows.map((row) => columns.map((c) => row[c] ?? ''))], { bom: true, recordDelimiter: 'windows' });
 }
 
 export interface CsvRecord {

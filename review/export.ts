@@ -1,14 +1,16 @@
 import { join } from 'node:path';
 import { countBy } from '../core/collections.ts';
+import { stageFolder } from '../core/folders.ts';
 import { writeFileAtomic } from '../core/jsonl.ts';
 import type { PipelineDefinition } from '../core/pipeline.ts';
+import type { Sample } from '../core/records.ts';
 import type { DatasetStore, VersionRef } from '../core/store.ts';
 import { argillaRecord, argillaSettings } from './argilla.ts';
 import { annotatorName, assignItems } from './assign.ts';
 import { toCsv } from './csv.ts';
 import { labelingConfig, labelStudioTask } from './labelstudio.ts';
 import { selectionFor, type ReviewSelection } from './options.ts';
-import { reasonKey, selectQueue, writeQueue, type QueueItem } from './queue.ts';
+import { reasonKey, selectQueue, writeQueue, type QueueItem, type ReviewQueue } from './queue.ts';
 import { SHEET_COLUMNS, sheetRow } from './sheet.ts';
 import { writeToolSheet } from './tool-export.ts';
 
@@ -66,10 +68,35 @@ export function exportReview(options: ReviewExportOptions): ReviewExportResult {
   queue.items.forEach((item, i) => {
     if (names.length) item.annotators = assignment[i].map((a) => names[a]);
   });
+  // The queue and the sheets are written whole or not at all: staged, then moved into place together.
   const reviewDir = store.derivedDir(ref, 'review');
-  const queueFile = writeQueue(reviewDir, queue);
+  const reviewStage = stageFolder(reviewDir);
+  const outStage = options.outDir === undefined || options.outDir === reviewDir ? reviewStage : stageFolder(options.outDir);
+  const stages = [...new Set([reviewStage, outStage])];
+  try {
+    const result = writeReviewFiles(options, ref, queue, assignment, names, samples, reviewStage.dir, outStage.dir);
+    for (const stage of stages) stage.commit();
+    const final = outStage.final;
+    return { ...result, queueFile: reviewStage.final(result.queueFile), toolSheet: result.toolSheet && { ...result.toolSheet, file: final(result.toolSheet.file) }, sheets: result.sheets.map((sheet) => ({ ...sheet, file: final(sheet.file) })), files: result.files.map(final) };
+  } catch (error) {
+    for (const stage of stages) stage.failed(error);
+    throw error;
+  }
+}
 
-  const outDir = options.outDir ?? reviewDir;
+function writeReviewFiles(
+  options: ReviewExportOptions,
+  ref: VersionRef,
+  queue: ReviewQueue,
+  assignment: number[][],
+  names: string[],
+  samples: Sample[],
+  reviewDir: string,
+  outDir: string,
+): ReviewExportResult {
+  const { store } = options;
+  const toolReview = options.pipeline?.toolReview;
+  const queueFile = writeQueue(reviewDir, queue);
   const byId = new Map(samples.map((s) => [s.id, s]));
   const prefix = `${ref.name}-${ref.version}`;
   const files: string[] = [];

@@ -1,8 +1,8 @@
 import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { parse } from 'csv-parse/sync';
 import { describe, expect, it } from 'vitest';
+import { parseCsvRecords } from '../core/csv.ts';
 import type { Sample } from '../core/records.ts';
 import type { DatasetStore, VersionRef } from '../core/store.ts';
 import { readCsv, toCsv } from '../review/csv.ts';
@@ -154,12 +154,12 @@ describe('review text cannot carry a formula into data', () => {
 });
 
 describe("ToolE's native CSV", () => {
-  it('quotes a cell that starts with a formula character, and reads back the same text', async () => {
+  it("neutralises a cell that starts with a formula character (a leading ', quoted), and toolkiln's reader gets the same text back", async () => {
     const out = tmp();
     const sample: Sample = { ...reviewSamples()[0], split: SINGLE_TOOL_SPLIT, dialogue: [{ role: 'user', content: PAYLOAD }], expected: { labels: ['+tool'] } };
     await exportToolE(samplesInMemory([sample]), [], out);
     const text = readFileSync(join(out, 'dataset', 'data', 'all_clean_data.csv'), 'utf8');
-    expect(text).toBe(`Query,Tool\n"${PAYLOAD}","+tool"\n`);
-    expect(parse(text, { columns: true })).toEqual([{ Query: PAYLOAD, Tool: '+tool' }]);
+    expect(text).toBe(`Query,Tool\n"'${PAYLOAD}","'+tool"\n`);
+    expect(parseCsvRecords(text)).toEqual([{ Query: PAYLOAD, Tool: '+tool' }]);
   });
 });

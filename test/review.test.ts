@@ -7,7 +7,8 @@ import type { Call, Sample } from '../core/records.ts';
 import type { VersionRef } from '../core/store.ts';
 import { assignItems } from '../review/assign.ts';
 import { applyCorrection, formatCallsJson, goldCalls, parseCorrectedCalls, renderGold } from '../review/calls.ts';
-import { neutraliseFormula, readCsv, restoreFormula } from '../review/csv.ts';
+import { neutraliseCell, restoreCell } from '../core/csv.ts';
+import { readCsv } from '../review/csv.ts';
 import { exportReview } from '../review/export.ts';
 import { importReview } from '../review/import.ts';
 import { selectionFor } from '../review/options.ts';
@@ -102,12 +103,12 @@ describe('review queue selection', () => {
 describe('CSV sheets', () => {
   it('neutralises formula cells and restores them exactly', () => {
     for (const cell of ['=1+1', '+1', '-5', '@cmd', '\tx', '\rx', "'=x", "''", "'plain", 'plain', '', "'", '=', 'a=b', "''=x"]) {
-      const escaped = neutraliseFormula(cell);
+      const escaped = neutraliseCell(cell);
       expect(/^[=+\-@\t\r]/.test(escaped)).toBe(false);
-      expect(restoreFormula(escaped)).toBe(cell);
+      expect(restoreCell(escaped)).toBe(cell);
     }
-    expect(neutraliseFormula('=1+1')).toBe("'=1+1");
-    expect(neutraliseFormula("'plain")).toBe("'plain"); // a quote before harmless text is left alone
+    expect(neutraliseCell('=1+1')).toBe("'=1+1");
+    expect(neutraliseCell("'plain")).toBe("'plain"); // a quote before harmless text is left alone
   });
 
   it('is UTF-8 with BOM and CRLF, with the documented columns, one row per item', () => {

@@ -104,7 +104,7 @@ export const datasetsDiffCommand: Command = {
 export const datasetsVerifyCommand: Command = {
   path: ['datasets', 'verify'],
   usage: 'toolkiln datasets verify <name>[@v] [--json]',
-  summary: "recompute every file's sha256 and compare it with the version's manifest (exit 1 on any difference)",
+  summary: "recompute every file's sha256 and compare it with the version's manifest, and find files it does not list (exit 1 on any difference)",
   options: {},
   async run(positionals, _values, io) {
     needPositionals(positionals, 1, this.usage);
@@ -115,8 +115,11 @@ export const datasetsVerifyCommand: Command = {
     if (io.json) io.out(JSON.stringify({ dataset: `${ref.name}@${ref.version}`, path: ref.dir, files, ok: problems.length === 0, problems }));
     else if (!problems.length) io.out(`${ref.name}@${ref.version}: all ${files} files match the manifest`);
     else {
-      for (const p of problems) io.out(`${p.problem === 'missing' ? 'missing' : 'changed'}  ${join(ref.dir, p.file)}`);
-      io.out(`${ref.name}@${ref.version}: ${problems.length} of ${files} files do not match the manifest; restore the version from a copy or publish it again`);
+      for (const p of problems) io.out(`${p.problem.padEnd(8)}  ${join(ref.dir, p.file)}`);
+      const unlisted = problems.filter((p) => p.problem === 'unlisted').length;
+      const listed = problems.length - unlisted;
+      const parts = [...(listed ? [`${listed} of ${files} files do not match the manifest`] : []), ...(unlisted ? [`${unlisted} file(s) the manifest does not list`] : [])];
+      io.out(`${ref.name}@${ref.version}: ${parts.join(', ')}; restore the version from a copy or publish it again${unlisted ? ' (or remove the files it does not list)' : ''}`);
     }
     return problems.length ? 1 : 0;
   },

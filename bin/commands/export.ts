@@ -1,4 +1,6 @@
+import { join } from 'node:path';
 import { UserError } from '../../core/errors.ts';
+import { writeFolderAtomic } from '../../core/folders.ts';
 import { DatasetStore } from '../../core/store.ts';
 import { exportFormats } from '../../pipelines/index.ts';
 import type { Command } from '../command.ts';
@@ -26,8 +28,11 @@ export const exportCommand: Command = {
     const keepExtensions = values['keep-extensions'] === true;
     if (keepExtensions && format !== 'openai-chat' && format !== 'acebench') throw new UserError(`--keep-extensions applies to --format openai-chat (its x-toolkiln fields) and acebench (agent records over toolkiln's own classes) only; drop it for "${format}"`);
     store.assertIntact(ref);
-    const outDir = outFolder ?? store.derivedDir(ref, 'export', format);
-    const files = await exporter(store.sampleSource(ref), store.tools(ref), outDir, ref, { keepExtensions, notice: io.err });
+    // Whole or not at all: a failure part way (a full disk) leaves no half export. The default
+    // folder is toolkiln's and is replaced whole; a folder given with --out only gets the new files.
+    const outDir = outFolder ?? join(store.derivedDir(ref, 'export'), format);
+    const written = await writeFolderAtomic(outDir, (dir) => exporter(store.sampleSource(ref), store.tools(ref), dir, ref, { keepExtensions, notice: io.err }), { replace: outFolder === undefined });
+    const files = written.value.map(written.final);
     if (io.json) io.out(JSON.stringify({ dataset: `${ref.name}@${ref.version}`, format, files }));
     else io.out(`wrote ${files.length} file(s) for ${ref.name}@${ref.version} as ${format}:\n${files.map((f) => `  ${f}`).join('\n')}`);
     return 0;

@@ -185,9 +185,10 @@ export const reviewAgreementCommand: Command = {
   summary: "annotators' agreement (per item, NesTools p, Cohen's κ, Fleiss' κ) and the adjudication sheet for their disagreements",
   options: { out: { type: 'string' } },
   async run(positionals, values, io) {
-    const { store, ref, files } = versionAndSheets(positionals, io, this.usage);
     const out = stringFlag(values, 'out');
-    const result = reviewAgreement(store, ref, files, { outDir: out ? resolve(io.cwd, out) : undefined, pipeline: recipeOf(store, ref) });
+    const outDir = out === undefined ? undefined : outputFolder(out, '--out', io);
+    const { store, ref, files } = versionAndSheets(positionals, io, this.usage);
+    const result = reviewAgreement(store, ref, files, { outDir, pipeline: recipeOf(store, ref) });
     if (io.json) {
       io.out(JSON.stringify(result));
       return 0;

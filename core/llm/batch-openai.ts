@@ -1,4 +1,4 @@
-import { closeSync, createReadStream, existsSync, mkdirSync, openSync, readFileSync, writeSync } from 'node:fs';
+import { closeSync, createReadStream, existsSync, openSync, readFileSync, writeSync } from 'node:fs';
 import { basename, join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { Readable } from 'node:stream';
@@ -10,6 +10,7 @@ import type { ResponseCache } from './cache.ts';
 import type { ChatSend } from './openai.ts';
 import { keyMasker, maskingFetch } from './secrets.ts';
 import type { BatchCounts } from './types.ts';
+import { makeFolder } from '../folders.ts';
 
 /** The provider's limits on one batch, and how patiently it is polled. */
 export interface BatchLimits {
@@ -188,7 +189,7 @@ export class OpenAiBatches {
     const number = this.state.batches.length + 1;
     const file = join('batches', `${String(number).padStart(3, '0')}-${stage.replace(/[^\w.-]/g, '_')}.jsonl`);
     const path = join(this.options.runDir, file);
-    mkdirSync(join(this.options.runDir, 'batches'), { recursive: true });
+    makeFolder(join(this.options.runDir, 'batches'));
     const fd = openSync(path, 'w');
     try {
       for (const line of lines) writeSync(fd, line);

@@ -1,4 +1,4 @@
-import { closeSync, mkdirSync, openSync, renameSync, writeSync } from 'node:fs';
+import { closeSync, openSync, renameSync, writeSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { UserError } from '../errors.ts';
 import { batchInputLine } from './batch-jsonl.ts';
@@ -8,6 +8,7 @@ import { TransportError, type ChatReply, type ChatSend, type OpenAiTransport } f
 import { chatReplyKey, type ChatReplyEntry } from './request.ts';
 import type { BatchCounts, BatchHook, BatchSettleOptions } from './types.ts';
 import type { UsageMeter } from './usage.ts';
+import { makeFolder } from '../folders.ts';
 
 export interface BatchOptions extends Partial<BatchLimits> {
   /**
@@ -109,7 +110,7 @@ export class BatchController implements BatchHook {
 
   /** Writes the requests as batch JSONL (one line at a time, then renamed into place) and stops the run. */
   private writeFile(file: string, requests: Map<string, ChatSend>, options: BatchSettleOptions): never {
-    mkdirSync(dirname(file), { recursive: true });
+    makeFolder(dirname(file));
     const temporary = `${file}.${process.pid}.tmp`;
     const fd = openSync(temporary, 'w');
     try {

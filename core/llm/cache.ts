@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
-import { closeSync, existsSync, mkdirSync, openSync, readdirSync, readSync, writeSync } from 'node:fs';
+import { closeSync, existsSync, openSync, readdirSync, readSync, writeSync } from 'node:fs';
 import { join } from 'node:path';
+import { makeFolder } from '../folders.ts';
 
 interface Location {
   segment: string;
@@ -176,7 +177,7 @@ export class ResponseCache {
     // Segments rotate at a size cap, so no segment grows past what one process should index or copy at once.
     if (this.writer && this.writer.size >= this.segmentCapBytes) this.close();
     if (this.writer) return this.writer;
-    mkdirSync(this.dir, { recursive: true });
+    makeFolder(this.dir);
     // Time first so that names sort oldest first; pid and random bytes keep processes apart.
     const name = `${Date.now().toString(36).padStart(10, '0')}-${process.pid}-${randomBytes(4).toString('hex')}.jsonl`;
     const path = join(this.dir, name);

@@ -1,8 +1,8 @@
 import { createHash } from 'node:crypto';
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { stringify, type Options } from 'csv-stringify/sync';
 import { mapIterable } from '../../core/collections.ts';
+import { csvRecord } from '../../core/csv.ts';
 import { AtomicJsonlFile, writeFileAtomic, writeJsonArrayAtomic } from '../../core/jsonl.ts';
 import type { Sample, ToolSpec } from '../../core/records.ts';
 import type { SampleSource } from '../../core/sample-source.ts';
@@ -11,12 +11,6 @@ import { Popularity, popularityRow } from './popularity.ts';
 import { MULTI_TOOL_SPLIT, SINGLE_TOOL_SPLIT, queryText } from './records.ts';
 import { SCENARIOS_REPORT, taskSplit, type ScenarioSpec, type Task } from './task-sets.ts';
 import { PLUGIN_INFO_REPORT } from './tool-descriptions.ts';
-
-/**
- * A cell a spreadsheet may run as a formula. It is quoted, which keeps the text exact for CSV readers
- * and makes importers that honour quotes (LibreOffice's "quoted field as text") take it as text.
- */
-const FORMULA_LEAD = /^[=+\-@\t\r]/;
 
 /** One record of MetaTool's `plugin_info.json`. */
 export interface PluginInfo {
@@ -63,9 +57,9 @@ export async function exportToolE(samples: SampleSource, tools: ToolSpec[], outD
   const seenRows = new Set<string>();
   const csv = new AtomicJsonlFile(path('data/all_clean_data.csv'));
   try {
-    const options: Options = { record_delimiter: 'unix', quoted_match: [/[\r\n]/, FORMULA_LEAD] };
-    // One row at a time: each row's text does not depend on the others.
-    csv.writeText(stringify([['Query', 'Tool']], options).slice(0, -1));
+    // One row at a time: each row's text does not depend on the others. A cell a spreadsheet could
+    // run as a formula gets a leading ' (core/csv.ts), which toolkiln's readers of this file undo.
+    csv.writeText(csvRecord(['Query', 'Tool']));
     for (const s of samples.inSplit(SINGLE_TOOL_SPLIT)) {
       popularity.add(popularityRow(s));
       const row = [queryText(s), s.expected.labels?.[0] ?? ''];
@@ -74,7 +68,7 @@ export async function exportToolE(samples: SampleSource, tools: ToolSpec[], outD
       if (seenRows.has(key)) continue;
       seenRows.add(key);
       csvTools.add(row[1]);
-      csv.writeText(stringify([row], options).slice(0, -1));
+      csv.writeText(csvRecord(row));
     }
   } catch (error) {
     csv.discard();

@@ -1,4 +1,4 @@
-import { parse } from 'csv-parse/sync';
+import { parseCsvRecords } from '../../core/csv.ts';
 import { countBy } from '../../core/collections.ts';
 import { UserError } from '../../core/errors.ts';
 import type { Sample } from '../../core/records.ts';
@@ -75,12 +75,12 @@ export function queryFigures(rows: { query: string; tool: string }[]): QueryFigu
   };
 }
 
-/** The `Query,Tool` rows of a released ToolE CSV. */
+/** The `Query,Tool` rows of a released ToolE CSV (or of toolkiln's export of one, its formula escapes undone). */
 export function readReleasedCsv(path: string, shown = path): { query: string; tool: string }[] {
   const text = readSourceText(path, shown);
   let rows: Record<string, string>[];
   try {
-    rows = parse(text, { columns: true, skip_empty_lines: true, bom: true });
+    rows = parseCsvRecords(text);
   } catch (error) {
     throw new UserError(`${shown}: not a readable Query,Tool CSV (${(error as Error).message}); set statistics.reference in the config, or null to skip the comparison`);
   }
