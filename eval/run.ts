@@ -1,5 +1,5 @@
 import { join } from 'node:path';
-import type { BenchmarkScorer, Corruption, EvalItem, EvalOutput, EvalReport } from '../core/eval.ts';
+import type { BenchmarkScorer, Corruption, EvalItem, EvalOutput, EvalReport, EvalVersion } from '../core/eval.ts';
 import { writeFileAtomic, writeJsonlAtomic } from '../core/jsonl.ts';
 import type { LlmGateway, UsageReport } from '../core/llm/types.ts';
 import { combineUsage } from '../core/llm/usage.ts';
@@ -48,7 +48,7 @@ export interface EvaluateResult {
 }
 
 /** The items of the version's samples (of the first `limit` samples), streamed from the source. */
-export function collectItems(scorer: BenchmarkScorer, samples: SampleSource, limit?: number, version?: { dir: string }): EvalItem[] {
+export function collectItems(scorer: BenchmarkScorer, samples: SampleSource, limit?: number, version?: EvalVersion): EvalItem[] {
   const items: EvalItem[] = [];
   let taken = 0;
   for (const sample of samples.all()) {
@@ -61,7 +61,7 @@ export function collectItems(scorer: BenchmarkScorer, samples: SampleSource, lim
 }
 
 /** The id of every item of the version's samples. */
-function allItemIds(scorer: BenchmarkScorer, samples: SampleSource, version?: { dir: string }): Set<string> {
+function allItemIds(scorer: BenchmarkScorer, samples: SampleSource, version?: EvalVersion): Set<string> {
   const ids = new Set<string>();
   for (const sample of samples.all()) for (const item of scorer.items(sample, version)) ids.add(item.id);
   return ids;
@@ -92,7 +92,9 @@ export async function evaluate(options: EvaluateOptions): Promise<EvaluateResult
   const { scorer, model } = options;
   const { samples } = options;
   if (!samples && !options.items) throw new Error('evaluate needs the samples or the items to answer');
-  const items = options.items ?? collectItems(scorer, samples!, options.limit, options.version);
+  // Every sample of the version, also past --limit: a scorer may number things across all of them.
+  const version: EvalVersion | undefined = options.version && { dir: options.version.dir, samples };
+  const items = options.items ?? collectItems(scorer, samples!, options.limit, version);
   const byId = new Set<string>();
   for (const item of items) {
     if (byId.has(item.id)) throw new Error(`the ${scorer.benchmark} scorer gave two items the id ${item.id}`);
@@ -118,7 +120,7 @@ export async function evaluate(options: EvaluateOptions): Promise<EvaluateResult
     }
     case 'predictions': {
       // A predictions file made for the whole version is read as it is: ids past `--limit` are known, and ignored.
-      const known = options.limit === undefined || !samples ? byId : allItemIds(scorer, samples, options.version);
+      const known = options.limit === undefined || !samples ? byId : allItemIds(scorer, samples, version);
       const predicted = readPredictions(model.path, known, model.shown);
       staticOutputs = items.map((item) => predicted.get(item.id) ?? null);
       break;
