@@ -94,7 +94,7 @@ describe('NesTools: the ids the eval prompt shows are the ids the export writes'
       const script = "import runpy, sys; sys.argv = ['eval.py'] + sys.argv[1:]; runpy.run_path('evaluation/eval.py', run_name='__main__')";
       const out = runPython(script, ['--gold_file_path', join(exported, 'test.jsonl'), '--predict_file_path', predictions, '--api_ids_path', join(exported, 'test_api_ids.jsonl'), '--result_path', join(peer!, 'results.csv')], {
         cwd: peer!,
-        pythonPath: [peer, join(peer!, 'evaluation')],
+        pythonPath: [peer!, join(peer!, 'evaluation')],
       });
       const figures = out.split('\n').find((line) => /^[\d. ]+$/.test(line.trim()))!.trim().split(' ');
       expect(figures).toHaveLength(14);
