@@ -54,6 +54,11 @@ export interface BenchmarkScorer {
   benchmark: string;
   /** The items a model answers for one sample (none for a sample the benchmark does not score). */
   items(sample: Sample, version?: EvalVersion): EvalItem[];
+  /**
+   * Metrics where a lower figure is better (a perfect model scores 0 on them, as on ToolTalk's
+   * incorrect action rate); reports say so beside the figure. Every other metric: higher is better.
+   */
+  lowerIsBetter?: readonly string[];
   /** The gold answer written exactly as a perfect model would write it (the `oracle` model). */
   oracle(item: EvalItem): string;
   score(outputs: readonly EvalOutput[]): EvalReport;

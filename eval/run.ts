@@ -67,6 +67,11 @@ function allItemIds(scorer: BenchmarkScorer, samples: SampleSource, version?: Ev
   return ids;
 }
 
+/** The scorer's metrics where lower is better, as reports carry them (nothing when it has none). */
+export function lowerIsBetterOf(scorer: BenchmarkScorer): { lowerIsBetter?: string[] } {
+  return scorer.lowerIsBetter?.length ? { lowerIsBetter: [...scorer.lowerIsBetter] } : {};
+}
+
 /** A directory name for a model's results. */
 export function modelDirName(model: ModelChoice): string {
   switch (model.kind) {
@@ -184,7 +189,7 @@ export async function evaluate(options: EvaluateOptions): Promise<EvaluateResult
   );
   const reportFile = join(options.outDir, 'report.json');
   const { details: _details, ...tables } = report;
-  writeFileAtomic(reportFile, `${JSON.stringify({ model: modelDirName(model), ...tables, missing, ...(interaction ? { interaction } : {}), ...(noise ? { noise } : {}), ...(usage ? { usage } : {}) }, null, 2)}\n`);
+  writeFileAtomic(reportFile, `${JSON.stringify({ model: modelDirName(model), ...tables, ...lowerIsBetterOf(scorer), missing, ...(interaction ? { interaction } : {}), ...(noise ? { noise } : {}), ...(usage ? { usage } : {}) }, null, 2)}\n`);
   return { report, noise, usage, missing, outputs: evalOutputs, ...(interaction ? { interaction } : {}), files: [reportFile, detailsFile] };
 }
 
