@@ -1,5 +1,6 @@
 import type { Json, Sample, ToolSpec } from './records.ts';
 import type { Rng } from './rng.ts';
+import type { SampleSource } from './sample-source.ts';
 
 /**
  * One thing a model answers: a whole single-turn sample, or one turn of a multi-turn one. `messages`
@@ -39,14 +40,25 @@ export interface EvalReport {
  * A benchmark's own scoring rules over canonical samples. `score` never throws on a malformed
  * output: it scores it as the benchmark does (usually as wrong) and says why in the details.
  */
+/**
+ * The published version a scorer's items come from: its folder (files it carries, such as MTU's
+ * instruction templates) and, when the runner has them, all its samples (what a scorer numbers
+ * across the version, such as NesTools' API ids). The same object is passed for every sample.
+ */
+export interface EvalVersion {
+  dir: string;
+  samples?: SampleSource;
+}
+
 export interface BenchmarkScorer {
   benchmark: string;
+  /** The items a model answers for one sample (none for a sample the benchmark does not score). */
+  items(sample: Sample, version?: EvalVersion): EvalItem[];
   /**
-   * The items a model answers for one sample (none for a sample the benchmark does not score).
-   * `version` is the published version's folder, for items rendered with files it carries (MTU's
-   * instruction templates); the same object is passed for every sample of a version.
+   * Metrics where a lower figure is better (a perfect model scores 0 on them, as on ToolTalk's
+   * incorrect action rate); reports say so beside the figure. Every other metric: higher is better.
    */
-  items(sample: Sample, version?: { dir: string }): EvalItem[];
+  lowerIsBetter?: readonly string[];
   /** The gold answer written exactly as a perfect model would write it (the `oracle` model). */
   oracle(item: EvalItem): string;
   score(outputs: readonly EvalOutput[]): EvalReport;

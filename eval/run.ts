@@ -1,5 +1,5 @@
 import { join } from 'node:path';
-import type { BenchmarkScorer, Corruption, EvalItem, EvalOutput, EvalReport } from '../core/eval.ts';
+import type { BenchmarkScorer, Corruption, EvalItem, EvalOutput, EvalReport, EvalVersion } from '../core/eval.ts';
 import { stageFolder } from '../core/folders.ts';
 import { writeFileAtomic, writeJsonlAtomic } from '../core/jsonl.ts';
 import type { LlmGateway, UsageReport } from '../core/llm/types.ts';
@@ -49,7 +49,7 @@ export interface EvaluateResult {
 }
 
 /** The items of the version's samples (of the first `limit` samples), streamed from the source. */
-export function collectItems(scorer: BenchmarkScorer, samples: SampleSource, limit?: number, version?: { dir: string }): EvalItem[] {
+export function collectItems(scorer: BenchmarkScorer, samples: SampleSource, limit?: number, version?: EvalVersion): EvalItem[] {
   const items: EvalItem[] = [];
   let taken = 0;
   for (const sample of samples.all()) {
@@ -62,10 +62,15 @@ export function collectItems(scorer: BenchmarkScorer, samples: SampleSource, lim
 }
 
 /** The id of every item of the version's samples. */
-function allItemIds(scorer: BenchmarkScorer, samples: SampleSource, version?: { dir: string }): Set<string> {
+function allItemIds(scorer: BenchmarkScorer, samples: SampleSource, version?: EvalVersion): Set<string> {
   const ids = new Set<string>();
   for (const sample of samples.all()) for (const item of scorer.items(sample, version)) ids.add(item.id);
   return ids;
+}
+
+/** The scorer's metrics where lower is better, as reports carry them (nothing when it has none). */
+export function lowerIsBetterOf(scorer: BenchmarkScorer): { lowerIsBetter?: string[] } {
+  return scorer.lowerIsBetter?.length ? { lowerIsBetter: [...scorer.lowerIsBetter] } : {};
 }
 
 /** A directory name for a model's results. */
@@ -93,7 +98,9 @@ export async function evaluate(options: EvaluateOptions): Promise<EvaluateResult
   const { scorer, model } = options;
   const { samples } = options;
   if (!samples && !options.items) throw new Error('evaluate needs the samples or the items to answer');
-  const items = options.items ?? collectItems(scorer, samples!, options.limit, options.version);
+  // Every sample of the version, also past --limit: a scorer may number things across all of them.
+  const version: EvalVersion | undefined = options.version && { dir: options.version.dir, samples };
+  const items = options.items ?? collectItems(scorer, samples!, options.limit, version);
   const byId = new Set<string>();
   for (const item of items) {
     if (byId.has(item.id)) throw new Error(`the ${scorer.benchmark} scorer gave two items the id ${item.id}`);
@@ -119,7 +126,7 @@ export async function evaluate(options: EvaluateOptions): Promise<EvaluateResult
     }
     case 'predictions': {
       // A predictions file made for the whole version is read as it is: ids past `--limit` are known, and ignored.
-      const known = options.limit === undefined || !samples ? byId : allItemIds(scorer, samples, options.version);
+      const known = options.limit === undefined || !samples ? byId : allItemIds(scorer, samples, version);
       const predicted = readPredictions(model.path, known, model.shown);
       staticOutputs = items.map((item) => predicted.get(item.id) ?? null);
       break;
@@ -186,7 +193,7 @@ export async function evaluate(options: EvaluateOptions): Promise<EvaluateResult
       }),
     );
     const { details: _details, ...tables } = report;
-    writeFileAtomic(reportFile, `${JSON.stringify({ model: modelDirName(model), ...tables, missing, ...(interaction ? { interaction } : {}), ...(noise ? { noise } : {}), ...(usage ? { usage } : {}) }, null, 2)}\n`);
+    writeFileAtomic(reportFile, `${JSON.stringify({ model: modelDirName(model), ...tables, ...lowerIsBetterOf(scorer), missing, ...(interaction ? { interaction } : {}), ...(noise ? { noise } : {}), ...(usage ? { usage } : {}) }, null, 2)}\n`);
     stage.commit();
   } catch (error) {
     throw stage.failed(error);

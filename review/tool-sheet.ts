@@ -145,11 +145,15 @@ export function validateToolDecision(input: ToolDecisionInput, ctx: ToolDecision
   }
   const needs: Record<ToolDecisionKind, (keyof typeof fields)[]> = { merge: ['merged_name', 'target_tools'], 'keep-apart': [], decompose: ['target_tools'], rename: ['new_name'] };
   for (const field of filled.filter((f) => !needs[kind].includes(f))) error(field, `"${DECISION_WORDS[kind]}" takes no ${field}: clear it`);
-  /** A new name may be a tool's own name only for that tool (`own`). */
+  /** A new name may be a tool's own name only for that tool (`own`), in any letter case. */
   const newName = (field: ToolSheetColumn, name: string, own: readonly string[]) => {
     const problem = nameProblem(name);
     if (problem) error(field, problem);
-    else if (ctx.knownTools.has(name) && !own.includes(name)) error(field, `"${name}" is already the name of another tool: choose a new name`);
+    else {
+      // In any letter case: prompts list, and models answer, "weather" for "Weather".
+      const taken = [...ctx.knownTools].find((tool) => tool.toLowerCase() === name.toLowerCase() && !own.includes(tool));
+      if (taken) error(field, `"${name}" is already the name of another tool${taken !== name ? ` (${taken}, in other letter case)` : ''}: choose a new name`);
+    }
   };
   const listed = parseToolList(fields.target_tools);
 
@@ -183,10 +187,10 @@ export function validateToolDecision(input: ToolDecisionInput, ctx: ToolDecision
       const [from, to] = [match[1].trim(), match[2].trim()];
       if (!tools.includes(from)) error('new_name', `${from} is not among this question's tools (${tools.join(', ')})`);
       else if (renames.some((r) => r.from === from)) error('new_name', `${from} is renamed twice`);
-      else if (renames.some((r) => r.to === to)) error('new_name', `two tools would be named ${to}`);
+      else if (renames.some((r) => r.to.toLowerCase() === to.toLowerCase())) error('new_name', `two tools would be named ${to}`);
       else if (from === to) error('new_name', `${from} -> ${to} keeps the name: use "keep apart"`);
       else {
-        newName('new_name', to, []);
+        newName('new_name', to, [from]);
         renames.push({ from, to });
       }
     }

@@ -97,12 +97,14 @@ export interface OverlapPlan {
  * Checks the decisions against the tools of this run and turns them, with the proposals nobody
  * decided, into a plan. Names missing from this run are skipped and listed (a `--limit` run holds
  * only some tools); contradictions — a tool in two merges, merged and decomposed, a merge into the
- * name of a tool outside it, a query sent to a tool not among the decomposition's targets — are
+ * name of a tool outside it or of another merge (in any letter case), a query sent to a tool not among the decomposition's targets — are
  * errors naming the file and entry.
  */
 export function planOverlap(input: { decisions: OverlapDecisions | null; proposals: MergeProposal[]; tools: string[]; undecided: 'merge' | 'keep'; source: string }): OverlapPlan {
   const { decisions, source } = input;
   const known = new Set(input.tools);
+  const knownCaseless = new Map(input.tools.map((name) => [name.toLowerCase(), name]));
+  const namedMerge = new Map<string, number>();
   const unknown = new Set<string>();
   const keep = (name: string) => (known.has(name) ? true : (unknown.add(name), false));
   const mergedIn = new Map<string, number>();
@@ -115,7 +117,12 @@ export function planOverlap(input: { decisions: OverlapDecisions | null; proposa
       mergedIn.set(name, i);
     }
     const into = entry.into?.trim() || undefined;
-    if (into && known.has(into) && !members.includes(into)) throw new UserError(`${source}: merge[${i}] is named "${into}", the name of another tool that is not in the merge; choose a new name or add ${into} to its tools`);
+    // Names are compared without regard to case: a prompt lists, and a model answers, "weather" for "Weather".
+    const taken = into && knownCaseless.get(into.toLowerCase());
+    if (taken && !members.includes(taken)) throw new UserError(`${source}: merge[${i}] is named "${into}", the name of another tool that is not in the merge${taken !== into ? ` (${taken}, in other letter case)` : ''}; choose a new name or add ${taken} to its tools`);
+    const earlier = into && namedMerge.get(into.toLowerCase());
+    if (into && earlier !== undefined) throw new UserError(`${source}: merge[${i}] is named "${into}", as merge[${earlier}] is (names are compared without regard to case); give each merge its own name`);
+    if (into) namedMerge.set(into.toLowerCase(), i);
     if (members.length >= 2 || (members.length === 1 && into)) merges.push({ members, into, description: entry.description, source: 'decision' });
   });
 

@@ -5,6 +5,7 @@ import { UserError } from '../core/errors.ts';
 import { Sample } from '../core/records.ts';
 import { applyScanStage } from '../core/stage.ts';
 import { AUTO_MERGE_TAG, DECOMPOSE_UNASSIGNED_TAG, mergeToolsMetatoolStage, readDecisionsCsv } from '../stages/merge-tools-metatool.ts';
+import { planOverlap } from '../stages/merge-tools-metatool-decisions.ts';
 import { MERGE_CONFLICT_TAG, mergeToolsMtuStage } from '../stages/merge-tools-mtu.ts';
 import { sample, stageContext, tool } from './fixtures/embed/samples.ts';
 
@@ -189,6 +190,14 @@ describe('MetaTool-style merging', () => {
     // Named after the second member: its human name, not the first member's ("Weather" would name another tool).
     for (const tools of await mergedInto('WeatherForecast')) expect(tools).toEqual([{ name: 'WeatherForecast', plugin: 'WeatherWhiz', id: 'WeatherForecast' }]);
     for (const tools of await mergedInto('WeatherTool')) expect(tools).toEqual([{ name: 'WeatherTool', plugin: 'WeatherTool', id: 'WeatherNow' }]);
+  });
+
+  it('a merge may not take the name of another tool, or of another merge, in any letter case', () => {
+    const plan = (merge: { tools: string[]; into?: string }[]) => () => planOverlap({ decisions: { merge, decompose: [], keep: [] }, proposals: [], tools: ['WeatherNow', 'WeatherForecast', 'Weather', 'RainRadar', 'RainAlert'], undecided: 'keep', source: 'd.json' });
+    expect(plan([{ tools: ['WeatherNow', 'WeatherForecast'], into: 'weather' }])).toThrow('d.json: merge[0] is named "weather", the name of another tool that is not in the merge (Weather, in other letter case)');
+    expect(plan([{ tools: ['WeatherNow', 'WeatherForecast'], into: 'WeatherTool' }, { tools: ['RainRadar', 'RainAlert'], into: 'weathertool' }])).toThrow('d.json: merge[1] is named "weathertool", as merge[0] is');
+    // A member's own name in other letter case is allowed.
+    expect(plan([{ tools: ['WeatherNow', 'WeatherForecast'], into: 'weathernow' }])().merges).toHaveLength(1);
   });
 
   it('without decisions only proposes (and merges proposals when told to)', async () => {

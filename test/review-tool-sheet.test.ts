@@ -258,6 +258,9 @@ describe('validateToolDecision (one decision, field errors)', () => {
     expect(errors({ decision: '', merged_name: 'x' })).toEqual(['merged_name: merged_name is filled in but the decision is empty: write one of merge, keep apart, decompose, rename (or clear merged_name)']);
     expect(errors({ decision: 'keep apart', new_name: 'x' })).toEqual(['new_name: "keep apart" takes no new_name: clear it']);
     expect(errors({ decision: 'merge', merged_name: 'other' })).toEqual(['merged_name: "other" is already the name of another tool: choose a new name']);
+    // In any letter case (MetaTool's prompts and a model's answers name "Weather" and "weather" alike), but a tool may change its own case.
+    expect(errors({ decision: 'merge', merged_name: 'Other' })).toEqual(['merged_name: "Other" is already the name of another tool (other, in other letter case): choose a new name']);
+    expect(errors({ decision: 'rename', new_name: 'a_tool -> A_Tool' })).toEqual([]);
     expect(errors({ decision: 'merge', merged_name: '-x y' })).toEqual(['merged_name: "-x y" is not a tool name: use letters, digits, _ and - (up to 64, not starting with -)']);
     expect(errors({ decision: 'merge', target_tools: 'a_tool' })).toEqual(["target_tools: a merge needs two or more of the question's tools (leave it empty to merge all)"]);
     expect(errors({ decision: 'decompose', target_tools: 'nowhere' })).toEqual(['target_tools: unknown tool nowhere: name tools of this version']);

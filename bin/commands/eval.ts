@@ -6,7 +6,7 @@ import { formatTable } from '../../core/runner.ts';
 import { agreementOf, type Agreement } from '../../eval/compare-agreement.ts';
 import { ALL, compareModel, writeComparison, type CompareModel, type ModelComparison } from '../../eval/compare.ts';
 import { releasedItems, releasedSetFor } from '../../eval/released.ts';
-import { evaluate, modelDirName, type Interaction, type ModelChoice } from '../../eval/run.ts';
+import { evaluate, lowerIsBetterOf, modelDirName, type Interaction, type ModelChoice } from '../../eval/run.ts';
 import { pipelines } from '../../pipelines/index.ts';
 import type { Command, Io, Values } from '../command.ts';
 import { intFlag, needPositionals, stringFlag } from '../flags.ts';
@@ -74,11 +74,14 @@ function compareModelOf(spec: string, values: Values, io: Io, seed: number): Com
 const percent = (v: number | null | undefined) => (v == null ? '—' : (v * 100).toFixed(1));
 const signed = (v: number | null) => (v === null ? '—' : `${v > 0 ? '+' : ''}${(v * 100).toFixed(1)}`);
 
+/** A metric's name as a table shows it: said to be better lower when the scorer says so (a 0.0 there is the best figure). */
+const metricLabel = (scorer: BenchmarkScorer, metric: string) => (scorer.lowerIsBetter?.includes(metric) ? `${metric} (lower is better)` : metric);
+
 /** Per category and metric: each side, the difference and its interval, in %. */
-function comparisonTable(comparison: ModelComparison): string {
+function comparisonTable(scorer: BenchmarkScorer, comparison: ModelComparison): string {
   return formatTable(
     ['category', 'metric', 'generated', 'released', 'difference', '95% interval'],
-    comparison.rows.map((r) => [r.category, r.metric, percent(r.generated), percent(r.released), signed(r.difference), r.interval ? `[${signed(r.interval.low)}, ${signed(r.interval.high)}]` : '—']),
+    comparison.rows.map((r) => [r.category, metricLabel(scorer, r.metric), percent(r.generated), percent(r.released), signed(r.difference), r.interval ? `[${signed(r.interval.low)}, ${signed(r.interval.high)}]` : '—']),
   );
 }
 
@@ -92,11 +95,11 @@ function agreementTable(agreement: Agreement): string {
 }
 
 /** Metrics (rows) by table (columns: all, then each category), in %. */
-function metricsTable(tables: Record<string, MetricTable>): string {
+function metricsTable(scorer: BenchmarkScorer, tables: Record<string, MetricTable>): string {
   const names = [...new Set(Object.values(tables).flatMap((t) => Object.keys(t)))];
   const columns = Object.keys(tables);
   const cell = (v: number | undefined) => (v === undefined ? '—' : (v * 100).toFixed(1));
-  return formatTable(['metric', ...columns], names.map((n) => [n, ...columns.map((c) => cell(tables[c][n]))]));
+  return formatTable(['metric', ...columns], names.map((n) => [metricLabel(scorer, n), ...columns.map((c) => cell(tables[c][n]))]));
 }
 
 /** How the interactive items were answered, in one line. */
@@ -133,10 +136,10 @@ export const evalCommand: Command = {
       const { report } = result;
       if (io.json) {
         const { details: _details, ...tables } = report;
-        io.out(JSON.stringify({ dataset: `${ref.name}@${ref.version}`, model: modelDirName(model), ...tables, missing: result.missing, ...(result.interaction ? { interaction: result.interaction } : {}), ...(result.noise ? { noise: result.noise } : {}), ...(result.usage ? { usage: result.usage } : {}), files: result.files }));
+        io.out(JSON.stringify({ dataset: `${ref.name}@${ref.version}`, model: modelDirName(model), ...tables, ...lowerIsBetterOf(scorer), missing: result.missing, ...(result.interaction ? { interaction: result.interaction } : {}), ...(result.noise ? { noise: result.noise } : {}), ...(result.usage ? { usage: result.usage } : {}), files: result.files }));
       } else {
         io.out(`${ref.name}@${ref.version} scored by ${report.benchmark} rules: ${report.items} item(s), ${result.missing} without output (model ${modelDirName(model)})`);
-        io.out(metricsTable({ all: report.metrics, ...report.byCategory }));
+        io.out(metricsTable(scorer, { all: report.metrics, ...report.byCategory }));
         if (result.interaction) io.out(interactionLine(result.interaction));
         if (result.noise) io.out(`noise (seed ${result.noise.seed}): applied ${Object.entries(result.noise.applied).map(([c, n]) => `${c} ${n}/${result.noise!.drawn[c]} drawn`).join(', ')}`);
         io.out(`results: ${result.files.join(', ')}`);
@@ -213,7 +216,7 @@ export const evalCompareCommand: Command = {
       }
       for (const c of comparisons) {
         io.out(`${shown} against released ${released.name} (${released.files}), model ${c.model}: ${c.items.generated} / ${c.items.released} item(s), ${c.missing.generated} / ${c.missing.released} without output; difference = generated − released, ${resamples} resamples (seed ${seed}); "${ALL}" is the whole side`);
-        io.out(comparisonTable(c));
+        io.out(comparisonTable(scorer, c));
         io.out('');
       }
       if (agreement) {

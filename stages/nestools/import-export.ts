@@ -6,6 +6,7 @@ import { writeJsonlAtomic } from '../../core/jsonl.ts';
 import { Sample, formatZodError, isRef, sampleId, type Call, type Json, type ToolSpec } from '../../core/records.ts';
 import type { SampleSource } from '../../core/sample-source.ts';
 import { parseRecord as validated } from '../../core/validate.ts';
+import { ApiIds, numberedSplits } from './api-ids.ts';
 import { ApiSpec, apiOfToolSpec, toolSpecDraft } from './api-spec.ts';
 import { fromNotation, leaves, toNotation } from './notation.ts';
 
@@ -189,11 +190,11 @@ export function sealToolEntry(tool: ToolSpec): Record<string, unknown> {
  * of NesTools' `test_api_ids.jsonl` (`test_api_ids.jsonl` for the test split): line k holds
  * `{"test_id": k, "api_ids": [...]}`, the id of each of that record's `api` entries, which NesTools'
  * eval.py reads by `test_id - 1`. An api has one id across the export (the same definition, the
- * same id), numbered from 0 as first met; a test_id no record has gets an empty list.
+ * same id: `ApiIds`, the ids the eval prompt shows); a test_id no record has gets an empty list.
  */
 export async function exportNesTools(samples: SampleSource, _tools: ToolSpec[], outDir: string): Promise<string[]> {
-  const apiIds = new Map<string, number>();
-  return [...samples.splits].sort().flatMap((split) => {
+  const apiIds = new ApiIds();
+  return numberedSplits(samples).flatMap((split) => {
     const path = join(outDir, `${split}.jsonl`);
     const byTestId = new Map<number, number[]>();
     writeJsonlAtomic(
@@ -205,11 +206,7 @@ export async function exportNesTools(samples: SampleSource, _tools: ToolSpec[], 
           throw new UserError(`sample ${sample.id} (split ${split}): test_id ${JSON.stringify(testId)} is not a positive integer, which NesTools' eval.py needs (it reads ${split}_api_ids.jsonl by test_id - 1); give the sample a numeric test_id`);
         }
         if (byTestId.has(testId)) throw new UserError(`sample ${sample.id} (split ${split}): test_id ${testId} is used by an earlier record of the split; NesTools' eval.py needs each test_id once`);
-        byTestId.set(testId, record.api.map((api) => {
-          const key = JSON.stringify(api);
-          if (!apiIds.has(key)) apiIds.set(key, apiIds.size);
-          return apiIds.get(key)!;
-        }));
+        byTestId.set(testId, record.api.map((api) => apiIds.idOf(api)));
         return record;
       }),
     );

@@ -1,9 +1,11 @@
-import { f1, rate, tablesByCategory, type BenchmarkScorer, type Corruption, type EvalItem, type EvalOutput, type EvalReport, type JudgedItem, type MetricTable, type ReportTables } from '../../core/eval.ts';
+import { f1, rate, tablesByCategory, type BenchmarkScorer, type Corruption, type EvalItem, type EvalOutput, type EvalReport, type EvalVersion, type JudgedItem, type MetricTable, type ReportTables } from '../../core/eval.ts';
 import { parsePythonLiteral } from '../../core/python-literal.ts';
 import { pythonRepr } from '../../core/python-json.ts';
 import type { Json, Sample } from '../../core/records.ts';
 import type { Rng } from '../../core/rng.ts';
+import { samplesInMemory } from '../../core/sample-source.ts';
 import { returnFields } from '../../prompts/nestools-render-program.ts';
+import { ApiIds, apiIdsOf } from './api-ids.ts';
 import { apiOfToolSpec } from './api-spec.ts';
 import { taskOf } from './import-export.ts';
 import { toNotation } from './notation.ts';
@@ -12,7 +14,8 @@ import { toNotation } from './notation.ts';
  * NesTools' evaluation (the paper's §4.1 and the released evaluation/utils.py), also applied to
  * versions imported from Seal-Tools. The model answers with a list of calls
  * `[{"api_name", "api_id", "parameters", "responses": {field: "API_call_k"}}]`; a gold call has the
- * api_id the prompt gives its API (its place in the candidate list, from 1). Counted over the set:
+ * api_id the prompt gives its API: the version-wide id the export writes to `test_api_ids.jsonl`
+ * (`ApiIds`; a sample scored without its version numbers its own APIs from 0). Counted over the set:
  *  - format accuracy: the answer is a list of objects with api_name, api_id and a parameters object;
  *  - API selection: a predicted call whose api_id has an unmatched gold call is correct;
  *  - call order: pairs of consecutive api_ids, gold against predicted (multiset overlap);
@@ -35,6 +38,8 @@ export interface GoldCall {
 
 interface NesToolsGold {
   calls: GoldCall[];
+  /** The api_id the prompt shows each of the item's tools with, in their order. */
+  apiIds: number[];
 }
 
 export interface PredictedCall {
@@ -55,19 +60,31 @@ const WRONG_VALUE = '__wrong_value__';
 
 // ---------------------------------------------------------------- items
 
-function items(sample: Sample): EvalItem[] {
+function items(sample: Sample, version?: EvalVersion): EvalItem[] {
   const calls = sample.expected.calls;
   if (!calls?.length) return [];
-  const apiId = new Map(sample.tools.map((tool, i) => [tool.name, i + 1]));
-  const gold = {
+  const ids = apiIdsOfVersion(version) ?? apiIdsOf(samplesInMemory([sample]));
+  const apiIds = ids.idsOfTools(sample.tools);
+  const apiId = new Map(sample.tools.map((tool, i) => [tool.name, apiIds[i]]));
+  const gold: NesToolsGold = {
     calls: toNotation(calls, sample.tools, `sample ${sample.id}`).map((call) => ({ api_name: call.api_name, api_id: apiId.get(call.api_name)!, parameters: call.parameters, responses: call.responses })),
+    apiIds,
   };
   const apis = sample.tools.map((tool, i) => {
     const { api_name, ...rest } = apiOfToolSpec(tool);
-    return { api_name, api_id: i + 1, ...rest };
+    return { api_name, api_id: apiIds[i], ...rest };
   });
   const content = `${INSTRUCTIONS}\n\nAPIs:\n${pythonRepr(apis)}\n\nTask:\n${taskOf(sample)}\n\nAPI calls:\n`;
   return [{ id: sample.id, sampleId: sample.id, category: sample.category, messages: [{ role: 'user', content }], tools: sample.tools, gold: gold as unknown as Json }];
+}
+
+/** The version's API ids, numbered once per version (the same object is passed for each of its samples). */
+const apiIdsByVersion = new WeakMap<EvalVersion, ApiIds>();
+function apiIdsOfVersion(version: EvalVersion | undefined): ApiIds | undefined {
+  if (!version?.samples) return undefined;
+  let ids = apiIdsByVersion.get(version);
+  if (!ids) apiIdsByVersion.set(version, (ids = apiIdsOf(version.samples)));
+  return ids;
 }
 
 const goldOf = (item: EvalItem) => item.gold as unknown as NesToolsGold;
@@ -92,7 +109,8 @@ function oracle(item: EvalItem): string {
 
 function corrupt(item: EvalItem, corruption: Corruption, rng: Rng): string | null {
   const calls = goldOf(item).calls.map((call) => ({ ...call, parameters: { ...call.parameters } }));
-  const unused = item.tools.map((tool, i) => ({ name: tool.name, id: i + 1 })).filter((t) => !calls.some((c) => c.api_name === t.name));
+  const { apiIds } = goldOf(item);
+  const unused = item.tools.map((tool, i) => ({ name: tool.name, id: apiIds[i] })).filter((t) => !calls.some((c) => c.api_name === t.name));
   switch (corruption) {
     case 'wrong-tool': {
       if (!unused.length) return null;

@@ -209,4 +209,5 @@ function tablesOf(units: readonly (readonly Judged[])[]): ReportTables {
   return { metrics: table(judged), byCategory: tablesByCategory(judged, (j) => [j.item.category, ...(goldOf(j.item).scenario ? [`scenario:${goldOf(j.item).scenario}`] : [])], table) };
 }
 
-export const tooleScorer: BenchmarkScorer = { benchmark: 'metatool', items, oracle, score, corrupt, tablesOf };
+// Partial multi-tool answers (one of the two tools chosen and right; two chosen, one right): a perfect model gives none.
+export const tooleScorer: BenchmarkScorer = { benchmark: 'metatool', items, oracle, score, corrupt, tablesOf, lowerIsBetter: ['multi-tool_1/1', 'multi-tool_1/2'] };

@@ -8,8 +8,10 @@ import { contentTokens, squash } from './text.ts';
  * definitive description is the user-facing one (the model-facing one is kept for the prompts).
  * Rejected, each with its reason: empty or unusable descriptions (A.3 "low-quality tool
  * descriptions"), tools the config excludes (A.3: tool-retrieval and all-in-one AI tools), and
- * plugins listed twice. Two different plugins sharing a model name keep both: the later one is
- * renamed `<name>_2` and tagged.
+ * plugins listed twice. Two different plugins sharing a model name, also in other letter case
+ * (`Weather` and `weather`: MetaTool's prompts and a model's answer name tools without regard to
+ * case), keep both: the later one is renamed `<name>_2` and tagged, its provenance keeping the
+ * name it had.
  */
 export interface ToolDescriptionOptions {
   /** Fewer meaningful words than this makes a description unusable. */
@@ -36,6 +38,8 @@ export function descriptionProblem(description: string, names: string[], minWord
 
 /** What a later plugin of the same model name is compared with. */
 interface SeenPlugin {
+  /** The tool name it took. */
+  name: string;
   index: number;
   nameForModel: string;
   nameForHuman: string;
@@ -44,12 +48,14 @@ interface SeenPlugin {
 }
 
 interface DescriptionsState {
-  /** Tool name → the plugin that took it. */
+  /** Tool name in lower case → the plugin that took it. */
   seen: Map<string, SeenPlugin>;
   renamed: string[];
   plugins: number;
   tools: number;
 }
+
+const caseless = (name: string) => name.toLowerCase();
 
 /** Decides plugin by plugin in input order; keeps only the names and descriptions of the plugins already taken. */
 export function toolDescriptionsStage(options: ToolDescriptionOptions): ScanStage<PluginRecord, TooleItem, DescriptionsState> {
@@ -57,7 +63,7 @@ export function toolDescriptionsStage(options: ToolDescriptionOptions): ScanStag
   return {
     kind: 'scan',
     name: 'toole-tool-descriptions',
-    version: 2,
+    version: 3,
     input: PluginRecord,
     output: TooleItem,
     begin: () => ({ seen: new Map(), renamed: [], plugins: 0, tools: 0 }),
@@ -70,18 +76,18 @@ export function toolDescriptionsStage(options: ToolDescriptionOptions): ScanStag
       if (exclusion !== undefined) return reject('excluded_tool', exclusion);
       const problem = descriptionProblem(plugin.descriptionForHuman, [plugin.nameForModel, plugin.nameForHuman], options.minWords);
       if (problem) return reject(problem.reason, problem.detail);
-      const earlier = state.seen.get(plugin.nameForModel);
+      const earlier = state.seen.get(caseless(plugin.nameForModel));
       if (earlier && earlier.descriptionForHuman === plugin.descriptionForHuman.trim() && earlier.descriptionForModel === plugin.descriptionForModel.trim()) {
-        return reject('duplicate_plugin', `same name and descriptions as record ${earlier.index}`, { duplicateOf: `tool:${earlier.nameForModel}` });
+        return reject('duplicate_plugin', `same name and descriptions as record ${earlier.index}`, { duplicateOf: `tool:${earlier.name}` });
       }
       let name = plugin.nameForModel;
       const tags: string[] = [];
       if (earlier) {
-        for (let k = 2; state.seen.has(name); k++) name = `${plugin.nameForModel}_${k}`;
+        for (let k = 2; state.seen.has(caseless(name)); k++) name = `${plugin.nameForModel}_${k}`;
         tags.push('renamed:duplicate-name');
         state.renamed.push(`${plugin.nameForModel} → ${name} (record ${plugin.index})`);
       }
-      state.seen.set(name, { index: plugin.index, nameForModel: plugin.nameForModel, nameForHuman: plugin.nameForHuman.trim(), descriptionForHuman: plugin.descriptionForHuman.trim(), descriptionForModel: plugin.descriptionForModel.trim() });
+      state.seen.set(caseless(name), { name, index: plugin.index, nameForModel: plugin.nameForModel, nameForHuman: plugin.nameForHuman.trim(), descriptionForHuman: plugin.descriptionForHuman.trim(), descriptionForModel: plugin.descriptionForModel.trim() });
       state.tools++;
       const tool: TooleTool = {
         name,
@@ -96,7 +102,7 @@ export function toolDescriptionsStage(options: ToolDescriptionOptions): ScanStag
     },
     finish: ({ seen, renamed, plugins, tools }, ctx) => {
       // The plugins taken, in MetaTool's plugin_info.json shape under their tool names (the export writes those behind the version's tools).
-      const info = [...seen].map(([name, p]) => ({ name_for_model: name, name_for_human: p.nameForHuman, description_for_model: p.descriptionForModel, description_for_human: p.descriptionForHuman }));
+      const info = [...seen.values()].map((p) => ({ name_for_model: p.name, name_for_human: p.nameForHuman, description_for_model: p.descriptionForModel, description_for_human: p.descriptionForHuman }));
       ctx.attach(PLUGIN_INFO_REPORT, `${JSON.stringify(info, null, 2)}\n`);
       if (renamed.length) ctx.log(`renamed ${renamed.length} plugin(s) whose model name another plugin already uses: ${renamed.join('; ')}`);
       ctx.report('toole.tools', { plugins, tools, renamed });

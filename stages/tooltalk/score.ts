@@ -62,6 +62,7 @@ export function createToolTalkScorer(options: ToolTalkScorerOptions = {}): Bench
   return {
     benchmark: 'tooltalk',
     items: toolTalkItems,
+    lowerIsBetter: ['incorrect_action_rate'],
     oracle: toolTalkOracle,
     session: (item) => toolTalkSession(item, { databases: initialDatabases(), maxCalls: options.maxCallsPerTurn }),
     tablesOf: toolTalkTablesOf,
