@@ -1,6 +1,7 @@
 import { UserError } from '../../core/errors.ts';
 import { DatasetStore } from '../../core/store.ts';
 import { exportFormats } from '../../pipelines/index.ts';
+import { hfDatasetName } from '../../stages/export/hf-card.ts';
 import type { Command } from '../command.ts';
 import { needPositionals, stringFlag } from '../flags.ts';
 import { outputFolder } from '../output-paths.ts';
@@ -8,7 +9,7 @@ import { outputFolder } from '../output-paths.ts';
 export const exportCommand: Command = {
   path: ['export'],
   usage: 'toolkiln export <name>@v --format <format> [--out dir] [--keep-extensions] [--json]',
-  summary: "write a version in a benchmark's native format (default folder: datasets/<name>/<v>.derived/export/<format>/)",
+  summary: "write a version in a benchmark's native format (default folder: datasets/<name>/<v>.derived/export/<format>/, for hf …/export/hf/<name>-<v>/)",
   options: { format: { type: 'string' }, out: { type: 'string' }, 'keep-extensions': { type: 'boolean' } },
   async run(positionals, values, io) {
     needPositionals(positionals, 1, this.usage);
@@ -26,7 +27,8 @@ export const exportCommand: Command = {
     const keepExtensions = values['keep-extensions'] === true;
     if (keepExtensions && format !== 'openai-chat') throw new UserError(`--keep-extensions applies to --format openai-chat only (its x-toolkiln fields); drop it for "${format}"`);
     store.assertIntact(ref);
-    const outDir = outFolder ?? store.derivedDir(ref, 'export', format);
+    // An hf folder is named after the dataset and version: `datasets` keys its cache on the folder's name.
+    const outDir = outFolder ?? store.derivedDir(ref, 'export', format, ...(format === 'hf' ? [hfDatasetName(ref)] : []));
     const files = await exporter(store.sampleSource(ref), store.tools(ref), outDir, ref, { keepExtensions });
     if (io.json) io.out(JSON.stringify({ dataset: `${ref.name}@${ref.version}`, format, files }));
     else io.out(`wrote ${files.length} file(s) for ${ref.name}@${ref.version} as ${format}:\n${files.map((f) => `  ${f}`).join('\n')}`);
