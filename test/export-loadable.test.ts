@@ -82,11 +82,11 @@ for (const name of ['mtu', 'toole', 'nestools', 'tooltalk', 'acebench']) {
         }
       }
       expect(problems).toEqual([]);
-    });
+    }, 300_000);
 
     it('every CSV file has a header and the same number of fields on every row', () => {
       expect(files.filter((file) => extname(file) === '.csv').flatMap(csvProblems)).toEqual([]);
-    });
+    }, 300_000);
 
     it('the hf export is Parquet another reader gives back row for row, with a dataset card the Hub reads', () => {
       expect(Object.keys(pipelines[name].exports)).toContain('hf');
@@ -123,7 +123,7 @@ for (const name of ['mtu', 'toole', 'nestools', 'tooltalk', 'acebench']) {
       for (const hash of Object.values(manifest.sources)) expect(body).toContain(hash);
       expect(body).toContain(`npx toolkiln run ${name} --config toolkiln-config.json --name ${name} --seed 42 --llm offline`);
       expect(body).toContain(`npx toolkiln export ${name}@<version> --format hf`);
-    });
+    }, 300_000);
 
     it.skipIf(!pythonHasDatasets)('every file loads in Python with datasets (json, csv, parquet) and pandas, as the TypeScript loader says (skipped without python3 with datasets and pandas)', () => {
       const loads = loadFilesInPython(distinct(files));

@@ -53,7 +53,7 @@ const bareReject = Rejection.parse({ stage: 'dedup', reason: 'duplicate', duplic
 const roundTrip = <T, L>(value: T, encode: (v: T) => L, decode: (line: unknown, where: string) => T) => decode(JSON.parse(JSON.stringify(encode(value))), 'here');
 
 describe('line form', () => {
-  it('gives back every sample, tool and reject as it was', () => {
+  it('gives back every sample, tool and reject as it was, and reads line form 2 (absent values null, calls a list)', () => {
     for (const sample of [full, bare]) expect(roundTrip(sample, sampleToLine, sampleFromLine)).toStrictEqual(sample);
     for (const tool of [weather, plain]) expect(roundTrip(tool, toolToLine, toolFromLine)).toStrictEqual(tool);
     for (const rejection of [reject, bareReject]) expect(roundTrip(rejection, rejectionToLine, rejectionFromLine)).toStrictEqual(rejection);
@@ -64,6 +64,33 @@ describe('line form', () => {
     expect(roundTrip({ ...reject, record: null }, rejectionToLine, rejectionFromLine)).toStrictEqual(noRecord);
     const quiet = Sample.parse({ ...bare, dialogue: [{ role: 'assistant', content: 'hi', thought: '', response: '' }] });
     expect(roundTrip(quiet, sampleToLine, sampleFromLine).dialogue).toStrictEqual([{ role: 'assistant', content: 'hi' }]);
+    const form2 = {
+      id: 'old',
+      benchmark: 'demo',
+      category: 'S-S',
+      split: 'test',
+      tools: [{ name: 'find_place', description: '', parameters: '{"type":"object","properties":{},"required":[]}', returns: '{"type":"object","properties":{},"required":[]}', domain: null, plugin: null, isAction: true, provenance: null }],
+      dialogue: [
+        { role: 'user', content: 'where?', thought: null, calls: null, observations: null, response: null },
+        { role: 'assistant', content: '', thought: 't', calls: [{ id: 'c1', tool: 'find_place', arguments: '{"q":{"$ref":"c0.x"}}' }], observations: '{"c1":1}', response: null },
+      ],
+      expected: '{}',
+      meta: '{}',
+    };
+    expect(sampleFromLine(form2, 'f:1')).toStrictEqual({
+      id: 'old',
+      benchmark: 'demo',
+      category: 'S-S',
+      split: 'test',
+      tools: [{ name: 'find_place', description: '', parameters: { type: 'object', properties: {}, required: [] }, returns: { type: 'object', properties: {}, required: [] }, isAction: true }],
+      dialogue: [
+        { role: 'user', content: 'where?' },
+        { role: 'assistant', content: '', thought: 't', calls: [{ id: 'c1', tool: 'find_place', arguments: { q: { $ref: 'c0.x' } } }], observations: { c1: 1 } },
+      ],
+      expected: {},
+      meta: {},
+    });
+    expect(rejectionFromLine({ stage: 's', reason: 'r', detail: null, recordId: 'x', duplicateOf: null, record: null }, 'f:2')).toStrictEqual({ stage: 's', reason: 'r', recordId: 'x' });
   });
 
   it('gives every key one type from the first line on, so a block-wise loader casts every later block to the first', () => {
@@ -92,36 +119,6 @@ describe('line form', () => {
     expect(loadLikeDatasetsJson(join(dir, 'tools-plain.jsonl'), { chunkBytes: 1024 }).problems).toEqual([
       expect.stringMatching(/: chunk \d+ \(rows \d+–41\): Couldn't cast .* because column names don't match: new column\(s\) domain, isAction, provenance$/),
     ]);
-  });
-
-  it('reads a version published in line form 2, whose absent values were null and calls a list', () => {
-    const form2 = {
-      id: 'old',
-      benchmark: 'demo',
-      category: 'S-S',
-      split: 'test',
-      tools: [{ name: 'find_place', description: '', parameters: '{"type":"object","properties":{},"required":[]}', returns: '{"type":"object","properties":{},"required":[]}', domain: null, plugin: null, isAction: true, provenance: null }],
-      dialogue: [
-        { role: 'user', content: 'where?', thought: null, calls: null, observations: null, response: null },
-        { role: 'assistant', content: '', thought: 't', calls: [{ id: 'c1', tool: 'find_place', arguments: '{"q":{"$ref":"c0.x"}}' }], observations: '{"c1":1}', response: null },
-      ],
-      expected: '{}',
-      meta: '{}',
-    };
-    expect(sampleFromLine(form2, 'f:1')).toStrictEqual({
-      id: 'old',
-      benchmark: 'demo',
-      category: 'S-S',
-      split: 'test',
-      tools: [{ name: 'find_place', description: '', parameters: { type: 'object', properties: {}, required: [] }, returns: { type: 'object', properties: {}, required: [] }, isAction: true }],
-      dialogue: [
-        { role: 'user', content: 'where?' },
-        { role: 'assistant', content: '', thought: 't', calls: [{ id: 'c1', tool: 'find_place', arguments: { q: { $ref: 'c0.x' } } }], observations: { c1: 1 } },
-      ],
-      expected: {},
-      meta: {},
-    });
-    expect(rejectionFromLine({ stage: 's', reason: 'r', detail: null, recordId: 'x', duplicateOf: null, record: null }, 'f:2')).toStrictEqual({ stage: 's', reason: 'r', recordId: 'x' });
   });
 
   it('is what the store publishes and what every reader of a version decodes', () => {

@@ -88,7 +88,7 @@ def load_folders(folders):
     with tempfile.TemporaryDirectory(prefix="hf-shared-cache-") as cache:
         for folder in folders:
             loaded = datasets.load_dataset(folder, cache_dir=cache)
-            results.append({"folder": folder, "splits": {split: loaded[split]["id"] for split in loaded}})
+            results.append({"folder": folder, "splits": {split: list(loaded[split]["id"]) for split in loaded}})
     return results
 
 
