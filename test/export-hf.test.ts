@@ -128,7 +128,7 @@ describe('hf export: names a datasets cache tells apart, and a card the Hub take
     expect(body).toContain('| `<local>/train` | `aaa` | unknown: check the source |');
     expect(body).toContain('"dir": "<local>/atis"');
     expect(header).toMatchObject({ license: ['cc-by-sa-4.0', 'other'], license_name: 'unknown-source-license', license_link: 'README.md' });
-    expect(body).toMatch(/## Citation\n[^\n]*\n```bibtex\n@article\{wang2024mtubench,\n {2}title {3}= \{MTU-Bench: A Multi-Granularity Tool-Use Benchmark for Large Language Models\},\n {2}author {2}= \{Pei Wang and Yanan Wu and [^}]*Bo Zheng\},\n {2}journal = \{arXiv preprint arXiv:2410\.11710\},\n {2}year {4}= \{2024\}\n\}\n```/);
+    expect(body).toMatch(/## Citation\n\n[^\n]*\n\n```bibtex\n@article\{wang2024mtubench,\n {2}title {3}= \{MTU-Bench: A Multi-Granularity Tool-Use Benchmark for Large Language Models\},\n {2}author {2}= \{Pei Wang and Yanan Wu and [^}]*Bo Zheng\},\n {2}journal = \{arXiv preprint arXiv:2410\.11710\},\n {2}year {4}= \{2024\}\n\}\n```/);
     expect(body).toContain('npx toolkiln run mtu --config toolkiln-config.json --name mine --llm offline');
     expect(body).toContain('npx toolkiln export mine@<version> --format hf --out <folder>');
     expect(body).toContain('hf upload <user>/<dataset> <folder> --repo-type dataset');
