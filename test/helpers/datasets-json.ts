@@ -8,7 +8,7 @@ import { parse } from 'csv-parse/sync';
  * 1. A JSON Lines file is read in chunks of `chunksize` bytes (10 MiB), each extended to the end of
  *    the line it stops in (`f.read(chunksize)` then `f.readline()`). A file that starts with `[` is
  *    one chunk of its elements (objects as they are, anything else as `{"text": …}`); a file holding
- *    one (pretty-printed) object is one chunk of one row.
+ *    one (pretty-printed) object is one chunk of one row, if it fits in a chunk.
  * 2. pyarrow infers each chunk's Arrow types (`pyarrow.json.read_json`; its blocks inside a chunk
  *    promote to one another): null takes any type; integers (int64) and other numbers make double;
  *    a string of an ISO date or date-time with whole seconds (`2024-01-31`, `2024-01-31 10:20:30Z`)
@@ -82,6 +82,8 @@ export function loadLikeDatasetsJson(path: string, options: { chunkBytes?: numbe
     if (!parseJson(text(0, newline === -1 ? bytes.length : newline)).ok) {
       const all = parseJson(text(0, bytes.length));
       if (!all.ok) return fail(`neither JSON Lines nor one JSON value (${all.error})`);
+      // pyarrow reads it only whole; past the first chunk datasets falls back to pandas.read_json, which refuses most objects.
+      if (bytes.length > chunkBytes) return fail(`one JSON object over several lines, longer than a chunk (${chunkBytes} bytes)`);
       whole = { rows: [all.value], reencodable: false };
     }
   }

@@ -1,8 +1,10 @@
 """Loads files with Hugging Face `datasets` and pandas as a user would, for the tests that run where
 python3 has them (test/helpers/python.ts). Prints one JSON document on stdout.
 
-  hf_load.py files <file>...     each file with datasets (json / csv / parquet builder, a fresh cache
-                                 per file) and pandas: {"file", "datasets", "rows", "json_columns", "pandas"}
+  hf_load.py files [--chunksize N] <file>...
+                                 each file with datasets (json / csv / parquet builder, a fresh cache
+                                 per file; the json builder reading N-byte chunks) and pandas:
+                                 {"file", "datasets", "rows", "json_columns", "pandas"}
   hf_load.py folders <folder>... each hf export folder with load_dataset(<folder>), one after the other
                                  in ONE cache: {"folder", "splits": {split: [ids]}}
 """
@@ -64,13 +66,17 @@ def error_text(e):
 
 
 def load_files(files):
+    options = {}
+    if files[:1] == ["--chunksize"]:
+        options["chunksize"] = int(files[1])
+        files = files[2:]
     results = []
     for path in files:
         ext = os.path.splitext(path)[1]
         row = {"file": path}
         with tempfile.TemporaryDirectory(prefix="hf-load-") as cache:
             try:
-                ds = datasets.load_dataset(BUILDERS[ext], data_files=path, split="train", cache_dir=cache)
+                ds = datasets.load_dataset(BUILDERS[ext], data_files=path, split="train", cache_dir=cache, **(options if BUILDERS[ext] == "json" else {}))
                 row.update(datasets="ok", rows=len(ds), json_columns=json_columns(ds.features))
             except Exception as e:  # noqa: BLE001 - every failure is a result
                 row["datasets"] = error_text(e)

@@ -25,9 +25,9 @@ function runScript(args: string[]): unknown {
   return JSON.parse(run.stdout);
 }
 
-/** Each file loaded with `datasets` (json / csv / parquet builder, a fresh cache each) and pandas. */
-export function loadFilesInPython(files: string[]): PythonFileLoad[] {
-  return runScript(['files', ...files]) as PythonFileLoad[];
+/** Each file loaded with `datasets` (json / csv / parquet builder, a fresh cache each; the json builder reading `chunkBytes` at a time) and pandas. */
+export function loadFilesInPython(files: string[], options: { chunkBytes?: number } = {}): PythonFileLoad[] {
+  return runScript(['files', ...(options.chunkBytes ? ['--chunksize', String(options.chunkBytes)] : []), ...files]) as PythonFileLoad[];
 }
 
 /** Each hf export folder loaded with `load_dataset(<folder>)`, one after the other in one shared cache: the ids of each split. */
