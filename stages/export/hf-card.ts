@@ -56,7 +56,11 @@ export function hfDatasetName(ref: { name: string; version: string }): string {
   return `${ref.name}-${ref.version}`;
 }
 
-/** The paper each recipe follows, for the card's citation block: title and authors as the paper gives them, else as the benchmark's repository cites it. */
+/**
+ * The paper each recipe follows, for the card's citation block: title and authors as the paper gives
+ * them; the authors of an anonymous submission, the year and the arXiv id as the benchmark's
+ * repository (or a later paper) cites them.
+ */
 const PAPERS: Record<string, { key: string; title: string; authors: string[]; year: number; arxiv: string }> = {
   mtu: {
     key: 'wang2024mtubench',
@@ -200,7 +204,7 @@ export function datasetCard({ manifest, dataFiles, toolsFile, splits }: DatasetC
     table(['stage', 'version', 'in', 'out', 'rejected'], manifest.stages.map((s) => [s.stage, s.version, s.in, s.out, s.rejected])),
     `Models: ${manifest.models.map((m) => `\`${m}\``).join(', ') || 'none'}.`,
     table(['usage', 'requests', 'cached', 'prompt tokens', 'completion tokens', 'cost'], [usageRow('**total**', manifest.usage.total), ...Object.entries(manifest.usage.byModel).map(([model, usage]) => usageRow(model, usage))]),
-    'Config (also in `toolkiln-config.json`):',
+    JSON.stringify(config) === JSON.stringify(manifest.config) ? 'Config (also in `toolkiln-config.json`):' : 'Config (in full in `toolkiln-config.json`; here an absolute path shows only its last part):',
     '```json\n' + JSON.stringify(config, null, 2) + '\n```',
     '## Sources',
     table(['file', 'sha256', 'license'], Object.entries(manifest.sources).map(([path, hash]) => [`\`${cardPath(path)}\``, `\`${hash}\``, sourceLicense(path) ?? 'unknown: check the source'])),
