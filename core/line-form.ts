@@ -1,23 +1,34 @@
 import { UserError } from './errors.ts';
-import type { Rejection, Sample, ToolSpec, Turn } from './records.ts';
+import type { Call, Rejection, Sample, ToolSpec, Turn } from './records.ts';
 
 /**
  * The line form: how a Sample, a ToolSpec and a Rejection are written as one line of a published
- * file (and of the canonical export), so that every line of a file has one shape and a columnar
- * reader (Arrow, Hugging Face `datasets`, pandas) infers one schema for the whole file:
+ * file (and of the canonical and hf exports), so that every line of a file has one shape and a
+ * columnar reader (Arrow, Hugging Face `datasets`, pandas) infers one schema for the whole file:
  *
- * - every key is present in every line, an absent value written as `null`;
- * - a value whose shape varies from record to record (a tool's JSON Schemas and provenance, call
- *   arguments, observations, `expected`, `meta`, a reject's record) is carried as its JSON text,
- *   as OpenAI carries `function.arguments`.
+ * - every key is present in every line, and no value is ever null: `datasets` reads a JSONL file
+ *   in blocks and keeps the first block's types, so a key that is null through a whole first block
+ *   and typed later does not load ("Couldn't cast array of type bool to null"). An absent optional
+ *   text is written as `""` (an empty optional text and an absent one are the same here, and read
+ *   back as absent), an absent JSON value as the JSON text `null`, and the tri-state `isAction` as
+ *   `"yes"`, `"no"` or `"unknown"`;
+ * - a value whose shape varies from record to record (a tool's JSON Schemas and provenance, a
+ *   turn's calls and observations, `expected`, `meta`, a reject's record) is carried as its JSON
+ *   text, as OpenAI carries `function.arguments`.
  *
- * Everything else keeps its JSON type. The codec is lossless: `sampleFromLine(sampleToLine(s))`
- * equals `s`. Only the store and the exporters that write canonical files use it; the rest of
- * the code works on `Sample` objects.
+ * Everything else keeps its JSON type. Apart from empty optional texts the codec is lossless:
+ * `sampleFromLine(sampleToLine(s))` equals `s`. Only the store and the exporters that write
+ * canonical files use it; the rest of the code works on `Sample` objects.
  */
 
-/** The line form a version's manifest records (`lineForm`); a version without it holds plain JSON records. */
-export const LINE_FORM = 2;
+/**
+ * The line form a version's manifest records (`lineForm`); a version without it holds plain JSON
+ * records. Form 2 wrote absent values as null (and `calls` as a list); both still read.
+ */
+export const LINE_FORM = 3;
+
+/** A tool's `isAction` in the line form: whether calling it changes state, `unknown` when its source does not say. */
+export type ActionLine = 'yes' | 'no' | 'unknown';
 
 export interface ToolLine {
   name: string;
@@ -26,28 +37,26 @@ export interface ToolLine {
   parameters: string;
   /** JSON text of the returns' JSON-Schema object. */
   returns: string;
-  domain: string | null;
-  plugin: string | null;
-  isAction: boolean | null;
-  /** JSON text of the provenance object. */
-  provenance: string | null;
-}
-
-export interface CallLine {
-  id: string;
-  tool: string;
-  /** JSON text of the arguments object (literals and `$ref`s). */
-  arguments: string;
+  /** `""` when the tool has none. */
+  domain: string;
+  /** `""` when the tool has none. */
+  plugin: string;
+  isAction: ActionLine;
+  /** JSON text of the provenance object (`null` when there is none). */
+  provenance: string;
 }
 
 export interface TurnLine {
   role: 'user' | 'assistant';
   content: string;
-  thought: string | null;
-  calls: CallLine[] | null;
-  /** JSON text of the results per call id. */
-  observations: string | null;
-  response: string | null;
+  /** `""` when the turn has none. */
+  thought: string;
+  /** JSON text of the calls, each `{id, tool, arguments}` (arguments hold literals and `$ref`s); `null` when the turn has none. */
+  calls: string;
+  /** JSON text of the results per call id (`null` when there are none). */
+  observations: string;
+  /** `""` when the turn has none. */
+  response: string;
 }
 
 export interface SampleLineForm {
@@ -66,18 +75,23 @@ export interface SampleLineForm {
 export interface RejectionLine {
   stage: string;
   reason: string;
-  detail: string | null;
-  recordId: string | null;
-  duplicateOf: string | null;
-  /** JSON text of the rejected record (null when there was none). */
-  record: string | null;
+  /** `""` when there is none. */
+  detail: string;
+  /** `""` when the rejected record has no id. */
+  recordId: string;
+  /** `""` unless this is a de-duplication reject. */
+  duplicateOf: string;
+  /** JSON text of the rejected record (`null` when there was none). */
+  record: string;
 }
 
 const EMPTY_OBJECT_SCHEMA = { type: 'object', properties: {}, required: [] };
 
 const json = (value: unknown): string => JSON.stringify(value);
-const jsonOrNull = (value: unknown): string | null => (value === undefined ? null : JSON.stringify(value));
-const orNull = <T>(value: T | undefined): T | null => (value === undefined ? null : value);
+/** JSON text of an optional value: the JSON text `null` when it is absent. */
+const jsonOrNullText = (value: unknown): string => (value === undefined ? 'null' : JSON.stringify(value));
+const textOrEmpty = (value: string | undefined): string => value ?? '';
+const actionLine = (isAction: boolean | undefined): ActionLine => (isAction === undefined ? 'unknown' : isAction ? 'yes' : 'no');
 
 // ---------------------------------------------------------------- encode
 
@@ -87,10 +101,10 @@ export function toolToLine(tool: ToolSpec): ToolLine {
     description: tool.description ?? '',
     parameters: json(tool.parameters ?? EMPTY_OBJECT_SCHEMA),
     returns: json(tool.returns ?? EMPTY_OBJECT_SCHEMA),
-    domain: orNull(tool.domain),
-    plugin: orNull(tool.plugin),
-    isAction: orNull(tool.isAction),
-    provenance: jsonOrNull(tool.provenance),
+    domain: textOrEmpty(tool.domain),
+    plugin: textOrEmpty(tool.plugin),
+    isAction: actionLine(tool.isAction),
+    provenance: jsonOrNullText(tool.provenance),
   };
 }
 
@@ -98,10 +112,10 @@ function turnToLine(turn: Turn): TurnLine {
   return {
     role: turn.role,
     content: turn.content,
-    thought: orNull(turn.thought),
-    calls: turn.calls ? turn.calls.map((call) => ({ id: call.id, tool: call.tool, arguments: json(call.arguments ?? {}) })) : null,
-    observations: jsonOrNull(turn.observations),
-    response: orNull(turn.response),
+    thought: textOrEmpty(turn.thought),
+    calls: jsonOrNullText(turn.calls?.map((call) => ({ id: call.id, tool: call.tool, arguments: call.arguments ?? {} }))),
+    observations: jsonOrNullText(turn.observations),
+    response: textOrEmpty(turn.response),
   };
 }
 
@@ -122,10 +136,10 @@ export function rejectionToLine(rejection: Rejection): RejectionLine {
   return {
     stage: rejection.stage,
     reason: rejection.reason,
-    detail: orNull(rejection.detail),
-    recordId: orNull(rejection.recordId),
-    duplicateOf: orNull(rejection.duplicateOf),
-    record: jsonOrNull(rejection.record),
+    detail: textOrEmpty(rejection.detail),
+    recordId: textOrEmpty(rejection.recordId),
+    duplicateOf: textOrEmpty(rejection.duplicateOf),
+    record: jsonOrNullText(rejection.record),
   };
 }
 
@@ -139,6 +153,7 @@ export function sampleTextToLineText(text: string): string {
 /** Where a line was read from, for errors: `path:line`. */
 export type LineWhere = string;
 
+/** Reads the fields of one line-form record, of form 3 or of form 2 (where absent values were null). */
 class LineReader {
   constructor(
     private readonly record: Record<string, unknown>,
@@ -150,22 +165,41 @@ class LineReader {
     throw new UserError(`${this.where}: "${this.path}${key}" ${what}; this is not a toolkiln line-form record: restore the file from a copy or publish the version again`);
   }
 
-  /** A JSON-text field, parsed (undefined when it is null and `optional`). */
+  /** A JSON-text field, parsed (undefined when it is null or, if `optional`, the JSON text null). */
   parsed(key: string, optional = false): unknown {
     const value = this.record[key];
     if (value === null && optional) return undefined;
     if (typeof value !== 'string') this.fail(key, `should be JSON text, found ${value === null ? 'null' : typeof value}`);
+    let parsed: unknown;
     try {
-      return JSON.parse(value);
+      parsed = JSON.parse(value);
     } catch (error) {
       this.fail(key, `is not valid JSON text (${(error as Error).message})`);
     }
+    return parsed === null && optional ? undefined : parsed;
   }
 
   /** A plain field, kept as it is (undefined when null). */
   plain(key: string): any {
     const value = this.record[key];
     return value === null ? undefined : value;
+  }
+
+  /** An optional text: undefined when it is empty (or null, form 2). */
+  text(key: string): string | undefined {
+    const value = this.record[key];
+    if (value === null || value === '') return undefined;
+    if (typeof value !== 'string') this.fail(key, `should be text, found ${typeof value}`);
+    return value;
+  }
+
+  /** The tri-state `isAction`: "yes" / "no" / "unknown" (true / false / null in form 2). */
+  action(key: string): boolean | undefined {
+    const value = this.record[key];
+    if (value === 'yes' || value === true) return true;
+    if (value === 'no' || value === false) return false;
+    if (value === 'unknown' || value === null) return undefined;
+    this.fail(key, `should be "yes", "no" or "unknown", found ${JSON.stringify(value)}`);
   }
 
   list(key: string, optional = false): Record<string, unknown>[] | undefined {
@@ -175,9 +209,22 @@ class LineReader {
     return value as Record<string, unknown>[];
   }
 
-  child(record: Record<string, unknown>, path: string): LineReader {
+  /** A turn's calls: JSON text of the list (form 3) or a list whose arguments are JSON text (form 2). */
+  calls(key: string): Call[] | undefined {
+    const value = this.record[key];
+    const form2 = Array.isArray(value) || value === null;
+    const calls = form2 ? this.list(key, true) : this.parsed(key, true);
+    if (calls === undefined) return undefined;
+    if (!Array.isArray(calls)) this.fail(key, 'should be the JSON text of a list of calls');
+    return calls.map((call, c) => {
+      const cr = this.child(call, `${key}.${c}`);
+      return { id: cr.plain('id'), tool: cr.plain('tool'), arguments: form2 ? cr.parsed('arguments') : cr.plain('arguments') } as Call;
+    });
+  }
+
+  child(record: unknown, path: string): LineReader {
     if (!record || typeof record !== 'object' || Array.isArray(record)) this.fail(path, 'should be an object');
-    return new LineReader(record, this.where, `${this.path}${path}.`);
+    return new LineReader(record as Record<string, unknown>, this.where, `${this.path}${path}.`);
   }
 }
 
@@ -197,9 +244,9 @@ function toolFrom(r: LineReader): ToolSpec {
     ['description', r.plain('description')],
     ['parameters', r.parsed('parameters')],
     ['returns', r.parsed('returns')],
-    ['domain', r.plain('domain')],
-    ['plugin', r.plain('plugin')],
-    ['isAction', r.plain('isAction')],
+    ['domain', r.text('domain')],
+    ['plugin', r.text('plugin')],
+    ['isAction', r.action('isAction')],
     ['provenance', r.parsed('provenance', true)],
   ]);
 }
@@ -212,17 +259,13 @@ export function sampleFromLine(line: unknown, where: LineWhere): Sample {
   const r = readerOf(line, where);
   const dialogue = r.list('dialogue')!.map((turn, t) => {
     const tr = r.child(turn, `dialogue.${t}`);
-    const calls = tr.list('calls', true)?.map((call, c) => {
-      const cr = tr.child(call, `calls.${c}`);
-      return { id: cr.plain('id'), tool: cr.plain('tool'), arguments: cr.parsed('arguments') };
-    });
     return defined<Turn>([
       ['role', tr.plain('role')],
       ['content', tr.plain('content')],
-      ['thought', tr.plain('thought')],
-      ['calls', calls],
+      ['thought', tr.text('thought')],
+      ['calls', tr.calls('calls')],
       ['observations', tr.parsed('observations', true)],
-      ['response', tr.plain('response')],
+      ['response', tr.text('response')],
     ]);
   });
   return {
@@ -242,9 +285,9 @@ export function rejectionFromLine(line: unknown, where: LineWhere): Rejection {
   return defined<Rejection>([
     ['stage', r.plain('stage')],
     ['reason', r.plain('reason')],
-    ['detail', r.plain('detail')],
-    ['recordId', r.plain('recordId')],
-    ['duplicateOf', r.plain('duplicateOf')],
+    ['detail', r.text('detail')],
+    ['recordId', r.text('recordId')],
+    ['duplicateOf', r.text('duplicateOf')],
     ['record', r.parsed('record', true)],
   ]);
 }
@@ -258,10 +301,12 @@ export interface LineDecoders {
 
 const AS_IS: LineDecoders = { sample: (line) => line as Sample, tool: (line) => line as ToolSpec, rejection: (line) => line as Rejection };
 const LINE_FORM_DECODERS: LineDecoders = { sample: sampleFromLine, tool: toolFromLine, rejection: rejectionFromLine };
+/** Line forms this toolkiln reads: the current one and form 2, whose absent values were null. */
+const READABLE_LINE_FORMS = [2, LINE_FORM];
 
 /** The decoders for a version whose manifest records `lineForm` (undefined: published before the line form, records as they are). */
 export function lineDecoders(lineForm: number | undefined, where: string): LineDecoders {
   if (lineForm === undefined) return AS_IS;
-  if (lineForm === LINE_FORM) return LINE_FORM_DECODERS;
+  if (READABLE_LINE_FORMS.includes(lineForm)) return LINE_FORM_DECODERS;
   throw new UserError(`${where}: published in line form ${lineForm}, which this toolkiln (line form ${LINE_FORM}) cannot read; upgrade toolkiln`);
 }

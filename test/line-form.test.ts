@@ -3,10 +3,10 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { sha256 } from '../core/hash.ts';
-import { rejectionFromLine, rejectionToLine, sampleFromLine, sampleToLine, toolFromLine, toolToLine } from '../core/line-form.ts';
+import { LINE_FORM, rejectionFromLine, rejectionToLine, sampleFromLine, sampleToLine, toolFromLine, toolToLine } from '../core/line-form.ts';
 import { Rejection, Sample, ToolSpec } from '../core/records.ts';
 import { DatasetStore } from '../core/store.ts';
-import { arrowShapeProblems } from './helpers/arrow-shape.ts';
+import { loadLikeDatasetsJson } from './helpers/datasets-json.ts';
 import { draftManifest } from './fixtures/core/samples.ts';
 
 const tmp = () => mkdtempSync(join(tmpdir(), 'tk-line-form-'));
@@ -53,35 +53,78 @@ const bareReject = Rejection.parse({ stage: 'dedup', reason: 'duplicate', duplic
 const roundTrip = <T, L>(value: T, encode: (v: T) => L, decode: (line: unknown, where: string) => T) => decode(JSON.parse(JSON.stringify(encode(value))), 'here');
 
 describe('line form', () => {
-  it('gives back every sample, tool and reject as it was', () => {
+  it('gives back every sample, tool and reject as it was, and reads line form 2 (absent values null, calls a list)', () => {
     for (const sample of [full, bare]) expect(roundTrip(sample, sampleToLine, sampleFromLine)).toStrictEqual(sample);
     for (const tool of [weather, plain]) expect(roundTrip(tool, toolToLine, toolFromLine)).toStrictEqual(tool);
-    for (const rejection of [reject, bareReject, { ...reject, record: null }]) expect(roundTrip(rejection, rejectionToLine, rejectionFromLine)).toStrictEqual(rejection);
+    for (const rejection of [reject, bareReject]) expect(roundTrip(rejection, rejectionToLine, rejectionFromLine)).toStrictEqual(rejection);
     // Key order is the schema's, so a sample read back serialises as the one written.
     expect(JSON.stringify(roundTrip(full, sampleToLine, sampleFromLine))).toBe(JSON.stringify(full));
+    // No value is null: an empty optional text and a null record read back as absent, as they mean.
+    const { record: _, ...noRecord } = reject;
+    expect(roundTrip({ ...reject, record: null }, rejectionToLine, rejectionFromLine)).toStrictEqual(noRecord);
+    const quiet = Sample.parse({ ...bare, dialogue: [{ role: 'assistant', content: 'hi', thought: '', response: '' }] });
+    expect(roundTrip(quiet, sampleToLine, sampleFromLine).dialogue).toStrictEqual([{ role: 'assistant', content: 'hi' }]);
+    const form2 = {
+      id: 'old',
+      benchmark: 'demo',
+      category: 'S-S',
+      split: 'test',
+      tools: [{ name: 'find_place', description: '', parameters: '{"type":"object","properties":{},"required":[]}', returns: '{"type":"object","properties":{},"required":[]}', domain: null, plugin: null, isAction: true, provenance: null }],
+      dialogue: [
+        { role: 'user', content: 'where?', thought: null, calls: null, observations: null, response: null },
+        { role: 'assistant', content: '', thought: 't', calls: [{ id: 'c1', tool: 'find_place', arguments: '{"q":{"$ref":"c0.x"}}' }], observations: '{"c1":1}', response: null },
+      ],
+      expected: '{}',
+      meta: '{}',
+    };
+    expect(sampleFromLine(form2, 'f:1')).toStrictEqual({
+      id: 'old',
+      benchmark: 'demo',
+      category: 'S-S',
+      split: 'test',
+      tools: [{ name: 'find_place', description: '', parameters: { type: 'object', properties: {}, required: [] }, returns: { type: 'object', properties: {}, required: [] }, isAction: true }],
+      dialogue: [
+        { role: 'user', content: 'where?' },
+        { role: 'assistant', content: '', thought: 't', calls: [{ id: 'c1', tool: 'find_place', arguments: { q: { $ref: 'c0.x' } } }], observations: { c1: 1 } },
+      ],
+      expected: {},
+      meta: {},
+    });
+    expect(rejectionFromLine({ stage: 's', reason: 'r', detail: null, recordId: 'x', duplicateOf: null, record: null }, 'f:2')).toStrictEqual({ stage: 's', reason: 'r', recordId: 'x' });
   });
 
-  it('writes records of one shape however their optional parts differ', () => {
+  it('gives every key one type from the first line on, so a block-wise loader casts every later block to the first', () => {
     const dir = tmp();
+    // Records without the optional parts fill the first blocks, records with them come after.
+    const sparse = Sample.parse({ ...bare, tools: [plain] });
     const files = {
-      samples: [full, bare].map(sampleToLine),
-      tools: [weather, plain].map(toolToLine),
-      rejects: [reject, bareReject].map(rejectionToLine),
+      samples: [...Array<Sample>(40).fill(sparse), full].map(sampleToLine),
+      tools: [...Array<ToolSpec>(40).fill(plain), weather].map(toolToLine),
+      rejects: [...Array<Rejection>(40).fill(bareReject), reject].map(rejectionToLine),
     };
     for (const [name, records] of Object.entries(files)) {
-      writeFileSync(join(dir, `${name}.jsonl`), records.map((r) => JSON.stringify(r) + '\n').join(''));
-      expect(arrowShapeProblems(join(dir, `${name}.jsonl`))).toEqual([]);
-      // The same records as plain JSON do not load as one table.
-      const raw = name === 'samples' ? [full, bare] : name === 'tools' ? [weather, plain] : [reject, bareReject];
-      writeFileSync(join(dir, `${name}-plain.jsonl`), raw.map((r) => JSON.stringify(r) + '\n').join(''));
-      expect(arrowShapeProblems(join(dir, `${name}-plain.jsonl`))).not.toEqual([]);
+      const path = join(dir, `${name}.jsonl`);
+      writeFileSync(path, records.map((r) => JSON.stringify(r) + '\n').join(''));
+      const load = loadLikeDatasetsJson(path, { chunkBytes: 1024 });
+      expect(load.chunks).toBeGreaterThan(2);
+      expect(load).toMatchObject({ rows: 41, problems: [], jsonColumns: [] });
+      expect(load.nullColumns).toEqual([]);
+      expect(loadLikeDatasetsJson(path).problems).toEqual([]);
     }
+    // The limit left: a list empty in every record of the first block types its items null.
+    writeFileSync(join(dir, 'no-tools-first.jsonl'), [...Array<Sample>(40).fill(bare), full].map((s) => JSON.stringify(sampleToLine(s)) + '\n').join(''));
+    expect(loadLikeDatasetsJson(join(dir, 'no-tools-first.jsonl'), { chunkBytes: 1024 }).problems).toEqual([expect.stringMatching(/: \/tools\/\[\]: Couldn't cast array of type struct<name: string, .*> to null$/)]);
+    // The tools as plain JSON: `isAction`, `domain` and `provenance` first appear in a later block.
+    writeFileSync(join(dir, 'tools-plain.jsonl'), files.tools.map((_, i) => JSON.stringify(i < 40 ? plain : weather) + '\n').join(''));
+    expect(loadLikeDatasetsJson(join(dir, 'tools-plain.jsonl'), { chunkBytes: 1024 }).problems).toEqual([
+      expect.stringMatching(/: chunk \d+ \(rows \d+–41\): Couldn't cast .* because column names don't match: new column\(s\) domain, isAction, provenance$/),
+    ]);
   });
 
   it('is what the store publishes and what every reader of a version decodes', () => {
     const store = new DatasetStore(tmp());
     const { ref, manifest } = store.publish({ name: 'demo', samples: [full, bare], tools: [weather, plain], rejects: [reject, bareReject], manifest: draftManifest('fp') });
-    expect(manifest.lineForm).toBe(2);
+    expect(manifest.lineForm).toBe(LINE_FORM);
     expect(readFileSync(join(ref.dir, 'data', 'test.jsonl'), 'utf8')).toBe([full, bare].map((s) => JSON.stringify(sampleToLine(s)) + '\n').join(''));
     expect(store.samples(ref)).toStrictEqual([full, bare]);
     expect([...store.sampleSource(ref).all()]).toStrictEqual([full, bare]);
@@ -136,5 +179,7 @@ describe('line form', () => {
     expect(() => sampleFromLine(line, 'data/test.jsonl:3')).toThrow(/^data\/test\.jsonl:3: "expected" is not valid JSON text \(.*\); this is not a toolkiln line-form record/);
     expect(() => sampleFromLine({ ...sampleToLine(full), tools: [{ ...toolToLine(weather), parameters: { type: 'object' } }] }, 'f:1')).toThrow(/^f:1: "tools\.0\.parameters" should be JSON text, found object/);
     expect(() => sampleFromLine([1], 'f:2')).toThrow(/^f:2: not a JSON object/);
+    expect(() => toolFromLine({ ...toolToLine(weather), isAction: 'maybe' }, 'f:3')).toThrow(/^f:3: "isAction" should be "yes", "no" or "unknown", found "maybe"/);
+    expect(() => sampleFromLine({ ...sampleToLine(full), dialogue: [{ ...sampleToLine(full).dialogue[1], calls: '{"id":1}' }] }, 'f:4')).toThrow(/^f:4: "dialogue\.0\.calls" should be the JSON text of a list of calls/);
   });
 });

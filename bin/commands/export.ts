@@ -3,6 +3,7 @@ import { UserError } from '../../core/errors.ts';
 import { writeFolderAtomic } from '../../core/folders.ts';
 import { DatasetStore } from '../../core/store.ts';
 import { exportFormats } from '../../pipelines/index.ts';
+import { hfDatasetName } from '../../stages/export/hf-card.ts';
 import type { Command } from '../command.ts';
 import { needPositionals, stringFlag } from '../flags.ts';
 import { outputFolder } from '../output-paths.ts';
@@ -10,7 +11,7 @@ import { outputFolder } from '../output-paths.ts';
 export const exportCommand: Command = {
   path: ['export'],
   usage: 'toolkiln export <name>@v --format <format> [--out dir] [--keep-extensions] [--json]',
-  summary: "write a version in a benchmark's native format (default folder: datasets/<name>/<v>.derived/export/<format>/)",
+  summary: "write a version in a benchmark's native format (default folder: datasets/<name>/<v>.derived/export/<format>/, for hf …/export/hf/<name>-<v>/)",
   options: { format: { type: 'string' }, out: { type: 'string' }, 'keep-extensions': { type: 'boolean' } },
   async run(positionals, values, io) {
     needPositionals(positionals, 1, this.usage);
@@ -30,7 +31,8 @@ export const exportCommand: Command = {
     store.assertIntact(ref);
     // Whole or not at all: a failure part way (a full disk) leaves no half export. The default
     // folder is toolkiln's and is replaced whole; a folder given with --out only gets the new files.
-    const outDir = outFolder ?? join(store.derivedDir(ref, 'export'), format);
+    // An hf folder is named after the dataset and version: `datasets` keys its cache on the folder's name.
+    const outDir = outFolder ?? join(store.derivedDir(ref, 'export'), format, ...(format === 'hf' ? [hfDatasetName(ref)] : []));
     const written = await writeFolderAtomic(outDir, (dir) => exporter(store.sampleSource(ref), store.tools(ref), dir, ref, { keepExtensions, notice: io.err }), { replace: outFolder === undefined });
     const files = written.value.map(written.final);
     if (io.json) io.out(JSON.stringify({ dataset: `${ref.name}@${ref.version}`, format, files }));

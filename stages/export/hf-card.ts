@@ -1,3 +1,4 @@
+import { basename } from 'node:path';
 import { stringify } from 'yaml';
 import { UserError } from '../../core/errors.ts';
 import type { Manifest, Usage } from '../../core/records.ts';
@@ -44,6 +45,90 @@ export function hfSplitName(split: string, splits: readonly string[]): string {
   return name;
 }
 
+/**
+ * The name of an hf export's default folder and of its card's sample config: the dataset and its
+ * version (`mtu-v1`; the tool library's config is `mtu-v1-tools`). `datasets.load_dataset(<folder>)`
+ * keys its cache on the folder's name, the config's name and a hash of the card's `configs`, which
+ * hold only relative file names: two exports named alike (every default folder was `…/export/hf`,
+ * every config `default`) share one cache entry, and the second load returns the first one's rows.
+ */
+export function hfDatasetName(ref: { name: string; version: string }): string {
+  return `${ref.name}-${ref.version}`;
+}
+
+/**
+ * The paper each recipe follows, for the card's citation block: title and authors as the paper gives
+ * them; the authors of an anonymous submission, the year and the arXiv id as the benchmark's
+ * repository (or a later paper) cites them.
+ */
+const PAPERS: Record<string, { key: string; title: string; authors: string[]; year: number; arxiv: string }> = {
+  mtu: {
+    key: 'wang2024mtubench',
+    title: 'MTU-Bench: A Multi-Granularity Tool-Use Benchmark for Large Language Models',
+    authors: ['Pei Wang', 'Yanan Wu', 'Zekun Wang', 'Jiaheng Liu', 'Xiaoshuai Song', 'Zhongyuan Peng', 'Ken Deng', 'Chenchen Zhang', 'Jiakai Wang', 'Junran Peng', 'Ge Zhang', 'Hangyu Guo', 'Zhaoxiang Zhang', 'Wenbo Su', 'Bo Zheng'],
+    year: 2024,
+    arxiv: '2410.11710',
+  },
+  toole: {
+    key: 'huang2023metatool',
+    title: 'MetaTool Benchmark for Large Language Models: Deciding Whether to Use Tools and Which to Use',
+    authors: ['Yue Huang', 'Jiawen Shi', 'Yuan Li', 'Chenrui Fan', 'Siyuan Wu', 'Qihui Zhang', 'Yixin Liu', 'Pan Zhou', 'Yao Wan', 'Neil Zhenqiang Gong', 'Lichao Sun'],
+    year: 2023,
+    arxiv: '2310.03128',
+  },
+  nestools: {
+    key: 'han2024nestools',
+    title: 'NesTools: A Dataset for Evaluating Nested Tool Learning Abilities of Large Language Models',
+    authors: ['Han Han', 'Tong Zhu', 'Xiang Zhang', 'Mengsong Wu', 'Hao Xiong', 'Wenliang Chen'],
+    year: 2024,
+    arxiv: '2410.11805',
+  },
+  tooltalk: {
+    key: 'farn2023tooltalk',
+    title: 'ToolTalk: Evaluating Tool Usage in a Conversational Setting',
+    authors: ['Nicholas Farn', 'Richard Shin'],
+    year: 2023,
+    arxiv: '2311.10775',
+  },
+  acebench: {
+    key: 'chen2025acebench',
+    title: 'ACEBench: A Comprehensive Evaluation of LLM Tool Usage',
+    authors: ['Chen Chen', 'Xinlong Hao', 'Weiwen Liu', 'Xu Huang', 'Xingshan Zeng', 'Shuai Yu', 'Dexun Li', 'Shuai Wang', 'Weinan Gan', 'Yuefeng Huang', 'others'],
+    year: 2025,
+    arxiv: '2501.12851',
+  },
+};
+
+/** The BibTeX entry of the paper a recipe follows, or null for a recipe toolkiln does not ship. */
+export function paperCitation(pipeline: string): string | null {
+  const paper = PAPERS[pipeline];
+  if (!paper) return null;
+  return [
+    `@article{${paper.key},`,
+    `  title   = {${paper.title}},`,
+    `  author  = {${paper.authors.join(' and ')}},`,
+    `  journal = {arXiv preprint arXiv:${paper.arxiv}},`,
+    `  year    = {${paper.year}}`,
+    '}',
+  ].join('\n');
+}
+
+/** Whether a path is absolute on this machine or another (`/…`, `~/…`, `C:\\…`, `\\\\server\\…`). */
+const ABSOLUTE_PATH = /^(?:\/|~[\\/]|[A-Za-z]:[\\/]|\\\\)/;
+
+/** A path as the card shows it: an absolute path (a user's `--config`) only by its last part, since the card is published. */
+export function cardPath(path: string): string {
+  return ABSOLUTE_PATH.test(path) ? `<local>/${basename(path.replaceAll('\\', '/'))}` : path;
+}
+
+/** A config with every absolute path in it shown as `cardPath` shows it. */
+function withoutLocalPaths(value: unknown): unknown {
+  if (typeof value === 'string') return cardPath(value);
+  if (Array.isArray(value)) return value.map(withoutLocalPaths);
+  if (value && typeof value === 'object') return Object.fromEntries(Object.entries(value).map(([key, v]) => [key, withoutLocalPaths(v)]));
+  return value;
+}
+
 function sizeCategory(samples: number): string {
   const bounds: [number, string][] = [
     [1_000, 'n<1K'],
@@ -69,23 +154,32 @@ export interface DatasetCardInput {
   splits: readonly string[];
 }
 
+/** The Hub id of the license of sources toolkiln does not know (`license: other` asks for one, `license_name`). */
+const UNKNOWN_LICENSE_NAME = 'unknown-source-license';
+
 export function datasetCard({ manifest, dataFiles, toolsFile, splits }: DatasetCardInput): string {
   const licenses = [...new Set(Object.keys(manifest.sources).map((path) => sourceLicense(path) ?? 'other'))].sort();
+  if (!licenses.length) licenses.push('other');
+  const configName = hfDatasetName(manifest);
+  const config = withoutLocalPaths(manifest.config);
   const header = {
-    license: licenses.length === 1 ? licenses[0] : licenses.length ? licenses : 'other',
+    license: licenses.length === 1 ? licenses[0] : licenses,
+    // The Hub asks a card whose license is `other` for the license's id and where to read it: the Sources table below.
+    ...(licenses.includes('other') ? { license_name: UNKNOWN_LICENSE_NAME, license_link: 'README.md' } : {}),
     pretty_name: `${manifest.name} (toolkiln ${manifest.pipeline} ${manifest.version})`,
     task_categories: ['text-generation'],
     tags: ['tool-use', 'function-calling', 'synthetic', 'toolkiln', manifest.pipeline],
     size_categories: [sizeCategory(manifest.counts.samples)],
     configs: [
-      { config_name: 'default', default: true, data_files: dataFiles.map(({ split, path }) => ({ split: hfSplitName(split, splits), path })) },
-      ...(toolsFile ? [{ config_name: 'tools', data_files: [{ split: 'library', path: toolsFile }] }] : []),
+      { config_name: configName, default: true, data_files: dataFiles.map(({ split, path }) => ({ split: hfSplitName(split, splits), path })) },
+      ...(toolsFile ? [{ config_name: `${configName}-tools`, data_files: [{ split: 'library', path: toolsFile }] }] : []),
     ],
   };
+  const citation = paperCitation(manifest.pipeline);
   const stats = manifest.stats as { seed?: number; limit?: number | null };
   const offline = manifest.models.every((model) => model.startsWith('offline'));
   const run = [
-    `toolkiln run ${manifest.pipeline} --config toolkiln-config.json --name ${manifest.name}`,
+    `npx toolkiln run ${manifest.pipeline} --config toolkiln-config.json --name ${manifest.name}`,
     stats.seed !== undefined ? ` --seed ${stats.seed}` : '',
     typeof stats.limit === 'number' ? ` --limit ${stats.limit}` : '',
     offline ? ' --llm offline' : ` --llm openai --model ${manifest.models[0] ?? '<model>'}`,
@@ -101,27 +195,29 @@ export function datasetCard({ manifest, dataFiles, toolsFile, splits }: DatasetC
     '## Columns',
     [
       '`id`, `benchmark`, `category`, `split`: text. `tools`: a list of `{name, description, parameters, returns, domain, plugin, isAction, provenance}`.',
-      '`dialogue`: a list of turns `{role, content, thought, calls: [{id, tool, arguments}], observations, response}`.',
-      'Values whose shape differs from record to record are JSON text, as OpenAI carries `function.arguments`: a tool\'s `parameters`, `returns` and `provenance`, a call\'s `arguments` (a `{"$ref": "<callId>.<field>"}` stands for an earlier call\'s result), a turn\'s `observations` (results by call id), and the sample\'s `expected` (gold calls or labels) and `meta` (source, lineage, checks).',
-      'A value that is absent is null. The `tools` config holds the tool library in the same `tools` shape.',
+      '`dialogue`: a list of turns `{role, content, thought, calls, observations, response}`.',
+      'Values whose shape differs from record to record are JSON text, as OpenAI carries `function.arguments`: a tool\'s `parameters`, `returns` and `provenance`, a turn\'s `calls` (`[{id, tool, arguments}]`; an argument `{"$ref": "<callId>.<field>"}` stands for an earlier call\'s result) and `observations` (results by call id), and the sample\'s `expected` (gold calls or labels) and `meta` (source, lineage, checks).',
+      'No value is null: an absent text is `""`, an absent JSON value the JSON text `null`, and `isAction` (whether calling the tool changes state) is `yes`, `no` or `unknown`.',
+      `The \`${configName}-tools\` config holds the tool library in the same \`tools\` shape.`,
     ].join(' '),
     '## How it was made',
     table(['stage', 'version', 'in', 'out', 'rejected'], manifest.stages.map((s) => [s.stage, s.version, s.in, s.out, s.rejected])),
     `Models: ${manifest.models.map((m) => `\`${m}\``).join(', ') || 'none'}.`,
     table(['usage', 'requests', 'cached', 'prompt tokens', 'completion tokens', 'cost'], [usageRow('**total**', manifest.usage.total), ...Object.entries(manifest.usage.byModel).map(([model, usage]) => usageRow(model, usage))]),
-    'Config (also in `toolkiln-config.json`):',
-    '```json\n' + JSON.stringify(manifest.config, null, 2) + '\n```',
+    JSON.stringify(config) === JSON.stringify(manifest.config) ? 'Config (also in `toolkiln-config.json`):' : 'Config (in full in `toolkiln-config.json`; here an absolute path shows only its last part):',
+    '```json\n' + JSON.stringify(config, null, 2) + '\n```',
     '## Sources',
-    table(['file', 'sha256', 'license'], Object.entries(manifest.sources).map(([path, hash]) => [`\`${path}\``, `\`${hash}\``, sourceLicense(path) ?? 'unknown: check the source'])),
+    table(['file', 'sha256', 'license'], Object.entries(manifest.sources).map(([path, hash]) => [`\`${cardPath(path)}\``, `\`${hash}\``, sourceLicense(path) ?? 'unknown: check the source'])),
     '## Regenerate',
     [
       'With the same sources (same hashes) and toolkiln, the same run publishes the same samples:',
       '```sh',
       run,
-      `toolkiln export ${manifest.name}@<version> --format hf --out <folder>`,
-      'huggingface-cli upload <user>/<dataset> <folder> --repo-type dataset',
+      `npx toolkiln export ${manifest.name}@<version> --format hf --out <folder>`,
+      'hf upload <user>/<dataset> <folder> --repo-type dataset',
       '```',
     ].join('\n'),
+    ...(citation ? ['## Citation', 'The paper whose construction method the pipeline follows:', '```bibtex\n' + citation + '\n```'] : []),
   ];
   return `---\n${stringify(header)}---\n\n${sections.join('\n\n')}\n`;
 }

@@ -4,7 +4,7 @@ import { fileWriter, parquetWriteRows, type SchemaElement } from 'hyparquet-writ
 import { mapIterable } from '../../core/collections.ts';
 import { UserError, withPath } from '../../core/errors.ts';
 import { writeFileAtomic } from '../../core/jsonl.ts';
-import { sampleToLine, toolToLine, type CallLine, type SampleLineForm, type ToolLine, type TurnLine } from '../../core/line-form.ts';
+import { sampleToLine, toolToLine, type SampleLineForm, type ToolLine, type TurnLine } from '../../core/line-form.ts';
 import type { ToolSpec } from '../../core/records.ts';
 import type { SampleSource } from '../../core/sample-source.ts';
 import { readManifest } from '../../core/store.ts';
@@ -45,28 +45,27 @@ export async function exportHuggingFace(samples: SampleSource, tools: ToolSpec[]
 /** Rows per row group: a group is what is held in memory while a file is written. */
 const ROW_GROUP_ROWS = 1000;
 
-/** A column of the line form: text, optional text or flag, or a list of structs. */
-type Column = 'string' | 'string?' | 'bool?' | { list: Record<string, Column>; optional?: boolean };
+/** A column of the line form: text (never null, core/line-form.ts) or a list of structs. */
+type Column = 'string' | { list: Record<string, Column> };
 
 /** The Parquet schema of the line form, field for field (the types make a field left out or added a compile error). */
-const CALL_COLUMNS: { [K in keyof CallLine]-?: Column } = { id: 'string', tool: 'string', arguments: 'string' };
 const TURN_COLUMNS: { [K in keyof TurnLine]-?: Column } = {
   role: 'string',
   content: 'string',
-  thought: 'string?',
-  calls: { list: CALL_COLUMNS, optional: true },
-  observations: 'string?',
-  response: 'string?',
+  thought: 'string',
+  calls: 'string',
+  observations: 'string',
+  response: 'string',
 };
 const TOOL_COLUMNS: { [K in keyof ToolLine]-?: Column } = {
   name: 'string',
   description: 'string',
   parameters: 'string',
   returns: 'string',
-  domain: 'string?',
-  plugin: 'string?',
-  isAction: 'bool?',
-  provenance: 'string?',
+  domain: 'string',
+  plugin: 'string',
+  isAction: 'string',
+  provenance: 'string',
 };
 const SAMPLE_COLUMNS: { [K in keyof SampleLineForm]-?: Column } = {
   id: 'string',
@@ -82,10 +81,9 @@ const SAMPLE_COLUMNS: { [K in keyof SampleLineForm]-?: Column } = {
 /** Schema elements of columns, depth first (a list of structs in Parquet's three-level LIST layout). */
 function schemaElements(columns: Record<string, Column>): SchemaElement[] {
   return Object.entries(columns).flatMap(([name, column]): SchemaElement[] => {
-    if (column === 'string' || column === 'string?') return [{ name, type: 'BYTE_ARRAY', converted_type: 'UTF8', repetition_type: column === 'string' ? 'REQUIRED' : 'OPTIONAL' }];
-    if (column === 'bool?') return [{ name, type: 'BOOLEAN', repetition_type: 'OPTIONAL' }];
+    if (column === 'string') return [{ name, type: 'BYTE_ARRAY', converted_type: 'UTF8', repetition_type: 'REQUIRED' }];
     return [
-      { name, repetition_type: column.optional ? 'OPTIONAL' : 'REQUIRED', converted_type: 'LIST', num_children: 1 },
+      { name, repetition_type: 'REQUIRED', converted_type: 'LIST', num_children: 1 },
       { name: 'list', repetition_type: 'REPEATED', num_children: 1 },
       { name: 'element', repetition_type: 'REQUIRED', num_children: Object.keys(column.list).length },
       ...schemaElements(column.list),
