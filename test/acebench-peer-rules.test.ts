@@ -2,12 +2,9 @@ import { execFileSync, spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
+import { defaultRun } from './helpers/default-run.ts';
 import { ArgumentValidator, describeProblems } from '../core/json-schema.ts';
-import { OfflineGateway } from '../core/llm/offline.ts';
 import type { Json } from '../core/records.ts';
-import { runPipeline } from '../core/run.ts';
-import { DatasetStore } from '../core/store.ts';
-import { acebenchPipeline } from '../pipelines/acebench.ts';
 import { exportAceBench } from '../stages/acebench/export.ts';
 import { ACEBENCH_CLASS_TABLE, errorParamProblems, normalCheckProblems, rangesIn, readLines, unloadableClasses } from './helpers/acebench-peer.ts';
 import { tempDirs } from './helpers/files.ts';
@@ -49,15 +46,14 @@ function goldCalls(data: Line, answer: Line): { fn: Obj; args: Obj }[] {
   return Object.entries(first).map(([key, args]) => ({ fn: functions.find((f) => f.name === key) ?? functions.find((f) => f.name === key.replace(/_\d+$/, ''))!, args: args as Obj }));
 }
 
+const run = defaultRun('acebench');
 beforeAll(async () => {
-  const home = tmp();
-  const result = await runPipeline({ pipeline: acebenchPipeline, llm: new OfflineGateway(42), home, projectDir: PROJECT, cwd: PROJECT, progress: { quiet: true } });
-  const store = new DatasetStore(home);
+  const { store, scratch: home, ref } = run;
   exportDir = join(home, 'export');
   extendedDir = join(home, 'export-extended');
-  await exportAceBench(store.sampleSource(result.ref!), store.tools(result.ref!), exportDir, result.ref!, { notice: (line) => notices.push(line) });
-  await exportAceBench(store.sampleSource(result.ref!), store.tools(result.ref!), extendedDir, result.ref!, { keepExtensions: true });
-  for (const sample of store.sampleSource(result.ref!).all()) {
+  await exportAceBench(store.sampleSource(ref), store.tools(ref), exportDir, ref, { notice: (line) => notices.push(line) });
+  await exportAceBench(store.sampleSource(ref), store.tools(ref), extendedDir, ref, { keepExtensions: true });
+  for (const sample of store.sampleSource(ref).all()) {
     if (!sample.category.startsWith('agent_')) continue;
     agentSamples++;
     if (JSON.stringify((sample.meta as { acebench?: { fields?: Obj } }).acebench?.fields?.involved_classes ?? []).includes('"Finance"')) financeSamples++;

@@ -1,12 +1,10 @@
-import { mkdtempSync, readdirSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { readdirSync } from 'node:fs';
 import { extname, join, relative } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { defaultRun } from './helpers/default-run.ts';
 import { hashFileSync } from '../core/hash.ts';
 import { sampleToLine, toolToLine } from '../core/line-form.ts';
-import { OfflineGateway } from '../core/llm/offline.ts';
 import type { Manifest } from '../core/records.ts';
-import { runPipeline } from '../core/run.ts';
 import { DatasetStore, type VersionRef } from '../core/store.ts';
 import { pipelines } from '../pipelines/index.ts';
 import { hfDatasetName, hfSplitName, sourceLicense } from '../stages/export/hf-card.ts';
@@ -15,7 +13,6 @@ import { readDatasetCard } from './helpers/dataset-card.ts';
 import { readParquetRows } from './helpers/parquet-read.ts';
 import { loadFilesInPython, pythonHasDatasets } from './helpers/python.ts';
 
-const PROJECT = new URL('..', import.meta.url).pathname;
 const LOADABLE = ['.json', '.jsonl', '.csv', '.parquet'];
 
 /** Every data file under `dir` a loader may be pointed at (not the manifest), by path. */
@@ -44,6 +41,7 @@ const plain = (value: unknown) => JSON.parse(JSON.stringify(value));
  */
 for (const name of ['mtu', 'toole', 'nestools', 'tooltalk', 'acebench']) {
   describe(`${name}: the full default offline run's published and exported files load as Hugging Face datasets and pandas read them`, () => {
+    const run = defaultRun(name);
     let home: string;
     let store: DatasetStore;
     let ref: VersionRef;
@@ -51,12 +49,8 @@ for (const name of ['mtu', 'toole', 'nestools', 'tooltalk', 'acebench']) {
     let exportDir: Record<string, string>;
     let files: string[];
     beforeAll(async () => {
-      home = mkdtempSync(join(tmpdir(), `tk-loadable-${name}-`));
+      ({ store, ref, manifest, scratch: home } = run);
       const pipeline = pipelines[name];
-      const result = await runPipeline({ pipeline, llm: new OfflineGateway(42), home, projectDir: PROJECT, cwd: PROJECT, progress: { quiet: true } });
-      store = new DatasetStore(home);
-      ref = result.ref!;
-      manifest = result.manifest!;
       exportDir = {};
       for (const [format, exporter] of Object.entries(pipeline.exports)) {
         exportDir[format] = join(home, 'export', format, ...(format === 'hf' ? [hfDatasetName(ref)] : []));
@@ -64,7 +58,6 @@ for (const name of ['mtu', 'toole', 'nestools', 'tooltalk', 'acebench']) {
       }
       files = [...dataFiles(ref.dir), ...dataFiles(join(home, 'export'))];
     }, 900_000);
-    afterAll(() => rmSync(home, { recursive: true, force: true }));
 
     it('every JSON and JSONL file loads block by block as datasets loads it, the line-form files with no JSON-text or null column, and every CSV file as pandas reads it', () => {
       const lineForm = [join(ref.dir, 'data'), join(ref.dir, 'tools.jsonl'), join(ref.dir, 'rejects.jsonl'), exportDir.canonical];

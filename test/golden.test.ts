@@ -1,12 +1,9 @@
-import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { hashFileSync } from '../core/hash.ts';
-import { OfflineGateway } from '../core/llm/offline.ts';
-import { runPipeline } from '../core/run.ts';
-import { DatasetStore } from '../core/store.ts';
 import { pipelines } from '../pipelines/index.ts';
+import { defaultRun } from './helpers/default-run.ts';
 
 /**
  * The published bytes of each recipe's default offline run, and of every format it exports, recorded
@@ -24,29 +21,19 @@ function checksums(dir: string): Record<string, string> {
   return Object.fromEntries(files.map((entry) => join(entry.parentPath, entry.name)).sort().map((path) => [relative(dir, path), hashFileSync(path)]));
 }
 
-describe('published and exported bytes of the default offline runs', () => {
-  for (const name of ['mtu', 'toole', 'nestools', 'tooltalk', 'acebench']) {
+for (const name of ['mtu', 'toole', 'nestools', 'tooltalk', 'acebench']) {
+  describe(`published and exported bytes of the default offline ${name} run`, () => {
+    const run = defaultRun(name);
     it(`${name}: fingerprint, every file checksum and every export as recorded`, async () => {
-      const home = mkdtempSync(join(tmpdir(), `tk-golden-${name}-`));
-      try {
-        const pipeline = pipelines[name];
-        const result = await runPipeline({ pipeline, llm: new OfflineGateway(42), home, projectDir: PROJECT, cwd: PROJECT, progress: { quiet: true } });
-        const store = new DatasetStore(home);
-        const exports: Record<string, Record<string, string>> = {};
-        for (const [format, exporter] of Object.entries(pipeline.exports)) {
-          const out = join(home, 'export', format);
-          await exporter(store.sampleSource(result.ref!), store.tools(result.ref!), out, result.ref!);
-          exports[format] = checksums(out);
-        }
-        const published = { fingerprint: result.fingerprint, files: result.manifest!.files, exports };
-        if (process.env.UPDATE_GOLDEN) {
-          golden[name] = published;
-          writeFileSync(GOLDEN, `${JSON.stringify(golden, null, 2)}\n`);
-        }
-        expect(published).toEqual(golden[name]);
-      } finally {
-        rmSync(home, { recursive: true, force: true });
+      const exports: Record<string, Record<string, string>> = {};
+      for (const format of Object.keys(pipelines[name].exports)) exports[format] = checksums(await run.exportAs(format));
+      const published = { fingerprint: run.manifest.fingerprint, files: run.manifest.files, exports };
+      if (process.env.UPDATE_GOLDEN) {
+        const recorded = existsSync(GOLDEN) ? JSON.parse(readFileSync(GOLDEN, 'utf8')) : {};
+        recorded[name] = published;
+        writeFileSync(GOLDEN, `${JSON.stringify(recorded, null, 2)}\n`);
       }
+      expect(published).toEqual(golden[name]);
     }, 600_000);
-  }
-});
+  });
+}

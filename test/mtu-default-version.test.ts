@@ -1,16 +1,13 @@
 import { execFileSync, spawnSync } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { existsSync, mkdirSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { OfflineGateway } from '../core/llm/offline.ts';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { defaultRun } from './helpers/default-run.ts';
 import type { ToolSpec } from '../core/records.ts';
-import { runPipeline } from '../core/run.ts';
 import { DatasetStore, type VersionRef } from '../core/store.ts';
 import { mtuToolQuestions, type MergeConflict } from '../stages/merge-tools-mtu.ts';
 import { exportMtu } from '../stages/mtu/export.ts';
 import { allCalls, mtuMeta } from '../stages/mtu/sample.ts';
-import { mtuPipeline } from '../pipelines/mtu.ts';
 
 /**
  * The default offline version of the mtu recipe (all shipped sources, seed 42) against what MTU's
@@ -97,19 +94,16 @@ function pointOf(value: Json): { kind: string; at: number } | null {
 }
 
 describe('the default mtu version', () => {
+  const run = defaultRun('mtu');
   let home: string;
   let store: DatasetStore;
   let ref: VersionRef;
   let exportDir: string;
   beforeAll(async () => {
-    home = mkdtempSync(join(tmpdir(), 'tk-mtu-default-'));
-    const result = await runPipeline({ pipeline: mtuPipeline, llm: new OfflineGateway(42), home, projectDir: PROJECT, cwd: PROJECT, progress: { quiet: true } });
-    store = new DatasetStore(home);
-    ref = result.ref!;
+    ({ store, ref, scratch: home } = run);
     exportDir = join(home, 'export');
     await exportMtu(store.sampleSource(ref), [], exportDir, ref);
   }, 900_000);
-  afterAll(() => rmSync(home, { recursive: true, force: true }));
 
   /** Every exported record with the setting cal_score.py scores it by (an OOD record: its category). */
   const exported = () => {

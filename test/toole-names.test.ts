@@ -73,7 +73,7 @@ describe('ToolE with --limit 200 (where "Weather" and "weather" both stay unmerg
   const peer = pythonHas(['pandas', 'numpy']) ? peerFiles('HowieHwong/MetaTool', ['src']) : null;
   it.skipIf(!peer)("MetaTool's own prompt builder rebuilds every exported prompt and its runner, answering with the gold, reads back every answer (skipped without python3, pandas or a MetaTool checkout)", async () => {
     const dataset = join(await run.exportAs('toole'), 'dataset');
-    const out = runPython(readFileSync(new URL('./peer/metatool_gold.py', import.meta.url), 'utf8'), [peer!, dataset, join(run.home, 'metatool-work')], { cwd: run.home, pythonPath: [] });
+    const out = runPython(readFileSync(new URL('./peer/metatool_gold.py', import.meta.url), 'utf8'), [peer!, dataset, join(run.scratch, 'metatool-work')], { cwd: run.scratch, pythonPath: [] });
     const summary = JSON.parse(out.trim().split('\n').at(-1)!).summary as { read_back: Record<string, string>; problems: number };
     expect(summary.problems, out.slice(-3000)).toBe(0);
     for (const [task, figure] of Object.entries(summary.read_back)) {

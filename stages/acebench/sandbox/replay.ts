@@ -1,3 +1,4 @@
+import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { UserError, messageOf } from '../../../core/errors.ts';
 import type { Json } from '../../../core/records.ts';
@@ -54,6 +55,7 @@ export interface ReleasedReplay {
 }
 
 function readJsonLines(path: string): Record<string, Json>[] {
+  if (!existsSync(path)) throw new UserError(`${path}: cannot read the released ACEBench file (no such file); point the replay at the folder holding data_en/ and data_zh/`);
   const text = readSourceText(path);
   return text.split('\n').flatMap((line, index) => {
     if (!line.trim()) return [];
