@@ -3,7 +3,7 @@ import { existsSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } fro
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { main } from '../bin/cli.ts';
 import { BatchFileWritten, createGateway, formatBatchCounts, type BatchOptions, type GatewayOptions } from '../core/llm/index.ts';
 import { readBatchState } from '../core/llm/batch-openai.ts';
@@ -13,22 +13,16 @@ import type { PipelineDefinition } from '../core/pipeline.ts';
 import { Sample, sampleId } from '../core/records.ts';
 import { reject, type BatchStage, type ScanStage } from '../core/stage.ts';
 import { echoPipeline, echoPrompt } from './fixtures/core/echo-pipeline.ts';
-import { echoChat, startOpenAiServer, type OpenAiTestServer, type RecordedRequest } from './helpers/openai-server.ts';
+import { echoChat, startOpenAiServer, useFreshEndpoint, type OpenAiTestServer, type RecordedRequest } from './helpers/openai-server.ts';
 
 const LINES = ['alpha', 'bravo', 'charlie', 'delta', 'echo'];
 const KEY = 'sk-batch-test-key-0123456789';
 const script = new URL('./fixtures/core/run-batch.ts', import.meta.url).pathname;
 
+const endpoint = useFreshEndpoint();
 let server: OpenAiTestServer;
-beforeAll(async () => {
-  server = await startOpenAiServer();
-});
-afterAll(() => server.close());
-beforeEach(() => {
-  server.reset();
-  server.setBatchPlanner(() => ({}));
-  server.holdBatches(false);
-  server.setResponder('chat', echoChat);
+beforeAll(() => {
+  server = endpoint.server;
 });
 
 function homeWithLines(lines = LINES): { home: string; file: string } {
@@ -111,10 +105,10 @@ const scanPipeline: PipelineDefinition<{ file: string }> = {
   ],
 };
 
-async function run(home: string, file: string, batch?: BatchOptions, extra: { resume?: string; gateway?: Partial<GatewayOptions>; pipeline?: PipelineDefinition } = {}) {
+async function run(home: string, file: string, batch?: BatchOptions, extra: { resume?: string; gateway?: Partial<GatewayOptions>; pipeline?: PipelineDefinition; maxTransportRejects?: number } = {}) {
   const llm = gateway(home, batch, extra.gateway);
   try {
-    const result = await runPipeline({ pipeline: extra.pipeline ?? echoPipeline, configOverrides: extra.resume ? undefined : { file }, resume: extra.resume, llm, home, projectDir: process.cwd(), cwd: home, progress: { quiet: true } });
+    const result = await runPipeline({ pipeline: extra.pipeline ?? echoPipeline, configOverrides: extra.resume ? undefined : { file }, resume: extra.resume, llm, home, projectDir: process.cwd(), cwd: home, progress: { quiet: true }, maxTransportRejects: extra.maxTransportRejects });
     return { result, usage: llm.usage() };
   } finally {
     await llm.close();
@@ -208,7 +202,9 @@ describe('--batch (OpenAI Batch API)', () => {
   it('rejects a record whose request fails on every submission, with the reason', async () => {
     server.setBatchPlanner(() => ({ line: (line) => (String(line.body.messages.at(-1).content) === 'charlie' ? 'error' : 'ok') }));
     const { home, file } = homeWithLines();
-    const { result } = await run(home, file, { mode: 'openai', maxSubmissions: 2 });
+    // One record of five: more than the 10 % of records that may fail to get an answer by default.
+    await expect(run(homeWithLines().home, file, { mode: 'openai', maxSubmissions: 2 })).rejects.toThrow(/^stage ask: 1 of 5 records could not reach the LLM endpoint \(batch_failed 1\)/);
+    const { result } = await run(home, file, { mode: 'openai', maxSubmissions: 2 }, { maxTransportRejects: 0.2 });
     expect(result.manifest!.stats.batch).toEqual({ batches: 2, submitted: 6, completed: 4, failed: 2, expired: 0, resubmitted: 1, abandoned: 1 });
     const rejects = readFileSync(join(result.ref!.dir, 'rejects.jsonl'), 'utf8').split('\n').filter(Boolean).map((l) => JSON.parse(l));
     expect(rejects).toHaveLength(1);

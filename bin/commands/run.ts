@@ -19,7 +19,7 @@ export const PROJECT_DIR = fileURLToPath(new URL('../..', import.meta.url));
 
 export const runCommand: Command = {
   path: ['run'],
-  usage: 'toolkiln run <pipeline> [--config f] [--llm offline|openai|replay] [--model m] [--limit n] [--seed n] [--concurrency n] [--rpm n] [--tpm n] [--name dataset] [--resume runId] [--force] [--no-cache] [--dry-run] [--price-table f] [--max-retries n] [--max-transport-rejects share] [--batch | --batch-file out.jsonl] [--batch-results in.jsonl] [--redis url] [--threads n] [--quiet] [--json]',
+  usage: 'toolkiln run <pipeline> [--config f] [--llm offline|openai|replay] [--model m] [--limit n] [--seed n] [--concurrency n] [--rpm n] [--tpm n] [--name dataset] [--resume runId] [--force] [--no-cache] [--dry-run] [--price-table f] [--max-retries n] [--max-transport-rejects share] [--min-yield share] [--allow-empty] [--batch | --batch-file out.jsonl] [--batch-results in.jsonl] [--redis url] [--threads n] [--quiet] [--json]',
   summary: 'run a recipe end to end and publish the next dataset version',
   options: {
     config: { type: 'string' },
@@ -33,6 +33,8 @@ export const runCommand: Command = {
     force: { type: 'boolean' },
     'dry-run': { type: 'boolean' },
     'max-transport-rejects': { type: 'string' },
+    'min-yield': { type: 'string' },
+    'allow-empty': { type: 'boolean' },
     quiet: { type: 'boolean' },
     batch: { type: 'boolean' },
     'batch-file': { type: 'string' },
@@ -92,6 +94,8 @@ export const runCommand: Command = {
         concurrency: concurrency ?? (coordinator ? DISTRIBUTED_IN_FLIGHT : undefined),
         threads: threads === undefined ? undefined : { count: threads },
         maxTransportRejects: numberFlag(values, 'max-transport-rejects', { min: 0, max: 1 }),
+        minYield: numberFlag(values, 'min-yield', { min: 0 }),
+        allowEmpty: values['allow-empty'] === true,
         log: io.err,
         progress: { quiet: values.quiet === true },
         distribute: coordinator,

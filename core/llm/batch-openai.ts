@@ -119,8 +119,15 @@ export class OpenAiBatches {
     const live = this.keysOfLiveBatches();
     const fresh: BatchInputLine[] = [];
     for (const [key, request] of requests) {
-      if (this.state.abandoned[key]) abandoned.set(key, this.state.abandoned[key]);
-      else if (!live.has(key)) fresh.push(batchInputLine(key, request));
+      if (live.has(key)) continue;
+      // Given up by an earlier process of this run (this one answers it `batch_failed` without asking):
+      // a resumed run asks again, with a fresh round of submissions.
+      if (this.state.abandoned[key]) {
+        delete this.state.abandoned[key];
+        delete this.state.resubmissions[key];
+        this.state.counts.abandoned--;
+      }
+      fresh.push(batchInputLine(key, request));
     }
     if (live.size) this.options.log(`batch: ${live.size} requests are in batches already submitted; waiting for those`);
     for (const record of this.state.batches.filter((b) => !b.id)) await this.create(record);

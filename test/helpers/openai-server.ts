@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
-import { afterAll, beforeAll } from 'vitest';
+import { afterAll, beforeAll, beforeEach } from 'vitest';
 import { createGateway, type LlmGateway } from '../../core/llm/index.ts';
 
 /**
@@ -448,6 +448,25 @@ export function useTestEndpoint(): { server: OpenAiTestServer; llm: LlmGateway }
   afterAll(async () => {
     await endpoint.llm.close();
     await endpoint.server.close();
+  });
+  return endpoint;
+}
+
+/**
+ * A local endpoint for the tests of one file or `describe`, started before them, closed after, and
+ * back to its defaults before each test (echo answers, batches as planned, nothing held or recorded).
+ */
+export function useFreshEndpoint(): { readonly server: OpenAiTestServer } {
+  const endpoint = {} as { server: OpenAiTestServer };
+  beforeAll(async () => {
+    endpoint.server = await startOpenAiServer();
+  });
+  afterAll(() => endpoint.server.close());
+  beforeEach(() => {
+    endpoint.server.reset();
+    endpoint.server.setBatchPlanner(() => ({}));
+    endpoint.server.holdBatches(false);
+    endpoint.server.setResponder('chat', echoChat);
   });
   return endpoint;
 }
