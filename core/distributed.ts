@@ -59,8 +59,8 @@ export async function connectRedis(url: string, log: (message: string) => void =
     if (connected && messageOf(error) !== lastError) log(`redis ${shownUrl(url)}: ${messageOf(error)}`);
     lastError = messageOf(error);
   });
-  // Said once per outage, whoever holds the connection (a coordinator, a worker).
-  redis.on('close', () => {
+  // Said once per outage, whoever holds the connection (a coordinator, a worker); not when closed on purpose.
+  redis.on('reconnecting', () => {
     if (!connected || lostAt) return;
     lostAt = Date.now();
     log(`lost the connection to Redis at ${shownUrl(url)}: reconnecting`);
@@ -113,6 +113,10 @@ export class Coordinator {
   private readonly specs = new Map<string, string>();
   private downSince = 0;
   private lost: UserError | null = null;
+  private giveUpNow: () => void = () => {};
+  /** Resolves when the coordinator gives up on Redis. */
+  private readonly givenUp = new Promise<void>((resolve) => (this.giveUpNow = resolve));
+  private resumeCommand = 'toolkiln run <pipeline> --resume <runId>';
   private checking = false;
   private readonly timer: NodeJS.Timeout;
   private readonly maxDownMs: number;
@@ -127,9 +131,14 @@ export class Coordinator {
     options: CoordinatorOptions,
   ) {
     this.maxDownMs = options.maxDownMs ?? DEFAULT_REDIS_WAIT_MS;
+    // The main connection says what goes wrong with Redis, once; the queue's and the events' errors are the same.
+    const quiet = () => {};
+    queue.on('error', quiet);
+    events.on('error', quiet);
+    eventsConnection.on('error', quiet);
     events.on('completed', ({ jobId, returnvalue }) => this.settle(jobId, { value: returnvalue }));
     events.on('failed', ({ jobId, failedReason }) => this.settle(jobId, { error: new Error(failedReason) }));
-    redis.on('close', () => {
+    redis.on('reconnecting', () => {
       if (this.downSince || this.lost) return;
       this.downSince = Date.now();
       if (this.waiting.size) this.log(`${this.waiting.size} records in flight wait for Redis; the run stops if it is not back within ${Math.round(this.maxDownMs / 1000)} s (--redis-wait)`);
@@ -154,14 +163,24 @@ export class Coordinator {
     return new Coordinator(redis, queue, events, eventsConnection, url, log, options);
   }
 
-  /** The rate budget this coordinator's own requests share with the workers. */
+  /**
+   * The rate budget this coordinator's own requests share with the workers. Its requests wait for
+   * Redis like the records do, and fail with the run's resume command when the coordinator gives up.
+   */
   sharedRate(scope: string): SharedPermit {
-    return sharedRateLimit(this.redis, scope);
+    const permit = sharedRateLimit(this.redis, scope);
+    return (request) => (this.lost ? Promise.reject(this.stopped()) : Promise.race([permit(request), this.givenUp.then(() => Promise.reject(this.stopped()))]));
+  }
+
+  /** Why the run stops, with its resume command (said where no record's failure carries it). */
+  private stopped(): UserError {
+    return new UserError(`${this.lost!.message}; then resume with: ${this.resumeCommand}`, 1);
   }
 
   /** Records of run `runId` go to the workers, which read the run's spec from Redis. */
   async forRun(runId: string, spec: RunSpec): Promise<RemoteRecords> {
     this.specs.set(runId, JSON.stringify(spec));
+    this.resumeCommand = `toolkiln run ${spec.pipeline} --resume ${runId}`;
     await this.redis.set(runSpecKey(runId), this.specs.get(runId)!, 'EX', RUN_SPEC_TTL_S);
     const workers = await this.queue.getWorkersCount();
     this.log(workers ? `${workers} worker${workers > 1 ? 's' : ''} connected to ${shownUrl(this.url)}` : `no worker is connected to ${shownUrl(this.url)} yet: records wait in the queue until one starts (toolkiln worker --redis <url>)`);
@@ -267,6 +286,7 @@ export class Coordinator {
   /** Fails every record in flight (the run stops with the reason and its resume command) and refuses new ones. */
   private giveUp(error: UserError): void {
     this.lost = error;
+    this.giveUpNow();
     this.log(error.message);
     for (const id of [...this.waiting.keys()]) this.settle(id, { error });
   }
@@ -339,7 +359,16 @@ export class RecordWorker {
       maxStalledCount: 5,
     });
     this.worker.on('failed', (job, error) => this.log(`job ${job?.id}: ${messageOf(error)}`));
-    this.worker.on('error', (error) => this.log(`worker: ${messageOf(error)}`));
+    let lastError = '';
+    this.worker.on('error', (error) => {
+      // A result for a job Redis no longer holds (restarted empty, or flushed while the job ran).
+      const dropped = /^Missing (?:lock|key) for job (\S+)\. moveToFinished/.exec(messageOf(error));
+      const message = dropped ? `job ${dropped[1]}: Redis no longer holds it (restarted or flushed), so its result is dropped; its coordinator sends it again` : `worker: ${messageOf(error)}`;
+      // Retried connections fail with the same error every second: said once.
+      if (message !== lastError) this.log(message);
+      lastError = message;
+    });
+    redis.on('ready', () => (lastError = ''));
   }
 
   static async start(options: RecordWorkerOptions): Promise<RecordWorker> {
