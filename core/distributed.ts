@@ -155,8 +155,6 @@ export class Coordinator {
   static async open(url: string, log: (message: string) => void = () => {}, options: CoordinatorOptions = {}): Promise<Coordinator> {
     const redis = await connectRedis(url, log);
     const queue = new Queue(RECORD_QUEUE, { connection: redis });
-    // One 'closing' listener per job waited for.
-    queue.setMaxListeners(0);
     const eventsConnection = redis.duplicate();
     const events = new QueueEvents(RECORD_QUEUE, { connection: eventsConnection });
     await events.waitUntilReady();
