@@ -51,12 +51,25 @@ export async function connectRedis(url: string, log: (message: string) => void =
   }
   if (parsed.protocol !== 'redis:' && parsed.protocol !== 'rediss:') throw new UserError(`--redis takes a redis:// or rediss:// URL, not "${shownUrl(url)}"`);
   let connected = false;
-  // BullMQ's blocking commands need maxRetriesPerRequest: null. Once connected, a lost connection is retried.
-  const redis = new Redis(url, { maxRetriesPerRequest: null, lazyConnect: true, retryStrategy: (times) => (connected ? Math.min(times * 200, 2000) : null) });
+  // BullMQ's blocking commands need maxRetriesPerRequest: null. Once connected, a lost connection is retried (every second at most).
+  const redis = new Redis(url, { maxRetriesPerRequest: null, lazyConnect: true, retryStrategy: (times) => (connected ? Math.min(times * 200, 1000) : null) });
   let lastError = '';
+  let lostAt = 0;
   redis.on('error', (error) => {
     if (connected && messageOf(error) !== lastError) log(`redis ${shownUrl(url)}: ${messageOf(error)}`);
     lastError = messageOf(error);
+  });
+  // Said once per outage, whoever holds the connection (a coordinator, a worker); not when closed on purpose.
+  redis.on('reconnecting', () => {
+    if (!connected || lostAt) return;
+    lostAt = Date.now();
+    log(`lost the connection to Redis at ${shownUrl(url)}: reconnecting`);
+  });
+  redis.on('ready', () => {
+    if (!lostAt) return;
+    log(`Redis at ${shownUrl(url)} answers again after ${Math.round((Date.now() - lostAt) / 1000)} s`);
+    lostAt = 0;
+    lastError = '';
   });
   const timeout = new Promise<never>((_, reject) => setTimeout(() => reject(new Error('no answer within 5 s')), 5000).unref());
   try {
@@ -69,37 +82,104 @@ export async function connectRedis(url: string, log: (message: string) => void =
   return redis;
 }
 
+/** How long a coordinator waits for a lost Redis to return before it stops the run (`--redis-wait`). */
+export const DEFAULT_REDIS_WAIT_MS = 60_000;
+
+export interface CoordinatorOptions {
+  /** Stop the run when Redis has been unreachable this long (default `DEFAULT_REDIS_WAIT_MS`). */
+  maxDownMs?: number;
+  /** How often the connection and the run's keys are checked (default 2 s). */
+  checkEveryMs?: number;
+}
+
+/** A record sent to the workers, waiting for its outcome. */
+interface WaitingJob {
+  data: RecordJobData;
+  resolve: (result: RecordJobResult) => void;
+  reject: (error: unknown) => void;
+}
+
 /**
  * The coordinator's side: each record of a per-record stage becomes a job; its outcome comes back
- * through BullMQ's queue events and is then removed from Redis (the run's journal holds it).
+ * through BullMQ's queue events and is then removed from Redis (the run's journal holds it). The
+ * coordinator keeps every record in flight until its outcome is in, so a Redis that goes away is
+ * survived: when it answers again, the run's spec and the jobs it no longer holds (restarted empty)
+ * are sent again, and outcomes that came while no event could arrive are read from the jobs. A Redis
+ * that stays away longer than `maxDownMs` stops the run (its records in flight fail with the reason).
  */
 export class Coordinator {
+  private readonly waiting = new Map<string, WaitingJob>();
+  /** Each run's spec as sent to Redis, sent again when Redis lost it. */
+  private readonly specs = new Map<string, string>();
+  private downSince = 0;
+  private lost: UserError | null = null;
+  private giveUpNow: () => void = () => {};
+  /** Resolves when the coordinator gives up on Redis. */
+  private readonly givenUp = new Promise<void>((resolve) => (this.giveUpNow = resolve));
+  private resumeCommand = 'toolkiln run <pipeline> --resume <runId>';
+  private checking = false;
+  private readonly timer: NodeJS.Timeout;
+  private readonly maxDownMs: number;
+
   private constructor(
     private readonly redis: Redis,
     private readonly queue: Queue,
     private readonly events: QueueEvents,
+    private readonly eventsConnection: Redis,
     private readonly url: string,
     private readonly log: (message: string) => void,
-  ) {}
-
-  static async open(url: string, log: (message: string) => void = () => {}): Promise<Coordinator> {
-    const redis = await connectRedis(url, log);
-    const queue = new Queue(RECORD_QUEUE, { connection: redis });
-    // One 'closing' listener per job waited for.
-    queue.setMaxListeners(0);
-    const events = new QueueEvents(RECORD_QUEUE, { connection: redis.duplicate() });
-    await events.waitUntilReady();
-    return new Coordinator(redis, queue, events, url, log);
+    options: CoordinatorOptions,
+  ) {
+    this.maxDownMs = options.maxDownMs ?? DEFAULT_REDIS_WAIT_MS;
+    // The main connection says what goes wrong with Redis, once; the queue's and the events' errors are the same.
+    const quiet = () => {};
+    queue.on('error', quiet);
+    events.on('error', quiet);
+    eventsConnection.on('error', quiet);
+    events.on('completed', ({ jobId, returnvalue }) => this.settle(jobId, { value: returnvalue }));
+    events.on('failed', ({ jobId, failedReason }) => this.settle(jobId, { error: new Error(failedReason) }));
+    redis.on('reconnecting', () => {
+      if (this.downSince || this.lost) return;
+      this.downSince = Date.now();
+      if (this.waiting.size) this.log(`${this.waiting.size} records in flight wait for Redis; the run stops if it is not back within ${Math.round(this.maxDownMs / 1000)} s (--redis-wait)`);
+    });
+    redis.on('ready', () => {
+      if (!this.downSince) return;
+      this.downSince = 0;
+      void this.recover();
+    });
+    this.timer = setInterval(() => void this.check(), options.checkEveryMs ?? 2000);
+    this.timer.unref();
   }
 
-  /** The rate budget this coordinator's own requests share with the workers. */
+  static async open(url: string, log: (message: string) => void = () => {}, options: CoordinatorOptions = {}): Promise<Coordinator> {
+    const redis = await connectRedis(url, log);
+    const queue = new Queue(RECORD_QUEUE, { connection: redis });
+    const eventsConnection = redis.duplicate();
+    const events = new QueueEvents(RECORD_QUEUE, { connection: eventsConnection });
+    await events.waitUntilReady();
+    return new Coordinator(redis, queue, events, eventsConnection, url, log, options);
+  }
+
+  /**
+   * The rate budget this coordinator's own requests share with the workers. Its requests wait for
+   * Redis like the records do, and fail with the run's resume command when the coordinator gives up.
+   */
   sharedRate(scope: string): SharedPermit {
-    return sharedRateLimit(this.redis, scope);
+    const permit = sharedRateLimit(this.redis, scope);
+    return (request) => (this.lost ? Promise.reject(this.stopped()) : Promise.race([permit(request), this.givenUp.then(() => Promise.reject(this.stopped()))]));
+  }
+
+  /** Why the run stops, with its resume command (said where no record's failure carries it). */
+  private stopped(): UserError {
+    return new UserError(`${this.lost!.message}; then resume with: ${this.resumeCommand}`, 1);
   }
 
   /** Records of run `runId` go to the workers, which read the run's spec from Redis. */
   async forRun(runId: string, spec: RunSpec): Promise<RemoteRecords> {
-    await this.redis.set(runSpecKey(runId), JSON.stringify(spec), 'EX', RUN_SPEC_TTL_S);
+    this.specs.set(runId, JSON.stringify(spec));
+    this.resumeCommand = `toolkiln run ${spec.pipeline} --resume ${runId}`;
+    await this.redis.set(runSpecKey(runId), this.specs.get(runId)!, 'EX', RUN_SPEC_TTL_S);
     const workers = await this.queue.getWorkersCount();
     this.log(workers ? `${workers} worker${workers > 1 ? 's' : ''} connected to ${shownUrl(this.url)}` : `no worker is connected to ${shownUrl(this.url)} yet: records wait in the queue until one starts (toolkiln worker --redis <url>)`);
     let usage: UsageReport = { total: emptyUsage(), byStage: {}, byModel: {} };
@@ -114,22 +194,108 @@ export class Coordinator {
   }
 
   private async runJob(data: RecordJobData): Promise<RecordJobResult> {
-    const job = await this.queue.add(data.stage, data, { jobId: jobIdOf(data) });
-    // A job that failed under an earlier coordinator of this run is tried again, not reported again.
-    if (await job.isFailed()) await job.retry('failed');
+    if (this.lost) throw this.lost;
+    const id = jobIdOf(data);
+    const outcome = new Promise<RecordJobResult>((resolve, reject) => this.waiting.set(id, { data, resolve, reject }));
+    // Not awaited: while Redis is away the command waits for it, and the outcome may come (or fail) first.
+    this.enqueue(data).catch((error) => this.settle(id, { error }));
     try {
-      const value: unknown = await job.waitUntilFinished(this.events);
-      return (typeof value === 'string' ? JSON.parse(value) : value) as RecordJobResult;
+      return await outcome;
     } finally {
       // Its outcome is journalled by the caller; a run resumed later enqueues it afresh.
-      await job.remove().catch(() => {});
+      this.queue.remove(id).catch(() => {});
     }
   }
 
+  /** Adds the job (the same id finds the job already there); an outcome it already has is taken. */
+  private async enqueue(data: RecordJobData): Promise<void> {
+    const id = jobIdOf(data);
+    await this.queue.add(data.stage, data, { jobId: id });
+    const state = await this.queue.getJobState(id);
+    // A job that failed under an earlier coordinator of this run is tried again, not reported again.
+    if (state === 'failed') await (await this.queue.getJob(id))?.retry('failed');
+    else if (state === 'completed') await this.takeResult(id, state);
+  }
+
+  /** The outcome of a job that ended (read after its state: read before, it could predate the outcome). */
+  private async takeResult(id: string, state: 'completed' | 'failed'): Promise<void> {
+    const job = await this.queue.getJob(id);
+    if (!job) return; // removed meanwhile: its event settled it
+    this.settle(id, state === 'completed' ? { value: job.returnvalue } : { error: new Error(job.failedReason) });
+  }
+
+  private settle(jobId: string, outcome: { value: unknown } | { error: unknown }): void {
+    const waiting = this.waiting.get(jobId);
+    if (!waiting) return;
+    this.waiting.delete(jobId);
+    if ('error' in outcome) waiting.reject(outcome.error);
+    else waiting.resolve((typeof outcome.value === 'string' ? JSON.parse(outcome.value) : outcome.value) as RecordJobResult);
+  }
+
+  /** Every few seconds: stop after too long without Redis; notice a Redis that lost the run's keys without dropping the connection. */
+  private async check(): Promise<void> {
+    if (this.lost || this.checking) return;
+    if (this.downSince) {
+      const away = Date.now() - this.downSince;
+      if (away < this.maxDownMs) return;
+      return this.giveUp(
+        new UserError(`Redis at ${shownUrl(this.url)} has been unreachable for ${Math.round(away / 1000)} s (--redis-wait ${Math.round(this.maxDownMs / 1000)}), with ${this.waiting.size} records in flight; start redis-server there again`, 1),
+      );
+    }
+    if (!this.specs.size || this.redis.status !== 'ready') return;
+    this.checking = true;
+    try {
+      const present = await this.redis.exists(...[...this.specs.keys()].map(runSpecKey));
+      if (present < this.specs.size) await this.recover();
+    } catch {
+      // The connection's own events say what went wrong.
+    } finally {
+      this.checking = false;
+    }
+  }
+
+  /**
+   * Redis answers again: the runs' specs and the jobs in flight that it no longer holds are sent
+   * again (what the run's journal lacks is exactly what is in flight); outcomes it holds are taken.
+   */
+  private async recover(): Promise<void> {
+    try {
+      const lostSpecs = [];
+      for (const [runId, spec] of this.specs) {
+        if (await this.redis.set(runSpecKey(runId), spec, 'EX', RUN_SPEC_TTL_S, 'NX')) lostSpecs.push(runId);
+      }
+      let sent = 0;
+      for (const [id, { data }] of [...this.waiting]) {
+        if (await this.queue.getJob(id)) continue;
+        sent++;
+        this.enqueue(data).catch((error) => this.settle(id, { error }));
+      }
+      if (lostSpecs.length || sent) this.log(`Redis at ${shownUrl(this.url)} lost the run's queue (restarted empty, or flushed): sent ${sent} record${sent === 1 ? '' : 's'} in flight again`);
+      // Outcomes that came while no event could arrive.
+      for (const [id] of [...this.waiting]) {
+        const state = await this.queue.getJobState(id);
+        if (state === 'completed' || state === 'failed') await this.takeResult(id, state);
+      }
+    } catch (error) {
+      this.log(`redis ${shownUrl(this.url)}: could not check the jobs in flight (${messageOf(error)}); checking again`);
+    }
+  }
+
+  /** Fails every record in flight (the run stops with the reason and its resume command) and refuses new ones. */
+  private giveUp(error: UserError): void {
+    this.lost = error;
+    this.giveUpNow();
+    this.log(error.message);
+    for (const id of [...this.waiting.keys()]) this.settle(id, { error });
+  }
+
   async close(): Promise<void> {
-    await this.events.close();
-    await this.queue.close();
+    clearInterval(this.timer);
+    // With Redis away, closing cleanly would wait for it: a few seconds, then the connections are dropped.
+    const closed = Promise.allSettled([this.events.close(), this.queue.close()]);
+    await Promise.race([closed, new Promise((resolve) => setTimeout(resolve, this.redis.status === 'ready' ? 10_000 : 1000).unref())]);
     this.redis.disconnect();
+    this.eventsConnection.disconnect();
   }
 }
 
@@ -191,7 +357,16 @@ export class RecordWorker {
       maxStalledCount: 5,
     });
     this.worker.on('failed', (job, error) => this.log(`job ${job?.id}: ${messageOf(error)}`));
-    this.worker.on('error', (error) => this.log(`worker: ${messageOf(error)}`));
+    let lastError = '';
+    this.worker.on('error', (error) => {
+      // A result for a job Redis no longer holds (restarted empty, or flushed while the job ran).
+      const dropped = /^Missing (?:lock|key) for job (\S+)\. moveToFinished/.exec(messageOf(error));
+      const message = dropped ? `job ${dropped[1]}: Redis no longer holds it (restarted or flushed), so its result is dropped; its coordinator sends it again` : `worker: ${messageOf(error)}`;
+      // Retried connections fail with the same error every second: said once.
+      if (message !== lastError) this.log(message);
+      lastError = message;
+    });
+    redis.on('ready', () => (lastError = ''));
   }
 
   static async start(options: RecordWorkerOptions): Promise<RecordWorker> {

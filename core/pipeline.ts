@@ -34,6 +34,12 @@ export interface PipelineDefinition<C = any> {
   sourceFiles: (config: C) => string[];
   stages: (config: C) => Stage[];
   exports: Record<string, Exporter>;
+  /**
+   * The share of the loaded records the samples must reach for a run to publish (`--min-yield`
+   * overrides it); undefined: the default of core/run-yield.ts. A recipe that selects a configured
+   * number of samples from many loaded records declares its own.
+   */
+  minYield?: (config: C) => number | undefined;
   /** The dataset's tool library; default: every distinct tool the samples offer. */
   toolLibrary?: (samples: Iterable<Sample>) => ToolSpec[];
   /**

@@ -12,6 +12,7 @@ import type { PipelineDefinition } from './pipeline.ts';
 import type { ProgressOptions } from './progress.ts';
 import { formatZodError, type Manifest, type Sample, type StageStats, type ToolSpec } from './records.ts';
 import { runStages, type RemoteRecords } from './runner.ts';
+import { yieldShortfall } from './run-yield.ts';
 import type { StageThreadsOptions } from './stage-threads.ts';
 import { DatasetStore, type VersionRef } from './store.ts';
 import { checkSourceFile, readSourceText } from './source-files.ts';
@@ -70,6 +71,10 @@ export interface RunPipelineOptions {
   threads?: StageThreadsOptions;
   /** Stop before publishing when more than this share of a stage's records could not reach the endpoint (default 0.1). */
   maxTransportRejects?: number;
+  /** Stop before publishing when the samples are fewer than this share of the records loaded (default 0.05; none is always too few). */
+  minYield?: number;
+  /** Publish even a version with no samples, or below `minYield`. */
+  allowEmpty?: boolean;
   log?: (message: string) => void;
   progress?: ProgressOptions;
   /**
@@ -195,6 +200,7 @@ export async function runPipeline(options: RunPipelineOptions): Promise<RunPipel
   try {
     log(`run ${runId} (resume with --resume ${runId})`);
     const remote = await options.distribute?.forRun(runId, { ...spec, inputs });
+    const resumeCommand = `toolkiln run ${spec.pipeline} --resume ${runId}`;
     const result = await runStages({
       pipeline: options.pipeline,
       config: spec.config,
@@ -205,7 +211,7 @@ export async function runPipeline(options: RunPipelineOptions): Promise<RunPipel
       concurrency: options.concurrency,
       threads: options.threads,
       maxTransportRejects: options.maxTransportRejects,
-      resumeCommand: `toolkiln run ${spec.pipeline} --resume ${runId}`,
+      resumeCommand,
       resolvePath,
       log,
       progress: options.progress,
@@ -215,6 +221,8 @@ export async function runPipeline(options: RunPipelineOptions): Promise<RunPipel
       writeOutcome(runDir, { status: 'dry-run', dataset: null, finishedAt: new Date().toISOString() });
       return { runId, fingerprint, status: 'dry-run', stats: result.stats };
     }
+    const shortfall = yieldShortfall(result.stats, { minYield: options.minYield ?? options.pipeline.minYield?.(spec.config), allowEmpty: options.allowEmpty, resumeCommand });
+    if (shortfall) throw shortfall;
 
     const tools = (options.pipeline.toolLibrary ?? distinctTools)(result.samples());
     // Requests workers sent count as much as this process's own.

@@ -98,10 +98,13 @@ interface StageCounts {
 export class TransportTally {
   readonly keys = new Set<string>();
   readonly byReason: Record<string, number> = {};
+  /** Keys that asked the LLM at all: a whole-set stage's requests are keyed by what it asks about, not by its input records. */
+  readonly asked = new Set<string>();
 
   /** The gateway a stage (or one record of it) sees: transport failures are counted under `key`. */
   watch(llm: LlmGateway, key?: string): LlmGateway {
     return observeResults(llm, (result, _prompt, _vars, options) => {
+      this.asked.add(key ?? options.key);
       if (!result.ok && TRANSPORT_FAILURES.has(result.reason)) this.add(key ?? options.key, result.reason);
     });
   }
@@ -210,7 +213,8 @@ export async function runStages(options: RunStagesOptions): Promise<RunStagesRes
       checkInput: index > 0 && stages[index - 1].output !== stage.input,
       /** Checks the stage's transport failures, then writes its stats (last: their presence means the stage is complete). */
       complete: (counts: StageCounts) => {
-        const excess = tally.excess(stage.name, Math.max(counts.in, 1), options.maxTransportRejects ?? DEFAULT_MAX_TRANSPORT_REJECTS, resumeCommandOf(options));
+        // A loading or whole-set stage asks about things of its own (60 domains from no input record).
+        const excess = tally.excess(stage.name, Math.max(counts.in, tally.asked.size, 1), options.maxTransportRejects ?? DEFAULT_MAX_TRANSPORT_REJECTS, resumeCommandOf(options));
         if (excess) throw excess;
         const stageStats: StageStats = {
           stage: stage.name,
@@ -597,7 +601,8 @@ async function runMapStage(
       flow.release?.finished(i, outputs);
       progress.tick();
       // An endpoint that is down fails every record: stop as soon as that is clear, not after all of them.
-      const excess = tally.excess(stage.name, count(), share, resumeCommandOf(options));
+      // Piped from a stage still running, the input's count is an estimate until it ends: a stage that fans out sends more.
+      const excess = tally.excess(stage.name, Math.max(count(), read), share, resumeCommandOf(options));
       if (excess) {
         failure ??= excess;
         queue.clear();
@@ -617,11 +622,14 @@ async function runMapStage(
   const batch = new BatchRound(ctx.llm);
   const stop = () => failure ?? (flow.signal.aborted ? flow.signal.reason : undefined);
   let total = 0;
+  /** Input records read so far. */
+  let read = 0;
   try {
     for (;;) {
       let i = 0;
       for await (const { value: raw } of input.piped ? input.piped.records(flow.signal) : eachJsonlLine(input.path)) {
         if (stop()) break;
+        read = Math.max(read, i + 1);
         // A journalled entry stands for this record only if it was made for it: records of a stage
         // still running can shift when a resumed run redoes one that could not reach the endpoint.
         if (done.has(i) && !done.madeFor(i, prepareRecord(stage, raw, i, checkInput).key)) done.delete(i);

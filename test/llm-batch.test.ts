@@ -1,34 +1,30 @@
 import { spawn } from 'node:child_process';
+import { createHash } from 'node:crypto';
 import { existsSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { main } from '../bin/cli.ts';
 import { BatchFileWritten, createGateway, formatBatchCounts, type BatchOptions, type GatewayOptions } from '../core/llm/index.ts';
 import { readBatchState } from '../core/llm/batch-openai.ts';
+import { ResponseCache } from '../core/llm/cache.ts';
 import { runPipeline } from '../core/run.ts';
 import { DatasetStore } from '../core/store.ts';
 import type { PipelineDefinition } from '../core/pipeline.ts';
 import { Sample, sampleId } from '../core/records.ts';
 import { reject, type BatchStage, type ScanStage } from '../core/stage.ts';
 import { echoPipeline, echoPrompt } from './fixtures/core/echo-pipeline.ts';
-import { echoChat, startOpenAiServer, type OpenAiTestServer, type RecordedRequest } from './helpers/openai-server.ts';
+import { echoChat, startOpenAiServer, useFreshEndpoint, type OpenAiTestServer, type RecordedRequest } from './helpers/openai-server.ts';
 
 const LINES = ['alpha', 'bravo', 'charlie', 'delta', 'echo'];
 const KEY = 'sk-batch-test-key-0123456789';
 const script = new URL('./fixtures/core/run-batch.ts', import.meta.url).pathname;
 
+const endpoint = useFreshEndpoint();
 let server: OpenAiTestServer;
-beforeAll(async () => {
-  server = await startOpenAiServer();
-});
-afterAll(() => server.close());
-beforeEach(() => {
-  server.reset();
-  server.setBatchPlanner(() => ({}));
-  server.holdBatches(false);
-  server.setResponder('chat', echoChat);
+beforeAll(() => {
+  server = endpoint.server;
 });
 
 function homeWithLines(lines = LINES): { home: string; file: string } {
@@ -111,10 +107,10 @@ const scanPipeline: PipelineDefinition<{ file: string }> = {
   ],
 };
 
-async function run(home: string, file: string, batch?: BatchOptions, extra: { resume?: string; gateway?: Partial<GatewayOptions>; pipeline?: PipelineDefinition } = {}) {
+async function run(home: string, file: string, batch?: BatchOptions, extra: { resume?: string; gateway?: Partial<GatewayOptions>; pipeline?: PipelineDefinition; maxTransportRejects?: number; log?: (message: string) => void } = {}) {
   const llm = gateway(home, batch, extra.gateway);
   try {
-    const result = await runPipeline({ pipeline: extra.pipeline ?? echoPipeline, configOverrides: extra.resume ? undefined : { file }, resume: extra.resume, llm, home, projectDir: process.cwd(), cwd: home, progress: { quiet: true } });
+    const result = await runPipeline({ pipeline: extra.pipeline ?? echoPipeline, configOverrides: extra.resume ? undefined : { file }, resume: extra.resume, llm, home, projectDir: process.cwd(), cwd: home, progress: { quiet: true }, maxTransportRejects: extra.maxTransportRejects, log: extra.log });
     return { result, usage: llm.usage() };
   } finally {
     await llm.close();
@@ -208,7 +204,9 @@ describe('--batch (OpenAI Batch API)', () => {
   it('rejects a record whose request fails on every submission, with the reason', async () => {
     server.setBatchPlanner(() => ({ line: (line) => (String(line.body.messages.at(-1).content) === 'charlie' ? 'error' : 'ok') }));
     const { home, file } = homeWithLines();
-    const { result } = await run(home, file, { mode: 'openai', maxSubmissions: 2 });
+    // One record of five: more than the 10 % of records that may fail to get an answer by default.
+    await expect(run(homeWithLines().home, file, { mode: 'openai', maxSubmissions: 2 })).rejects.toThrow(/^stage ask: 1 of 5 records could not reach the LLM endpoint \(batch_failed 1\)/);
+    const { result } = await run(home, file, { mode: 'openai', maxSubmissions: 2 }, { maxTransportRejects: 0.2 });
     expect(result.manifest!.stats.batch).toEqual({ batches: 2, submitted: 6, completed: 4, failed: 2, expired: 0, resubmitted: 1, abandoned: 1 });
     const rejects = readFileSync(join(result.ref!.dir, 'rejects.jsonl'), 'utf8').split('\n').filter(Boolean).map((l) => JSON.parse(l));
     expect(rejects).toHaveLength(1);
@@ -316,6 +314,68 @@ describe('--batch (OpenAI Batch API)', () => {
     expect(creates()).toBe(1); // no second batch for the same requests
     expect(server.count('chat')).toBe(0);
     expect(result.manifest!.stats.batch).toEqual(counts({}));
+    expect(result.manifest!.counts.samples).toBe(5);
+  });
+});
+
+describe("--batch: each request's result is taken once, whatever the provider's files hold", () => {
+  const keyOf = (line: string) => (JSON.parse(line) as { custom_id: string }).custom_id;
+  const withKey = (line: string, key: string) => line.replace(/"custom_id":"[^"]*"/, `"custom_id":"${key}"`);
+  const addsUp = (batch: Record<string, number>) => expect(batch.submitted).toBe(batch.completed + batch.failed + batch.expired);
+
+  it('a result line that is not JSON is reported and its request sent again, with the same bytes as a direct run', async () => {
+    const direct = homeWithLines();
+    const plain = await run(direct.home, direct.file);
+    server.reset();
+    let broken = '';
+    server.setBatchPlanner(({ number }) => ({
+      files: ({ output, errors }) => {
+        if (number > 1) return { output, errors };
+        broken = keyOf(output[2]);
+        return { output: output.map((line, i) => (i === 2 ? line.slice(0, 60) : line)), errors };
+      },
+    }));
+    const { home, file } = homeWithLines();
+    const logs: string[] = [];
+    const { result } = await run(home, file, { mode: 'openai' }, { log: (message) => logs.push(message) });
+    expect(result.status).toBe('published');
+    expect(server.batches.map((b) => b.lines.length)).toEqual([5, 1]);
+    expect(server.batches[1].lines[0].custom_id).toBe(broken);
+    expect(result.manifest!.stats.batch).toEqual(counts({ batches: 2, submitted: 6, completed: 5, failed: 1, resubmitted: 1 }));
+    addsUp(result.manifest!.stats.batch as Record<string, number>);
+    expect(published(result.ref!.dir)).toEqual(published(plain.result.ref!.dir));
+    expect(logs.join('\n')).toMatch(/batch batch_\d+: 1 result line ignored \(first: \S+001-ask\.output\.jsonl:3: not valid JSON/);
+  });
+
+  it('a result line for a request the batch did not hold is neither counted nor cached', async () => {
+    const stray = createHash('sha256').update('a request nobody asked').digest('hex');
+    server.setBatchPlanner(({ number }) => ({ files: ({ output, errors }) => (number > 1 ? { output, errors } : { output: [...output, withKey(output[0], stray), withKey(output[1], 'request-1')], errors }) }));
+    const { home, file } = homeWithLines();
+    const { result } = await run(home, file, { mode: 'openai' });
+    expect(result.manifest!.stats.batch).toEqual(counts({}));
+    expect(result.manifest!.counts.samples).toBe(5);
+    const cache = ResponseCache.open(join(home, '.toolkiln', 'cache', 'llm'));
+    try {
+      expect(cache.has(stray)).toBe(false);
+      expect(server.batches[0].lines.every((line) => cache.has(line.custom_id))).toBe(true);
+    } finally {
+      cache.close();
+    }
+  });
+
+  it('a request both answered and failed in the result files is taken as answered: sent once, paid once, counted once', async () => {
+    server.setBatchPlanner(({ number }) => ({
+      files: ({ output, errors }) => {
+        if (number > 1) return { output, errors };
+        const failedToo = JSON.stringify({ id: 'batch_req_late', custom_id: keyOf(output[0]), response: { status_code: 500, request_id: 'req_late', body: { error: { message: 'late failure' } } }, error: null });
+        return { output: [...output, output[3]], errors: [...errors, failedToo] };
+      },
+    }));
+    const { home, file } = homeWithLines();
+    const { result } = await run(home, file, { mode: 'openai' });
+    expect(server.batches).toHaveLength(1);
+    expect(result.manifest!.stats.batch).toEqual(counts({}));
+    addsUp(result.manifest!.stats.batch as Record<string, number>);
     expect(result.manifest!.counts.samples).toBe(5);
   });
 });

@@ -108,6 +108,7 @@ describe('workers: bad settings', () => {
     expect(await cli(['worker'], home)).toEqual({ code: 2, err: expect.stringMatching(/^toolkiln: missing --redis <url>/) });
     expect(await cli(['run', 'nestools', '--redis', 'localhost:6379'], home)).toEqual({ code: 2, err: 'toolkiln: --redis takes a redis:// or rediss:// URL, not "localhost:6379"' });
     expect(await cli(['run', 'nestools', '--redis', redis.url, '--dry-run'], home)).toEqual({ code: 2, err: expect.stringContaining('does not combine with --dry-run') });
+    expect(await cli(['run', 'nestools', '--redis-wait', '30'], home)).toEqual({ code: 2, err: 'toolkiln: --redis-wait says how long a run with workers waits for a lost Redis: it needs --redis' });
     // Nothing listens on the port redis-server had before it was stopped: a closed port.
     const closed = await startRedis();
     await closed.stop();

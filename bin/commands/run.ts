@@ -19,7 +19,7 @@ export const PROJECT_DIR = fileURLToPath(new URL('../..', import.meta.url));
 
 export const runCommand: Command = {
   path: ['run'],
-  usage: 'toolkiln run <pipeline> [--config f] [--llm offline|openai|replay] [--model m] [--limit n] [--seed n] [--concurrency n] [--rpm n] [--tpm n] [--name dataset] [--resume runId] [--force] [--no-cache] [--dry-run] [--price-table f] [--max-retries n] [--max-transport-rejects share] [--batch | --batch-file out.jsonl] [--batch-results in.jsonl] [--redis url] [--threads n] [--quiet] [--json]',
+  usage: 'toolkiln run <pipeline> [--config f] [--llm offline|openai|replay] [--model m] [--limit n] [--seed n] [--concurrency n] [--rpm n] [--tpm n] [--name dataset] [--resume runId] [--force] [--no-cache] [--dry-run] [--price-table f] [--max-retries n] [--max-transport-rejects share] [--min-yield share] [--allow-empty] [--batch | --batch-file out.jsonl] [--batch-results in.jsonl] [--redis url] [--redis-wait s] [--threads n] [--quiet] [--json]',
   summary: 'run a recipe end to end and publish the next dataset version',
   options: {
     config: { type: 'string' },
@@ -33,11 +33,14 @@ export const runCommand: Command = {
     force: { type: 'boolean' },
     'dry-run': { type: 'boolean' },
     'max-transport-rejects': { type: 'string' },
+    'min-yield': { type: 'string' },
+    'allow-empty': { type: 'boolean' },
     quiet: { type: 'boolean' },
     batch: { type: 'boolean' },
     'batch-file': { type: 'string' },
     'batch-results': { type: 'string' },
     redis: { type: 'string' },
+    'redis-wait': { type: 'string' },
     threads: { type: 'string' },
   },
   async run(positionals, values, io) {
@@ -62,7 +65,9 @@ export const runCommand: Command = {
     }
     // Loaded only with --redis: BullMQ is not needed otherwise.
     const distributed = redisUrl === undefined ? undefined : await import('../../core/distributed.ts');
-    const coordinator = redisUrl === undefined ? undefined : await distributed!.Coordinator.open(redisUrl, io.err);
+    const redisWait = intFlag(values, 'redis-wait', { min: 1 });
+    if (redisWait !== undefined && redisUrl === undefined) throw new UserError('--redis-wait says how long a run with workers waits for a lost Redis: it needs --redis');
+    const coordinator = redisUrl === undefined ? undefined : await distributed!.Coordinator.open(redisUrl, io.err, { maxDownMs: redisWait === undefined ? undefined : redisWait * 1000 });
     let llm: LlmGateway;
     try {
       // The coordinator's own requests (whole-set stages) count against the budget the workers share.
@@ -92,6 +97,8 @@ export const runCommand: Command = {
         concurrency: concurrency ?? (coordinator ? DISTRIBUTED_IN_FLIGHT : undefined),
         threads: threads === undefined ? undefined : { count: threads },
         maxTransportRejects: numberFlag(values, 'max-transport-rejects', { min: 0, max: 1 }),
+        minYield: numberFlag(values, 'min-yield', { min: 0 }),
+        allowEmpty: values['allow-empty'] === true,
         log: io.err,
         progress: { quiet: values.quiet === true },
         distribute: coordinator,

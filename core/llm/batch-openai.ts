@@ -5,7 +5,7 @@ import { Readable } from 'node:stream';
 import type OpenAI from 'openai';
 import { UserError, messageOf } from '../errors.ts';
 import { writeFileAtomic } from '../jsonl.ts';
-import { BATCH_ENDPOINT, batchInputLine, forEachLine, readBatchResult, type BatchInputLine } from './batch-jsonl.ts';
+import { BATCH_ENDPOINT, batchInputLine, forEachLine, readBatchResult, type BatchInputLine, type BatchResult } from './batch-jsonl.ts';
 import type { ResponseCache } from './cache.ts';
 import type { ChatSend } from './openai.ts';
 import { keyMasker, maskingFetch } from './secrets.ts';
@@ -120,8 +120,15 @@ export class OpenAiBatches {
     const live = this.keysOfLiveBatches();
     const fresh: BatchInputLine[] = [];
     for (const [key, request] of requests) {
-      if (this.state.abandoned[key]) abandoned.set(key, this.state.abandoned[key]);
-      else if (!live.has(key)) fresh.push(batchInputLine(key, request));
+      if (live.has(key)) continue;
+      // Given up by an earlier process of this run (this one answers it `batch_failed` without asking):
+      // a resumed run asks again, with a fresh round of submissions.
+      if (this.state.abandoned[key]) {
+        delete this.state.abandoned[key];
+        delete this.state.resubmissions[key];
+        this.state.counts.abandoned--;
+      }
+      fresh.push(batchInputLine(key, request));
     }
     if (live.size) this.options.log(`batch: ${live.size} requests are in batches already submitted; waiting for those`);
     for (const record of this.state.batches.filter((b) => !b.id)) await this.create(record);
@@ -224,10 +231,20 @@ export class OpenAiBatches {
     this.options.log(`batch ${batch.id}: submitted ${record.requests} requests of stage ${record.stage} (${record.file})`);
   }
 
-  /** Reads a finished batch's output and error files: answers into the cache, the rest as failures by key. */
+  /**
+   * Reads a finished batch's output and error files: answers into the cache, the rest as failures by
+   * key. Each request of the batch gets one outcome, whatever the files hold: the first answer wins
+   * (an error line for an answered request, or a second answer, is ignored, so nothing is paid
+   * twice); a line for a request the batch did not hold is never cached; a line that cannot be read
+   * is reported, and the request it held, left without an outcome, fails and is sent again.
+   */
   private async collect(record: BatchRecord, batch: OpenAI.Batches.Batch): Promise<Map<string, Failure>> {
+    const inBatch = new Set<string>();
+    forEachLine(join(this.options.runDir, record.file), (line) => inBatch.add((JSON.parse(line) as BatchInputLine).custom_id));
     const failures = new Map<string, Failure>();
     const answered = new Set<string>();
+    const ignored: string[] = [];
+    let unreadable = '';
     for (const [fileId, suffix] of [[batch.output_file_id, 'output'], [batch.error_file_id, 'errors']] as const) {
       if (!fileId) continue;
       const local = join(this.options.runDir, record.file.replace(/\.jsonl$/, `.${suffix}.jsonl`));
@@ -241,8 +258,19 @@ export class OpenAiBatches {
           if (!raw.trim()) continue;
           const line = this.mask(raw);
           writeSync(fd, line + '\n');
-          const result = readBatchResult(line, `${local}:${++number}`);
-          if ('reply' in result) {
+          const where = `${local}:${++number}`;
+          let result: BatchResult;
+          try {
+            result = readBatchResult(line, where);
+          } catch (error) {
+            if (!(error instanceof UserError)) throw error;
+            ignored.push(error.message);
+            unreadable ||= error.message;
+            continue;
+          }
+          if (!inBatch.has(result.key)) ignored.push(`${where}: custom_id ${result.key} is not a request of batch ${record.id}: not cached`);
+          else if (answered.has(result.key) || failures.has(result.key)) ignored.push(`${where}: a second result for request ${result.key.slice(0, 12)}…: the first one stands`);
+          else if ('reply' in result) {
             this.options.cache.forget(result.key);
             this.options.cache.put(result.key, result.reply);
             answered.add(result.key);
@@ -252,15 +280,14 @@ export class OpenAiBatches {
         closeSync(fd);
       }
     }
-    // Lines with no result at all: not run before the window closed, or the whole batch failed.
-    const why: Failure =
-      batch.status === 'failed'
+    if (ignored.length) this.options.log(`batch ${record.id}: ${ignored.length} result line${ignored.length === 1 ? '' : 's'} ignored (first: ${ignored[0]})`);
+    // Requests with no result at all: their line could not be read, they did not run before the window closed, or the whole batch failed.
+    const why: Failure = unreadable
+      ? { error: `no readable result line (${unreadable})`, expired: false }
+      : batch.status === 'failed'
         ? { error: `the batch failed: ${batch.errors?.data?.map((e) => `${e.code ?? 'error'}: ${e.message ?? ''}`).join('; ') || 'no reason given'}`, expired: false }
         : { error: `batch ${batch.status} before this request ran`, expired: true };
-    forEachLine(join(this.options.runDir, record.file), (line) => {
-      const key = (JSON.parse(line) as BatchInputLine).custom_id;
-      if (!answered.has(key) && !failures.has(key)) failures.set(key, why);
-    });
+    for (const key of inBatch) if (!answered.has(key) && !failures.has(key)) failures.set(key, why);
     const expired = [...failures.values()].filter((f) => f.expired).length;
     this.state.counts.completed += answered.size;
     this.state.counts.expired += expired;

@@ -48,8 +48,12 @@ export type FailureReason =
   | 'batch_failed'
   | 'batch_deferred';
 
-/** Failures that say the endpoint could not be reached or would not answer, not that an answer was bad. */
-export const TRANSPORT_FAILURES: ReadonlySet<string> = new Set<FailureReason>(['connection_error', 'timeout', 'http_error', 'rate_limited']);
+/**
+ * Failures that say the endpoint could not be reached or would not answer, not that an answer was
+ * bad: a record rejected for one is asked again on resume. A Batch API request that failed on every
+ * submission is one (the provider did not answer it), so batch mode stops as direct mode does.
+ */
+export const TRANSPORT_FAILURES: ReadonlySet<string> = new Set<FailureReason>(['connection_error', 'timeout', 'http_error', 'rate_limited', 'batch_failed']);
 
 export type GenerateResult<O> =
   | { ok: true; value: O; model: string; cached: boolean }

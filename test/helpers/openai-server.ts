@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
-import { afterAll, beforeAll } from 'vitest';
+import { afterAll, beforeAll, beforeEach } from 'vitest';
 import { createGateway, type LlmGateway } from '../../core/llm/index.ts';
 
 /**
@@ -69,6 +69,8 @@ export interface BatchPlan {
   status?: 'completed' | 'expired' | 'failed';
   /** Per line (0-based within the batch); default `ok`, or `expired` when the batch expires. */
   line?: (line: any, index: number) => BatchLineOutcome;
+  /** Rewrites the output and error files' lines before they are stored: a provider that writes a broken, stray or second line. */
+  files?: (files: { output: string[]; errors: string[] }) => { output: string[]; errors: string[] };
 }
 
 /** Picks the plan of a new batch; `number` counts batches created since start or reset (1-based). */
@@ -346,8 +348,9 @@ export async function startOpenAiServer(options: OpenAiServerOptions = {}): Prom
       files.set(id, { filename: `${batch.id}.jsonl`, purpose: 'batch_output', content: lines.map((l) => l + '\n').join('') });
       return id;
     };
-    if (output.length) batch.outputFileId = store(output);
-    if (errors.length) batch.errorFileId = store(errors);
+    const written = batch.plan.files?.({ output, errors }) ?? { output, errors };
+    if (written.output.length) batch.outputFileId = store(written.output);
+    if (written.errors.length) batch.errorFileId = store(written.errors);
   }
 
   function fileObject(id: string): unknown {
@@ -448,6 +451,25 @@ export function useTestEndpoint(): { server: OpenAiTestServer; llm: LlmGateway }
   afterAll(async () => {
     await endpoint.llm.close();
     await endpoint.server.close();
+  });
+  return endpoint;
+}
+
+/**
+ * A local endpoint for the tests of one file or `describe`, started before them, closed after, and
+ * back to its defaults before each test (echo answers, batches as planned, nothing held or recorded).
+ */
+export function useFreshEndpoint(): { readonly server: OpenAiTestServer } {
+  const endpoint = {} as { server: OpenAiTestServer };
+  beforeAll(async () => {
+    endpoint.server = await startOpenAiServer();
+  });
+  afterAll(() => endpoint.server.close());
+  beforeEach(() => {
+    endpoint.server.reset();
+    endpoint.server.setBatchPlanner(() => ({}));
+    endpoint.server.holdBatches(false);
+    endpoint.server.setResponder('chat', echoChat);
   });
   return endpoint;
 }

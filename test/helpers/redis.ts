@@ -4,7 +4,10 @@ import { createServer, connect } from 'node:net';
 /** A redis-server of the test's own, on a free port of 127.0.0.1, with nothing persisted. */
 export interface TestRedis {
   url: string;
+  /** SIGKILLs the server (and waits for it to exit). */
   stop(): Promise<void>;
+  /** A new, empty server on the same port (after `stop`): Redis restarted with nothing kept. */
+  restart(): Promise<void>;
 }
 
 function redisServerPath(): string {
@@ -33,6 +36,20 @@ function accepts(port: number): Promise<boolean> {
 export async function startRedis(): Promise<TestRedis> {
   const path = redisServerPath();
   const port = await freePort();
+  let server = await listen(path, port);
+  return {
+    url: `redis://127.0.0.1:${port}`,
+    async stop() {
+      if (server.child.exitCode === null) server.child.kill('SIGKILL');
+      await server.exited;
+    },
+    async restart() {
+      server = await listen(path, port);
+    },
+  };
+}
+
+async function listen(path: string, port: number): Promise<{ child: ChildProcess; exited: Promise<void> }> {
   const child: ChildProcess = spawn(path, ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'], { stdio: 'ignore' });
   const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
   const deadline = Date.now() + 20_000;
@@ -41,11 +58,5 @@ export async function startRedis(): Promise<TestRedis> {
     if (Date.now() > deadline) throw new Error(`redis-server did not listen on port ${port} within 20 s`);
     await new Promise((resolve) => setTimeout(resolve, 50));
   }
-  return {
-    url: `redis://127.0.0.1:${port}`,
-    async stop() {
-      if (child.exitCode === null) child.kill('SIGKILL');
-      await exited;
-    },
-  };
+  return { child, exited };
 }
