@@ -95,6 +95,8 @@ export const acebenchPipeline = definePipeline<AceBenchConfig>({
   },
   exports: { ...commonExporters, 'openai-chat': openAIChatExporter(aceGoldReply), acebench: exportAceBench },
   scorer: acebenchScorer,
+  // An import publishes the released records as they are: what breaks an invariant is counted, not dropped.
+  invariants: { gate: (config) => (config.importDir ? 'record' : 'reject') },
 });
 
 export default acebenchPipeline;

@@ -84,6 +84,8 @@ export const nestoolsPipeline = definePipeline<NesToolsConfig>({
   exports: { ...commonExporters, nestools: exportNesTools, 'seal-tools': exportSealTools },
   recheck: recheckNesTools,
   scorer: nestoolsScorer,
+  // An import publishes the file's records as they are: what breaks an invariant is counted, not dropped.
+  invariants: { gate: (config) => (config.importFile ? 'record' : 'reject') },
 });
 
 /** Review preparation shared by both ways in: tags, de-duplication, statistics beside the reference. */

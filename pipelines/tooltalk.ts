@@ -56,6 +56,8 @@ export const tooltalkPipeline = definePipeline<ToolTalkConfig>({
         ],
   exports: { ...commonExporters, tooltalk: exportToolTalk },
   scorer: tooltalkScorer,
+  // An import publishes the released conversations as they are: what breaks an invariant is counted, not dropped.
+  invariants: { gate: (config) => (config.importDir ? 'record' : 'reject') },
 });
 
 export default tooltalkPipeline;
