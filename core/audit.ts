@@ -30,8 +30,8 @@ export interface CheckCount {
   samples: number;
   /** The first offending sample ids (at most `FIRST_IDS`), in the order met. */
   first: string[];
-  /** The first findings, as examples. */
-  examples: Finding[];
+  /** The first findings, as examples, each with where its sample comes from (`source`: its id in its source file). */
+  examples: (Finding & { source?: string })[];
 }
 
 export interface AuditReport {
@@ -61,23 +61,23 @@ export class AuditTally {
     for (const audit of audits) this.entry(audit.name, 'recipe', audit.description);
   }
 
-  private entry(check: string, kind: CheckCount['kind'], description: string): CheckCount {
+  entry(check: string, kind: CheckCount['kind'], description: string): CheckCount {
     let entry = this.counts.get(check);
     if (!entry) this.counts.set(check, (entry = { check, kind, description, checked: null, findings: 0, samples: 0, first: [], examples: [] }));
     return entry;
   }
 
-  /** The findings of one sample (or, with an empty sample id, of the version as a whole). */
-  add(findings: readonly Finding[]): void {
+  /** The findings of one sample (or, with an empty sample id, of the version as a whole); `source` names the sample in its source. */
+  add(findings: readonly Finding[], source?: string): void {
     const counted = new Set<string>();
     for (const finding of findings) {
       const entry = this.entry(finding.check, 'recipe', '');
       entry.findings++;
-      if (entry.examples.length < EXAMPLES) entry.examples.push(finding);
+      if (entry.examples.length < EXAMPLES) entry.examples.push(source ? { ...finding, source } : finding);
       if (!finding.sampleId || counted.has(finding.check)) continue;
       counted.add(finding.check);
       entry.samples++;
-      if (entry.first.length < FIRST_IDS) entry.first.push(finding.sampleId);
+      if (entry.first.length < FIRST_IDS && !entry.first.includes(finding.sampleId)) entry.first.push(finding.sampleId);
     }
   }
 
@@ -95,7 +95,11 @@ export class AuditTally {
 export interface AuditOptions {
   audits?: readonly SampleAudit[];
   invariants?: InvariantOptions;
+  /** Records of the source that could not be made into samples (a released file's), asked for after the samples were read. */
+  unreadable?: () => Finding[];
 }
+
+export const UNREADABLE = 'record-readable';
 
 /** The audit of a stream of samples against a tool library: the shared invariants, then each recipe audit. */
 export function auditSamples(samples: Iterable<Sample>, library: readonly ToolSpec[], options: AuditOptions = {}): AuditReport {
@@ -105,9 +109,20 @@ export function auditSamples(samples: Iterable<Sample>, library: readonly ToolSp
   tally.add(invariants.libraryFindings());
   for (const sample of samples) {
     tally.samples++;
-    tally.add([...invariants.check(sample), ...audits.flatMap((audit) => audit.check(sample))]);
+    tally.add([...invariants.check(sample), ...audits.flatMap((audit) => audit.check(sample))], sourceOf(sample));
+  }
+  if (options.unreadable) {
+    tally.entry(UNREADABLE, 'invariant', 'the record can be read as a sample');
+    for (const finding of options.unreadable()) tally.add([finding]);
   }
   for (const [check, checked] of Object.entries(invariants.checked)) tally.setChecked(check, checked);
   for (const audit of audits) if (audit.checked) tally.setChecked(audit.name, audit.checked());
   return tally.report();
+}
+
+/** Where a sample comes from, when its meta says: `<id in its source> in <file>` (a released record's own id). */
+export function sourceOf(sample: Sample): string | undefined {
+  const source = sample.meta.source;
+  if (!source?.id) return undefined;
+  return source.file ? `${source.id} in ${source.file}` : source.id;
 }

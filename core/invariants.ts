@@ -100,7 +100,8 @@ export class SampleInvariants {
       this.checked['tool-exists']++;
       const tool = offered.get(call.tool);
       if (!tool) {
-        const known = this.byName.has(call.tool) ? ' (the version has a tool of that name, but the sample does not offer it)' : '';
+        const alike = [...offered.keys()].find((name) => name.toLowerCase() === call.tool.toLowerCase());
+        const known = alike ? ` (it offers ${JSON.stringify(alike)}, one name case aside)` : this.byName.has(call.tool) ? ' (the version has a tool of that name, but the sample does not offer it)' : '';
         add('tool-exists', where, `calls ${JSON.stringify(call.tool)}, which the sample's candidate list does not offer${known}`);
         continue;
       }
@@ -150,12 +151,18 @@ export class SampleInvariants {
   }
 }
 
-/** A tool's parameters as a model must fill them (names, types, enums, formats, required …), descriptions aside. */
+/** Keys of a parameter schema that document it without changing what a call must give. */
+const DOCUMENTING = new Set(['description', 'default', 'examples', 'title']);
+
+/** A tool's parameters as a model must fill them (names, types, enums, formats, required …), documentation aside. */
 function shapeOf(tool: ToolSpec): string {
-  const strip = (value: unknown): unknown => {
-    if (Array.isArray(value)) return value.map(strip);
-    if (!value || typeof value !== 'object') return value;
-    return Object.fromEntries(Object.entries(value).filter(([key, inner]) => !(key === 'description' && typeof inner === 'string')).map(([key, inner]) => [key, strip(inner)]));
+  // A schema's documenting keys go; under `properties` the keys are parameter names and stay.
+  const strip = (schema: unknown): unknown => {
+    if (Array.isArray(schema)) return schema.map(strip);
+    if (!isJsonObject(schema)) return schema;
+    return Object.fromEntries(
+      Object.entries(schema).map(([key, inner]) => [key, DOCUMENTING.has(key) ? undefined : key === 'properties' && isJsonObject(inner) ? Object.fromEntries(Object.entries(inner).map(([name, property]) => [name, strip(property)])) : strip(inner)]),
+    );
   };
   return stableStringify(strip(tool.parameters));
 }

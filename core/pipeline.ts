@@ -1,7 +1,7 @@
 import type { z } from 'zod';
 import type { SampleAudit } from './audit.ts';
 import type { BenchmarkScorer } from './eval.ts';
-import type { InvariantOptions } from './invariants.ts';
+import type { Finding, InvariantOptions } from './invariants.ts';
 import type { Check, Sample, ToolSpec } from './records.ts';
 import type { SampleSource } from './sample-source.ts';
 import type { Stage } from './stage.ts';
@@ -57,7 +57,7 @@ export interface PipelineDefinition<C = any> {
    * rejects a sample that breaks one; `record` publishes it and counts it (an import of a released
    * benchmark keeps every record as released).
    */
-  invariants?: InvariantOptions & { gate?: (config: C) => 'reject' | 'record' };
+  invariants?: Pick<InvariantOptions, 'offeredOutsideLibrary'> & { gate?: (config: C) => 'reject' | 'record' };
   /** Released benchmarks this recipe reads as samples (`toolkiln datasets audit --released <name>`). */
   released?: ReleasedSamples[];
 }
@@ -70,8 +70,12 @@ export interface ReleasedSamples {
   path: string;
   /** What is read, for messages. */
   files: string;
-  /** Its samples (read again on each call) and, when the release has one, its tool library (default: the tools the samples offer). */
-  read(path: string): { samples: () => Iterable<Sample>; tools?: () => ToolSpec[] };
+  /**
+   * Its samples (read again on each call); when the release has one, its tool library (default: the
+   * tools the samples offer); and the records it could not make into samples, each a finding of
+   * check `record-readable` (known once the samples were read).
+   */
+  read(path: string, resolvePath: (path: string) => string): { samples: () => Iterable<Sample>; tools?: () => ToolSpec[]; unreadable?: () => Finding[] };
 }
 
 export function definePipeline<C>(definition: PipelineDefinition<C>): PipelineDefinition<C> {
