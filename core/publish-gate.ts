@@ -20,6 +20,8 @@ import type { SampleLine } from './store.ts';
  */
 
 export const GATE_STAGE = 'invariants';
+/** Bump when the gate or the invariants change what is published: it is part of the dataset fingerprint. */
+export const GATE_VERSION = 1;
 
 export interface GateOptions {
   mode: 'reject' | 'record';

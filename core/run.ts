@@ -10,7 +10,7 @@ import type { LlmGateway } from './llm/types.ts';
 import { combineUsage } from './llm/usage.ts';
 import type { PipelineDefinition } from './pipeline.ts';
 import type { ProgressOptions } from './progress.ts';
-import { describeGate, gateForPublishing } from './publish-gate.ts';
+import { describeGate, gateForPublishing, GATE_VERSION } from './publish-gate.ts';
 import { formatZodError, type Manifest, type Sample, type StageStats, type ToolSpec } from './records.ts';
 import { runStages, type RemoteRecords } from './runner.ts';
 import type { StageThreadsOptions } from './stage-threads.ts';
@@ -182,6 +182,7 @@ export async function runPipeline(options: RunPipelineOptions): Promise<RunPipel
     stages: inputs.stages,
     prompts: inputs.prompts,
     sources,
+    gate: GATE_VERSION,
   });
 
   const store = new DatasetStore(options.home, { warn: log });

@@ -21,42 +21,49 @@ export const datasetsAuditCommand: Command = {
   options: { released: { type: 'string' }, dir: { type: 'string' } },
   async run(positionals, values, io) {
     const released = stringFlag(values, 'released');
-    const resolvePath = pathResolver(io.cwd, PROJECT_DIR);
-    let subject: string;
-    let report: AuditReport;
+    let audited: { subject: string; report: AuditReport };
     if (released !== undefined) {
       needPositionals(positionals, 0, this.usage);
-      const found = releasedSet(released);
-      const dir = resolve(io.cwd, stringFlag(values, 'dir') ?? resolvePath(found.entry.path));
-      if (!existsSync(dir)) throw new UserError(`released ${released} not found at ${dir}; put its files (${found.entry.files}) there or give --dir <folder>`);
-      const { samples, tools, unreadable } = found.entry.read(dir, resolvePath);
-      const pipeline = found.pipeline;
-      subject = `released ${released} (${dir})`;
-      report = auditSamples(samples(), tools?.() ?? distinctTools(samples()), {
-        audits: pipeline.audits?.(pipeline.configSchema.parse({}), resolvePath),
-        invariants: { offeredOutsideLibrary: pipeline.invariants?.offeredOutsideLibrary },
-        unreadable,
-      });
+      audited = auditReleased(released, { cwd: io.cwd, dir: stringFlag(values, 'dir') });
     } else {
       if (values.dir !== undefined) throw new UserError('--dir goes with --released (the folder of a released benchmark)');
       needPositionals(positionals, 1, this.usage);
-      const store = new DatasetStore(io.home, { warn: io.err });
-      const ref = store.resolve(positionals[0]);
-      store.assertIntact(ref);
-      const manifest = store.manifest(ref);
-      // A version another recipe made (or one this toolkiln does not know) gets the shared invariants alone.
-      const pipeline: PipelineDefinition | undefined = pipelines[manifest.pipeline];
-      subject = `${ref.name}@${ref.version}`;
-      report = auditSamples(store.sampleSource(ref).all(), store.tools(ref), {
-        audits: pipeline?.audits?.(manifest.config, resolvePath),
-        invariants: { offeredOutsideLibrary: pipeline?.invariants?.offeredOutsideLibrary },
-      });
+      audited = auditVersion(new DatasetStore(io.home, { warn: io.err }), positionals[0], io.cwd);
     }
-    if (io.json) io.out(JSON.stringify({ audited: subject, ...report }));
-    else io.out(formatAudit(subject, report));
+    if (io.json) io.out(JSON.stringify({ audited: audited.subject, ...audited.report }));
+    else io.out(formatAudit(audited.subject, audited.report));
     return 0;
   },
 };
+
+/** The audit of a published version (`name@v`): its samples streamed from its files, against its tool library, with its recipe's audits. */
+export function auditVersion(store: DatasetStore, name: string, cwd: string): { subject: string; report: AuditReport } {
+  const ref = store.resolve(name);
+  store.assertIntact(ref);
+  const manifest = store.manifest(ref);
+  // A version of a recipe this toolkiln does not know gets the shared invariants alone.
+  const pipeline: PipelineDefinition | undefined = pipelines[manifest.pipeline];
+  const report = auditSamples(store.sampleSource(ref).all(), store.tools(ref), {
+    audits: pipeline?.audits?.(manifest.config, pathResolver(cwd, PROJECT_DIR)),
+    invariants: { offeredOutsideLibrary: pipeline?.invariants?.offeredOutsideLibrary },
+  });
+  return { subject: `${ref.name}@${ref.version}`, report };
+}
+
+/** The audit of a released benchmark read as samples by the recipe that knows it (from `dir`, default: its place beside the project). */
+export function auditReleased(name: string, options: { cwd: string; dir?: string }): { subject: string; report: AuditReport } {
+  const { pipeline, entry } = releasedSet(name);
+  const resolvePath = pathResolver(options.cwd, PROJECT_DIR);
+  const dir = options.dir === undefined ? resolvePath(entry.path) : resolve(options.cwd, options.dir);
+  if (!existsSync(dir)) throw new UserError(`released ${name} not found at ${dir}; put its files (${entry.files}) there or give --dir <folder>`);
+  const { samples, tools, unreadable } = entry.read(dir, resolvePath);
+  const report = auditSamples(samples(), tools?.() ?? distinctTools(samples()), {
+    audits: pipeline.audits?.(pipeline.configSchema.parse({}), resolvePath),
+    invariants: { offeredOutsideLibrary: pipeline.invariants?.offeredOutsideLibrary },
+    unreadable,
+  });
+  return { subject: `released ${name} (${dir})`, report };
+}
 
 /** The recipe that reads released set `name`, and its entry; an unknown name is a one-line error listing the known ones. */
 function releasedSet(name: string) {
