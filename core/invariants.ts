@@ -59,7 +59,8 @@ export class SampleInvariants {
     library: readonly ToolSpec[],
     private readonly options: InvariantOptions = {},
   ) {
-    this.validator = options.validator ?? new ArgumentValidator();
+    // A version may hold thousands of distinct tools: the compiled schemas kept are bounded.
+    this.validator = options.validator ?? new ArgumentValidator({ maxCompiled: 1000 });
     for (const tool of library) {
       if (!this.byName.has(tool.name)) this.byName.set(tool.name, tool);
       const folded = tool.name.toLowerCase();

@@ -10,6 +10,8 @@ import { Sample, type Call, type Json, type ToolSpec } from '../core/records.ts'
 import { runPipeline } from '../core/run.ts';
 import { sourceStage } from '../core/stage.ts';
 import { DatasetStore } from '../core/store.ts';
+import { commonExporters } from '../stages/export/index.ts';
+import { readDatasetCard } from './helpers/dataset-card.ts';
 
 /**
  * The audit of a version with one planted fault of each kind (every one found, nothing else), the
@@ -168,5 +170,19 @@ describe('the publish gate', () => {
     expect(store.rejects(result.ref!)).toEqual([]);
     expect(result.manifest!.stats.audit).toMatchObject({ gate: 'record', rejected: 0, checks: { 'range-order': { findings: 1, samples: 1 } } });
     expect(readFileSync(join(result.ref!.dir, 'manifest.json'), 'utf8')).toContain('"range-order"');
+  });
+
+  it("shows what it found in the Hugging Face dataset card's Checks table", async () => {
+    const at = home();
+    const result = await runPipeline({ pipeline: pipelineWith(), llm: new OfflineGateway(42), home: at, projectDir: PROJECT, progress: { quiet: true } });
+    const store = new DatasetStore(at);
+    const out = join(at, 'hf');
+    await commonExporters.hf(store.sampleSource(result.ref!), store.tools(result.ref!), out, result.ref!);
+    const { body } = readDatasetCard(join(out, 'README.md'));
+    const checks = body.slice(body.indexOf('## Checks'), body.indexOf('## Sources'));
+    expect(checks).toContain('A sample that breaks one was not published (1 of 2; each is in `rejects.jsonl` with its findings).');
+    expect(checks).toContain('| check | checked | findings | samples |');
+    expect(checks).toContain('| `range-order` | 2 | 1 | 1 |');
+    expect(checks).toContain('| `sample-id-unique` | 2 | 0 | 0 |');
   });
 });
