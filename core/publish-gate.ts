@@ -9,8 +9,8 @@ import type { SampleLine } from './store.ts';
 /**
  * The last check before a run publishes: every sample against the shared invariants
  * (core/invariants.ts), with the version's tool library. In `reject` mode a sample that breaks one
- * is not published: it goes to the version's rejects with the checks it breaks (reason
- * `invariant:<check>`, detail: every finding); in `record` mode (an import of a released set,
+ * is not published: it goes to the version's rejects with the checks it breaks (reason: the
+ * first check's name in snake case, `range_order`; detail: every finding); in `record` mode (an import of a released set,
  * kept as released) it is published and counted. The recipe's own audits run on the samples
  * published and are counted, never rejected. Counts per check go to the manifest (`stats.audit`).
  *
@@ -69,7 +69,7 @@ export function gateForPublishing(run: { samples: () => Iterable<Sample>; lines:
       const findings = invariants.check(sample);
       if (findings.length && options.mode === 'reject') {
         rejected.add(i);
-        const reject: Rejection = { stage: GATE_STAGE, reason: `invariant:${findings[0].check}`, detail: findings.map(describeFinding).join('; '), recordId: sample.id, record: sample };
+        const reject: Rejection = { stage: GATE_STAGE, reason: findings[0].check.replace(/-/g, '_'), detail: findings.map(describeFinding).join('; '), recordId: sample.id, record: sample };
         writer.write(reject);
         tally.add(findings);
       } else tally.add([...findings, ...audits.flatMap((audit) => audit.check(sample))]);

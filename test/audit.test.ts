@@ -142,7 +142,7 @@ describe('the publish gate', () => {
     expect(store.rejects(result.ref!)).toEqual([
       {
         stage: 'invariants',
-        reason: 'invariant:range-order',
+        reason: 'range_order',
         detail: 'range-order at expected.calls[0] BookRoom: check_in "2024-05-09" is after check_out "2024-05-02"',
         recordId: 'late-checkout',
         record: faulty,
