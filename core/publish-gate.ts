@@ -100,12 +100,15 @@ export function gateForPublishing(run: { samples: () => Iterable<Sample>; lines:
   };
 }
 
-/** One line for the run's log: what the gate checked, rejected and counted. */
+/** One line for the run's log: what the gate checked and rejected (or recorded), and what the recipe's audits counted. */
 export function describeGate(summary: GateSummary): string {
-  const found = Object.entries(summary.checks)
-    .filter(([, count]) => count.findings)
-    .map(([check, count]) => `${check} ${count.samples}`)
-    .join(', ');
-  const verb = summary.gate === 'reject' ? `${summary.rejected} rejected` : `${Object.values(summary.checks).some((c) => c.kind === 'invariant' && c.findings) ? 'findings recorded, none rejected' : 'nothing found'}`;
-  return `invariants: ${summary.samples} samples checked, ${verb}${found ? ` (samples per check: ${found})` : ''}`;
+  const found = (kind: 'invariant' | 'recipe') =>
+    Object.entries(summary.checks)
+      .filter(([, count]) => count.kind === kind && count.samples)
+      .map(([check, count]) => `${check} ${count.samples}`)
+      .join(', ');
+  const invariants = found('invariant');
+  const recipe = found('recipe');
+  const verdict = summary.gate === 'reject' ? `${summary.rejected} rejected` : invariants ? 'findings recorded, none rejected' : 'nothing found';
+  return `invariants: ${summary.samples} samples checked, ${verdict}${invariants ? ` (samples per check: ${invariants})` : ''}${recipe ? `; the recipe's audits found samples: ${recipe}` : ''}`;
 }
