@@ -186,12 +186,7 @@ export function saysOvernight(text: string): boolean {
   return OVERNIGHT.test(text);
 }
 
-/** What is wrong with a range's two values, or null when they are in order or cannot be compared. */
-export function rangeProblem(pair: RangePair, start: Json, end: Json, context: { overnight: boolean; spansDays: boolean }): string | null {
-  return judgeRange(pair, start, end, context).problem;
-}
-
-/** Whether the two values could be compared, and what is wrong with them. */
+/** Whether a range's two values could be compared, and what is wrong with them (null when they are in order). */
 function judgeRange(pair: RangePair, start: Json, end: Json, context: { overnight: boolean; spansDays: boolean }): { judged: boolean; problem: string | null } {
   const hours = [pair.start, pair.end].some((name) => nameWords(name).some((w) => w === 'time' || w === 'hour'));
   const starts = hours ? readHours(start) : readPoints(start);
