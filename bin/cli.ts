@@ -21,6 +21,7 @@ export const registry: CommandEntry[] = [
   { path: ['datasets', 'show'], load: async () => (await import('./commands/datasets.ts')).datasetsShowCommand },
   { path: ['datasets', 'diff'], load: async () => (await import('./commands/datasets.ts')).datasetsDiffCommand },
   { path: ['datasets', 'verify'], load: async () => (await import('./commands/datasets.ts')).datasetsVerifyCommand },
+  { path: ['datasets', 'audit'], load: async () => (await import('./commands/audit.ts')).datasetsAuditCommand },
   { path: ['runs', 'list'], load: async () => (await import('./commands/runs.ts')).runsListCommand },
   { path: ['runs', 'clean'], load: async () => (await import('./commands/runs.ts')).runsCleanCommand },
   { path: ['export'], load: async () => (await import('./commands/export.ts')).exportCommand },

@@ -205,9 +205,10 @@ export class ArgumentValidator {
   // compiled once and cached; compiling is most of the cost of a one-off check (see README, ACEBench benchmark),
   // so the generated code is not optimised and the schema is not checked again here (checkFunctionDefinition does).
   private readonly ajv = new Ajv({ allErrors: true, strict: false, logger: false, validateFormats: true, unicodeRegExp: false, validateSchema: false, code: { optimize: false } });
-  private readonly compiled = new Map<string, ValidateFunction>();
+  private readonly compiled = new Map<string, { check: ValidateFunction; schema: object }>();
 
-  constructor() {
+  /** `maxCompiled`: how many compiled schemas are kept (the oldest go first), for a pass over a dataset of many tools; default: all. */
+  constructor(private readonly options: { maxCompiled?: number } = {}) {
     addFormats(this.ajv, ['date', 'email', 'uri', 'ipv4', 'ipv6', 'hostname', 'uuid', 'duration']);
     // Benchmarks write date-times and times without seconds or zone ("2023-08-01 10:00", "18:00").
     this.ajv.addFormat('date-time', /^\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}(:\d{2}(\.\d+)?)?(Z|[+-]\d{2}:?\d{2})?$/i);
@@ -217,14 +218,19 @@ export class ArgumentValidator {
   validate(parameters: unknown, args: unknown): SchemaProblem[] {
     const schema = closeObjects(normaliseSchema(parameters));
     const key = stableStringify(schema);
-    let check = this.compiled.get(key);
+    let check = this.compiled.get(key)?.check;
     if (!check) {
       try {
         check = this.ajv.compile(schema as object);
       } catch (error) {
         return [{ path: '', message: `the function's parameters are not a usable schema: ${(error as Error).message}` }];
       }
-      this.compiled.set(key, check);
+      this.compiled.set(key, { check, schema: schema as object });
+      if (this.options.maxCompiled !== undefined && this.compiled.size > this.options.maxCompiled) {
+        const [oldest, { schema: dropped }] = this.compiled.entries().next().value!;
+        this.compiled.delete(oldest);
+        this.ajv.removeSchema(dropped);
+      }
     }
     if (check(args)) return [];
     return (check.errors ?? []).map(argumentProblem);

@@ -1,5 +1,7 @@
 import type { z } from 'zod';
+import type { SampleAudit } from './audit.ts';
 import type { BenchmarkScorer } from './eval.ts';
+import type { Finding, InvariantOptions } from './invariants.ts';
 import type { Check, Sample, ToolSpec } from './records.ts';
 import type { SampleSource } from './sample-source.ts';
 import type { Stage } from './stage.ts';
@@ -53,6 +55,35 @@ export interface PipelineDefinition<C = any> {
   scorer?: BenchmarkScorer;
   /** Questions about tools its runs leave (review/ writes them to a tool sheet, not the sample queue). */
   toolReview?: ToolReview<C>;
+  /**
+   * The recipe's own audits of a sample (the benchmark's own checks: programs parsed, calls
+   * executed again): run by `toolkiln datasets audit` and counted when a version is published.
+   */
+  audits?: (config: C, resolvePath: (path: string) => string) => SampleAudit[];
+  /**
+   * How publishing applies the shared invariants (core/invariants.ts). `gate`: `reject` (default)
+   * rejects a sample that breaks one; `record` publishes it and counts it (an import of a released
+   * benchmark keeps every record as released).
+   */
+  invariants?: Pick<InvariantOptions, 'offeredOutsideLibrary'> & { gate?: (config: C) => 'reject' | 'record' };
+  /** Released benchmarks this recipe reads as samples (`toolkiln datasets audit --released <name>`). */
+  released?: ReleasedSamples[];
+}
+
+/** A released benchmark read as canonical samples. */
+export interface ReleasedSamples {
+  /** The name `--released` takes. */
+  name: string;
+  /** Its default place, relative to the project folder (like a config's default paths). */
+  path: string;
+  /** What is read, for messages. */
+  files: string;
+  /**
+   * Its samples (read again on each call); when the release has one, its tool library (default: the
+   * tools the samples offer); and the records it could not make into samples, each a finding of
+   * check `record-readable` (known once the samples were read).
+   */
+  read(path: string, resolvePath: (path: string) => string): { samples: () => Iterable<Sample>; tools?: () => ToolSpec[]; unreadable?: () => Finding[] };
 }
 
 export function definePipeline<C>(definition: PipelineDefinition<C>): PipelineDefinition<C> {

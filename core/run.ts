@@ -10,6 +10,7 @@ import type { LlmGateway } from './llm/types.ts';
 import { combineUsage } from './llm/usage.ts';
 import type { PipelineDefinition } from './pipeline.ts';
 import type { ProgressOptions } from './progress.ts';
+import { describeGate, gateForPublishing, GATE_VERSION } from './publish-gate.ts';
 import { formatZodError, type Manifest, type Sample, type StageStats, type ToolSpec } from './records.ts';
 import { runStages, type RemoteRecords } from './runner.ts';
 import { yieldShortfall } from './run-yield.ts';
@@ -183,6 +184,7 @@ export async function runPipeline(options: RunPipelineOptions): Promise<RunPipel
     stages: inputs.stages,
     prompts: inputs.prompts,
     sources,
+    gate: GATE_VERSION,
   });
 
   const store = new DatasetStore(options.home, { warn: log });
@@ -224,7 +226,19 @@ export async function runPipeline(options: RunPipelineOptions): Promise<RunPipel
     const shortfall = yieldShortfall(result.stats, { minYield: options.minYield ?? options.pipeline.minYield?.(spec.config), allowEmpty: options.allowEmpty, resumeCommand });
     if (shortfall) throw shortfall;
 
-    const tools = (options.pipeline.toolLibrary ?? distinctTools)(result.samples());
+    // The shared invariants, checked where the samples are made: a sample that breaks one is not published.
+    const { pipeline } = options;
+    const gate = gateForPublishing(
+      { samples: result.samples, lines: result.sampleLines },
+      {
+        mode: pipeline.invariants?.gate?.(spec.config) ?? 'reject',
+        toolLibrary: pipeline.toolLibrary ?? distinctTools,
+        invariants: { offeredOutsideLibrary: pipeline.invariants?.offeredOutsideLibrary },
+        audits: pipeline.audits?.(spec.config, resolvePath) ?? [],
+        dir: join(runDir, 'publish'),
+      },
+    );
+    log(describeGate(gate.summary));
     // Requests workers sent count as much as this process's own.
     const usage = remote ? combineUsage(options.llm.usage(), remote.usage()) : options.llm.usage();
     const extraFiles = { ...Object.fromEntries(Object.entries(result.attachments).sort().map(([name, path]) => [`reports/${name}`, readFileSync(path, 'utf8')])), ...options.parent?.files };
@@ -232,9 +246,12 @@ export async function runPipeline(options: RunPipelineOptions): Promise<RunPipel
       name: spec.name,
       force: options.force,
       extraFiles,
-      samples: result.sampleLines(),
-      tools,
-      rejects: result.rejects(),
+      samples: gate.lines(),
+      tools: gate.tools,
+      rejects: (function* () {
+        yield* result.rejects();
+        yield* gate.rejects();
+      })(),
       manifest: {
         pipeline: spec.pipeline,
         config: spec.config,
@@ -245,7 +262,7 @@ export async function runPipeline(options: RunPipelineOptions): Promise<RunPipel
         models: Object.keys(usage.byModel).length ? Object.keys(usage.byModel).sort() : [spec.model],
         prompts: inputs.prompts,
         sources,
-        stats: { ...result.reports, seed: spec.seed, limit: spec.limit ?? null, ...options.parent?.stats },
+        stats: { ...result.reports, audit: gate.summary, seed: spec.seed, limit: spec.limit ?? null, ...options.parent?.stats },
       },
     });
     if (published.status === 'existing') log(`${spec.name}@${published.ref.version} with the same fingerprint was published meanwhile: nothing new to publish`);

@@ -9,7 +9,8 @@ import { candidatesStage, RELEASED_INSTANCES } from '../stages/acebench/candidat
 import { aceGoldReply } from '../stages/acebench/chat-answer.ts';
 import { writeDialoguesStage } from '../stages/acebench/dialogues.ts';
 import { exportAceBench } from '../stages/acebench/export.ts';
-import { importStage } from '../stages/acebench/import.ts';
+import { acebenchAudits } from '../stages/acebench/audit.ts';
+import { importAceFolder, importStage } from '../stages/acebench/import.ts';
 import { ACE_CATEGORIES, ACE_LANGUAGES } from '../stages/acebench/record.ts';
 import { asSamplesStage } from '../stages/acebench/samples.ts';
 import { acebenchScorer } from '../stages/acebench/score.ts';
@@ -95,6 +96,10 @@ export const acebenchPipeline = definePipeline<AceBenchConfig>({
   },
   exports: { ...commonExporters, 'openai-chat': openAIChatExporter(aceGoldReply), acebench: exportAceBench },
   scorer: acebenchScorer,
+  // An import publishes the released records as they are: what breaks an invariant is counted, not dropped.
+  invariants: { gate: (config) => (config.importDir ? 'record' : 'reject') },
+  audits: () => acebenchAudits(),
+  released: [{ name: 'acebench', path: '../shared/data/reference/acebench', files: 'data_en/ and data_zh/ with possible_answer/', read: (dir) => ({ samples: () => importAceFolder(dir) }) }],
 });
 
 export default acebenchPipeline;

@@ -13,6 +13,8 @@ import { qualityFilterStage } from '../stages/mtu/quality.ts';
 import { synthesizeReactStage } from '../stages/mtu/react.ts';
 import { assignSplitsStage } from '../stages/mtu/splits.ts';
 import { statisticsStage } from '../stages/mtu/stats.ts';
+import { mtuAudits } from '../stages/mtu/audit.ts';
+import { releasedMtuSamples } from '../stages/mtu/released.ts';
 import { steerCompositionStage } from '../stages/mtu/steer.ts';
 import { documentToolsStage } from '../stages/mtu/tool-docs.ts';
 import { unifyToolSpecsStage } from '../stages/mtu/unify-tool-specs.ts';
@@ -56,6 +58,10 @@ export const mtuPipeline = definePipeline<MtuConfig>({
   ],
   exports: { ...commonExporters, mtu: exportMtu },
   toolLibrary: mtuToolLibrary,
+  // A hard-set variant renames one tool to a meaningless name: that name is left out of the library on purpose.
+  invariants: { offeredOutsideLibrary: (sample) => Object.keys((sample.meta as { mtu?: { renamed?: Record<string, string> } }).mtu?.renamed ?? {}) },
+  audits: () => mtuAudits(),
+  released: [{ name: 'mtu-bench', path: '../shared/data/reference/mtu-bench', files: 'MTU-Eval S-S, S-M, M-S, M-M and OOD _eval.jsonl', read: (dir) => ({ samples: () => releasedMtuSamples(dir) }) }],
   scorer: mtuScorer,
   // Clusters the merge stage could not merge blindly: one tool-sheet row each, not a queue item per sample.
   toolReview: {

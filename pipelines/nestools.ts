@@ -1,3 +1,4 @@
+import { join } from 'node:path';
 import { z } from 'zod';
 import { definePipeline } from '../core/pipeline.ts';
 import type { Check, Sample, ToolSpec } from '../core/records.ts';
@@ -14,7 +15,9 @@ import { removeConjunctionsStage } from '../stages/nestools/remove-conjunctions.
 import { nestoolsScorer } from '../stages/nestools/score.ts';
 import { statisticsStage } from '../stages/nestools/statistics.ts';
 import { tagForReviewStage } from '../stages/nestools/tag-for-review.ts';
-import { importFileStage, loadDomainsStage } from '../stages/sources/nestools.ts';
+import { nestoolsAudits } from '../stages/nestools/audit.ts';
+import { eachNesToolsSample, importFileStage, loadDomainsStage } from '../stages/sources/nestools.ts';
+import { releasedSealTools } from '../stages/nestools/released.ts';
 
 /**
  * NesTools (Han et al.): nested call chains generated as Python code per domain (§3.1), checked
@@ -84,6 +87,18 @@ export const nestoolsPipeline = definePipeline<NesToolsConfig>({
   exports: { ...commonExporters, nestools: exportNesTools, 'seal-tools': exportSealTools },
   recheck: recheckNesTools,
   scorer: nestoolsScorer,
+  // An import publishes the file's records as they are: what breaks an invariant is counted, not dropped.
+  invariants: { gate: (config) => (config.importFile ? 'record' : 'reject') },
+  audits: () => nestoolsAudits(),
+  released: [
+    { name: 'nestools', path: '../shared/data/reference/nestools', files: 'test_data.jsonl', read: (dir) => ({ samples: () => eachNesToolsSample(join(dir, 'test_data.jsonl')) }) },
+    {
+      name: 'seal-tools',
+      path: '../shared/data/reference/seal-tools',
+      files: 'dev.jsonl, test_in_domain.jsonl and test_out_domain.jsonl, their tools from the Seal-Tools library of the sources',
+      read: (dir, resolvePath) => releasedSealTools(dir, resolvePath(NesToolsConfig.parse({}).sealToolsFile)),
+    },
+  ],
 });
 
 /** Review preparation shared by both ways in: tags, de-duplication, statistics beside the reference. */

@@ -17,6 +17,7 @@ import { multiToolStage } from '../stages/toole/multi-tool.ts';
 import { reassignStage, withOverlapPlots } from '../stages/toole/overlap.ts';
 import { planQueriesStage } from '../stages/toole/plan-queries.ts';
 import { recheckToolESample } from '../stages/toole/recheck.ts';
+import { releasedMetaTool } from '../stages/toole/released.ts';
 import { GENERATION_METHODS } from '../stages/toole/records.ts';
 import { querySamplesStage } from '../stages/toole/samples.ts';
 import { tooleScorer } from '../stages/toole/score.ts';
@@ -156,4 +157,5 @@ export const toolePipeline = definePipeline<TooleConfig>({
     },
   },
   recheck: (sample, tools) => recheckToolESample(sample, tools, TooleConfig.parse({}).filters),
+  released: [{ name: 'metatool', path: REFERENCE, files: 'all_clean_data.csv, multi_tool_query_golden.json, plugin_des.json, big_tool_des.json, scenario/*.json', read: (dir) => releasedMetaTool(dir) }],
 });

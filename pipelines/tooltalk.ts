@@ -5,7 +5,9 @@ import { commonExporters } from '../stages/export/index.ts';
 import { draftConversationStage } from '../stages/tooltalk/draft.ts';
 import { executeConversationStage } from '../stages/tooltalk/execute.ts';
 import { exportToolTalk } from '../stages/tooltalk/export.ts';
-import { importConversationsStage } from '../stages/tooltalk/import.ts';
+import { tooltalkAudits } from '../stages/tooltalk/audit.ts';
+import { conversationFiles } from '../stages/tooltalk/conversation-files.ts';
+import { importConversationFile, importConversationsStage } from '../stages/tooltalk/import.ts';
 import { tooltalkScorer } from '../stages/tooltalk/score.ts';
 import { PLUGINS, filterScenariosStage, generateScenariosStage, plausibilityStage, scenarioRequestsStage, selectScenariosStage } from '../stages/tooltalk/scenarios.ts';
 import { overlayConflictsStage, statisticsStage } from '../stages/tooltalk/statistics.ts';
@@ -58,6 +60,17 @@ export const tooltalkPipeline = definePipeline<ToolTalkConfig>({
   minYield: (config) => (config.importDir ? undefined : 0),
   exports: { ...commonExporters, tooltalk: exportToolTalk },
   scorer: tooltalkScorer,
+  // An import publishes the released conversations as they are: what breaks an invariant is counted, not dropped.
+  invariants: { gate: (config) => (config.importDir ? 'record' : 'reject') },
+  audits: (config, resolvePath) => tooltalkAudits(resolvePath(config.databasesDir)),
+  released: [
+    {
+      name: 'tooltalk',
+      path: '../shared/data/reference/tooltalk',
+      files: 'the conversation files of easy/ and tooltalk/',
+      read: (dir) => ({ samples: () => conversationFiles(dir).map((file) => importConversationFile(dir, file)) }),
+    },
+  ],
 });
 
 export default tooltalkPipeline;

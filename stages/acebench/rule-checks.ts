@@ -111,7 +111,7 @@ function rangeOrderProblems(alternatives: GoldCall[][]): string[] {
 }
 
 /** The gold path, executed in the sandboxes from the initial_config, reaches the ground_truth. */
-function agentReplayProblems(record: AceRecord): string[] {
+export function agentReplayProblems(record: AceRecord): string[] {
   const outcome = replayRecord(record, `record ${record.data.id} initial_config`);
   if (outcome.reproduced) return [];
   const path = outcome.paths[0];

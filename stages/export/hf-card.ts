@@ -206,6 +206,7 @@ export function datasetCard({ manifest, dataFiles, toolsFile, splits }: DatasetC
     table(['usage', 'requests', 'cached', 'prompt tokens', 'completion tokens', 'cost'], [usageRow('**total**', manifest.usage.total), ...Object.entries(manifest.usage.byModel).map(([model, usage]) => usageRow(model, usage))]),
     JSON.stringify(config) === JSON.stringify(manifest.config) ? 'Config (also in `toolkiln-config.json`):' : 'Config (in full in `toolkiln-config.json`; here an absolute path shows only its last part):',
     '```json\n' + JSON.stringify(config, null, 2) + '\n```',
+    ...checksSection(manifest),
     '## Sources',
     table(['file', 'sha256', 'license'], Object.entries(manifest.sources).map(([path, hash]) => [`\`${cardPath(path)}\``, `\`${hash}\``, sourceLicense(path) ?? 'unknown: check the source'])),
     '## Regenerate',
@@ -220,4 +221,25 @@ export function datasetCard({ manifest, dataFiles, toolsFile, splits }: DatasetC
     ...(citation ? ['## Citation', 'The paper whose construction method the pipeline follows:', '```bibtex\n' + citation + '\n```'] : []),
   ];
   return `---\n${stringify(header)}---\n\n${sections.join('\n\n')}\n`;
+}
+
+/**
+ * What the publish gate found (`stats.audit`, core/publish-gate.ts): per check, what it looked at,
+ * its findings and the samples they are in. Nothing for a version published before the gate.
+ */
+function checksSection(manifest: Manifest): string[] {
+  const audit = manifest.stats.audit as { gate?: string; samples?: number; rejected?: number; checks?: Record<string, { kind?: string; checked?: number | null; findings?: number; samples?: number }> } | undefined;
+  if (!audit?.checks) return [];
+  const kept =
+    audit.gate === 'record'
+      ? 'A sample that breaks one was kept and counted (the records of an imported release are published as released).'
+      : `A sample that breaks one was not published (${audit.rejected ?? 0} of ${audit.samples ?? 0}; each is in \`rejects.jsonl\` with its findings).`;
+  return [
+    '## Checks',
+    `Every sample was checked before publishing against toolkiln's invariants (unique ids; one tool to a name, case aside; calls naming offered tools; arguments valid against their tool's schema; two-argument ranges in order). ${kept} The recipe's own checks are counted on the samples published (\`toolkiln datasets audit\` runs them all again).`,
+    table(
+      ['check', 'checked', 'findings', 'samples'],
+      Object.entries(audit.checks).map(([check, count]) => [`\`${check}\``, count.checked ?? '-', count.findings ?? 0, count.samples ?? 0]),
+    ),
+  ];
 }

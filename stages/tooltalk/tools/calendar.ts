@@ -41,9 +41,11 @@ export const CreateEvent: SimTool = {
   plugin: PLUGIN,
   description: "Adds events to a user's calendar.",
   parameters: {
-    // The enum sits on `name` in ToolTalk's own documentation (it belongs to event_type); kept as released.
-    name: { type: 'string', enum: ['meeting', 'event'], description: 'The name of the event.', required: true },
-    event_type: { type: 'string', description: "The type of the event, either 'meeting' or 'event'.", required: true },
+    // ToolTalk's own documentation puts this enum on `name`, where no released conversation keeps it
+    // (names are "Justin:Alicia", "Dinner"…): it belongs to event_type, as the code checks. Moved, so
+    // every CreateEvent call is valid against the schema the model is shown.
+    name: { type: 'string', description: 'The name of the event.', required: true },
+    event_type: { type: 'string', enum: ['meeting', 'event'], description: "The type of the event, either 'meeting' or 'event'.", required: true },
     description: { type: 'string', description: 'The description of the event, no more than 1024 characters.', required: false },
     start_time: { type: 'string', description: 'The start time of the event, in the pattern of %Y-%m-%d %H:%M:%S', required: true },
     end_time: { type: 'string', description: 'The end time of the event, in the pattern of %Y-%m-%d %H:%M:%S.', required: true },

@@ -1,0 +1,220 @@
+import { stableStringify } from './hash.ts';
+import { ArgumentValidator, describeProblems } from './json-schema.ts';
+import { isJsonObject, isRef, type ArgValue, type Call, type Json, type Sample, type ToolSpec } from './records.ts';
+import { rangeProblems, saysOvernight } from './value-ranges.ts';
+
+/**
+ * What every sample of every version must hold, whatever benchmark it comes from: its id is its
+ * own; the tools it offers are the version's, one tool to a name (case aside); every call names a
+ * tool the sample offers, with arguments that tool's parameters schema accepts (type, enum,
+ * format, pattern, range, required, no unknown names); and a range given as two arguments
+ * (`start_date` / `end_date`, `from` / `to`, `min` / `max`, …) does not end before it starts.
+ * Each broken rule is a finding: the check, the sample, where in it, what is wrong. Of the
+ * samples it has seen the checker keeps only their ids, so a version streams through it.
+ */
+
+export const INVARIANT_CHECKS = ['sample-id-unique', 'tool-names-unique', 'tool-exists', 'argument-schema', 'range-order'] as const;
+export type InvariantCheck = (typeof INVARIANT_CHECKS)[number];
+
+export interface Finding {
+  check: string;
+  /** The sample's id; empty for a finding about the version's tool library. */
+  sampleId: string;
+  /** `expected.calls[0] BookHotel`, `tools[2] GetWeather`, `tools.jsonl` … */
+  where: string;
+  problem: string;
+}
+
+/** One line: `check at where: problem`. */
+export function describeFinding(finding: Finding): string {
+  return `${finding.check} at ${finding.where}: ${finding.problem}`;
+}
+
+export interface InvariantOptions {
+  validator?: ArgumentValidator;
+  /**
+   * Names a sample may offer that its recipe leaves out of the version's tool library on purpose
+   * (MTU's hard set renames a tool to a meaningless name in one sample): not a `tool-exists` finding.
+   */
+  offeredOutsideLibrary?: (sample: Sample) => readonly string[];
+}
+
+/** A call and where it is in its sample. */
+export interface LocatedCall {
+  call: Call;
+  where: string;
+}
+
+export class SampleInvariants {
+  /** What each check looked at so far (samples, tools offered, calls, ranges compared), to read findings against. */
+  readonly checked: Record<InvariantCheck, number> = { 'sample-id-unique': 0, 'tool-names-unique': 0, 'tool-exists': 0, 'argument-schema': 0, 'range-order': 0 };
+  private readonly byName = new Map<string, ToolSpec>();
+  private readonly byFolded = new Map<string, ToolSpec[]>();
+  private readonly shapes = new Map<ToolSpec, string>();
+  private readonly ids = new Set<string>();
+  private readonly validator: ArgumentValidator;
+
+  /** `library`: the version's tool library. */
+  constructor(
+    library: readonly ToolSpec[],
+    private readonly options: InvariantOptions = {},
+  ) {
+    // A version may hold thousands of distinct tools: the compiled schemas kept are bounded.
+    this.validator = options.validator ?? new ArgumentValidator({ maxCompiled: 1000 });
+    for (const tool of library) {
+      if (!this.byName.has(tool.name)) this.byName.set(tool.name, tool);
+      const folded = tool.name.toLowerCase();
+      this.byFolded.set(folded, [...(this.byFolded.get(folded) ?? []), tool]);
+    }
+  }
+
+  /** Tools of the library that share one name, exactly or case aside (`GetWeather`, `getweather`). */
+  libraryFindings(): Finding[] {
+    const findings: Finding[] = [];
+    for (const tools of this.byFolded.values()) {
+      if (tools.length < 2) continue;
+      const names = [...new Set(tools.map((t) => t.name))];
+      const problem = names.length === 1 ? `${tools.length} tools are named ${JSON.stringify(names[0])}` : `${names.map((n) => JSON.stringify(n)).join(', ')} are one name, case aside`;
+      findings.push({ check: 'tool-names-unique', sampleId: '', where: `tools.jsonl ${names[0]}`, problem });
+    }
+    return findings;
+  }
+
+  /** Every rule `sample` breaks. Remembers its id, so a later sample with the same id is a finding. */
+  check(sample: Sample): Finding[] {
+    const findings: Finding[] = [];
+    const add = (check: InvariantCheck, where: string, problem: string) => findings.push({ check, sampleId: sample.id, where, problem });
+
+    this.checked['sample-id-unique']++;
+    if (this.ids.has(sample.id)) add('sample-id-unique', 'id', `another sample of the version has the id ${JSON.stringify(sample.id)}`);
+    this.ids.add(sample.id);
+
+    const offered = this.checkOffered(sample, add);
+    const overnight = saysOvernight(textOf(sample));
+    const seen = new Set<string>();
+    for (const { call, where: at } of callsOf(sample)) {
+      // A call the sample holds twice (in its turn and among the expected calls) is judged once, where first met.
+      const key = stableStringify([call.tool, call.arguments]);
+      if (seen.has(key)) continue;
+      seen.add(key);
+      const where = `${at} ${call.tool}`;
+      this.checked['tool-exists']++;
+      const tool = offered.get(call.tool);
+      if (!tool) {
+        const alike = [...offered.keys()].find((name) => name.toLowerCase() === call.tool.toLowerCase());
+        const known = alike ? ` (it offers ${JSON.stringify(alike)}, one name case aside)` : this.byName.has(call.tool) ? ' (the version has a tool of that name, but the sample does not offer it)' : '';
+        add('tool-exists', where, `calls ${JSON.stringify(call.tool)}, which the sample's candidate list does not offer${known}`);
+        continue;
+      }
+      const { literal, refPaths } = withoutRefs(call.arguments);
+      this.checked['argument-schema']++;
+      const problems = this.validator.validate(tool.parameters, literal).filter((p) => !refPaths.some((ref) => p.path === ref || p.path.startsWith(`${ref}.`) || p.path.startsWith(`${ref}[`)) && !givenByReference(p, refPaths));
+      // One finding per call: its problems together.
+      if (problems.length) add('argument-schema', where, describeProblems(problems));
+      const ranges = rangeProblems(literal, { overnight });
+      this.checked['range-order'] += ranges.judged;
+      for (const range of ranges.problems) add('range-order', range.path ? `${where}: ${range.path}` : where, range.problem);
+    }
+    return findings;
+  }
+
+  /** The sample's candidate tools by name, after checking them against each other and the library. */
+  private checkOffered(sample: Sample, add: (check: InvariantCheck, where: string, problem: string) => void): Map<string, ToolSpec> {
+    const offered = new Map<string, ToolSpec>();
+    const offeredFolded = new Map<string, string>();
+    const outside = new Set(this.options.offeredOutsideLibrary?.(sample) ?? []);
+    sample.tools.forEach((tool, i) => {
+      const where = `tools[${i}] ${tool.name}`;
+      const folded = tool.name.toLowerCase();
+      this.checked['tool-names-unique']++;
+      this.checked['tool-exists']++;
+      const earlier = offeredFolded.get(folded);
+      if (earlier === undefined) offeredFolded.set(folded, tool.name);
+      else add('tool-names-unique', where, earlier === tool.name ? `the candidate list offers ${JSON.stringify(tool.name)} twice` : `the candidate list offers ${JSON.stringify(earlier)} and ${JSON.stringify(tool.name)}, one name case aside`);
+      if (!offered.has(tool.name)) offered.set(tool.name, tool);
+      if (outside.has(tool.name)) return;
+      const alike = (this.byFolded.get(folded) ?? []).filter((t) => t.name !== tool.name).map((t) => JSON.stringify(t.name));
+      if (alike.length) add('tool-names-unique', where, `the version's tool library also has ${[...new Set(alike)].join(', ')}, one name case aside`);
+      const known = this.byName.get(tool.name);
+      if (!known) {
+        if (!alike.length) add('tool-exists', where, `the candidate ${JSON.stringify(tool.name)} is not in the version's tool library`);
+      } else if (known !== tool && this.shapeOf(known) !== shapeOf(tool)) {
+        add('tool-names-unique', where, `offers ${JSON.stringify(tool.name)} with parameters other than the version's tool of that name (two tools share one name)`);
+      }
+    });
+    return offered;
+  }
+
+  private shapeOf(tool: ToolSpec): string {
+    let shape = this.shapes.get(tool);
+    if (shape === undefined) this.shapes.set(tool, (shape = shapeOf(tool)));
+    return shape;
+  }
+}
+
+/** Keys of a parameter schema that document it without changing what a call must give. */
+const DOCUMENTING = new Set(['description', 'default', 'examples', 'title']);
+
+/** A tool's parameters as a model must fill them (names, types, enums, formats, required …), documentation aside. */
+function shapeOf(tool: ToolSpec): string {
+  // A schema's documenting keys go; under `properties` the keys are parameter names and stay.
+  const strip = (schema: unknown): unknown => {
+    if (Array.isArray(schema)) return schema.map(strip);
+    if (!isJsonObject(schema)) return schema;
+    return Object.fromEntries(
+      Object.entries(schema).map(([key, inner]) => [key, DOCUMENTING.has(key) ? undefined : key === 'properties' && isJsonObject(inner) ? Object.fromEntries(Object.entries(inner).map(([name, property]) => [name, strip(property)])) : strip(inner)]),
+    );
+  };
+  return stableStringify(strip(tool.parameters));
+}
+
+/** A required argument the validator misses because a reference gives it. */
+function givenByReference(problem: { path: string; message: string }, refPaths: readonly string[]): boolean {
+  const missing = /^required argument "(.+)" is missing$/.exec(problem.message);
+  return !!missing && refPaths.includes(problem.path ? `${problem.path}.${missing[1]}` : missing[1]);
+}
+
+/** The sample's words: every turn's content, thought and response. */
+function textOf(sample: Sample): string {
+  return sample.dialogue.map((turn) => [turn.content, turn.thought ?? '', turn.response ?? ''].join('\n')).join('\n');
+}
+
+/**
+ * Every call the sample holds, with where: the dialogue's turns, then the expected calls (`calls`,
+ * `turns`, and any other list of calls a benchmark keeps there, such as accepted alternatives).
+ */
+export function callsOf(sample: Sample): LocatedCall[] {
+  const found: LocatedCall[] = [];
+  sample.dialogue.forEach((turn, t) => turn.calls?.forEach((call, c) => found.push({ call, where: `dialogue[${t}].calls[${c}]` })));
+  const visit = (value: unknown, where: string, depth: number) => {
+    if (depth > 3) return;
+    if (isCall(value)) return void found.push({ call: value, where });
+    if (Array.isArray(value)) value.forEach((item, i) => visit(item, `${where}[${i}]`, depth + 1));
+    else if (isJsonObject(value)) for (const [key, inner] of Object.entries(value)) visit(inner, `${where}.${key}`, depth + 1);
+  };
+  visit(sample.expected, 'expected', 0);
+  return found;
+}
+
+function isCall(value: unknown): value is Call {
+  return isJsonObject(value) && typeof value.id === 'string' && typeof value.tool === 'string' && isJsonObject(value.arguments);
+}
+
+/** The arguments with every reference left out, and the paths where references were (`city`, `ids[1]`). */
+function withoutRefs(args: Record<string, ArgValue>): { literal: Record<string, Json>; refPaths: string[] } {
+  const refPaths: string[] = [];
+  const strip = (value: ArgValue, path: string): Json | undefined => {
+    if (isRef(value)) {
+      refPaths.push(path);
+      return undefined;
+    }
+    if (Array.isArray(value)) return value.map((item, i) => strip(item, `${path}[${i}]`) ?? null);
+    return value as Json;
+  };
+  const literal: Record<string, Json> = {};
+  for (const [name, value] of Object.entries(args)) {
+    const stripped = strip(value, name);
+    if (stripped !== undefined) literal[name] = stripped;
+  }
+  return { literal, refPaths };
+}

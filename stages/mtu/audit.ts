@@ -1,0 +1,80 @@
+import type { SampleAudit } from '../../core/audit.ts';
+import type { Finding } from '../../core/invariants.ts';
+import { isJsonObject, isRef, type ArgValue, type Call, type Json, type Sample } from '../../core/records.ts';
+import { groundString } from '../grounding.ts';
+
+/**
+ * MTU-Bench's own audit, span agreement: MTU's samples are made from annotated dialogues, where
+ * every slot value is a span of what was said, so every literal argument value of a call must be
+ * stated in the conversation before the call (the user's words, the assistant's earlier replies,
+ * earlier results). Dates and times may be stated as people say them (`March 3rd`, `tomorrow`,
+ * `6:30 pm`: the shared grounding rules), numbers as words; booleans, SGD's `dontcare` and choices
+ * from a documented enum are not spans and are not judged.
+ */
+
+const NUMBER_WORDS = ['zero', 'one', 'two', 'three', 'four', 'five', 'six', 'seven', 'eight', 'nine', 'ten', 'eleven', 'twelve'];
+const ISO_DATE = /^\d{4}-\d{2}-\d{2}$/;
+const CLOCK = /^\d{2}:\d{2}$/;
+
+/** Whether a value is stated in `context` (lower-cased, whitespace folded, as groundString reads it). */
+export function spanStated(value: string | number, context: string): boolean {
+  const text = String(value).trim();
+  if (!text) return true;
+  if (/^\d+$/.test(text) && Number(text) < NUMBER_WORDS.length && new RegExp(`\\b${NUMBER_WORDS[Number(text)]}\\b`).test(context)) return true;
+  // A date said by its day alone ("on the 7th", "the 10th of this month").
+  const date = ISO_DATE.exec(text);
+  if (date && new RegExp(`\\b${Number(text.slice(8))}(st|nd|rd|th)\\b`).test(context)) return true;
+  // groundString reads dates and times with seconds; `2019-03-01` and `18:30` are read the same way.
+  const form = ISO_DATE.test(text) ? `${text} 00:00:00` : CLOCK.test(text) ? `${text}:00` : text;
+  return groundString(form, context) !== 'missing' || context.includes(text.toLowerCase());
+}
+
+export function mtuAudits(): SampleAudit[] {
+  let values = 0;
+  return [
+    {
+      name: 'mtu/span',
+      description: 'each literal argument value is stated in the conversation before its call',
+      checked: () => values,
+      check(sample: Sample): Finding[] {
+        const findings: Finding[] = [];
+        const seen = new Set<string>();
+        const judge = (call: Call, where: string, context: string) => {
+          const key = JSON.stringify([call.tool, call.arguments]);
+          if (seen.has(key)) return;
+          seen.add(key);
+          const tool = sample.tools.find((t) => t.name === call.tool);
+          for (const [name, value] of Object.entries(call.arguments)) {
+            if (tool?.parameters.properties[name]?.enum) continue;
+            for (const leaf of leaves(value)) {
+              values++;
+              if (!spanStated(leaf, context)) findings.push({ check: 'mtu/span', sampleId: sample.id, where: `${where} ${call.tool}: ${name}`, problem: `${JSON.stringify(leaf)} is not stated in the conversation before the call` });
+            }
+          }
+        };
+        let context = '';
+        sample.dialogue.forEach((turn, t) => {
+          turn.calls?.forEach((call, c) => judge(call, `dialogue[${t}].calls[${c}]`, context));
+          context += `\n${normalise(turn.content)}\n${normalise(turn.response ?? '')}`;
+          for (const observation of Object.values(turn.observations ?? {})) context += `\n${normalise(JSON.stringify(observation))}`;
+        });
+        // Calls the dialogue does not hold (the answer to its last user turn): the whole dialogue is before them.
+        (sample.expected.calls ?? []).forEach((call, c) => judge(call, `expected.calls[${c}]`, context));
+        return findings;
+      },
+    },
+  ];
+}
+
+/** The values a span could be: strings and numbers, at any depth; not references, booleans, nulls or `dontcare`. */
+function leaves(value: ArgValue): (string | number)[] {
+  if (isRef(value) || value === null || typeof value === 'boolean') return [];
+  if (Array.isArray(value)) return value.flatMap(leaves);
+  if (isJsonObject(value)) return Object.values(value as Record<string, Json>).flatMap(leaves);
+  if (typeof value === 'string' && (value.toLowerCase() === 'dontcare' || /^(true|false)$/i.test(value))) return [];
+  return [value as string | number];
+}
+
+function normalise(text: string): string {
+  return text.toLowerCase().replace(/[“”"‘’`]/g, "'").replace(/\s+/g, ' ');
+}
