@@ -29,9 +29,8 @@ for (const name of ['mtu', 'toole', 'nestools', 'tooltalk', 'acebench']) {
       for (const format of Object.keys(pipelines[name].exports)) exports[format] = checksums(await run.exportAs(format));
       const published = { fingerprint: run.manifest.fingerprint, files: run.manifest.files, exports };
       if (process.env.UPDATE_GOLDEN) {
-        const recorded = existsSync(GOLDEN) ? JSON.parse(readFileSync(GOLDEN, 'utf8')) : {};
-        recorded[name] = published;
-        writeFileSync(GOLDEN, `${JSON.stringify(recorded, null, 2)}\n`);
+        golden[name] = published;
+        writeFileSync(GOLDEN, `${JSON.stringify(golden, null, 2)}\n`);
       }
       expect(published).toEqual(golden[name]);
     }, 600_000);
