@@ -9,6 +9,8 @@ import { defaultRun } from './helpers/default-run.ts';
  * or, for a metric the report marks lower-is-better, 0.0 — and a 0.0 is never shown unmarked.
  */
 for (const [recipe, lowerIsBetter] of [
+  ['mtu', []],
+  ['acebench', []],
   ['nestools', []],
   ['toole', ['multi-tool_1/1', 'multi-tool_1/2']],
   ['tooltalk', ['incorrect_action_rate']],
