@@ -1,3 +1,4 @@
+import { describeFinding, SampleInvariants } from '../core/invariants.ts';
 import type { PipelineDefinition } from '../core/pipeline.ts';
 import { isRef, parseRef, type ArgValue, type Check, type PropertySchema, type Sample, type ToolSpec } from '../core/records.ts';
 import { applyCorrection, callGroups, goldCalls, type Correction, type GoldCalls } from './calls.ts';
@@ -90,5 +91,21 @@ export function mergeChecks(before: Check[], after: Check[]): Check[] {
 export function editedSample(sample: Sample, correction: Correction, pipeline: Pick<PipelineDefinition, 'recheck'> | undefined, library: ToolSpec[]): { sample: Sample; failed: Check[] } {
   const candidate = applyCorrection(sample, correction);
   const checks = recheckSample(pipeline, candidate, library);
-  return { sample: { ...candidate, meta: { ...candidate.meta, checks: mergeChecks(candidate.meta.checks, checks) } }, failed: checks.filter((c) => !c.pass && !c.soft) };
+  const invariants = invariantsCheck(candidate, library);
+  return {
+    sample: { ...candidate, meta: { ...candidate.meta, checks: mergeChecks(candidate.meta.checks, checks) } },
+    failed: [...checks.filter((c) => !c.pass && !c.soft), ...(invariants.pass ? [] : [invariants])],
+  };
+}
+
+export const INVARIANTS_CHECK = 'invariants';
+
+/**
+ * The shared invariants (core/invariants.ts) an edit must keep, as the publish gate holds a run's
+ * samples to them: a reviewer's range that ends before it starts, or a call to a tool the version
+ * lacks, is refused like a failed recipe check. The id check is left out (an edit keeps its id).
+ */
+function invariantsCheck(sample: Sample, library: ToolSpec[]): Check {
+  const findings = new SampleInvariants(library).check(sample).filter((f) => f.check !== 'sample-id-unique');
+  return { name: INVARIANTS_CHECK, pass: findings.length === 0, ...(findings.length ? { reason: findings.map(describeFinding).join('; ') } : {}), soft: false };
 }
