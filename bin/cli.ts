@@ -33,6 +33,7 @@ export const registry: CommandEntry[] = [
   { path: ['review', 'serve'], load: async () => (await import('./commands/review.ts')).reviewServeCommand },
   { path: ['check', 'nestools'], load: async () => (await import('./commands/check.ts')).checkNestoolsCommand },
   { path: ['tools', 'cluster'], load: async () => (await import('./commands/tools.ts')).toolsClusterCommand },
+  { path: ['config', 'show'], load: async () => (await import('./commands/config.ts')).configShowCommand },
 ];
 
 export function packageVersion(): string {
