@@ -8,7 +8,7 @@ import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { OfflineGateway } from '../core/llm/offline.ts';
 import { runPipeline } from '../core/run.ts';
-import { formatTable } from '../core/runner.ts';
+import { formatTable } from '../core/table.ts';
 import { nestoolsPipeline } from '../pipelines/nestools.ts';
 
 const PROJECT = join(fileURLToPath(import.meta.url), '../..');

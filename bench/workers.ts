@@ -13,7 +13,7 @@ import { parseArgs } from 'node:util';
 import { Coordinator } from '../core/distributed.ts';
 import { createGateway } from '../core/llm/index.ts';
 import { runPipeline } from '../core/run.ts';
-import { formatTable } from '../core/runner.ts';
+import { formatTable } from '../core/table.ts';
 import { echoPipeline } from '../test/fixtures/core/echo-pipeline.ts';
 import { echoChat, startOpenAiServer } from '../test/helpers/openai-server.ts';
 import { startRedis } from '../test/helpers/redis.ts';

@@ -18,8 +18,10 @@ import type { StageThreadsOptions } from './stage-threads.ts';
 import { DatasetStore, type VersionRef } from './store.ts';
 import { checkSourceFile, readSourceText } from './source-files.ts';
 import { makeFolder } from './folders.ts';
+import { DEFAULT_SEED } from './seed.ts';
 
-export const DEFAULT_SEED = 42;
+export { DEFAULT_SEED };
+
 
 /** What a run was started with; saved in the run folder so `--resume` continues the same run. */
 export interface RunSpec {

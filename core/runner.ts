@@ -935,26 +935,3 @@ export function evenlySpaced<T>(records: readonly T[], limit: number): T[] {
 function evenlySpacedIndex(k: number, total: number, limit: number): number {
   return limit >= total ? k : Math.floor((k * total) / limit);
 }
-
-/** The stage table printed at the end of a run: in = out + rejected (− fanned) per stage. */
-export function formatStageTable(stats: StageStats[]): string {
-  const rows = stats.map((s) => [
-    s.stage,
-    `v${s.version}`,
-    String(s.in),
-    String(s.out),
-    String(s.rejected),
-    s.fanned === 0 ? '' : (s.fanned > 0 ? '+' : '') + String(s.fanned),
-    Object.entries(s.rejectsByReason).map(([reason, n]) => `${reason} ${n}`).join(', '),
-    s.seconds.toFixed(2),
-  ]);
-  return formatTable(['stage', 'ver', 'in', 'out', 'rejected', 'fanned', 'rejects by reason', 's'], rows);
-}
-
-/** A plain aligned text table. */
-export function formatTable(header: string[], rows: string[][]): string {
-  const widths = header.map((h, c) => Math.max(h.length, ...rows.map((r) => (r[c] ?? '').length)));
-  const line = (cells: string[]) => cells.map((cell, c) => (cell ?? '').padEnd(widths[c])).join('  ').trimEnd();
-  return [line(header), widths.map((w) => '-'.repeat(w)).join('  '), ...rows.map(line)].join('\n');
-}
-

@@ -3,6 +3,7 @@ import { hashOf } from './hash.ts';
 import { Rng } from './rng.ts';
 import type { LlmGateway } from './llm/types.ts';
 import type { Rejection } from './records.ts';
+import { DEFAULT_SEED } from './seed.ts';
 
 /** What a stage says about one record it could not use. */
 export interface RejectReason {
@@ -191,7 +192,7 @@ export interface StandaloneContextOptions {
  * kept in memory and returned alongside.
  */
 export function standaloneContext(options: StandaloneContextOptions): StageContext & { key: string; reports: Record<string, unknown>; attachments: Record<string, string> } {
-  const seed = options.seed ?? 42;
+  const seed = options.seed ?? DEFAULT_SEED;
   const reports: Record<string, unknown> = {};
   const attachments: Record<string, string> = {};
   return {

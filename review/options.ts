@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { UserError } from '../core/errors.ts';
 import { formatZodError } from '../core/records.ts';
+import { DEFAULT_SEED, SEED_RANGE } from '../core/seed.ts';
 
 /**
  * What goes into a version's review queue. A recipe may carry these under `review` in its config
@@ -20,7 +21,7 @@ export const ReviewSelection = z
     skipReviewed: z.boolean().default(true),
     /** Keep only the first n items by priority. */
     maxItems: z.number().int().positive().optional(),
-    seed: z.number().int().default(42),
+    seed: z.number().int().min(SEED_RANGE.min).max(SEED_RANGE.max).default(DEFAULT_SEED),
   })
   .strict();
 export type ReviewSelection = z.infer<typeof ReviewSelection>;

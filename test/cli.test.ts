@@ -48,6 +48,8 @@ describe('cli', () => {
     ['unknown flag', ['run', 'mtu', '--bogus'], /Unknown option '--bogus'.*usage: toolkiln run/],
     ['bad number', ['run', 'mtu', '--limit', 'ten'], /--limit takes a whole number, not "ten"/],
     ['number out of range', ['run', 'mtu', '--limit', '0'], /--limit must be at least 1/],
+    ['seed beyond its one range, in every command that takes one', ['eval', 'small@v1', '--model', 'noisy-oracle', '--seed', '4294967296'], /--seed must be at most 4294967295/],
+    ['review seed beyond its range', ['review', 'export', 'small@v1', '--format', 'csv', '--seed', '-1'], /--seed must be at least 0/],
     ['bad choice', ['run', 'mtu', '--llm', 'gpt'], /--llm must be one of offline, openai, replay/],
     ['missing config file', ['run', 'mtu', '--config', 'missing.json'], /config file not found: missing.json/],
     ['unreadable config file', ['run', 'mtu', '--config', 'broken.json'], /broken.json: not valid JSON/],

@@ -5,7 +5,7 @@ import { auditSamples, type AuditReport } from '../../core/audit.ts';
 import { UserError } from '../../core/errors.ts';
 import type { PipelineDefinition } from '../../core/pipeline.ts';
 import { distinctTools, pathResolver } from '../../core/run.ts';
-import { formatTable } from '../../core/runner.ts';
+import { formatTable } from '../../core/table.ts';
 import { DatasetStore } from '../../core/store.ts';
 import { pipelines } from '../../pipelines/index.ts';
 import type { Command } from '../command.ts';

@@ -3,7 +3,7 @@ import { UserError } from '../../core/errors.ts';
 import { writeFileAtomic } from '../../core/jsonl.ts';
 import { compareWithReference, formatComparison } from '../../core/reference-compare.ts';
 import { DatasetStore } from '../../core/store.ts';
-import { formatTable } from '../../core/runner.ts';
+import { formatTable } from '../../core/table.ts';
 import type { Command } from '../command.ts';
 import { needPositionals } from '../flags.ts';
 

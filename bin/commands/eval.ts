@@ -2,7 +2,7 @@ import { resolve } from 'node:path';
 import { UserError } from '../../core/errors.ts';
 import type { BenchmarkScorer, MetricTable } from '../../core/eval.ts';
 import { DatasetStore } from '../../core/store.ts';
-import { formatTable } from '../../core/runner.ts';
+import { formatTable } from '../../core/table.ts';
 import { agreementOf, type Agreement } from '../../eval/compare-agreement.ts';
 import { ALL, compareModel, writeComparison, type CompareModel, type ModelComparison } from '../../eval/compare.ts';
 import { releasedItems, releasedSetFor } from '../../eval/released.ts';
@@ -11,6 +11,7 @@ import { pipelines } from '../../pipelines/index.ts';
 import type { Command, Io, Values } from '../command.ts';
 import { intFlag, needPositionals, stringFlag } from '../flags.ts';
 import { GATEWAY_LIMIT_OPTIONS, gatewayFromFlags } from '../gateway.ts';
+import { DEFAULT_SEED, SEED_RANGE } from '../../core/seed.ts';
 
 const OFFLINE_MODELS = ['oracle', 'noisy-oracle'];
 
@@ -124,7 +125,7 @@ export const evalCommand: Command = {
   async run(positionals, values, io) {
     needPositionals(positionals, 1, this.usage);
     const limit = intFlag(values, 'limit', { min: 1 });
-    const seed = intFlag(values, 'seed', { min: 0 }) ?? 42;
+    const seed = intFlag(values, 'seed', SEED_RANGE) ?? DEFAULT_SEED;
     const store = new DatasetStore(io.home, { warn: io.err });
     const ref = store.resolve(positionals[0]);
     const scorer = scorerOf(store.manifest(ref).pipeline, `${ref.name}@${ref.version}`);
@@ -169,7 +170,7 @@ export const evalCompareCommand: Command = {
   },
   async run(positionals, values, io) {
     needPositionals(positionals, 1, this.usage);
-    const seed = intFlag(values, 'seed', { min: 0 }) ?? 42;
+    const seed = intFlag(values, 'seed', SEED_RANGE) ?? DEFAULT_SEED;
     const resamples = intFlag(values, 'resamples', { min: 1, max: 100_000 }) ?? 1000;
     const limit = intFlag(values, 'limit', { min: 1 });
     const store = new DatasetStore(io.home, { warn: io.err });

@@ -1,6 +1,6 @@
 import { resolve } from 'node:path';
 import { UserError } from '../../core/errors.ts';
-import { formatTable } from '../../core/runner.ts';
+import { formatTable } from '../../core/table.ts';
 import { DatasetStore, type VersionRef } from '../../core/store.ts';
 import { pipelines } from '../../pipelines/index.ts';
 import type { AgreementReport } from '../../review/agreement.ts';
@@ -17,6 +17,7 @@ import type { ImportProblem } from '../../review/sources.ts';
 import type { Command, Io, Values } from '../command.ts';
 import { choiceFlag, intFlag, needPositionals, numberFlag, stringFlag } from '../flags.ts';
 import { outputFolder } from '../output-paths.ts';
+import { SEED_RANGE } from '../../core/seed.ts';
 
 /** Problems printed in human mode before "… and n more". */
 const SHOWN_PROBLEMS = 50;
@@ -54,7 +55,7 @@ export const reviewExportCommand: Command = {
       annotators,
       overlap,
       raters: intFlag(values, 'raters', { min: 2 }) ?? 2,
-      selection: { randomRate: numberFlag(values, 'rate', { min: 0, max: 1 }), seed: intFlag(values, 'seed'), maxItems: intFlag(values, 'limit', { min: 1 }) },
+      selection: { randomRate: numberFlag(values, 'rate', { min: 0, max: 1 }), seed: intFlag(values, 'seed', SEED_RANGE), maxItems: intFlag(values, 'limit', { min: 1 }) },
       pipeline: recipeOf(store, ref),
     });
     if (io.json) {

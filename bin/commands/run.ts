@@ -1,6 +1,6 @@
 import { resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { formatStageTable } from '../../core/runner.ts';
+import { formatStageTable } from '../../core/table.ts';
 import { readConfigFile, readRunSpec, runPipeline } from '../../core/run.ts';
 import { UserError } from '../../core/errors.ts';
 import { getPipeline } from '../../pipelines/index.ts';
@@ -10,7 +10,7 @@ import { GATEWAY_LIMIT_OPTIONS, gatewayFromFlags } from '../gateway.ts';
 import { BatchFileWritten, formatBatchCounts, formatUsage, type BatchCounts } from '../../core/llm/index.ts';
 import type { SharedPermit } from '../../core/llm/limiter.ts';
 import type { LlmGateway } from '../../core/llm/types.ts';
-import { DEFAULT_SEED } from '../../core/run.ts';
+import { DEFAULT_SEED, SEED_RANGE } from '../../core/seed.ts';
 
 /** Records a `--redis` run keeps enqueued at once unless --concurrency says otherwise. */
 const DISTRIBUTED_IN_FLIGHT = 256;
@@ -49,7 +49,7 @@ export const runCommand: Command = {
     const configFile = stringFlag(values, 'config');
     const resume = stringFlag(values, 'resume');
     const limit = intFlag(values, 'limit', { min: 1 });
-    let seed = intFlag(values, 'seed', { min: 0, max: 2 ** 32 - 1 }) ?? DEFAULT_SEED;
+    let seed = intFlag(values, 'seed', SEED_RANGE) ?? DEFAULT_SEED;
     if (resume) {
       // A resumed run continues with the settings it started with; the gateway needs its seed too.
       const given = ['config', 'seed', 'limit', 'name'].filter((flag) => values[flag] !== undefined);

@@ -1,5 +1,5 @@
 import { UserError } from '../../core/errors.ts';
-import { formatTable } from '../../core/runner.ts';
+import { formatTable } from '../../core/table.ts';
 import { cleanRuns, listRuns, parseDuration, runsDir, type RunEntry } from '../../core/runs.ts';
 import type { Command } from '../command.ts';
 import { intFlag, needPositionals, stringFlag } from '../flags.ts';

@@ -13,6 +13,7 @@ import type { ChatCacheEntry } from './request.ts';
 import { keyMasker, redactor } from './secrets.ts';
 import type { Backend, LlmGateway } from './types.ts';
 import { UsageMeter } from './usage.ts';
+import { DEFAULT_SEED } from '../seed.ts';
 
 export type { Backend, BatchCounts, EmbedOptions, FailureReason, GenerateOptions, GenerateResult, LlmGateway, UsageReport } from './types.ts';
 export { ReplayMissError } from './gateway.ts';
@@ -91,7 +92,7 @@ export function createGateway(options: GatewayOptions = {}): LlmGateway {
   const env = options.env ?? process.env;
   const redact = redactor(env.OPENAI_API_KEY);
   const log = (message: string) => options.log?.(redact(message));
-  const seed = options.seed ?? 42;
+  const seed = options.seed ?? DEFAULT_SEED;
   const backend = resolveBackend(options, env);
   if ((options.batch || options.batchResults) && (backend !== 'openai' || options.dryRun || options.noCache)) {
     throw new UserError('--batch, --batch-file and --batch-results work with --llm openai and the response cache (not with --dry-run or --no-cache)');

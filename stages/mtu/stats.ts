@@ -1,6 +1,6 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { formatTable } from '../../core/runner.ts';
+import { formatTable } from '../../core/table.ts';
 import { Sample } from '../../core/records.ts';
 import type { ScanStage } from '../../core/stage.ts';
 import { SETTINGS, type MtuConfig, type Setting } from './config.ts';

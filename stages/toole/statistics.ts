@@ -2,7 +2,7 @@ import { parseCsvRecords } from '../../core/csv.ts';
 import { countBy } from '../../core/collections.ts';
 import { UserError } from '../../core/errors.ts';
 import type { Sample } from '../../core/records.ts';
-import { formatTable } from '../../core/runner.ts';
+import { formatTable } from '../../core/table.ts';
 import type { StageContext } from '../../core/stage.ts';
 import { MULTI_TOOL_SPLIT, SINGLE_TOOL_SPLIT } from './records.ts';
 import { wordCount } from './text.ts';
