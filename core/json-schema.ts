@@ -202,7 +202,7 @@ export function hasType(value: unknown, type: string): boolean {
  */
 export class ArgumentValidator {
   // Patterns compile without the u flag, as released schemas are written (`\-` inside a class). A schema is
-  // compiled once and cached; compiling is most of the cost of a one-off check (see README, ACEBench benchmark),
+  // compiled once and cached; compiling is most of the cost of a one-off check (see docs/benchmarks.md, ACEBench),
   // so the generated code is not optimised and the schema is not checked again here (checkFunctionDefinition does).
   private readonly ajv = new Ajv({ allErrors: true, strict: false, logger: false, validateFormats: true, unicodeRegExp: false, validateSchema: false, code: { optimize: false } });
   private readonly compiled = new Map<string, { check: ValidateFunction; schema: object }>();

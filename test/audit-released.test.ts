@@ -8,7 +8,7 @@ import type { AuditReport } from '../core/audit.ts';
  * The audit of each released benchmark in ../shared/data/reference/, read as samples by the recipe
  * that knows it: findings and samples per check as found (several checked by hand: ACEBench's 19
  * schema-breaking gold calls also by an independent jsonschema check below, ToolTalk's 38 replay
- * differences and ACEBench's 18 agent tasks as listed in the README's fidelity sections, MTU-Eval's
+ * differences and ACEBench's 18 agent tasks as listed in docs/tooltalk.md and docs/acebench.md, MTU-Eval's
  * repeated ids and MetaTool's 51 repeated rows counted in the files, Seal-Tools' dev-easy-5 asking
  * for a stay from 2013 to 2006).
  */

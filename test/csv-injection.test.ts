@@ -154,7 +154,7 @@ describe.skipIf(!ssconvert)('CSV files opened in Gnumeric evaluate no cell (skip
     cli('run', 'toole', '--config', 'toole.json', '--quiet');
     cli('review', 'export', 'toole@v1', '--format', 'csv', '--rate', '1', '--out', 'sheets');
 
-    // The reviewer writes the escape the README documents before text that must start with "=".
+    // The reviewer writes the escape docs/review.md documents before text that must start with "=".
     const sheet = readCsv(join(home, 'sheets', 'toole-v1-review.csv'));
     const direct = sheet.records.filter((r) => r.cells.category === 'toole/direct');
     const edits = new Map([

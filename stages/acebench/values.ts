@@ -10,7 +10,7 @@ import type { AceFunction, AceLanguage } from './record.ts';
  * asks for when no model writes it, and the wrong values `special_error_param` plants. Seeded, so
  * the same function and rng give the same values.
  *
- * Rules the values keep besides their schema (README, "ACEBench format"):
+ * Rules the values keep besides their schema (docs/acebench.md, "ACEBench format"):
  * - ranges are ordered: of two properties of one object that bound a range (`start`/`end`,
  *   `startTime`/`endTime`, `min_x`/`max_x`, …), the start is not after the end (dates, date-times
  *   and times compared as such, numbers as numbers);
