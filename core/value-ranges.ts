@@ -232,8 +232,15 @@ function valueOf(point: Point, kind: Point['kind']): number {
   return kind === 'date' && point.kind === 'datetime' ? Math.floor(point.value / 86_400_000) : point.value;
 }
 
+/** The range pairs among `object`'s own keys whose end comes before their start (what a generator puts in order). */
+export function unorderedPairs(object: Record<string, Json>, text: { overnight: boolean } = { overnight: false }): RangePair[] {
+  const pairs = rangePairs(Object.keys(object));
+  const context = { overnight: text.overnight, spansDays: pairs.some((pair) => spansDays(object[pair.start], object[pair.end])) };
+  return pairs.filter((pair) => judgeRange(pair, object[pair.start], object[pair.end], context).problem !== null);
+}
+
 /** Every out-of-order range in a call's arguments, at any depth: `path` is where the pair's object is (`''` at the top). */
-export function rangeProblems(args: Record<string, Json>, text: { overnight: boolean }): { judged: number; problems: { path: string; problem: string }[] } {
+export function rangeProblems(args: Record<string, Json>, text: { overnight: boolean }): { judged: number; problems: { path: string; problem: string; pair: RangePair; start: Json; end: Json }[] } {
   const pairs: { path: string; pair: RangePair; start: Json; end: Json }[] = [];
   const visit = (value: Json, path: string) => {
     if (Array.isArray(value)) return value.forEach((item, i) => visit(item, `${path}[${i}]`));
@@ -248,7 +255,7 @@ export function rangeProblems(args: Record<string, Json>, text: { overnight: boo
   const problems = pairs.flatMap(({ path, pair, start, end }) => {
     const verdict = judgeRange(pair, start, end, context);
     if (verdict.judged) judged++;
-    return verdict.problem ? [{ path, problem: verdict.problem }] : [];
+    return verdict.problem ? [{ path, problem: verdict.problem, pair, start, end }] : [];
   });
   return { judged, problems };
 }

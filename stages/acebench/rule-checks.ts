@@ -3,7 +3,7 @@ import { ArgumentValidator, checkFunctionDefinition, describeProblems } from '..
 import type { Check, Json } from '../../core/records.ts';
 import { groundCall } from '../grounding.ts';
 import { replayRecord } from './sandbox/replay.ts';
-import { unorderedRanges } from './values.ts';
+import { rangeProblems, saysOvernight } from '../../core/value-ranges.ts';
 import { ACE_AGENT_CATEGORIES, atomKindOfCategory, atomKindsOf, functionParameters, propertiesOf, IRRELEVANT_ANSWER, type AceCategory, type AceFunction, type AceRecord, type AtomKind } from './record.ts';
 
 /**
@@ -88,7 +88,7 @@ export function ruleChecks(record: AceRecord, options: RuleCheckOptions): Check[
     const kind = atomKindOfCategory(category);
     if (kind) add('atom-kind', alternatives.some((calls) => fillsKind(calls, kind)) ? [] : [`no gold argument fills a parameter of kind ${kind}`], true);
     if (category === 'normal_preference') add('profile-used', profileUsed(alternatives, record) ? [] : ['no gold argument draws on the profile (every value is in the question)'], true);
-    add('range-order', rangeOrderProblems(alternatives), true);
+    add('range-order', rangeOrderProblems(alternatives, String(record.data.question ?? '')), true);
   }
   return checks;
 }
@@ -97,17 +97,12 @@ export function ruleChecks(record: AceRecord, options: RuleCheckOptions): Check[
  * Ranges of the gold arguments (`start`/`end`, `minX`/`maxX`, … at any depth) that end before they
  * start: for review, kept only where the question says so (an overnight time range).
  */
-function rangeOrderProblems(alternatives: GoldCall[][]): string[] {
-  const problems: string[] = [];
-  const walk = (value: Json, where: string) => {
-    if (Array.isArray(value)) value.forEach((item, i) => walk(item, `${where}[${i}]`));
-    else if (isJsonObject(value)) {
-      for (const { start, end } of unorderedRanges(value)) problems.push(`${where}: ${end} ${JSON.stringify(value[end])} is before ${start} ${JSON.stringify(value[start])}`);
-      for (const [key, item] of Object.entries(value)) walk(item, `${where}.${key}`);
-    }
-  };
-  for (const calls of alternatives) for (const call of calls) walk(call.args, call.name);
-  return problems;
+function rangeOrderProblems(alternatives: GoldCall[][], question: string): string[] {
+  const text = { overnight: saysOvernight(question) };
+  const where = (call: GoldCall, path: string) => `${call.name}${path ? `.${path}` : ''}`;
+  return alternatives.flatMap((calls) =>
+    calls.flatMap((call) => rangeProblems(call.args, text).problems.map(({ path, pair, start, end }) => `${where(call, path)}: ${pair.end} ${JSON.stringify(end)} is before ${pair.start} ${JSON.stringify(start)}`)),
+  );
 }
 
 /** The gold path, executed in the sandboxes from the initial_config, reaches the ground_truth. */

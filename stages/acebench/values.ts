@@ -3,6 +3,7 @@ import { ArgumentValidator, jsonTypeOf } from '../../core/json-schema.ts';
 import type { Json } from '../../core/records.ts';
 import type { Rng } from '../../core/rng.ts';
 import type { AceFunction, AceLanguage } from './record.ts';
+import { unorderedPairs } from '../../core/value-ranges.ts';
 
 
 /**
@@ -357,65 +358,6 @@ export function synthesiseArguments(fn: AceFunction, rng: Rng, options: ValueOpt
 
 // ------------------------------------------------------------------ ranges
 
-/** Words that open and close a range in a property name; `from`/`to` bound dates and times only (`from_floor` 3, `to_floor` 1 is a move, not a range). */
-const RANGE_WORDS: { start: string; end: string; numbers: boolean }[] = [
-  { start: 'start', end: 'end', numbers: true },
-  { start: 'begin', end: 'end', numbers: true },
-  { start: 'min', end: 'max', numbers: true },
-  { start: 'minimum', end: 'maximum', numbers: true },
-  { start: 'lower', end: 'upper', numbers: true },
-  { start: 'earliest', end: 'latest', numbers: true },
-  { start: 'from', end: 'to', numbers: false },
-];
-
-function wordsOf(name: string): string[] {
-  return name
-    .replace(/([a-z0-9])([A-Z])/g, '$1 $2')
-    .split(/[\s_.-]+/)
-    .filter(Boolean)
-    .map((word) => word.toLowerCase());
-}
-
-/**
- * The pairs of keys that bound a range: names equal but for one word, a start word in one and its
- * end word in the other (`start`/`end`, `startTime`/`endTime`, `min_price`/`max_price`, `date_from`/`date_to`).
- */
-export function rangePairs(keys: readonly string[]): { start: string; end: string; numbers: boolean }[] {
-  const byWords = new Map(keys.map((key) => [wordsOf(key).join(' '), key]));
-  const pairs: { start: string; end: string; numbers: boolean }[] = [];
-  for (const key of keys) {
-    const words = wordsOf(key);
-    for (const [i, word] of words.entries()) {
-      for (const range of RANGE_WORDS) {
-        if (word !== range.start) continue;
-        const end = byWords.get([...words.slice(0, i), range.end, ...words.slice(i + 1)].join(' '));
-        if (end !== undefined && end !== key) pairs.push({ start: key, end, numbers: range.numbers });
-      }
-    }
-  }
-  return pairs;
-}
-
-/** A range bound as a comparable value: dates, date-times and times of one kind as text in a fixed form, numbers as numbers. */
-function boundOf(value: Json, numbers: boolean): { kind: string; at: string | number } | undefined {
-  if (typeof value === 'number') return numbers ? { kind: 'number', at: value } : undefined;
-  if (typeof value !== 'string') return undefined;
-  if (/^\d{4}-\d{2}-\d{2}$/.test(value)) return { kind: 'date', at: value };
-  const dateTime = /^(\d{4}-\d{2}-\d{2})[T ](\d{2}:\d{2})(:\d{2})?/.exec(value);
-  if (dateTime) return { kind: 'date-time', at: `${dateTime[1]}T${dateTime[2]}${dateTime[3] ?? ':00'}` };
-  const time = /^(\d{1,2}):(\d{2})(:\d{2})?$/.exec(value);
-  if (time) return { kind: 'time', at: `${time[1].padStart(2, '0')}:${time[2]}${time[3] ?? ':00'}` };
-  return undefined;
-}
-
-/** The pairs of `object` whose end comes before its start (values of one kind only: a date is not compared with a time). */
-export function unorderedRanges(object: Record<string, Json>): { start: string; end: string }[] {
-  return rangePairs(Object.keys(object)).filter(({ start, end, numbers }) => {
-    const [a, b] = [boundOf(object[start], numbers), boundOf(object[end], numbers)];
-    return a !== undefined && b !== undefined && a.kind === b.kind && b.at < a.at;
-  });
-}
-
 /** The schema without what only annotates it: two bounds with equal schemas may trade values and stay valid. */
 function constraintsOf(schema: Json | undefined): string {
   const { description: _d, title: _t, default: _v, examples: _e, example: _x, ...rest } = asSchema(schema);
@@ -428,10 +370,10 @@ function constraintsOf(schema: Json | undefined): string {
  * few times.
  */
 function orderRanges(out: Record<string, Json>, properties: Schema, draw: (name: string) => Json): void {
-  for (const { start, end } of unorderedRanges(out)) {
+  for (const { start, end } of unorderedPairs(out)) {
     if (constraintsOf(properties[start]) === constraintsOf(properties[end])) [out[start], out[end]] = [out[end], out[start]];
     else
-      for (let tries = 0; tries < 10 && unorderedRanges({ [start]: out[start], [end]: out[end] }).length; tries++) out[end] = draw(end);
+      for (let tries = 0; tries < 10 && unorderedPairs({ [start]: out[start], [end]: out[end] }).length; tries++) out[end] = draw(end);
   }
 }
 
@@ -441,7 +383,7 @@ function orderRanges(out: Record<string, Json>, properties: Schema, draw: (name:
  */
 export function withNewValue(args: Record<string, Json>, name: string, schema: Json | undefined, rng: Rng, options: ValueOptions): Record<string, Json> {
   const next = { ...args };
-  for (let tries = 0; tries < 8 && (JSON.stringify(next[name]) === JSON.stringify(args[name]) || unorderedRanges(next).length); tries++) next[name] = synthesiseValue(schema, name, rng, options);
+  for (let tries = 0; tries < 8 && (JSON.stringify(next[name]) === JSON.stringify(args[name]) || unorderedPairs(next).length); tries++) next[name] = synthesiseValue(schema, name, rng, options);
   return next;
 }
 
