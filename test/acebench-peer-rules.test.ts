@@ -1,5 +1,5 @@
-import { execFileSync, spawnSync } from 'node:child_process';
-import { existsSync, mkdirSync, readdirSync, readFileSync, statSync } from 'node:fs';
+import { spawnSync } from 'node:child_process';
+import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { defaultRun } from './helpers/default-run.ts';
@@ -8,6 +8,7 @@ import type { Json } from '../core/records.ts';
 import { exportAceBench } from '../stages/acebench/export.ts';
 import { ACEBENCH_CLASS_TABLE, errorParamProblems, normalCheckProblems, rangesIn, readLines, unloadableClasses } from './helpers/acebench-peer.ts';
 import { tempDirs } from './helpers/files.ts';
+import { hasPeer, peerFiles, pythonHas } from './helpers/peer-code.ts';
 
 /**
  * The default offline ACEBench version, exported in the native format, held to the rules of
@@ -102,17 +103,11 @@ describe("ACEBench's own checks over the default version's native export, gold a
     expect(invalid.slice(0, 5), `${invalid.length} gold calls break their schema`).toEqual([]);
   });
 
-  // ACEBench's own Python: skipped without python3 (with pandas and openpyxl) or a checkout of
-  // the repository (ACEBENCH_REPO: a checkout or a bare git folder; default ../.mirror/ACEBench+ACEBench/repo).
-  const peer = peerCheckout();
+  // ACEBench's own Python: skipped without python3 (with pandas and openpyxl) or a checkout of the repository (test/helpers/peer-code.ts).
+  const peer = pythonHas(['pandas', 'openpyxl']) && hasPeer('ACEBench/ACEBench');
   it.skipIf(!peer)(`eval_main.py scores the gold answers 100 % in every category and the agent harness executes each mile_stone to the exported state (python3 and ACEBench's checkout: ${peer ? 'found' : 'missing, skipped'})`, () => {
     const work = tmp();
-    const source = join(work, 'acebench');
-    if (peer!.checkout) execFileSync('cp', ['-r', peer!.checkout, source]);
-    else {
-      mkdirSync(source);
-      execFileSync('sh', ['-c', `git --git-dir="$0" archive HEAD | tar -x -C "$1"`, peer!.gitDir!, source]);
-    }
+    const source = peerFiles('ACEBench/ACEBench', [])!;
     const out = join(work, 'report.json');
     const run = spawnSync('python3', [join(PROJECT, 'test/helpers/acebench_gold_eval.py'), '--peer', source, '--export', exportDir, '--language', 'en', '--work', join(work, 'run'), '--out', out], { encoding: 'utf8', maxBuffer: 64 << 20 });
     expect(run.status, run.stderr.slice(-2000)).toBe(0);
@@ -128,14 +123,3 @@ describe("ACEBench's own checks over the default version's native export, gold a
     expect(report.agent.executed_as_exported).toBe(agentSamples - financeSamples);
   }, 600_000);
 });
-
-/** A checkout (or bare git folder) of ACEBench's repository and python3 with what its eval_main.py imports, or undefined. */
-function peerCheckout(): { checkout?: string; gitDir?: string } | undefined {
-  const python = spawnSync('python3', ['-c', 'import pandas, openpyxl'], { encoding: 'utf8' });
-  if (python.status !== 0) return undefined;
-  const given = process.env.ACEBENCH_REPO ?? join(PROJECT, '..', '.mirror', 'ACEBench+ACEBench', 'repo');
-  if (!existsSync(given) || !statSync(given).isDirectory()) return undefined;
-  if (existsSync(join(given, 'eval_main.py'))) return { checkout: given };
-  const bare = spawnSync('git', ['--git-dir', given, 'cat-file', '-e', 'HEAD:eval_main.py']);
-  return bare.status === 0 ? { gitDir: given } : undefined;
-}

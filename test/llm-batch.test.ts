@@ -15,7 +15,7 @@ import type { PipelineDefinition } from '../core/pipeline.ts';
 import { Sample, sampleId } from '../core/records.ts';
 import { reject, type BatchStage, type ScanStage } from '../core/stage.ts';
 import { echoPipeline, echoPrompt } from './fixtures/core/echo-pipeline.ts';
-import { echoChat, startOpenAiServer, useFreshEndpoint, type OpenAiTestServer, type RecordedRequest } from './helpers/openai-server.ts';
+import { useFreshEndpoint, type OpenAiTestServer, type RecordedRequest } from './helpers/openai-server.ts';
 
 const LINES = ['alpha', 'bravo', 'charlie', 'delta', 'echo'];
 const KEY = 'sk-batch-test-key-0123456789';

@@ -1,8 +1,9 @@
-import { execFileSync, spawnSync } from 'node:child_process';
-import { existsSync, mkdirSync, readdirSync, readFileSync } from 'node:fs';
+import { execFileSync } from 'node:child_process';
+import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { defaultRun } from './helpers/default-run.ts';
+import { hasPeer, peerFiles, pythonHas } from './helpers/peer-code.ts';
 import type { ToolSpec } from '../core/records.ts';
 import { DatasetStore, type VersionRef } from '../core/store.ts';
 import { mtuToolQuestions, type MergeConflict } from '../stages/merge-tools-mtu.ts';
@@ -16,7 +17,6 @@ import { allCalls, mtuMeta } from '../stages/mtu/sample.ts';
  */
 
 const PROJECT = new URL('..', import.meta.url).pathname;
-const MTU_MIRROR = process.env.MTU_BENCH_MIRROR ?? '/work/.mirror/MTU-Bench-Team+MTU-Bench/repo';
 const SINGLE_TOOL = new Set(['S-S', 'M-S']);
 
 type Json = null | boolean | number | string | Json[] | { [k: string]: Json };
@@ -123,12 +123,9 @@ describe('the default mtu version', () => {
     expect(problems.slice(0, 5), `${problems.length} records`).toEqual([]);
   });
 
-  const python = spawnSync('python3', ['-c', 'import numpy'], { encoding: 'utf8' });
-  const runnable = python.status === 0 && existsSync(MTU_MIRROR);
+  const runnable = pythonHas(['numpy']) && hasPeer('MTU-Bench-Team/MTU-Bench');
   it.skipIf(!runnable)("MTU-Eval's own cal_score.py scores every exported file 100 with the gold answers (python3 with numpy and the MTU-Bench mirror; skipped without them)", () => {
-    const peer = join(home, 'mtu-bench');
-    mkdirSync(peer);
-    execFileSync('sh', ['-c', `git --git-dir="${MTU_MIRROR}" archive HEAD MTU-Eval | tar -x -C "${peer}"`]);
+    const peer = peerFiles('MTU-Bench-Team/MTU-Bench', ['MTU-Eval'])!;
     const score = (...files: string[]) => {
       const out = execFileSync('python3', [join(PROJECT, 'test/helpers/mtu_cal_score.py'), join(peer, 'MTU-Eval'), '--index', join(exportDir, 'index.jsonl'), ...files.map((f) => join(exportDir, f))], { encoding: 'utf8', maxBuffer: 1 << 26 });
       return JSON.parse(out) as { records: Record<string, number>; scores?: Record<string, Record<string, number>>; error?: string };

@@ -11,6 +11,11 @@ import { dirname, join } from 'node:path';
  */
 const MIRRORS = process.env.TOOLKILN_PEER_MIRRORS ?? '/work/.mirror';
 
+/** Whether there is a checkout of a benchmark's repository (`owner/name`) to run. */
+export function hasPeer(repo: string): boolean {
+  return existsSync(join(MIRRORS, repo.replace('/', '+'), 'repo'));
+}
+
 /** The files under `paths` of a benchmark's repository written to a temporary folder, or null when there is no checkout of it. */
 export function peerFiles(repo: string, paths: string[]): string | null {
   const gitDir = join(MIRRORS, repo.replace('/', '+'), 'repo');
