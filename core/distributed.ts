@@ -11,7 +11,7 @@ import { Rng } from './rng.ts';
 import type { RunSpec } from './run.ts';
 import { TransportTally, type RecordJob, type RecordOutcome, type RemoteRecords } from './runner.ts';
 import { entryOf, prepareRecord, recordContext } from './stage-records.ts';
-import type { MapStage, Stage, StageContext } from './stage.ts';
+import { promptHashes, runRecord, stageContextMethods, type MapStage, type Stage, type StageContext } from './stage.ts';
 
 /** The BullMQ queue every coordinator sends per-record work to and every worker takes it from. */
 export const RECORD_QUEUE = 'toolkiln-records';
@@ -394,7 +394,7 @@ export class RecordWorker {
     const checkInput = job.stageIndex > 0 && run.stages[job.stageIndex - 1].output !== stage.input;
     const { record, key } = prepareRecord(mapStage, job.raw, job.i, checkInput);
     const tally = new TransportTally();
-    const result = await mapStage.run(record, recordContext(this.stageContext(job.runId, run, stage), key, tally.watch(run.llm, key)));
+    const result = await runRecord(mapStage.run, record, recordContext(this.stageContext(job.runId, run, stage), key, tally.watch(run.llm, key)));
     const entry = entryOf(mapStage, job.i, key, result);
     this.processed++;
     // Requests of records still in hand go with a later result; every request is counted once.
@@ -409,6 +409,8 @@ export class RecordWorker {
       throw new Error(`stage ${stage.name}: ${what} is not available to a per-record stage run by a worker`);
     };
     return {
+      ...stageContextMethods,
+      stage: { name: stage.name, version: stage.version, prompts: stage.prompts },
       seed: run.spec.seed,
       rng: (...keys) => Rng.derive(run.spec.seed, stage.name, ...keys),
       llm: run.llm,
@@ -445,7 +447,7 @@ export class RecordWorker {
     const here = stages.map((s) => `${s.name}@${s.version}`).join(', ');
     const there = (spec.inputs?.stages ?? []).map(([name, version]) => `${name}@${version}`).join(', ');
     if (here !== there) throw new Error(`run ${runId} has stages ${there}, this worker's ${spec.pipeline} recipe has ${here}: run the same toolkiln version on every machine`);
-    const prompts = Object.assign({}, ...stages.map((s) => s.prompts ?? {})) as Record<string, string>;
+    const prompts = promptHashes(stages);
     for (const [id, hash] of Object.entries(spec.inputs?.prompts ?? {})) {
       if (prompts[id] !== hash) throw new Error(`run ${runId}: prompt ${id} differs on this worker: run the same toolkiln version on every machine`);
     }

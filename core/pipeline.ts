@@ -24,7 +24,7 @@ export interface ExportOptions {
 
 /**
  * A benchmark recipe: an ordered list of named stages, its config schema (every field defaulted)
- * and the native formats it exports. The first stage loads sources (a batch stage with no input);
+ * and the native formats it exports. The first stage is a source (it loads the inputs);
  * the last one emits Samples.
  */
 export interface PipelineDefinition<C = any> {

@@ -19,6 +19,7 @@ import { DatasetStore, type VersionRef } from './store.ts';
 import { checkSourceFile, readSourceText } from './source-files.ts';
 import { makeFolder } from './folders.ts';
 import { DEFAULT_SEED } from './seed.ts';
+import { promptHashes } from './stage.ts';
 
 export { DEFAULT_SEED };
 
@@ -173,7 +174,7 @@ export async function runPipeline(options: RunPipelineOptions): Promise<RunPipel
   const inputs: RunInputs = {
     sources: await hashSources(options.pipeline.sourceFiles(spec.config), resolvePath, options.projectDir),
     stages: stages.map((s) => [s.name, s.version]),
-    prompts: Object.assign({}, ...stages.map((s) => s.prompts ?? {})),
+    prompts: promptHashes(stages),
   };
   if (options.resume) assertSameInputs(options.resume, spec, inputs, options.pipeline);
   const sources = Object.fromEntries(Object.entries(inputs.sources).map(([file, files]) => [file, combinedHash(files)]));

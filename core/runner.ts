@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import PQueue from 'p-queue';
 import { countBy } from './collections.ts';
 import { UserError, fileSystemMessage, messageOf } from './errors.ts';
-import { eachJsonl, eachJsonlLine, Journal, JsonlWriter, jsonlTexts, parseJsonLine, readJsonl, writeFileAtomic, writeJsonlAtomic } from './jsonl.ts';
+import { eachJsonl, eachJsonlLine, Journal, JsonlWriter, jsonlTexts, parseJsonLine, writeFileAtomic } from './jsonl.ts';
 import { isConsistent, journalLine, outputBytes, type JournalEntry } from './journal-line.ts';
 import { BatchRound, checkBatchesInFlight } from './llm/batch-round.ts';
 import { observeResults } from './llm/observe.ts';
@@ -16,7 +16,7 @@ import { StageThreads, type StageThreadsOptions } from './stage-threads.ts';
 import type { SampleLine } from './store.ts';
 import { entryOf, prepareRecord, recordContext, validateInput, validateOutputs } from './stage-records.ts';
 import { parseRecord } from './validate.ts';
-import { isReject, recordKey, type BatchStage, type MapStage, type RejectReason, type ScanMade, type ScanStage, type SourceStage, type Stage, type StageContext } from './stage.ts';
+import { isReject, recordKey, runRecord, stageContextMethods, StepRejected, type MapStage, type RejectReason, type ScanMade, type ScanStage, type SourceReject, type SourceStage, type Stage, type StageContext } from './stage.ts';
 
 export interface RunStagesOptions {
   pipeline: PipelineDefinition;
@@ -168,6 +168,8 @@ export async function runStages(options: RunStagesOptions): Promise<RunStagesRes
     const stage = stages[index];
     const folder = stageFolder(options.runDir, index, stage);
     const ctx: StageContext = {
+      ...stageContextMethods,
+      stage: { name: stage.name, version: stage.version, prompts: stage.prompts },
       seed: options.seed,
       rng: (...keys) => Rng.derive(options.seed, stage.name, ...keys),
       llm: options.llm,
@@ -250,7 +252,7 @@ export async function runStages(options: RunStagesOptions): Promise<RunStagesRes
       continue;
     }
 
-    if (stage.kind !== 'batch' && stage.kind !== 'source' && !input) throw new Error(`pipeline ${options.pipeline.name}: its first stage ${stage.name} is a per-record stage; a pipeline starts with a loading stage`);
+    if (stage.kind !== 'source' && !input) throw new Error(`pipeline ${options.pipeline.name}: its first stage ${stage.name} is a per-record stage; a pipeline starts with a loading stage`);
 
     if (stage.kind === 'map' && pipelined && takesRecordsAsTheyFinish(stages[index + 1])) {
       const release = new OrderedRelease(join(folder, 'journal.jsonl'));
@@ -271,9 +273,7 @@ export async function runStages(options: RunStagesOptions): Promise<RunStagesRes
     };
     let counts: StageCounts;
     if (stage.kind === 'source') {
-      counts = await runSourceStage(stage, stageCtx, files, options, index === 0 ? options.limit : undefined);
-    } else if (stage.kind === 'map') {
-      counts = await runMapStage(stage, index, input as StageInput, stageCtx, folder, files, options, checkInput, tally, { before: previous, signal: abort.signal }).catch(stopAll);
+      counts = await runSourceStage(stage, { ...stageCtx, llm: tally.watch(stageCtx.llm) }, files, options, index === 0 ? options.limit : undefined);
     } else if (stage.kind === 'scan') {
       // The scan stages after it that need no pass over their input take its records as they come.
       const chain: StageRun[] = [run];
@@ -288,8 +288,7 @@ export async function runStages(options: RunStagesOptions): Promise<RunStagesRes
       input = { path: chain.at(-1)!.files.out, count: chainCounts.at(-1)!.out };
       continue;
     } else {
-      const limit = index === 0 ? options.limit : undefined;
-      counts = await runBatchStage(stage, input as FileInput | null, { ...stageCtx, llm: tally.watch(stageCtx.llm) }, files, options, checkInput, limit);
+      counts = await runMapStage(stage, index, input as StageInput, stageCtx, folder, files, options, checkInput, tally, { before: previous, signal: abort.signal }).catch(stopAll);
     }
     complete(counts);
     running.length = 0;
@@ -586,7 +585,7 @@ async function runMapStage(
         entry = onThread.reject ? { i, reject: onThread.reject } : { i };
         texts = onThread.outputs;
       } else {
-        const result = await stage.run(prepared.record, recordContext(ctx, key, batch.watch(tally.watch(ctx.llm, key), key)));
+        const result = await runRecord(stage.run, prepared.record, recordContext(ctx, key, batch.watch(tally.watch(ctx.llm, key), key)));
         if (batch.deferred(key)) return;
         entry = entryOf(stage, i, key, result);
       }
@@ -743,14 +742,32 @@ function writeInInputOrder(stage: MapStage<unknown, unknown>, input: { path: str
 async function runSourceStage(stage: SourceStage<unknown>, ctx: StageContext, files: { out: string; rejects: string }, options: RunStagesOptions, limit: number | undefined): Promise<StageCounts> {
   const progress = new Progress(stage.name, 0, options.progress);
   const all = limit === undefined ? files : { out: `${files.out}.all`, rejects: files.rejects };
-  let counts = await new StageOutputs(all).write(async (outputs) => {
-    let i = 0;
-    for await (const record of await stage.load(ctx)) {
-      for (const output of validateOutputs(stage, [record], `record ${i++}`)) outputs.output(output);
+  // Batch mode: a load that deferred requests is discarded and run again once the batch settles.
+  const batch = new BatchRound(ctx.llm);
+  let counts: StageCounts;
+  for (;;) {
+    const loaded = await new StageOutputs(all)
+      .write(async (outputs) => {
+        let i = 0;
+        for await (const item of await stage.load({ ...ctx, llm: batch.watch(ctx.llm, stage.name) })) {
+          if (isReject(item)) {
+            const { reject: _flag, ...rest } = item as SourceReject;
+            outputs.reject(Rejection.parse({ stage: stage.name, ...rest }));
+          } else for (const output of validateOutputs(stage, [item], `record ${i}`)) outputs.output(output);
+          i++;
+        }
+        if (batch.waiting) throw new BatchWaiting();
+      })
+      .catch((error) => (batch.waiting ? null : Promise.reject(sourceError(stage, error))));
+    if (loaded) {
+      counts = loaded;
+      break;
     }
-  });
+    await batch.settle({ runDir: options.runDir, stage: stage.name, log: ctx.log, resumeCommand: resumeCommandOf(options) });
+  }
   if (limit !== undefined) {
     const total = counts.out;
+    const rejected = counts;
     counts = await new StageOutputs({ out: files.out, rejects: `${files.rejects}.none` }).write((outputs) => {
       let i = 0;
       let next = 0;
@@ -762,11 +779,21 @@ async function runSourceStage(stage: SourceStage<unknown>, ctx: StageContext, fi
         i++;
       }
     });
+    counts = { ...counts, rejected: rejected.rejected, rejectsByReason: rejected.rejectsByReason };
     rmSync(all.out, { force: true });
     rmSync(`${files.rejects}.none`, { force: true });
   }
   progress.finish(counts.out);
   return { ...counts, in: 0 };
+}
+
+/** Thrown to discard a source's pass that left requests waiting for a batch. */
+class BatchWaiting extends Error {}
+
+/** A request that failed outside a record stops the load with the gateway's reason. */
+function sourceError(stage: Stage, error: unknown): unknown {
+  if (!(error instanceof StepRejected)) return error;
+  return new UserError(`stage ${stage.name}: a request it makes while loading failed (${error.reason}: ${error.detail}); nothing was published. Check the endpoint and run again (answers received are cached).`, 1);
 }
 
 /**
@@ -815,7 +842,7 @@ async function runScanChain(chain: StageRun[], input: StageInput, options: RunSt
     const out = outputs[k];
     const record = validateInput(stage, raw, out.counts.in++, checkInput);
     const key = recordKey(stage, record);
-    const result = await stage.run(record, { ...plain, key, state, rng: (...keys) => plain.rng(key, ...keys) });
+    const result = await runRecord(stage.run, record, { ...plain, key, state, rng: (...keys: (string | number)[]) => plain.rng(key, ...keys) });
     if (copyUnchanged && (result === record || (stage.fanOut && Array.isArray(result) && result.length === 1 && result[0] === record))) {
       out.outputText(text);
       await feed(k + 1, raw, text);
@@ -880,46 +907,6 @@ function withoutLlm(llm: LlmGateway, stage: string): LlmGateway {
     throw new Error(`stage ${stage}: a scan stage calls the LLM only in collect (its run and finish are not journalled)`);
   };
   return { backend: llm.backend, model: llm.model, dryRun: llm.dryRun, generate: refuse, embed: refuse, usage: () => llm.usage(), close: () => llm.close() };
-}
-
-async function runBatchStage(
-  stage: BatchStage<unknown, unknown>,
-  input: { path: string; count: number } | null,
-  ctx: StageContext,
-  files: { out: string; rejects: string },
-  options: RunStagesOptions,
-  checkInput: boolean,
-  limit: number | undefined,
-): Promise<StageCounts> {
-  const inputs = input ? readJsonl(input.path) : [];
-  const progress = new Progress(stage.name, inputs.length, options.progress);
-  const valid = inputs.map((record, i) => validateInput(stage, record, i, checkInput));
-  // Batch mode: a pass that deferred requests is discarded (even if it failed for want of them) and run again once the batch settles.
-  const batch = new BatchRound(ctx.llm);
-  let result: Awaited<ReturnType<typeof stage.run>>;
-  for (;;) {
-    const pass = await stage.run(valid, { ...ctx, llm: batch.watch(ctx.llm, stage.name) }).catch((error) => (batch.waiting ? null : Promise.reject(error)));
-    if (pass && !batch.waiting) {
-      result = pass;
-      break;
-    }
-    await batch.settle({ runDir: options.runDir, stage: stage.name, log: ctx.log, resumeCommand: resumeCommandOf(options) });
-  }
-  const validated = validateOutputs(stage, result.out, 'batch');
-  const rejected = (result.rejects ?? []).map((r) => {
-    const { reject: _flag, ...rest } = r as typeof r & { reject?: boolean };
-    return Rejection.parse({ stage: stage.name, ...rest });
-  });
-  const cardinality = stage.cardinality ?? 'one-to-one';
-  const delta = validated.length + rejected.length - inputs.length;
-  if ((cardinality === 'one-to-one' && delta !== 0) || (cardinality === 'fan-out' && delta < 0) || (cardinality === 'fan-in' && delta > 0)) {
-    throw new Error(`stage ${stage.name} (${cardinality}) took ${inputs.length} records and gave ${validated.length} out + ${rejected.length} rejected: records would be lost or invented`);
-  }
-  const out = limit === undefined ? validated : evenlySpaced(validated, limit);
-  writeJsonlAtomic(files.out, out);
-  writeJsonlAtomic(files.rejects, rejected);
-  progress.finish(inputs.length);
-  return { in: inputs.length, out: out.length, rejected: rejected.length, rejectsByReason: countBy(rejected.map((r) => r.reason)) };
 }
 
 /**

@@ -2,7 +2,7 @@ import { parentPort, workerData } from 'node:worker_threads';
 import { messageOf, UserError } from './errors.ts';
 import { Rng } from './rng.ts';
 import { entryOf } from './stage-records.ts';
-import type { MapStage, StageContext } from './stage.ts';
+import { stageContextMethods, type MapStage, type StageContext } from './stage.ts';
 import type { StageThreadData, ThreadError, ThreadOutcome } from './stage-threads.ts';
 
 /**
@@ -24,6 +24,8 @@ async function start(): Promise<void> {
     throw new Error(`stage ${stage.name}: ${what} is not available to a stage run on a worker thread (it declares threads: pure computation only)`);
   };
   const ctx: StageContext = {
+    ...stageContextMethods,
+    stage: { name: stage.name, version: stage.version, prompts: stage.prompts },
     seed: data.seed,
     rng: (...keys) => Rng.derive(data.seed, stage.name, ...keys),
     llm: new Proxy({} as StageContext['llm'], { get: unavailable('the LLM') }),

@@ -1,8 +1,9 @@
 import { z } from 'zod';
 import { hashOf } from './hash.ts';
 import { Rng } from './rng.ts';
-import type { LlmGateway } from './llm/types.ts';
-import type { Rejection } from './records.ts';
+import type { GenerateResult, LlmGateway } from './llm/types.ts';
+import type { PromptFile } from './prompt.ts';
+import type { Rejection, SampleMeta } from './records.ts';
 import { DEFAULT_SEED } from './seed.ts';
 
 /** What a stage says about one record it could not use. */
@@ -13,7 +14,51 @@ export interface RejectReason {
   duplicateOf?: string;
 }
 
+/** Who a stage is: what lineage names and the fingerprint counts. */
+export interface StageIdentity {
+  name: string;
+  version: number;
+  prompts?: readonly PromptFile<any, any>[];
+}
+
+/** One step of a record's history: the stage (at its version) and, for an LLM answer, the prompt and model. */
+export type LineageEntry = SampleMeta['lineage'][number];
+
+export interface AskOptions {
+  /**
+   * The request's key (it seeds the offline renderer and separates requests that must get
+   * independent answers). Default: the record's key, with `/part` when given.
+   */
+  key?: string;
+  /** A second request for the same record (`thought`, `observation`): keyed `<record key>/<part>`. */
+  part?: string;
+  temperature?: number;
+  maxTokens?: number;
+}
+
+/** An LLM answer with the lineage entry that records it (this stage at its version, the prompt, the model). */
+export interface Answer<O> {
+  value: O;
+  model: string;
+  cached: boolean;
+  lineage: LineageEntry;
+}
+
+/** A failed request, as the stage's reject: `reason` is the gateway's code (`schema_invalid`, `timeout`, …). */
+export type AskFailure = { ok: false; reason: string; detail: string };
+
 export interface StageContext {
+  /** The stage running: its name and version (lineage), the prompts it declares. */
+  stage: StageIdentity;
+  /**
+   * Asks one of the stage's declared prompts through the gateway, as this stage for this record.
+   * A failed request throws a {@link StepRejected} that the runner turns into the record's reject
+   * with the gateway's reason; `tryAsk` returns the failure instead, for a stage that falls back.
+   */
+  ask<V extends Record<string, unknown>, O>(this: StageContext & { key?: string }, prompt: PromptFile<V, O>, vars: V, options?: AskOptions): Promise<Answer<O>>;
+  tryAsk<V extends Record<string, unknown>, O>(this: StageContext & { key?: string }, prompt: PromptFile<V, O>, vars: V, options?: AskOptions): Promise<({ ok: true } & Answer<O>) | AskFailure>;
+  /** This stage's lineage entry (for a record it changed without the LLM). */
+  lineage(this: StageContext): LineageEntry;
   /** The run seed; use `rng(...)` for randomness so results do not depend on scheduling. */
   seed: number;
   rng: (...keys: (string | number)[]) => Rng;
@@ -51,8 +96,11 @@ interface StageBase<I, O> {
    * without zod's copy: see core/validate.ts.
    */
   output: z.ZodType<O>;
-  /** Prompt ids → hashes this stage uses (fingerprint and lineage). */
-  prompts?: Record<string, string>;
+  /**
+   * The prompt files the stage asks (through `ctx.ask`): their hashes go into the fingerprint and
+   * its answers' lineage. Asking a prompt not listed here is an error.
+   */
+  prompts?: readonly PromptFile<any, any>[];
   /**
    * Starts work that does not depend on the stage's input (reading the released set it compares
    * with) when the run starts, so that it overlaps the stages before this one instead of waiting at
@@ -91,19 +139,6 @@ export interface MapStage<I, O> extends StageBase<I, O> {
    * cloneable), e.g. `{ module: import.meta.url, factory: 'checkGeneratedStage', options }`.
    */
   threads?: { module: string; factory: string; options: unknown };
-}
-
-/**
- * Works on the whole set at once (loading, clustering, splitting, de-duplicating). The runner hands
- * it its whole input as one array and writes its outputs as a stream: its memory grows with the
- * dataset, so a whole-set stage should keep only what it needs of each record (ids and the few
- * fields it decides on) and leave per-record work to map stages.
- */
-export interface BatchStage<I, O> extends StageBase<I, O> {
-  kind: 'batch';
-  /** `fan-out` or `fan-in` when out + rejected may differ from in (e.g. a loader, or tools from samples). */
-  cardinality?: 'one-to-one' | 'fan-out' | 'fan-in' | 'any';
-  run: (records: I[], ctx: StageContext) => Promise<{ out: O[]; rejects?: (RejectReason & { record: unknown })[] }>;
 }
 
 /**
@@ -149,16 +184,23 @@ export interface ScanMade<O> {
   rejects?: (RejectReason & { record: unknown })[];
 }
 
+/** A record a source could not make, with why: the raw input it read (or null), kept in the stage's rejects. */
+export type SourceReject = RejectReason & { reject: true; record: unknown };
+
 /**
- * The first stage of a pipeline: reads its inputs and yields records one at a time. The runner
- * writes them as they come, so a loader that yields (a generator over files) is never held whole.
+ * The first stage of a pipeline: reads its inputs (files, a tool source, generated domains) and
+ * yields records one at a time, or a `reject(…)` with the raw input for one it cannot use. The
+ * runner writes them as they come, so a loader that yields (a generator over files) is never held
+ * whole. A source may ask the LLM (`ctx.ask`, keyed by what it asks about): it runs under the
+ * gateway's batch mode and transport checks like `collect` (in batch mode it loads again once the
+ * batch settles, its answers then from the cache).
  */
 export interface SourceStage<O> extends StageBase<unknown, O> {
   kind: 'source';
-  load: (ctx: StageContext) => Iterable<O> | AsyncIterable<O> | Promise<Iterable<O>>;
+  load: (ctx: StageContext) => Iterable<O | SourceReject> | AsyncIterable<O | SourceReject> | Promise<Iterable<O | SourceReject>>;
 }
 
-export type Stage<I = any, O = any> = MapStage<I, O> | BatchStage<I, O> | ScanStage<I, O, any> | SourceStage<O>;
+export type Stage<I = any, O = any> = MapStage<I, O> | ScanStage<I, O, any> | SourceStage<O>;
 
 export function reject(reason: string, detail?: string, extra: Omit<RejectReason, 'reason' | 'detail'> = {}): RejectReason & { reject: true } {
   return { reject: true, reason, detail, ...extra };
@@ -172,12 +214,139 @@ export type { Rejection };
 
 const zUnknown = z.unknown();
 
-/** A loading stage: no input, yields the records it reads (the first stage of a pipeline). */
-export function sourceStage<O>(spec: { name: string; version: number; output: z.ZodType<O>; load: SourceStage<O>['load'] }): SourceStage<O> {
-  return { kind: 'source', name: spec.name, version: spec.version, input: zUnknown, output: spec.output, load: spec.load };
+/** A loading stage: no input, yields the records it reads (the first stage of a pipeline); `load` sees a context that knows the stage (see {@link mapStage}). */
+export function sourceStage<O>(spec: Omit<SourceStage<O>, 'kind' | 'input'>): SourceStage<O> {
+  const stage = identityOf(spec);
+  return { kind: 'source', input: zUnknown, ...spec, load: (ctx) => spec.load({ ...ctx, stage }) };
+}
+
+/** Loads a source stage in memory (tests, notebooks): its records and its rejects. */
+export async function applySourceStage<O>(stage: SourceStage<O>, ctx: StageContext): Promise<{ out: O[]; rejects: SourceReject[] }> {
+  const out: O[] = [];
+  const rejects: SourceReject[] = [];
+  for await (const item of await stage.load(ctx)) {
+    if (isReject(item)) rejects.push(item as SourceReject);
+    else out.push(item as O);
+  }
+  return { out, rejects };
+}
+
+/** What a stage constructor keeps of the declaration for the context it hands the stage's functions. */
+function identityOf(spec: StageIdentity): StageIdentity {
+  return { name: spec.name, version: spec.version, prompts: spec.prompts };
+}
+
+/**
+ * A per-record stage from its declaration. Its `run` sees a context that knows the stage (so
+ * `ctx.ask` sends only declared prompts, as this stage, and lineage carries this version), and a
+ * failed request becomes the record's reject: whoever calls `run` (the runner, a worker, a test)
+ * gets the same behaviour.
+ */
+export function mapStage<I, O>(spec: Omit<MapStage<I, O>, 'kind'>): MapStage<I, O> {
+  const stage = identityOf(spec);
+  return { kind: 'map', ...spec, run: (record, ctx) => runRecord(spec.run, record, { ...ctx, stage }) };
+}
+
+/** A whole-set stage from its declaration: `collect`, `begin`, `run` and `finish` see a context that knows the stage (see {@link mapStage}). */
+export function scanStage<I, O, S = void>(spec: Omit<ScanStage<I, O, S>, 'kind'>): ScanStage<I, O, S> {
+  const stage = identityOf(spec);
+  const made: ScanStage<I, O, S> = { kind: 'scan', ...spec, run: (record, ctx) => runRecord(spec.run, record, { ...ctx, stage }) };
+  const { collect, begin, finish } = spec;
+  if (collect) made.collect = (records, ctx) => collect(records, { ...ctx, stage });
+  if (begin) made.begin = (ctx) => begin({ ...ctx, stage });
+  if (finish) made.finish = (state, ctx) => finish(state, { ...ctx, stage });
+  return made;
+}
+
+/** A record the step passes on unchanged, without a request. */
+export const PASS = Symbol('pass');
+
+/**
+ * The declared LLM step: one prompt, asked once per record. `variables` turns a record into the
+ * prompt's variables (or `PASS`: the record needs no request and goes on unchanged); `result`
+ * turns the answer into the record(s) the step emits, or a reject. The step's fingerprint entry,
+ * the gateway's `{ stage, key }`, the answer's lineage (this stage at its version, the prompt, the
+ * model) and the reject of a failed request come from the declaration.
+ */
+export function promptStep<I, O, V extends Record<string, unknown>, A>(spec: Omit<MapStage<I, O>, 'kind' | 'run' | 'prompts'> & {
+  prompt: PromptFile<V, A>;
+  variables: (record: I, ctx: StageContext & { key: string }) => V | typeof PASS;
+  result: (answer: Answer<A>, record: I, ctx: StageContext & { key: string }) => O | O[] | (RejectReason & { reject: true });
+  /** Request options (temperature, token limit) for this record. */
+  options?: (record: I) => AskOptions;
+}): MapStage<I, O> {
+  const { prompt, variables, result, options, ...rest } = spec;
+  return mapStage<I, O>({
+    ...rest,
+    prompts: [prompt],
+    run: async (record, ctx) => {
+      const vars = variables(record, ctx);
+      if (vars === PASS) return record as unknown as O;
+      return result(await ctx.ask(prompt, vars, options?.(record)), record, ctx);
+    },
+  });
+}
+
+/** A stage's prompt ids → hashes (the fingerprint and a resumed run's check). */
+export function promptHashes(stages: readonly StageIdentity[]): Record<string, string> {
+  const hashes: Record<string, string> = {};
+  for (const stage of stages) for (const prompt of stage.prompts ?? []) hashes[prompt.id] = prompt.hash;
+  return hashes;
+}
+
+/** A request failed: the runner turns it into the record's reject with the gateway's reason. */
+export class StepRejected extends Error {
+  constructor(
+    readonly reason: string,
+    readonly detail: string,
+  ) {
+    super(`${reason}: ${detail}`);
+  }
+}
+
+/**
+ * What a stage's context does for it from the stage's declaration: `ask` and `tryAsk` send a
+ * declared prompt as this stage, keyed by the record, and give the answer with its lineage entry;
+ * `lineage` names this stage at its version. Methods (they read `this`), so a context copied with
+ * another gateway (`{ ...ctx, llm }`) asks through that gateway.
+ */
+export const stageContextMethods: Pick<StageContext, 'ask' | 'tryAsk' | 'lineage'> = {
+  async ask(prompt, vars, options) {
+    const answer = await this.tryAsk(prompt, vars, options);
+    if (!answer.ok) throw new StepRejected(answer.reason, answer.detail);
+    const { ok: _ok, ...rest } = answer;
+    return rest;
+  },
+  async tryAsk(prompt, vars, options = {}) {
+    const stage = this.stage;
+    if (!stage.prompts?.includes(prompt)) {
+      throw new Error(`stage ${stage.name} asks prompt ${prompt.id}, which it does not declare: add it to the stage's \`prompts\` (its hash is part of the fingerprint)`);
+    }
+    const key = options.key ?? (this.key === undefined ? undefined : options.part ? `${this.key}/${options.part}` : this.key);
+    if (key === undefined) throw new Error(`stage ${stage.name}: a request outside a record (collect, load, finish) names its key: ask(prompt, vars, { key })`);
+    const result: GenerateResult<unknown> = await this.llm.generate(prompt, vars, { stage: stage.name, key, temperature: options.temperature, maxTokens: options.maxTokens });
+    if (!result.ok) return { ok: false, reason: result.reason, detail: result.detail };
+    const lineage: LineageEntry = { stage: stage.name, version: stage.version, prompt: prompt.id, promptHash: prompt.hash, model: result.model };
+    return { ok: true, value: result.value as never, model: result.model, cached: result.cached, lineage };
+  },
+  lineage() {
+    return { stage: this.stage.name, version: this.stage.version };
+  },
+};
+
+/** Runs a record through a stage's `run`, a failed request becoming the record's reject. */
+export async function runRecord<I, O, C>(run: (record: I, ctx: C) => Promise<O> | O, record: I, ctx: C): Promise<O | (RejectReason & { reject: true })> {
+  try {
+    return await run(record, ctx);
+  } catch (error) {
+    if (error instanceof StepRejected) return reject(error.reason, error.detail);
+    throw error;
+  }
 }
 
 export interface StandaloneContextOptions {
+  /** The stage to be called (what `ask` may send and lineage names); default: a stage named `standalone`. */
+  stage?: StageIdentity;
   seed?: number;
   llm: LlmGateway;
   runDir: string;
@@ -196,6 +365,8 @@ export function standaloneContext(options: StandaloneContextOptions): StageConte
   const reports: Record<string, unknown> = {};
   const attachments: Record<string, string> = {};
   return {
+    ...stageContextMethods,
+    stage: options.stage ?? { name: 'standalone', version: 1 },
     seed,
     rng: (...keys) => Rng.derive(seed, ...keys),
     llm: options.llm,
@@ -222,7 +393,7 @@ export async function applyScanStage<I, O, S>(stage: ScanStage<I, O, S>, records
   const rejects: RejectReason[] = [];
   for (const record of records) {
     const key = recordKey(stage, record);
-    const result = await stage.run(record, { ...ctx, key, state, rng: (...keys) => ctx.rng(key, ...keys) });
+    const result = await runRecord(stage.run, record, { ...ctx, key, state, rng: (...keys: (string | number)[]) => ctx.rng(key, ...keys) });
     if (isReject(result)) rejects.push(result);
     else out.push(...(Array.isArray(result) && stage.fanOut ? result : [result as O]));
   }

@@ -289,7 +289,7 @@ export function mergeToolsMetatoolStage(options: MergeToolsMetatoolConfig = {}):
     version: VERSION,
     input: Sample,
     output: Sample,
-    prompts: { [mergeDescriptionPrompt.id]: mergeDescriptionPrompt.hash },
+    prompts: [mergeDescriptionPrompt],
     collect: async (samples, ctx) => {
       const library = new Map<string, ToolSpec>();
       const labels = new Set<string>();

@@ -6,7 +6,7 @@ import { checkFunctionDefinition } from '../core/json-schema.ts';
 import { OfflineGateway } from '../core/llm/offline.ts';
 import type { LlmGateway } from '../core/llm/types.ts';
 import type { ChatMessage, PromptFile } from '../core/prompt.ts';
-import { applyScanStage, isReject, standaloneContext } from '../core/stage.ts';
+import { applyScanStage, isReject, standaloneContext, applySourceStage } from '../core/stage.ts';
 import { checkApisStage } from '../stages/acebench/api-check.ts';
 import { documentSections, loadDocumentDomains } from '../stages/acebench/api-documents.ts';
 import { ApiRecord } from '../stages/acebench/api-pool.ts';
@@ -64,7 +64,7 @@ async function synthesise(leaves: ContextPath[], llm: LlmGateway, options = {}):
 describe('context tree', () => {
   let offline: ContextPath[];
   beforeAll(async () => {
-    offline = (await contextTreeStage({ fieldsFile: FIELDS, sealFieldsFile: SEAL_FIELDS, domains: 6, subdomainsPerDomain: 3, functionalitiesPerSubdomain: 4 }).run([], contextOf(new OfflineGateway(3)))).out;
+    offline = (await applySourceStage(contextTreeStage({ fieldsFile: FIELDS, sealFieldsFile: SEAL_FIELDS, domains: 6, subdomainsPerDomain: 3, functionalitiesPerSubdomain: 4 }), contextOf(new OfflineGateway(3)))).out;
   });
 
   it('grows domain → subdomain → functionality from the shipped domain lists, offline', async () => {
@@ -84,15 +84,15 @@ describe('context tree', () => {
     }
     expect(offline.every((p) => p.origin === 'list')).toBe(true);
     // Deterministic for a seed, different for another.
-    const again = (await contextTreeStage({ fieldsFile: FIELDS, sealFieldsFile: SEAL_FIELDS, domains: 6, subdomainsPerDomain: 3, functionalitiesPerSubdomain: 4 }).run([], contextOf(new OfflineGateway(3)))).out;
+    const again = (await applySourceStage(contextTreeStage({ fieldsFile: FIELDS, sealFieldsFile: SEAL_FIELDS, domains: 6, subdomainsPerDomain: 3, functionalitiesPerSubdomain: 4 }), contextOf(new OfflineGateway(3)))).out;
     expect(again).toEqual(offline);
-    const other = (await contextTreeStage({ fieldsFile: FIELDS, sealFieldsFile: SEAL_FIELDS, domains: 6, subdomainsPerDomain: 3, functionalitiesPerSubdomain: 4 }).run([], contextOf(new OfflineGateway(3), 4))).out;
+    const other = (await applySourceStage(contextTreeStage({ fieldsFile: FIELDS, sealFieldsFile: SEAL_FIELDS, domains: 6, subdomainsPerDomain: 3, functionalitiesPerSubdomain: 4 }), contextOf(new OfflineGateway(3), 4))).out;
     expect(other.map((p) => p.path.domain)).not.toEqual(offline.map((p) => p.path.domain));
   });
 
   it('with an LLM, expands each level step by step, showing what exists so far', async () => {
     const llm = scripted((_id, vars, call) => ({ items: [`${String(vars.path).split(' > ').at(-1)} item ${call}`, `${String(vars.path).split(' > ').at(-1)} extra ${call}`] }));
-    const { out } = await contextTreeStage({ fieldsFile: FIELDS, domains: 1, subdomainsPerDomain: 4, functionalitiesPerSubdomain: 2, rounds: 2 }).run([], contextOf(llm));
+    const { out } = await applySourceStage(contextTreeStage({ fieldsFile: FIELDS, domains: 1, subdomainsPerDomain: 4, functionalitiesPerSubdomain: 2, rounds: 2 }), contextOf(llm));
     const subdomainAsks = llm.sent.filter((s) => s.vars.level === 'subdomain');
     expect(subdomainAsks).toHaveLength(2);
     const [first, second] = subdomainAsks.map((s) => s.messages.at(-1)!.content);
@@ -114,7 +114,7 @@ describe('context tree', () => {
       '# Pet Clinic Handbook\n\n## Appointments\n\n- Book a vaccination: owners choose a slot.\n- Reschedule visits - by phone or online\n\n## Pharmacy\n\nWe **refill prescriptions** and **track medication stock**.\n',
     );
     writeFileSync(join(folder, 'notes.txt'), 'Grooming\nBaths, trims and nail care.\n');
-    const { out } = await contextTreeStage({ documents: [folder], domains: 0, subdomainsPerDomain: 2, functionalitiesPerSubdomain: 2 }).run([], contextOf(new OfflineGateway(3)));
+    const { out } = await applySourceStage(contextTreeStage({ documents: [folder], domains: 0, subdomainsPerDomain: 2, functionalitiesPerSubdomain: 2 }), contextOf(new OfflineGateway(3)));
     expect(new Set(out.map((p) => p.path.domain))).toEqual(new Set(['Pet Clinic']));
     const paths = out.map((p) => `${p.path.subdomain} / ${p.path.functionality}`);
     expect(paths).toContain('Appointments / Book a vaccination');
@@ -125,7 +125,7 @@ describe('context tree', () => {
 
     // With an LLM the documents are quoted in the prompt.
     const llm = scripted(() => ({ items: ['Something'] }));
-    await contextTreeStage({ documents: [folder], domains: 0, subdomainsPerDomain: 1, functionalitiesPerSubdomain: 1, rounds: 1 }).run([], contextOf(llm));
+    await applySourceStage(contextTreeStage({ documents: [folder], domains: 0, subdomainsPerDomain: 1, functionalitiesPerSubdomain: 1, rounds: 1 }), contextOf(llm));
     expect(llm.sent[0].messages.at(-1)!.content).toContain('Book a vaccination: owners choose a slot.');
   });
 
@@ -153,7 +153,7 @@ describe('API synthesis and checks', () => {
   let leaves: ContextPath[];
   let apis: ApiRecord[];
   beforeAll(async () => {
-    leaves = (await contextTreeStage({ fieldsFile: FIELDS, sealFieldsFile: SEAL_FIELDS, domains: 8, subdomainsPerDomain: 3, functionalitiesPerSubdomain: 3 }).run([], contextOf(new OfflineGateway(5)))).out;
+    leaves = (await applySourceStage(contextTreeStage({ fieldsFile: FIELDS, sealFieldsFile: SEAL_FIELDS, domains: 8, subdomainsPerDomain: 3, functionalitiesPerSubdomain: 3 }), contextOf(new OfflineGateway(5)))).out;
     apis = await synthesise(leaves, new OfflineGateway(5));
   });
 

@@ -8,7 +8,7 @@ import { readJsonl } from '../core/jsonl.ts';
 import { OfflineGateway } from '../core/llm/offline.ts';
 import { definePipeline } from '../core/pipeline.ts';
 import { runStages } from '../core/runner.ts';
-import { applyScanStage, isReject, standaloneContext } from '../core/stage.ts';
+import { applyScanStage, isReject, standaloneContext, applySourceStage } from '../core/stage.ts';
 import { checkApisStage } from '../stages/acebench/api-check.ts';
 import { ApiRecord } from '../stages/acebench/api-pool.ts';
 import { synthesiseApisStage } from '../stages/acebench/api-synthesis.ts';
@@ -33,7 +33,7 @@ const contextOf = (seed = 11) => standaloneContext({ llm: new OfflineGateway(see
 /** A checked offline pool, built stage by stage in memory. */
 async function offlinePool(seed = 11): Promise<ApiRecord[]> {
   const ctx = contextOf(seed);
-  const leaves = (await contextTreeStage(TREE).run([], ctx)).out;
+  const leaves = (await applySourceStage(contextTreeStage(TREE), ctx)).out;
   const synth = synthesiseApisStage();
   const drafts: ApiRecord[] = [];
   for (const leaf of leaves) {

@@ -13,8 +13,8 @@ import { runPipeline } from '../core/run.ts';
 import { DatasetStore } from '../core/store.ts';
 import type { PipelineDefinition } from '../core/pipeline.ts';
 import { Sample, sampleId } from '../core/records.ts';
-import { reject, type BatchStage, type ScanStage } from '../core/stage.ts';
-import { echoPipeline, echoPrompt } from './fixtures/core/echo-pipeline.ts';
+import { reject, sourceStage, type ScanStage } from '../core/stage.ts';
+import { echoPipeline, echoPrompt, echoSample } from './fixtures/core/echo-pipeline.ts';
 import { useFreshEndpoint, type OpenAiTestServer, type RecordedRequest } from './helpers/openai-server.ts';
 
 const LINES = ['alpha', 'bravo', 'charlie', 'delta', 'echo'];
@@ -45,34 +45,23 @@ function gateway(home: string, batch?: BatchOptions, extra: Partial<GatewayOptio
   });
 }
 
-/** The echo recipe with its LLM step as a whole-set stage that asks one line after the other. */
-const wholeSetPipeline: PipelineDefinition<{ file: string }> = {
+/** The echo recipe with its LLM step in the source: it reads the lines and asks about each, one after the other. */
+const sourcePipeline: PipelineDefinition<{ file: string }> = {
   ...echoPipeline,
-  name: 'echo-whole',
+  name: 'echo-source',
   stages: (config) => [
-    echoPipeline.stages(config)[0],
-    {
-      kind: 'batch',
+    sourceStage({
       name: 'ask-all',
       version: 1,
-      input: echoPipeline.stages(config)[0].output,
       output: Sample,
-      prompts: { [echoPrompt.id]: echoPrompt.hash },
-      run: async (lines: { id: string; text: string }[], ctx) => {
-        const out: Sample[] = [];
-        const rejects = [];
-        for (const line of lines) {
-          const answer = await ctx.llm.generate(echoPrompt, { text: line.text }, { stage: 'ask-all', key: line.id });
-          if (!answer.ok) {
-            rejects.push({ ...reject(answer.reason, answer.detail), record: line });
-            continue;
-          }
-          const dialogue = [{ role: 'user' as const, content: line.text }, { role: 'assistant' as const, content: answer.value.echo }];
-          out.push({ id: sampleId('echo', line), benchmark: 'echo', category: 'echo', split: 'test', tools: [], dialogue, expected: { labels: [answer.value.echo] }, meta: { lineage: [], checks: [], tags: [] } });
+      prompts: [echoPrompt],
+      load: async function* (ctx) {
+        for (const line of readFileSync(ctx.resolvePath(config.file), 'utf8').split('\n').filter(Boolean).map((text, n) => ({ id: `line-${n}`, text }))) {
+          const answer = await ctx.tryAsk(echoPrompt, { text: line.text }, { key: line.id });
+          yield answer.ok ? echoSample(line, answer.value.echo) : { ...reject(answer.reason, answer.detail), record: line };
         }
-        return { out, rejects };
       },
-    } satisfies BatchStage<{ id: string; text: string }, Sample>,
+    }),
   ],
 };
 
@@ -88,11 +77,11 @@ const scanPipeline: PipelineDefinition<{ file: string }> = {
       version: 1,
       input: echoPipeline.stages(config)[0].output,
       output: Sample,
-      prompts: { [echoPrompt.id]: echoPrompt.hash },
+      prompts: [echoPrompt],
       collect: async (lines, ctx) => {
         const answers = new Map<string, string>();
         for (const line of lines) {
-          const answer = await ctx.llm.generate(echoPrompt, { text: line.text }, { stage: 'ask-all', key: line.id });
+          const answer = await ctx.tryAsk(echoPrompt, { text: line.text }, { key: line.id });
           if (answer.ok) answers.set(line.id, answer.value.echo);
         }
         return answers;
@@ -237,16 +226,16 @@ describe('--batch (OpenAI Batch API)', () => {
     expect(result.manifest!.counts.samples).toBe(5);
   });
 
-  it('a whole-set stage asking one request after another sends them all in one batch, then runs again from the cache', async () => {
+  it('a source asking one request after another sends them all in one batch, then loads again from the cache', async () => {
     const direct = homeWithLines();
-    const plain = await run(direct.home, direct.file, undefined, { pipeline: wholeSetPipeline });
+    const plain = await run(direct.home, direct.file, undefined, { pipeline: sourcePipeline });
     server.reset();
     const { home, file } = homeWithLines();
-    const { result } = await run(home, file, { mode: 'openai' }, { pipeline: wholeSetPipeline });
+    const { result } = await run(home, file, { mode: 'openai' }, { pipeline: sourcePipeline });
     expect(server.batches.map((b) => b.lines.length)).toEqual([5]);
     expect(server.count('chat')).toBe(0);
     expect(published(result.ref!.dir)).toEqual(published(plain.result.ref!.dir));
-    expect(result.stats[1]).toMatchObject({ stage: 'ask-all', in: 5, out: 5, rejected: 0 });
+    expect(result.stats[0]).toMatchObject({ stage: 'ask-all', in: 0, out: 5, rejected: 0 });
   });
 
   it('a scan stage asking in collect sends its requests in one batch, then collects again from the cache', async () => {

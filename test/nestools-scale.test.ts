@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { OfflineGateway } from '../core/llm/offline.ts';
 import { DEFAULT_SEED, pathResolver } from '../core/run.ts';
 import { runStages } from '../core/runner.ts';
-import { standaloneContext } from '../core/stage.ts';
+import { standaloneContext, applySourceStage } from '../core/stage.ts';
 import { NesToolsConfig, nestoolsPipeline } from '../pipelines/nestools.ts';
 import { GeneratedProgram, generateChainsStage } from '../stages/nestools/generate-chains.ts';
 import { DomainRequest, loadDomainsStage } from '../stages/sources/nestools.ts';
@@ -22,7 +22,7 @@ describe('nestools offline at scale', () => {
     const config = NesToolsConfig.parse({ count: 5000 });
     const ctx = standaloneContext({ seed: DEFAULT_SEED, llm: new OfflineGateway(DEFAULT_SEED), runDir: tempDir(), resolvePath });
     const load = loadDomainsStage({ fieldsFile: config.fieldsFile, count: config.count });
-    const requests = (await load.run([], ctx)).out as DomainRequest[];
+    const requests = (await applySourceStage(load, ctx)).out as DomainRequest[];
     expect(requests).toHaveLength(5000);
 
     const generate = generateChainsStage({ sealToolsFile: config.sealToolsFile, examplesPerRequest: config.examplesPerRequest, temperature: config.temperature });

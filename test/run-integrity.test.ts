@@ -13,7 +13,7 @@ import { tryLock } from '../core/lock.ts';
 import type { PipelineDefinition } from '../core/pipeline.ts';
 import { runPipeline } from '../core/run.ts';
 import { DatasetStore } from '../core/store.ts';
-import { echoPipeline, interruption } from './fixtures/core/echo-pipeline.ts';
+import { echoPipeline, echoPrompt, interruption } from './fixtures/core/echo-pipeline.ts';
 import { startOpenAiServer, echoChat, type OpenAiTestServer } from './helpers/openai-server.ts';
 
 const tmp = (prefix: string) => mkdtempSync(join(tmpdir(), prefix));
@@ -63,7 +63,7 @@ describe('resuming a run', () => {
     await expect(runPipeline({ pipeline: bumped, llm: new OfflineGateway(42), home, projectDir: process.cwd(), resume: runId, progress: { quiet: true } })).rejects.toThrow(
       `stage ask is at version 2, but run ${runId} started with version 1; start a new run`,
     );
-    const reworded: PipelineDefinition = { ...echoPipeline, stages: (c) => echoPipeline.stages(c).map((s) => (s.name === 'ask' ? { ...s, prompts: { 'test/echo': 'other-hash' } } : s)) };
+    const reworded: PipelineDefinition = { ...echoPipeline, stages: (c) => echoPipeline.stages(c).map((s) => (s.name === 'ask' ? { ...s, prompts: [{ ...echoPrompt, hash: 'other-hash' }] } : s)) };
     await expect(runPipeline({ pipeline: reworded, llm: new OfflineGateway(42), home, projectDir: process.cwd(), resume: runId, progress: { quiet: true } })).rejects.toThrow(
       `prompt test/echo changed since run ${runId} started; start a new run`,
     );

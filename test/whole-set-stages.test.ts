@@ -4,30 +4,23 @@ import { applyScanStage, standaloneContext } from '../core/stage.ts';
 import { Sample } from '../core/records.ts';
 import { pipelines } from '../pipelines/index.ts';
 import { NesToolsConfig } from '../pipelines/nestools.ts';
-import { TooleConfig } from '../pipelines/toole.ts';
 import { dedupeStage } from '../stages/nestools/dedupe.ts';
 import { computeStatistics, statisticsStage, viewOfSample } from '../stages/nestools/statistics.ts';
 
 /**
- * Memory at scale: after the loader, no stage of ToolE or NesTools is handed its whole input as
- * one array (a batch stage); whole-set steps are scan stages that keep a projection.
+ * Memory at scale: every recipe starts from a source and no later stage is handed its input as one
+ * array (there is no such stage kind): whole-set steps are scan stages that keep a projection.
  */
-describe('whole-set stages keep a projection, not the records', () => {
-  const batchStagesAfterLoader = (name: string, config: unknown) =>
-    pipelines[name]
-      .stages(config)
-      .slice(1)
-      .filter((stage) => stage.kind === 'batch')
-      .map((stage) => stage.name);
-
-  it('ToolE: every stage after the loader streams its input', () => {
-    // It rejects queries it creates itself, which a scan stage cannot emit (yet).
-    expect(batchStagesAfterLoader('toole', TooleConfig.parse({}))).toEqual([]);
-  });
-
-  it('NesTools: every stage after the loader streams its input', () => {
-    expect(batchStagesAfterLoader('nestools', NesToolsConfig.parse({}))).toEqual([]);
-    expect(batchStagesAfterLoader('nestools', NesToolsConfig.parse({ importFile: 'x.jsonl' }))).toEqual([]);
+describe('every recipe: one source, then per-record and scan stages', () => {
+  for (const name of Object.keys(pipelines)) {
+    it(name, () => {
+      const kinds = pipelines[name].stages(pipelines[name].configSchema.parse({})).map((stage) => stage.kind);
+      expect(kinds[0]).toBe('source');
+      expect(kinds.slice(1).filter((kind) => kind !== 'map' && kind !== 'scan')).toEqual([]);
+    });
+  }
+  it('NesTools importing a file starts from a source too', () => {
+    expect(pipelines.nestools.stages(NesToolsConfig.parse({ importFile: 'x.jsonl' }))[0].kind).toBe('source');
   });
 });
 

@@ -40,7 +40,7 @@ export function synthesiseApisStage(options: SynthesiseApisOptions = {}): MapSta
     fanOut: true,
     input: ContextPath,
     output: ApiRecord,
-    prompts: { [apiPrompt.id]: apiPrompt.hash },
+    prompts: [apiPrompt],
     keyOf: (leaf) => leaf.id,
     run: async (leaf, ctx) => {
       const excerpt = leaf.documents.length ? documentsFor(leaf.path.domain, ctx) : '';

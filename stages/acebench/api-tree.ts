@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { UserError } from '../../core/errors.ts';
 import { hashOf } from '../../core/hash.ts';
 import { readJsonlValues } from '../../core/source-files.ts';
-import type { BatchStage, RejectReason, StageContext } from '../../core/stage.ts';
+import { reject, sourceStage, type SourceReject, type SourceStage, type StageContext } from '../../core/stage.ts';
 import contextTreePrompt, { levelText, type TreeLevel } from '../../prompts/acebench-context-tree.ts';
 import { loadDomainFields } from '../sources/nestools.ts';
 import { documentExcerpt, documentSections, loadDocumentDomains, type DocumentDomain } from './api-documents.ts';
@@ -81,17 +81,14 @@ interface DomainSeed {
   docs?: DocumentDomain;
 }
 
-export function contextTreeStage(options: ContextTreeOptions): BatchStage<unknown, ContextPath> {
+export function contextTreeStage(options: ContextTreeOptions): SourceStage<ContextPath> {
   const rounds = Math.max(1, options.rounds ?? 2);
-  return {
-    kind: 'batch',
+  return sourceStage({
     name: NAME,
     version: 1,
-    cardinality: 'fan-out',
-    input: z.never(),
     output: ContextPath,
-    prompts: { [contextTreePrompt.id]: contextTreePrompt.hash },
-    run: async (_records, ctx) => {
+    prompts: [contextTreePrompt],
+    load: async (ctx) => {
       const listed = loadDomainLists(options.fieldsFile && ctx.resolvePath(options.fieldsFile), options.sealFieldsFile && ctx.resolvePath(options.sealFieldsFile));
       const docs = loadDocumentDomains(options.documents ?? [], ctx.resolvePath);
       const seeds: DomainSeed[] = ctx
@@ -103,7 +100,7 @@ export function contextTreeStage(options: ContextTreeOptions): BatchStage<unknow
         if (seed) seed.docs = doc;
         else seeds.push({ domain: doc.domain, listed: [], docs: doc });
       }
-      const rejects: (RejectReason & { record: unknown })[] = [];
+      const rejects: SourceReject[] = [];
       const grown = await Promise.all(seeds.map((seed) => growDomain(seed, options, rounds, ctx, rejects)));
       const out = grown.flat();
       ctx.report('acebench.tree', {
@@ -113,12 +110,12 @@ export function contextTreeStage(options: ContextTreeOptions): BatchStage<unknow
         functionalities: out.length,
       });
       ctx.log(`context tree: ${seeds.length} domains, ${out.length} functionalities`);
-      return { out, rejects };
+      return [...out, ...rejects];
     },
-  };
+  });
 }
 
-async function growDomain(seed: DomainSeed, options: ContextTreeOptions, rounds: number, ctx: StageContext, rejects: (RejectReason & { record: unknown })[]): Promise<ContextPath[]> {
+async function growDomain(seed: DomainSeed, options: ContextTreeOptions, rounds: number, ctx: StageContext, rejects: SourceReject[]): Promise<ContextPath[]> {
   const sections = (seed.docs?.files ?? []).flatMap((file) => documentSections(file.text));
   const excerpt = seed.docs ? documentExcerpt(seed.docs.files, options.documentChars ?? 4000) : '';
   const origin: ContextPath['origin'] = seed.docs ? 'document' : ctx.llm.backend === 'offline' ? 'list' : 'llm';
@@ -150,18 +147,18 @@ interface NodeRequest {
 }
 
 /** The node's children, proposed over `rounds` steps, each seeing what the steps before found. */
-async function expandNode(request: NodeRequest, ctx: StageContext, rejects: (RejectReason & { record: unknown })[]): Promise<string[]> {
+async function expandNode(request: NodeRequest, ctx: StageContext, rejects: SourceReject[]): Promise<string[]> {
   const children: string[] = [];
   const pathText = request.path.join(' > ');
   for (let round = 0; round < request.rounds && children.length < request.count; round++) {
     const want = Math.ceil((request.count - children.length) / (request.rounds - round));
-    const result = await ctx.llm.generate(
+    const result = await ctx.tryAsk(
       contextTreePrompt,
       { ...levelText(request.level, request.excerpt), path: pathText, count: want, existing: children.join('\n') || '(none yet)', choices: request.choices },
-      { stage: NAME, key: `${pathText}#${round}`, temperature: request.temperature },
+      { key: `${pathText}#${round}`, temperature: request.temperature },
     );
     if (!result.ok) {
-      rejects.push({ reason: result.reason, detail: `${request.level}s of ${pathText}, step ${round + 1}: ${result.detail}`, recordId: pathText, record: { path: request.path, level: request.level, round } });
+      rejects.push({ ...reject(result.reason, `${request.level}s of ${pathText}, step ${round + 1}: ${result.detail}`, { recordId: pathText }), record: { path: request.path, level: request.level, round } });
       break;
     }
     const known = new Set(children.map((c) => c.toLowerCase()));

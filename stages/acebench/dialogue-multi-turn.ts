@@ -59,7 +59,7 @@ export function multiTurnDialogueStage(options: MultiTurnDialogueOptions = {}): 
     fanOut: true,
     input: CandidateSet,
     output: AceDialogueRecord,
-    prompts: { [userPrompt.id]: userPrompt.hash, [assistantPrompt.id]: assistantPrompt.hash, [toolPrompt.id]: toolPrompt.hash },
+    prompts: [userPrompt, assistantPrompt, toolPrompt],
     keyOf: (set) => set.id,
     run: async (set, ctx) => {
       const category = set.category;

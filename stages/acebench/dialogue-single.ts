@@ -222,7 +222,7 @@ export function singleDialogueStage(options: SingleDialogueOptions = {}): MapSta
     version: 2,
     input: CandidateSet,
     output: AceDialogueRecord,
-    prompts: { [dialoguePrompt.id]: dialoguePrompt.hash },
+    prompts: [dialoguePrompt],
     keyOf: (set) => set.id,
     run: async (set, ctx) => {
       const category = set.category;

@@ -18,7 +18,7 @@ export function writeDialoguesStage(options: SingleDialogueOptions & MultiTurnDi
     fanOut: true,
     input: CandidateSet,
     output: AceDialogueRecord,
-    prompts: { ...single.prompts, ...multiTurn.prompts },
+    prompts: [...(single.prompts ?? []), ...(multiTurn.prompts ?? [])],
     keyOf: (set) => set.id,
     run: (set, ctx) => (MULTI_TURN_CATEGORIES.includes(set.category) ? multiTurn : single).run(set, ctx),
   };

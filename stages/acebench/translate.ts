@@ -27,7 +27,7 @@ export function translateStage(options: TranslateOptions): MapStage<Sample, Samp
     input: Sample,
     output: Sample,
     fanOut: true,
-    prompts: { [translatePrompt.id]: translatePrompt.hash },
+    prompts: [translatePrompt],
     run: async (sample, ctx) => {
       const source = sampleToAceRecord(sample);
       // Agent tasks are not translated: each language has its own sandboxes (menus, names, messages),

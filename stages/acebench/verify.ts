@@ -44,7 +44,7 @@ export function judgeStage(options: JudgeOptions): MapStage<Sample, Sample> {
     version: 1,
     input: Sample,
     output: Sample,
-    prompts: { [judgePrompt.id]: judgePrompt.hash },
+    prompts: [judgePrompt],
     run: async (sample, ctx) => {
       const record = sampleToAceRecord(sample);
       const vars = {

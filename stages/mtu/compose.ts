@@ -406,7 +406,7 @@ export function composeStage(options: MtuConfig['compose']): ScanStage<Sample, S
     fanOut: true,
     input: Sample,
     output: Sample,
-    prompts: { [mtuComposePrompt.id]: mtuComposePrompt.hash },
+    prompts: [mtuComposePrompt],
     collect: (samples, ctx) => planCompositions(samples, options, ctx),
     // Every sample stays; the ones a job takes are kept until the composed samples are built.
     run: (sample, { state }) => {

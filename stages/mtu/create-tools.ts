@@ -40,7 +40,7 @@ export function createToolsStage(options: CreateToolsOptions): MapStage<SourceDi
     version: 1,
     input: SourceDialogue,
     output: Sample,
-    prompts: { [mtuToolNamePrompt.id]: mtuToolNamePrompt.hash, [mtuToolParametersPrompt.id]: mtuToolParametersPrompt.hash },
+    prompts: [mtuToolNamePrompt, mtuToolParametersPrompt],
     keyOf: (d) => `${d.source}/${d.id}`,
     run: async (dialogue, ctx) => {
       const unsuitable = intentsUsed(dialogue).find((intent) => excluded.has(intent));

@@ -80,7 +80,7 @@ export function qualityFilterStage(options: { verify: boolean }): MapStage<Sampl
     version: VERSION,
     input: Sample,
     output: Sample,
-    prompts: options.verify ? { [mtuQualityCheckPrompt.id]: mtuQualityCheckPrompt.hash } : {},
+    prompts: options.verify ? [mtuQualityCheckPrompt] : [],
     run: async (input, ctx) => {
       const sample = library(ctx.runDir).full(input);
       const rules = ruleProblems(sample);

@@ -85,7 +85,7 @@ export function synthesizeReactStage(options: ReactOptions): MapStage<Sample, Sa
     version: 1,
     input: Sample,
     output: Sample,
-    prompts: { [mtuThoughtPrompt.id]: mtuThoughtPrompt.hash, [mtuObservationPrompt.id]: mtuObservationPrompt.hash },
+    prompts: [mtuThoughtPrompt, mtuObservationPrompt],
     run: async (input, ctx) => {
       // Checks and prompts read the full tool entries; the sample keeps its references.
       const sample = library(ctx.runDir).full(input);

@@ -168,7 +168,7 @@ export function documentToolsStage(options: MtuConfig['documentation']): ScanSta
     version: 2,
     input: Sample,
     output: Sample,
-    prompts: { [mtuToolDocPrompt.id]: mtuToolDocPrompt.hash },
+    prompts: [mtuToolDocPrompt],
     collect: async (samples, ctx) => {
       const observed = observeTools(samples);
       const documented = new Map<string, ToolSpec>();

@@ -63,7 +63,7 @@ export function generateChainsStage(options: GenerateOptions): MapStage<DomainRe
     version: GENERATE_STAGE.version,
     input: DomainRequest,
     output: GeneratedProgram,
-    prompts: { [generatePrompt.id]: generatePrompt.hash },
+    prompts: [generatePrompt],
     keyOf: (request) => `${request.index}:${request.domain}`,
     run: async (request, ctx) => {
       const examples = rotateExamples(poolFor(ctx), request.index, options.examplesPerRequest);

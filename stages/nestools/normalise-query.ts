@@ -50,7 +50,7 @@ export function normaliseQueryStage(options: NormaliseOptions): MapStage<Sample,
     version,
     input: Sample,
     output: Sample,
-    prompts: { [normalisePrompt.id]: normalisePrompt.hash },
+    prompts: [normalisePrompt],
     run: async (sample, ctx) => {
       let current = sample;
       let missing = missingValues(current);

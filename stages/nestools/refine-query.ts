@@ -35,7 +35,7 @@ export function refineQueryStage(): MapStage<Sample, Sample> {
     version,
     input: Sample,
     output: Sample,
-    prompts: { [refinePrompt.id]: refinePrompt.hash },
+    prompts: [refinePrompt],
     run: async (sample, ctx) => {
       const before = taskOf(sample);
       const result = await ctx.llm.generate(

@@ -20,7 +20,7 @@ export function removeConjunctionsStage(): MapStage<Sample, Sample> {
     version,
     input: Sample,
     output: Sample,
-    prompts: { [removeConjunctionsPrompt.id]: removeConjunctionsPrompt.hash },
+    prompts: [removeConjunctionsPrompt],
     run: async (sample, ctx) => {
       const before = taskOf(sample);
       const result = await ctx.llm.generate(removeConjunctionsPrompt, { task: before }, { stage: name, key: ctx.key });

@@ -5,7 +5,7 @@ import { UserError, messageOf } from '../../core/errors.ts';
 import { Sample as SampleSchema, type Sample } from '../../core/records.ts';
 import { Rng } from '../../core/rng.ts';
 import { eachJsonlLine, jsonlErrorMessage, readJsonFile, readJsonlLines } from '../../core/source-files.ts';
-import type { BatchStage, RejectReason } from '../../core/stage.ts';
+import { reject, sourceStage, type SourceStage } from '../../core/stage.ts';
 import { checkNesToolsRecord } from '../nestools/check-records.ts';
 import { formatIssue } from '../nestools/issues.ts';
 import { loadSealToolsLibrary } from './seal-tools.ts';
@@ -71,22 +71,19 @@ export function sampleDomains(fields: string[], count: number, rng: Rng): Domain
   return out;
 }
 
-export function loadDomainsStage(options: DomainRequestOptions): BatchStage<unknown, DomainRequest> {
-  return {
-    kind: 'batch',
+export function loadDomainsStage(options: DomainRequestOptions): SourceStage<DomainRequest> {
+  return sourceStage({
     name: 'load-domains',
     version: 1,
-    cardinality: 'fan-out',
-    input: z.never(),
     output: DomainRequest,
-    run: async (_records, ctx) => {
+    load: (ctx) => {
       const fields = loadDomainFields(ctx.resolvePath(options.fieldsFile));
       const distinct = new Set(fields).size;
       ctx.report('nestools.domains', { listed: fields.length, distinct, duplicates: fields.length - distinct, requested: options.count });
       ctx.log(`${fields.length} domains listed (${distinct} distinct); ${options.count} requests`);
-      return { out: sampleDomains(fields, options.count, Rng.derive(ctx.seed, 'nestools-domains')) };
+      return sampleDomains(fields, options.count, Rng.derive(ctx.seed, 'nestools-domains'));
     },
-  };
+  });
 }
 
 export interface ImportFileOptions {
@@ -101,41 +98,41 @@ export interface ImportFileOptions {
  * Loads an existing NesTools or Seal-Tools JSONL file as Samples (to tag, review and re-export it).
  * A record that fails the NesTools check, or cannot be imported, is rejected with the reason.
  */
-export function importFileStage(options: ImportFileOptions): BatchStage<unknown, Sample> {
-  return {
-    kind: 'batch',
+export function importFileStage(options: ImportFileOptions): SourceStage<Sample> {
+  return sourceStage<Sample>({
     name: `import-${options.format}`,
     version: 1,
-    cardinality: 'fan-out',
-    input: z.never(),
     output: SampleSchema,
-    run: async (_records, ctx) => {
+    load: function* (ctx) {
       const path = ctx.resolvePath(options.file);
       const file = basename(path);
       const library = options.format === 'seal-tools' ? loadSealToolsLibrary(ctx.resolvePath(options.sealToolsFile)) : undefined;
-      const out: Sample[] = [];
-      const rejects: (RejectReason & { record: unknown })[] = [];
+      let imported = 0;
+      let rejected = 0;
       for (const entry of readJsonlLines(path)) {
         const where = `${path}:${entry.line}`;
         if ('error' in entry) {
-          rejects.push({ reason: 'invalid_json', detail: jsonlErrorMessage(path, entry), record: null });
+          rejected++;
+          yield { ...reject('invalid_json', jsonlErrorMessage(path, entry)), record: null };
           continue;
         }
         if (!library) {
           const check = checkNesToolsRecord(entry.value, { where: `line ${entry.line}` });
           if (!check.ok) {
-            rejects.push({ reason: check.errors[0].code, detail: `${where}: ${check.errors.map(formatIssue).join('; ')}`, recordId: String(check.id), record: entry.value });
+            rejected++;
+            yield { ...reject(check.errors[0].code, `${where}: ${check.errors.map(formatIssue).join('; ')}`, { recordId: String(check.id) }), record: entry.value };
             continue;
           }
         }
         try {
-          out.push(library ? fromSealToolsRecord(entry.value, library.byName, { file, split: options.split, where }) : fromNesToolsRecord(entry.value, { file, split: options.split, where }));
+          yield library ? fromSealToolsRecord(entry.value, library.byName, { file, split: options.split, where }) : fromNesToolsRecord(entry.value, { file, split: options.split, where });
+          imported++;
         } catch (error) {
-          rejects.push({ reason: 'not_importable', detail: messageOf(error), record: entry.value });
+          rejected++;
+          yield { ...reject('not_importable', messageOf(error)), record: entry.value };
         }
       }
-      ctx.log(`${out.length} records imported from ${path}, ${rejects.length} rejected`);
-      return { out, rejects };
+      ctx.log(`${imported} records imported from ${path}, ${rejected} rejected`);
     },
-  };
+  });
 }

@@ -38,7 +38,7 @@ export function jobStage(spec: JobStageSpec): MapStage<TooleItem, TooleItem> {
     output: TooleItem,
     fanOut: true,
     concurrency: spec.concurrency,
-    prompts: Object.fromEntries(methods.flatMap((m) => spec.handlers[m]!.prompts.map((p) => [p.id, p.hash]))),
+    prompts: methods.flatMap((m) => spec.handlers[m]!.prompts),
     run: async (item, ctx) => {
       const handler = item.kind === 'job' ? spec.handlers[item.job.method] : undefined;
       if (!handler || item.kind !== 'job') return [item];

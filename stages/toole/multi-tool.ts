@@ -58,7 +58,7 @@ export function multiToolStage(options: MultiToolOptions): ScanStage<Sample, Sam
     input: SampleInput,
     // The input samples were validated by the stages before: only the new ones are parsed (in finish).
     output: SampleInput,
-    prompts: { [multiToolPrompt.id]: multiToolPrompt.hash },
+    prompts: [multiToolPrompt],
     // Two passes hold the tool library and the popularity counts, not the samples.
     collect: async (samples, ctx) => {
       const library = toolLibrary(samples);

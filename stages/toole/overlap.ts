@@ -92,7 +92,7 @@ export function reassignStage(): MapStage<Sample, Sample> {
     ...stage,
     input: Sample,
     output: Sample,
-    prompts: { [reassignPrompt.id]: reassignPrompt.hash },
+    prompts: [reassignPrompt],
     run: async (sample, ctx) => {
       if (!sample.meta.tags.includes(DECOMPOSE_UNASSIGNED_TAG)) return sample;
       const choices = sample.tools;

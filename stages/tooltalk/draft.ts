@@ -134,7 +134,7 @@ export function draftConversationStage(options: DraftOptions): MapStage<Scenario
     version: 1,
     input: Scenario,
     output: DraftedConversation,
-    prompts: { [conversationPrompt.id]: conversationPrompt.hash },
+    prompts: [conversationPrompt],
     keyOf: scenarioKey,
     run: async (scenario, ctx) => {
       databases ??= loadDatabases(ctx.resolvePath(options.databasesDir));

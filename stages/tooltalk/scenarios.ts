@@ -80,7 +80,7 @@ export function generateScenariosStage(options: { temperature?: number } = {}): 
     input: ScenarioRequest,
     output: Scenario,
     fanOut: true,
-    prompts: { [scenariosPrompt.id]: scenariosPrompt.hash },
+    prompts: [scenariosPrompt],
     keyOf: (request) => `${request.plugins.join('-')}:${request.requiredApi}`,
     run: async (request, ctx) => {
       const tools = toolsOfPlugins(request.plugins);
@@ -139,7 +139,7 @@ export function plausibilityStage(): MapStage<Scenario, Scenario> {
     version: 1,
     input: Scenario,
     output: Scenario,
-    prompts: { [plausibilityPrompt.id]: plausibilityPrompt.hash },
+    prompts: [plausibilityPrompt],
     run: async (scenario, ctx) => {
       const result = await ctx.llm.generate(plausibilityPrompt, { scenario: scenario.description, calls: scenario.calls.join(' → '), callList: scenario.calls }, { stage: 'check-plausibility', key: ctx.key });
       if (!result.ok) return reject(result.reason, result.detail);
