@@ -86,7 +86,11 @@ export interface StageContext {
 
 interface StageBase<I, O> {
   name: string;
-  /** Bump when the stage's logic changes: it is part of the dataset fingerprint. */
+  /**
+   * Bump when what the stage emits can change: it is part of the dataset fingerprint and of every
+   * lineage entry the stage writes. stages.lock.json holds each recipe's code beside its stage
+   * versions; test/stage-lock.test.ts fails when the code changes without it being recorded.
+   */
   version: number;
   /** Checked only when it is not the previous stage's `output` (records were checked where they were made). */
   input: z.ZodType<I>;
@@ -150,9 +154,9 @@ export interface MapStage<I, O> extends StageBase<I, O> {
  * the others. Its memory is its state, not the dataset.
  *
  * `collect` may iterate its input more than once (each pass reads the previous stage's file again).
- * It runs under the LLM gateway's batch mode and transport checks like a whole-set stage: in batch
- * mode it runs again once the batch settles, its answers then come from the cache. `run` and
- * `finish` hold no LLM work. The stage is not journalled: a killed run runs it again, and the
+ * It runs under the LLM gateway's batch mode and transport checks: in batch mode it runs again once
+ * the batch settles, its answers then come from the cache. Its requests name their key
+ * (`ctx.ask(prompt, vars, { key })`: there is no record). `run` and `finish` hold no LLM work. The stage is not journalled: a killed run runs it again, and the
  * LLM cache makes that free.
  */
 export interface ScanStage<I, O, S = void> extends StageBase<I, O> {
