@@ -267,15 +267,16 @@ export const PASS = Symbol('pass');
 
 /**
  * The declared LLM step: one prompt, asked once per record. `variables` turns a record into the
- * prompt's variables (or `PASS`: the record needs no request and goes on unchanged); `result`
- * turns the answer into the record(s) the step emits, or a reject. The step's fingerprint entry,
+ * prompt's variables (or `PASS`: the record needs no request and goes on unchanged; or a
+ * `reject(…)`: the record cannot be asked about); `result` turns the answer into the record(s) the
+ * step emits, or a reject, and sees the variables it was asked with. The step's fingerprint entry,
  * the gateway's `{ stage, key }`, the answer's lineage (this stage at its version, the prompt, the
  * model) and the reject of a failed request come from the declaration.
  */
 export function promptStep<I, O, V extends Record<string, unknown>, A>(spec: Omit<MapStage<I, O>, 'kind' | 'run' | 'prompts'> & {
   prompt: PromptFile<V, A>;
-  variables: (record: I, ctx: StageContext & { key: string }) => V | typeof PASS;
-  result: (answer: Answer<A>, record: I, ctx: StageContext & { key: string }) => O | O[] | (RejectReason & { reject: true });
+  variables: (record: I, ctx: StageContext & { key: string }) => V | typeof PASS | (RejectReason & { reject: true });
+  result: (answer: Answer<A>, record: I, ctx: StageContext & { key: string }, vars: V) => O | O[] | (RejectReason & { reject: true });
   /** Request options (temperature, token limit) for this record. */
   options?: (record: I) => AskOptions;
 }): MapStage<I, O> {
@@ -286,7 +287,8 @@ export function promptStep<I, O, V extends Record<string, unknown>, A>(spec: Omi
     run: async (record, ctx) => {
       const vars = variables(record, ctx);
       if (vars === PASS) return record as unknown as O;
-      return result(await ctx.ask(prompt, vars, options?.(record)), record, ctx);
+      if (isReject(vars)) return vars;
+      return result(await ctx.ask(prompt, vars, options?.(record)), record, ctx, vars);
     },
   });
 }
