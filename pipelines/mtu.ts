@@ -1,5 +1,6 @@
-import { describeKeys } from '../core/config-doc.ts';
 import { z } from 'zod';
+import { describeKeys } from '../core/config-doc.ts';
+import { EMBEDDER_CHOICES } from '../core/embed/index.ts';
 import { definePipeline } from '../core/pipeline.ts';
 import { MERGE_CONFLICT_TAG, mergeToolsMtuStage, MTU_MERGE_CHECK, mtuToolQuestions, withMtuDecisions, type MergeConflict } from '../stages/merge-tools-mtu.ts';
 import { commonExporters } from '../stages/export/index.ts';
@@ -20,9 +21,6 @@ import { releasedMtuSamples } from '../stages/mtu/released.ts';
 import { steerCompositionStage } from '../stages/mtu/steer.ts';
 import { documentToolsStage } from '../stages/mtu/tool-docs.ts';
 import { unifyToolSpecsStage } from '../stages/mtu/unify-tool-specs.ts';
-
-const EMBEDDER =
-  'how names are embedded: {"kind": "lexical"} (built in: words and character n-grams, offline), {"kind": "openai", "model"?} (the endpoint\'s embeddings; needs --llm openai) or {"kind": "transformers", "modelPath"} (a local model folder with config.json, tokenizer.json, onnx/model.onnx)';
 
 /**
  * The MTU config (kept beside its stages, which read it) with a line of help on every key, as
@@ -90,7 +88,7 @@ export const MtuConfig = describeKeys(MtuConfigSchema, {
   clustering: [
     'tool clustering (paper step 3): synonymous tools merged into their cluster\'s representative',
     {
-      embedder: EMBEDDER,
+      embedder: `how tool names and parameter names are embedded: ${EMBEDDER_CHOICES}`,
       linkage: 'hierarchical clustering linkage: single, complete or average',
       threshold: 'cosine distance at or below which tools join one cluster',
       nameWeight: 'share of the tool name in the similarity; the rest is its parameter names',
