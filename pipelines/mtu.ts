@@ -68,7 +68,7 @@ export const MtuConfig = describeKeys(MtuConfigSchema, {
         'plain dialogue files (JSONL, one {"id"?, "domain"?, "split"?, "turns": [{"role": "user"|"assistant", "content"}]} per line) whose tools the LLM creates',
         {
           name: 'source name (lower-case letters, digits, - or _): the tools\' plugin and the samples\' source dataset',
-          file: 'the JSONL file (relative to the current folder, or absolute)',
+          file: 'the JSONL file of dialogues',
           domain: 'topic of every dialogue that names none itself (default: General)',
           split: 'source split of every dialogue that names none itself (mapped by splits.map)',
         },
