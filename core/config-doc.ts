@@ -113,5 +113,5 @@ function rebuilt(schema: Schema, where: string, change: (object: Schema) => Sche
   if (WRAPPERS.has(def.type)) return clone({ innerType: rebuilt(def.innerType!, where, change) });
   if (def.type === 'array') return clone({ element: rebuilt(def.element!, where, change) });
   if (def.type === 'object') return change(schema);
-  throw new Error(`describeKeys: ${where || 'the schema'} holds no keys (a ${def.type})`);
+  throw new Error(`describeKeys: ${where.replace(/\.$/, '') || 'the schema'} holds no keys (a ${def.type})`);
 }
