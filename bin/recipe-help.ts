@@ -15,11 +15,18 @@ export async function recipeHelp(name: string | undefined): Promise<string> {
   return [
     `${name}: ${pipeline.description}`,
     '',
-    `Config keys of ${name}, with their defaults. Set any of them in a JSON file given to --config, nested as objects`,
-    `(sources.snips.dir is {"sources": {"snips": {"dir": …}}}); toolkiln config show ${name} prints all the defaults as such a file.`,
-    'A relative path is read from the current folder, else from the toolkiln folder (where the defaults point).',
+    `Config keys of ${name}, with their defaults. Set any of them in a JSON file given to --config${nestingExample(keys)};`,
+    `toolkiln config show ${name} prints all the defaults as such a file. A relative path is read from the current folder, else from the toolkiln folder.`,
     ...keys.map(configKeyLine),
   ].join('\n');
+}
+
+/** How a dotted key is written in a config file, shown with the recipe's first nested key (none for a flat config). */
+function nestingExample(keys: ConfigKey[]): string {
+  const nested = keys.find((key) => key.path.includes('.') && !key.path.includes('[]') && !key.section);
+  if (!nested) return '';
+  const parts = nested.path.split('.');
+  return `, nested as objects (${nested.path} is ${parts.reduceRight((inner, part) => `{"${part}": ${inner}}`, '…')})`;
 }
 
 /** `  path = default — description`; an object's line has no value (its keys follow), an unset key says so. */
