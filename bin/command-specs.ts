@@ -21,8 +21,8 @@ export const WORKER_CONCURRENCY = 8;
 /** The endpoint's limits and the response cache, as `gatewayFromFlags` reads them (a command adds its own --llm / --model). */
 export const GATEWAY_LIMIT_OPTIONS: Options = {
   concurrency: string('n', '8 requests in flight', 'requests to the endpoint in flight at once'),
-  rpm: string('n', 'no limit', 'requests per minute to the endpoint (0: no limit)'),
-  tpm: string('n', 'no limit', 'tokens per minute to the endpoint (0: no limit)'),
+  rpm: string('n', 'no limit', 'requests per minute to the endpoint'),
+  tpm: string('n', 'no limit', 'tokens per minute to the endpoint'),
   'max-retries': string('n', '6', 'retries of one request after a 429, a 5xx, a timeout or a reset'),
   'no-cache': flag('neither read nor write the response cache (.toolkiln/cache)'),
   'price-table': string('file', 'the shipped table and .toolkiln/prices.json', 'JSON price table merged over the shipped one, for the cost estimates'),
@@ -253,7 +253,7 @@ export const TOOLS_CLUSTER: CommandSpec = {
     'toolkiln tools cluster <tools.jsonl> [--threshold t | --clusters k] [--linkage single|complete|average] [--by name|name+parameters|description] [--mode auto|exact|blocked] [--seed n] [--model-path dir] [--plot out.html] [--top n] [--json]',
   summary: 'cluster a tool library hierarchically: clusters, sizes, reduction ratio, silhouette, and a 2-D plot',
   options: {
-    threshold: string('t', `${CLUSTER_DEFAULTS.threshold} (none with --clusters)`, 'cosine distance at or below which tools join one cluster'),
+    threshold: string('t', `${CLUSTER_DEFAULTS.threshold}; none with --clusters`, 'cosine distance at or below which tools join one cluster'),
     clusters: string('k', 'none', 'cut the hierarchy into k clusters instead of at a distance (exact mode)'),
     linkage: string('single|complete|average', CLUSTER_DEFAULTS.linkage, 'the distance between two clusters: of their closest, farthest or average members'),
     by: string('name|name+parameters|description', CLUSTER_DEFAULTS.by, 'what is embedded: tool names, names (¾) with parameter names (¼), or descriptions'),
