@@ -69,6 +69,8 @@ export interface RemoteRecords {
 }
 
 export const DEFAULT_MAX_TRANSPORT_REJECTS = 0.1;
+/** Records of a per-record stage in flight at once unless the run sets a concurrency. */
+export const DEFAULT_RECORDS_IN_FLIGHT = 16;
 
 export interface RunStagesResult {
   /** The Samples of the last stage, one at a time, read from its output file (never all in memory). */
@@ -562,7 +564,7 @@ async function runMapStage(
   const count = () => input.piped?.total ?? input.count;
   const progress = new Progress(stage.name, count(), options.progress);
   progress.tick(done.size);
-  const concurrency = Math.max(1, Math.min(stage.concurrency ?? Infinity, options.concurrency ?? 16));
+  const concurrency = Math.max(1, Math.min(stage.concurrency ?? Infinity, options.concurrency ?? DEFAULT_RECORDS_IN_FLIGHT));
   const queue = new PQueue({ concurrency });
   const share = options.maxTransportRejects ?? DEFAULT_MAX_TRANSPORT_REJECTS;
   let failure: UserError | undefined;

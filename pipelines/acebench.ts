@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { EmbedderConfig } from '../core/embed/index.ts';
+import { EMBEDDER_CHOICES, EmbedderConfig } from '../core/embed/index.ts';
 import { definePipeline } from '../core/pipeline.ts';
 import { agentTasksStage } from '../stages/acebench/agent-tasks.ts';
 import { contextTreeStage } from '../stages/acebench/api-tree.ts';
@@ -33,37 +33,32 @@ import { openAIChatExporter } from '../stages/export/openai-chat.ts';
 const language = z.enum(ACE_LANGUAGES);
 export const AceBenchConfig = z
   .object({
-    /** The language the records are generated in. */
-    language: language.default('en'),
-    /** Languages each record is also published in, by translation (e.g. ["zh"]). */
-    translate: z.array(language).default([]),
-    /** × the released instance count of every category (1 ≈ 1,000 records per language). */
-    scale: z.number().min(0).default(1),
-    /** Instances per category, instead of the scaled released count. */
-    counts: z.partialRecord(z.enum(ACE_CATEGORIES), z.number().int().min(0)).default({}),
-    /** Text / Markdown files or folders whose content guides the context tree (a folder = a new domain). */
-    documents: z.array(z.string()).default([]),
+    language: language.default('en').describe(`the language the records are generated in: ${ACE_LANGUAGES.join(' or ')}`),
+    translate: z.array(language).default([]).describe('languages each record is also published in, by translation (e.g. ["zh"]); agent tasks are built in each'),
+    scale: z.number().min(0).default(1).describe('× the released instance count of every category (1 ≈ 1,000 records per language)'),
+    counts: z
+      .partialRecord(z.enum(ACE_CATEGORIES), z.number().int().min(0))
+      .default({})
+      .describe('instances per category instead of the scaled released count, e.g. {"normal_atom_bool": 10, "agent_multi_step": 0}'),
+    documents: z.array(z.string()).default([]).describe('text / Markdown files or folders whose content guides the context tree: a folder\'s documents (any depth) are a new domain named after it, a file joins its folder\'s domain'),
     tree: z
       .object({
-        domains: z.number().int().min(1).default(60),
-        subdomainsPerDomain: z.number().int().min(1).default(3),
-        functionalitiesPerSubdomain: z.number().int().min(1).default(3),
-        rounds: z.number().int().min(1).default(2),
-        fieldsFile: z.string().default('../shared/data/sources/nestools/fields.json'),
-        sealFieldsFile: z.string().default('../shared/data/sources/seal-tools/field.jsonl'),
+        domains: z.number().int().min(1).default(60).describe('domains taken from the domain lists (seeded); the documents\' domains come on top'),
+        subdomainsPerDomain: z.number().int().min(1).default(3).describe('subdomains grown under each domain'),
+        functionalitiesPerSubdomain: z.number().int().min(1).default(3).describe('functionalities grown under each subdomain'),
+        rounds: z.number().int().min(1).default(2).describe('proposal steps per node, each asking for part of what is still missing given what exists'),
+        fieldsFile: z.string().default('../shared/data/sources/nestools/fields.json').describe('domain list: a JSON list of "Domain/Subdomain" strings (NesTools fields.json); "" skips it'),
+        sealFieldsFile: z.string().default('../shared/data/sources/seal-tools/field.jsonl').describe('domain list: JSONL of {"Domain": ["Subdomain", …]} (Seal-Tools field.jsonl); "" skips it'),
       })
       .strict()
-      .prefault({}),
-    apisPerFunctionality: z.number().int().min(1).default(2),
-    /** Near-duplicate ratio above which two APIs' name and description count as the same API. */
-    dedupRatio: z.number().gt(0).max(1).default(0.9),
-    embedder: EmbedderConfig.default({ kind: 'lexical' }),
-    /** LLM judges voting on each record (§3.1.2); 0 skips the vote. */
-    judges: z.number().int().min(0).default(3),
-    /** The released set the statistics are compared with ('' to skip). */
-    referenceDir: z.string().default('../shared/data/reference/acebench'),
-    /** Instead of generating: import this folder laid out like the release (`data_en/`, `data_zh/`). */
-    importDir: z.string().default(''),
+      .prefault({})
+      .describe('the API context tree domain → subdomain → functionality (§3.1.1), grown step by step'),
+    apisPerFunctionality: z.number().int().min(1).default(2).describe('APIs synthesised for each functionality of the tree'),
+    dedupRatio: z.number().gt(0).max(1).default(0.9).describe('Levenshtein ratio of two APIs\' "name: description" at or above which they count as the same API (the later one is dropped)'),
+    embedder: EmbedderConfig.default({ kind: 'lexical' }).describe(`how APIs are embedded to find a target's nearest ones (normal_similar_api): ${EMBEDDER_CHOICES}`),
+    judges: z.number().int().min(0).default(3).describe('LLM judges voting on each record (§3.1.2); more than half against sends it to review; 0 skips the vote'),
+    referenceDir: z.string().default('../shared/data/reference/acebench').describe('the released ACEBench folder (data_en/, data_zh/) the statistics are compared with ("" to skip)'),
+    importDir: z.string().default('').describe('instead of generating: import this folder laid out like the release (data_en/, data_zh/ with data_<category>.json files and possible_answer/)'),
   })
   .strict();
 export type AceBenchConfig = z.infer<typeof AceBenchConfig>;

@@ -26,31 +26,27 @@ import { releasedSealTools } from '../stages/nestools/released.ts';
  */
 
 export const NesToolsConfig = z.object({
-  /** LLM requests, one per sampled domain (a domain may come round again past the distinct count). */
-  count: z.number().int().positive().default(200),
-  fieldsFile: z.string().default('../shared/data/sources/nestools/fields.json'),
-  /** Tool library the offline generator samples chains from. */
-  sealToolsFile: z.string().default('../shared/data/sources/seal-tools/tool.jsonl'),
-  /** The released set the statistics are compared with ('' to skip). */
-  referenceFile: z.string().default('../shared/data/reference/nestools/test_data.jsonl'),
-  /** JSONL of {"domain", "answer"} in-context examples; empty: the built-in pool. */
-  examplePoolFile: z.string().default(''),
-  examplesPerRequest: z.number().int().min(0).default(2),
-  temperature: z.number().min(0).max(2).default(0.95),
-  /** Warnings (type mismatches, unused stubs, docstring disagreements) reject a program too. */
-  strict: z.boolean().default(false),
-  requireNested: z.boolean().default(false),
-  normaliseAttempts: z.number().int().min(0).default(2),
-  refine: z.boolean().default(true),
-  /** Appendix B.3: also rewrite tasks without conjunctions (the robustness variant). */
-  removeConjunctions: z.boolean().default(false),
-  split: z.string().min(1).default('test'),
-  /**
-   * Instead of generating: import this NesTools (`test_data.jsonl` format) or Seal-Tools JSONL file,
-   * check it, tag it for review and publish it as a dataset.
-   */
-  importFile: z.string().default(''),
-  importFormat: z.enum(['nestools', 'seal-tools']).default('nestools'),
+  count: z.number().int().positive().default(200).describe('LLM requests to make, one per sampled domain (past the distinct domains, they come round again)'),
+  fieldsFile: z.string().default('../shared/data/sources/nestools/fields.json').describe('the domains generation is seeded with: a JSON list of "Domain/Subdomain" strings (NesTools fields.json)'),
+  sealToolsFile: z
+    .string()
+    .default('../shared/data/sources/seal-tools/tool.jsonl')
+    .describe('Seal-Tools tool library, JSONL of {"api_name", "api_description", "parameters", …}: the offline generator samples chains from it; a seal-tools import looks its tools up in it'),
+  referenceFile: z.string().default('../shared/data/reference/nestools/test_data.jsonl').describe('the released NesTools test_data.jsonl the statistics are compared with ("" to skip)'),
+  examplePoolFile: z.string().default('').describe('in-context examples, JSONL of {"domain", "answer"} (an answer: Python stubs and main()); "": the built-in pool'),
+  examplesPerRequest: z.number().int().min(0).default(2).describe('in-context examples shown in each generation request (rotating through the pool)'),
+  temperature: z.number().min(0).max(2).default(0.95).describe('sampling temperature of the generation requests'),
+  strict: z.boolean().default(false).describe('warnings (type mismatches, unused stubs, docstring disagreements) reject a generated program too'),
+  requireNested: z.boolean().default(false).describe('reject a program in which no call takes an earlier call\'s result'),
+  normaliseAttempts: z.number().int().min(0).default(2).describe('LLM rewrites asked to work the call values the task does not state into it (§3.2); still missing after them: rejected'),
+  refine: z.boolean().default(true).describe('rewrite each task so that no API name appears and the text follows the chain (§3.2); a rewrite that loses a value is not taken'),
+  removeConjunctions: z.boolean().default(false).describe('also rewrite tasks without conjunctions (Appendix B.3, the robustness variant)'),
+  split: z.string().min(1).default('test').describe('the split every sample is published in'),
+  importFile: z
+    .string()
+    .default('')
+    .describe('instead of generating: check, tag for review and publish this NesTools (test_data.jsonl format: {test_id, api, task, call, field} per line) or Seal-Tools JSONL file'),
+  importFormat: z.enum(['nestools', 'seal-tools']).default('nestools').describe('the format of importFile: nestools or seal-tools'),
 });
 export type NesToolsConfig = z.infer<typeof NesToolsConfig>;
 

@@ -20,19 +20,21 @@ import { overlayConflictsStage, statisticsStage } from '../stages/tooltalk/stati
  * easy conversation per tool. With `importDir` set, released conversation files are imported instead.
  */
 export const ToolTalkConfig = z.object({
-  /** Conversations of the hard set to draft (scenarios sampled evenly over the tools). */
-  conversations: z.number().int().min(0).default(50),
-  /** Also draft the 28 easy conversations (one per tool, one call). */
-  easy: z.boolean().default(true),
-  /** The plugins whose 3-plugin subsets get scenario prompts (default: all 7, 35 subsets). */
-  plugins: z.array(z.enum(PLUGINS as [string, ...string[]])).min(3).default(PLUGINS),
-  databasesDir: z.string().default('../shared/data/sources/tooltalk/databases'),
-  /** The released conversations the statistics are compared with ('' to skip). */
-  referenceDir: z.string().default('../shared/data/reference/tooltalk'),
-  scenarioTemperature: z.number().min(0).max(2).default(0.9),
-  draftTemperature: z.number().min(0).max(2).default(0.7),
-  /** Instead of generating: import this folder of ToolTalk conversation files (sub-folder `easy/` = category easy). */
-  importDir: z.string().default(''),
+  conversations: z.number().int().min(0).default(50).describe('conversations of the hard set to draft (their scenarios sampled evenly over the tools)'),
+  easy: z.boolean().default(true).describe('also draft the 28 easy conversations (one per tool, one call)'),
+  plugins: z
+    .array(z.enum(PLUGINS as [string, ...string[]]))
+    .min(3)
+    .default(PLUGINS)
+    .describe(`the plugins whose 3-plugin subsets get scenario prompts, at least 3 of ${PLUGINS.join(', ')} (all 7: 35 subsets)`),
+  databasesDir: z
+    .string()
+    .default('../shared/data/sources/tooltalk/databases')
+    .describe(`folder of the mock databases the simulated tools run on: ${DATABASE_NAMES.map((name) => `${name}.json`).join(', ')}`),
+  referenceDir: z.string().default('../shared/data/reference/tooltalk').describe('the released conversations (easy/ and tooltalk/ folders of *.json files) the statistics are compared with ("" to skip)'),
+  scenarioTemperature: z.number().min(0).max(2).default(0.9).describe('sampling temperature of the scenario requests'),
+  draftTemperature: z.number().min(0).max(2).default(0.7).describe('sampling temperature of the conversation drafts'),
+  importDir: z.string().default('').describe('instead of generating: import this folder of ToolTalk conversation files (*.json at any depth; under a folder easy/: category easy)'),
 });
 export type ToolTalkConfig = z.infer<typeof ToolTalkConfig>;
 

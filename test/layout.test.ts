@@ -44,9 +44,9 @@ function folderOf(path: string): Folder | undefined {
   return (FOLDERS as readonly string[]).includes(top) ? (top as Folder) : undefined;
 }
 
-/** Recipes are what pipelines/ defines; their stages live in stages/<recipe>/. */
+/** Recipes are what pipelines/ defines (index.ts and catalog.ts list them); their stages live in stages/<recipe>/. */
 function recipesOf(graph: ImportGraph): Set<string> {
-  return new Set([...graph.keys()].filter((file) => /^pipelines\/[^/]+\.ts$/.test(file)).map((file) => posix.basename(file, '.ts')).filter((name) => name !== 'index'));
+  return new Set([...graph.keys()].filter((file) => /^pipelines\/[^/]+\.ts$/.test(file)).map((file) => posix.basename(file, '.ts')).filter((name) => name !== 'index' && name !== 'catalog'));
 }
 
 /** Imports against bin → review / pipelines → stages → prompts → core, as `from → to (why)`. */

@@ -6,6 +6,7 @@ import { checkNesToolsFiles } from '../../stages/nestools/check-files.ts';
 import { formatIssue } from '../../stages/nestools/issues.ts';
 import type { Command } from '../command.ts';
 import { stringFlag } from '../flags.ts';
+import { CHECK_NESTOOLS } from '../command-specs.ts';
 
 /** Where the released NesTools set lives relative to the toolkiln project folder. */
 const DEFAULT_REFERENCE = fileURLToPath(new URL('../../../shared/data/reference/nestools/test_data.jsonl', import.meta.url));
@@ -46,10 +47,7 @@ function refuseInputsThatGaveNothing(paths: string[], results: { file: string }[
 }
 
 export const checkNestoolsCommand: Command = {
-  path: ['check', 'nestools'],
-  usage: 'toolkiln check nestools <file.py|file.jsonl|folder>… [--strict] [--stats [--reference file.jsonl]] [--json]',
-  summary: 'consistency check of NesTools records (.jsonl, .json) or generated Python programs (.py; .md / .txt holding a code block): exit 0 all pass, 1 some fail, 2 unreadable, empty or of another kind',
-  options: { strict: { type: 'boolean' }, stats: { type: 'boolean' }, reference: { type: 'string' } },
+  ...CHECK_NESTOOLS,
   async run(positionals, values, io) {
     if (!positionals.length) throw new UserError(`missing argument: usage: ${this.usage}`);
     const paths = positionals.map((p) => resolve(io.cwd, p));

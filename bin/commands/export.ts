@@ -7,12 +7,10 @@ import { hfDatasetName } from '../../stages/export/hf-card.ts';
 import type { Command } from '../command.ts';
 import { needPositionals, stringFlag } from '../flags.ts';
 import { outputFolder } from '../output-paths.ts';
+import { EXPORT } from '../command-specs.ts';
 
 export const exportCommand: Command = {
-  path: ['export'],
-  usage: 'toolkiln export <name>@v --format <format> [--out dir] [--keep-extensions] [--json]',
-  summary: "write a version in a benchmark's native format (default folder: datasets/<name>/<v>.derived/export/<format>/, for hf …/export/hf/<name>-<v>/)",
-  options: { format: { type: 'string' }, out: { type: 'string' }, 'keep-extensions': { type: 'boolean' } },
+  ...EXPORT,
   async run(positionals, values, io) {
     needPositionals(positionals, 1, this.usage);
     const out = stringFlag(values, 'out');
