@@ -134,7 +134,7 @@ describe('ToolTalk drafts are executed and checked', () => {
     scenario,
     world,
     sessionToken,
-    model: 'test',
+    lineage: { stage: 'draft-conversation', version: 1, model: 'test' },
     draft: { overlay: {}, turns: [{ role: 'user', text, calls: [] }, { role: 'assistant', text: 'Done.', calls: calls.map((c) => ({ expect: 'success', ...c })) as never }, { role: 'user', text: 'Thanks.', calls: [] }] },
   });
   const good = [{ api_name: 'AddAlarm', parameters: { time: '06:30:00' } }, { api_name: 'GetReminders', parameters: {} }, { api_name: 'FindAlarms', parameters: {} }];
