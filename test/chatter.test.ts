@@ -17,6 +17,7 @@ import { checkProgram } from '../stages/nestools/check-program.ts';
 import { parseProgram } from '../stages/nestools/parse-program.ts';
 import { detailsHandler } from '../stages/toole/details.ts';
 import { directHandler } from '../stages/toole/direct.ts';
+import { emotionalHandler } from '../stages/toole/emotional.ts';
 import { jobStage } from '../stages/toole/jobs.ts';
 import { jobItem, type TooleItem } from '../stages/toole/records.ts';
 import { startOpenAiServer, type OpenAiTestServer, type RecordedRequest } from './helpers/openai-server.ts';
@@ -193,6 +194,12 @@ describe('a ToolE generation stage through the gateway', () => {
     server.setResponder('chat', (request) => ({ content: isRepair(request) ? '1. User: Find a hotel in Lima under $90.\n2. User: Any motels near Oslo airport?' : 'I cannot help with that request.' }));
     const items = (await run()) as TooleItem[];
     expect(items.map((item) => item.kind === 'query' && item.query.text)).toEqual(['Find a hotel in Lima under $90.', 'Any motels near Oslo airport?']);
+  });
+
+  it('names the job kind in the reason of a failed request when the stage answers several kinds', async () => {
+    server.setResponder('chat', () => ({ content: 'Sure! Here is what you asked: {not json' }));
+    const several = jobStage({ name: 'toole-generate', version: 1, handlers: { emotional: emotionalHandler, direct: directHandler({ details: false }) } });
+    expect(await several.run(job, contextFor(job.id))).toMatchObject({ reject: true, reason: 'direct:no_list', detail: expect.stringMatching(/no numbered list/) });
   });
 
   it('rejects an answer cut off by the token limit as truncated, never reading it', async () => {

@@ -3,7 +3,8 @@ import { z } from 'zod';
 import { UserError } from '../../core/errors.ts';
 import { readJsonl } from '../../core/jsonl.ts';
 import { Rng } from '../../core/rng.ts';
-import { reject, type MapStage, type StageContext } from '../../core/stage.ts';
+import { SampleMeta } from '../../core/records.ts';
+import { promptStep, type MapStage, type StageContext } from '../../core/stage.ts';
 import generatePrompt from '../../prompts/nestools-generate.ts';
 import { EXAMPLE_POOL, formatExamples, rotateExamples, type PoolExample } from '../../prompts/nestools-example-pool.ts';
 import { DomainRequest } from '../sources/nestools.ts';
@@ -21,7 +22,8 @@ export const GeneratedProgram = z.object({
   domain: z.string(),
   /** The whole answer, code block and any text around it. */
   answer: z.string(),
-  model: z.string(),
+  /** The answer's lineage entry (this stage at its version, the prompt, the model): the check stage puts it on the sample. */
+  lineage: SampleMeta.shape.lineage.unwrap().element,
   /** Domains of the in-context examples shown. */
   examples: z.array(z.string()),
 });
@@ -46,9 +48,6 @@ export function loadExamplePool(path: string): { domain: string; answer: string 
   });
 }
 
-/** Part of each sample's lineage (written by the check stage, which turns answers into samples). */
-export const GENERATE_STAGE = { name: 'generate-chains', version: 1 } as const;
-
 export function generateChainsStage(options: GenerateOptions): MapStage<DomainRequest, GeneratedProgram> {
   let pool: { domain: string; answer: string }[] | undefined;
   let graph: ChainGraph | undefined;
@@ -56,24 +55,21 @@ export function generateChainsStage(options: GenerateOptions): MapStage<DomainRe
   const poolFor = (ctx: StageContext) =>
     (pool ??= Rng.derive(ctx.seed, 'nestools-example-pool').shuffle(options.examplePoolFile ? loadExamplePool(ctx.resolvePath(options.examplePoolFile)) : (EXAMPLE_POOL as PoolExample[])));
   const graphFor = (ctx: StageContext) => (graph ??= new ChainGraph(loadSealToolsLibrary(ctx.resolvePath(options.sealToolsFile)).tools));
+  const examplesFor = (request: DomainRequest, ctx: StageContext) => rotateExamples(poolFor(ctx), request.index, options.examplesPerRequest);
 
-  return {
-    kind: 'map',
-    name: GENERATE_STAGE.name,
-    version: GENERATE_STAGE.version,
+  return promptStep({
+    name: 'generate-chains',
+    version: 1,
     input: DomainRequest,
     output: GeneratedProgram,
-    prompts: [generatePrompt],
     keyOf: (request) => `${request.index}:${request.domain}`,
-    run: async (request, ctx) => {
-      const examples = rotateExamples(poolFor(ctx), request.index, options.examplesPerRequest);
-      const result = await ctx.llm.generate(
-        generatePrompt,
-        { domain: request.domain, examples: formatExamples(examples), chains: { sample: (field, rng) => graphFor(ctx).sample(field, rng) } },
-        { stage: GENERATE_STAGE.name, key: ctx.key, temperature: options.temperature },
-      );
-      if (!result.ok) return reject(result.reason, result.detail);
-      return { index: request.index, domain: request.domain, answer: result.value.answer, model: result.model, examples: examples.map((e) => e.domain) };
-    },
-  };
+    prompt: generatePrompt,
+    variables: (request, ctx) => ({
+      domain: request.domain,
+      examples: formatExamples(examplesFor(request, ctx)),
+      chains: { sample: (field, rng) => graphFor(ctx).sample(field, rng) },
+    }),
+    options: () => ({ temperature: options.temperature }),
+    result: (answer, request, ctx) => ({ index: request.index, domain: request.domain, answer: answer.value.answer, lineage: answer.lineage, examples: examplesFor(request, ctx).map((e) => e.domain) }),
+  });
 }

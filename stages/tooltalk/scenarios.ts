@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { hashOf } from '../../core/hash.ts';
-import { reject, sourceStage, type MapStage, type RejectReason, type ScanStage, type SourceStage } from '../../core/stage.ts';
+import { promptStep, reject, sourceStage, type MapStage, type RejectReason, type ScanStage, type SourceStage } from '../../core/stage.ts';
 import plausibilityPrompt from '../../prompts/tooltalk-plausibility.ts';
 import scenariosPrompt from '../../prompts/tooltalk-scenarios.ts';
 import { attachDatabases, readDatabasesFolder } from './database-report.ts';
@@ -73,33 +73,29 @@ export function scenarioRequestsStage(options: ScenarioRequestsOptions): SourceS
 }
 
 export function generateScenariosStage(options: { temperature?: number } = {}): MapStage<ScenarioRequest, Scenario> {
-  return {
-    kind: 'map',
+  return promptStep({
     name: 'generate-scenarios',
     version: 1,
     input: ScenarioRequest,
     output: Scenario,
     fanOut: true,
-    prompts: [scenariosPrompt],
     keyOf: (request) => `${request.plugins.join('-')}:${request.requiredApi}`,
-    run: async (request, ctx) => {
+    prompt: scenariosPrompt,
+    variables: (request) => {
       const tools = toolsOfPlugins(request.plugins);
-      const result = await ctx.llm.generate(
-        scenariosPrompt,
-        { apiDocs: apiDocs(tools), requiredApi: request.requiredApi, toolNames: tools.map((tool) => tool.name) },
-        { stage: 'generate-scenarios', key: ctx.key, ...(options.temperature === undefined ? {} : { temperature: options.temperature }) },
-      );
-      if (!result.ok) return reject(result.reason, result.detail);
-      return result.value.scenarios.map((scenario, index) => ({
+      return { apiDocs: apiDocs(tools), requiredApi: request.requiredApi, toolNames: tools.map((tool) => tool.name) };
+    },
+    options: () => ({ temperature: options.temperature }),
+    result: (answer, request) =>
+      answer.value.scenarios.map((scenario, index) => ({
         id: `${request.plugins.join('-')}-${request.requiredApi}-${index}`,
         category: 'tooltalk' as const,
         plugins: request.plugins,
         requiredApi: request.requiredApi,
         description: scenario.description,
         calls: scenario.calls,
-      }));
-    },
-  };
+      })),
+  });
 }
 
 /** CamelCase words a scenario may use to name an API. */
@@ -133,19 +129,15 @@ export function filterScenariosStage(): MapStage<Scenario, Scenario> {
 }
 
 export function plausibilityStage(): MapStage<Scenario, Scenario> {
-  return {
-    kind: 'map',
+  return promptStep({
     name: 'check-plausibility',
     version: 1,
     input: Scenario,
     output: Scenario,
-    prompts: [plausibilityPrompt],
-    run: async (scenario, ctx) => {
-      const result = await ctx.llm.generate(plausibilityPrompt, { scenario: scenario.description, calls: scenario.calls.join(' → '), callList: scenario.calls }, { stage: 'check-plausibility', key: ctx.key });
-      if (!result.ok) return reject(result.reason, result.detail);
-      return result.value.plausible ? scenario : reject('implausible', result.value.reason);
-    },
-  };
+    prompt: plausibilityPrompt,
+    variables: (scenario) => ({ scenario: scenario.description, calls: scenario.calls.join(' → '), callList: scenario.calls }),
+    result: (answer, scenario) => (answer.value.plausible ? scenario : reject('implausible', answer.value.reason)),
+  });
 }
 
 export interface SelectOptions {
