@@ -3,7 +3,7 @@ import { hashOf } from './hash.ts';
 import { Rng } from './rng.ts';
 import type { GenerateResult, LlmGateway } from './llm/types.ts';
 import type { PromptFile } from './prompt.ts';
-import type { Rejection, SampleMeta } from './records.ts';
+import type { LineageEntry, Rejection } from './records.ts';
 import { DEFAULT_SEED } from './seed.ts';
 
 /** What a stage says about one record it could not use. */
@@ -21,8 +21,7 @@ export interface StageIdentity {
   prompts?: readonly PromptFile<any, any>[];
 }
 
-/** One step of a record's history: the stage (at its version) and, for an LLM answer, the prompt and model. */
-export type LineageEntry = SampleMeta['lineage'][number];
+export type { LineageEntry };
 
 export interface AskOptions {
   /**

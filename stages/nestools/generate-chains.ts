@@ -3,7 +3,7 @@ import { z } from 'zod';
 import { UserError } from '../../core/errors.ts';
 import { readJsonl } from '../../core/jsonl.ts';
 import { Rng } from '../../core/rng.ts';
-import { SampleMeta } from '../../core/records.ts';
+import { LineageEntry } from '../../core/records.ts';
 import { promptStep, type MapStage, type StageContext } from '../../core/stage.ts';
 import generatePrompt from '../../prompts/nestools-generate.ts';
 import { EXAMPLE_POOL, formatExamples, rotateExamples, type PoolExample } from '../../prompts/nestools-example-pool.ts';
@@ -23,7 +23,7 @@ export const GeneratedProgram = z.object({
   /** The whole answer, code block and any text around it. */
   answer: z.string(),
   /** The answer's lineage entry (this stage at its version, the prompt, the model): the check stage puts it on the sample. */
-  lineage: SampleMeta.shape.lineage.unwrap().element,
+  lineage: LineageEntry,
   /** Domains of the in-context examples shown. */
   examples: z.array(z.string()),
 });
@@ -59,7 +59,7 @@ export function generateChainsStage(options: GenerateOptions): MapStage<DomainRe
 
   return promptStep({
     name: 'generate-chains',
-    version: 1,
+    version: 2,
     input: DomainRequest,
     output: GeneratedProgram,
     keyOf: (request) => `${request.index}:${request.domain}`,

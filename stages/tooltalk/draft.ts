@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { SampleMeta, type Json } from '../../core/records.ts';
+import { LineageEntry, type Json } from '../../core/records.ts';
 import type { Rng } from '../../core/rng.ts';
 import { promptStep, type MapStage, type StageContext } from '../../core/stage.ts';
 import conversationPrompt, { DraftAnswer } from '../../prompts/tooltalk-conversation.ts';
@@ -22,7 +22,7 @@ export const DraftedConversation = z.object({
   sessionToken: z.string().nullable(),
   draft: DraftAnswer,
   /** The answer's lineage entry (this stage at its version, the prompt, the model): the execute stage puts it on the sample. */
-  lineage: SampleMeta.shape.lineage.unwrap().element,
+  lineage: LineageEntry,
 });
 export type DraftedConversation = z.infer<typeof DraftedConversation>;
 
@@ -133,7 +133,7 @@ export function draftConversationStage(options: DraftOptions): MapStage<Scenario
   const worldOf = (scenario: Scenario, ctx: StageContext) => worldFor(scenario, (databases ??= loadDatabases(ctx.resolvePath(options.databasesDir))), ctx.rng('world'));
   return promptStep({
     name: 'draft-conversation',
-    version: 1,
+    version: 2,
     input: Scenario,
     output: DraftedConversation,
     keyOf: scenarioKey,
