@@ -148,7 +148,7 @@ describe('the steering steps', () => {
     expect(trimmedLength([false, true, true, true])).toBe(2);
     expect(trimmedLength([true, true, false, false, true])).toBe(4);
     expect(trimmedLength([true, true, true])).toBe(2);
-    const { sample, dropped } = trimSample(dialogue('NCNN'), 2);
+    const { sample, dropped } = trimSample(dialogue('NCNN'), 2, { stage: 'steer-composition', version: 1 });
     expect(sample.dialogue.map((t) => t.content)).toEqual(['u0', '0', 'u1', '1']);
     expect(Object.keys(sample.expected.turns!)).toEqual(['1', '3']);
     expect(dropped.map((t) => t.content)).toEqual(['u2', '2', 'u3', '3']);
