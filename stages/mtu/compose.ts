@@ -27,7 +27,7 @@ export interface Job {
   parts: string[];
   /** Ids of the samples `build` takes. */
   sources: string[];
-  /** The composed sample from the message the LLM wrote (`entry`: the lineage entry of its answer). */
+  /** The composed sample, from the message the LLM wrote and its answer's lineage entry. */
   build: (written: Written, source: (id: string) => Sample) => Sample;
 }
 
