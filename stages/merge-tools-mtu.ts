@@ -3,7 +3,7 @@ import { clusterSpace, VectorSpace } from '../core/cluster/index.ts';
 import { createEmbedder, EmbedderConfig, joinViews, lexicalEmbedder } from '../core/embed/index.ts';
 import { UserError } from '../core/errors.ts';
 import { Sample, type Call, type Check, type ToolSpec } from '../core/records.ts';
-import type { ScanStage } from '../core/stage.ts';
+import { scanStage, type LineageEntry, type ScanStage } from '../core/stage.ts';
 import { toolQuestionId, toolsChanged, type ToolDecision, type ToolEvidence, type ToolQuestion } from '../core/tool-review.ts';
 
 /**
@@ -423,8 +423,8 @@ export function withMtuDecisions(decisions: MtuToolDecisions | undefined, added:
 
 // ---------------------------------------------------------------- the stage
 
-/** Rewrites one sample by the plan: tools renamed and de-duplicated, calls renamed with their arguments. */
-export function applyMtuMerge(sample: Sample, plan: MtuMergePlan, mappingOf: Map<string, ToolMapping>, conflictOf: Map<string, MergeConflict>): Sample {
+/** Rewrites one sample by the plan: tools renamed and de-duplicated, calls renamed with their arguments; `entry` is the merge stage's lineage entry. */
+export function applyMtuMerge(sample: Sample, plan: MtuMergePlan, mappingOf: Map<string, ToolMapping>, conflictOf: Map<string, MergeConflict>, entry: LineageEntry): Sample {
   const used = toolsUsedBy(sample);
   const touched = [...used].some((name) => mappingOf.has(name) || plan.merged.has(name));
   const conflicts = [...new Set([...used].map((name) => conflictOf.get(name)).filter((c): c is MergeConflict => !!c))];
@@ -441,7 +441,7 @@ export function applyMtuMerge(sample: Sample, plan: MtuMergePlan, mappingOf: Map
     out = { ...out, tools: replaceTools(out.tools, (tool) => [plan.merged.get(mappingOf.get(tool.name)?.to ?? tool.name) ?? tool]) };
   }
   const checks: Check[] = conflicts.map((c) => ({ name: NAME, pass: false, soft: true, reason: `tools ${c.tools.join(', ')} cluster together but cannot be merged blindly (${c.reason}); decide it once in the tool sheet (review export)` }));
-  return noteChanges(out, { stage: NAME, version: VERSION }, checks, MERGE_CONFLICT_TAG);
+  return noteChanges(out, entry, checks, MERGE_CONFLICT_TAG);
 }
 
 interface MergeState {
@@ -452,8 +452,7 @@ interface MergeState {
 
 export function mergeToolsMtuStage(options: MergeToolsMtuConfig = {}): ScanStage<Sample, Sample, MergeState> {
   const config = MergeToolsMtuConfig.parse(options);
-  return {
-    kind: 'scan',
+  return scanStage<Sample, Sample, MergeState>({
     name: NAME,
     version: VERSION,
     input: Sample,
@@ -491,6 +490,6 @@ export function mergeToolsMtuStage(options: MergeToolsMtuConfig = {}): ScanStage
         conflictOf: new Map(plan.conflicts.flatMap((c) => c.tools.map((name) => [name, c] as const))),
       };
     },
-    run: (sample, { state }) => applyMtuMerge(sample, state.plan, state.mappingOf, state.conflictOf),
-  };
+    run: (sample, ctx) => applyMtuMerge(sample, ctx.state.plan, ctx.state.mappingOf, ctx.state.conflictOf, ctx.lineage()),
+  });
 }

@@ -148,7 +148,7 @@ describe('the steering steps', () => {
     expect(trimmedLength([false, true, true, true])).toBe(2);
     expect(trimmedLength([true, true, false, false, true])).toBe(4);
     expect(trimmedLength([true, true, true])).toBe(2);
-    const { sample, dropped } = trimSample(dialogue('NCNN'), 2);
+    const { sample, dropped } = trimSample(dialogue('NCNN'), 2, { stage: 'steer-composition', version: 1 });
     expect(sample.dialogue.map((t) => t.content)).toEqual(['u0', '0', 'u1', '1']);
     expect(Object.keys(sample.expected.turns!)).toEqual(['1', '3']);
     expect(dropped.map((t) => t.content)).toEqual(['u2', '2', 'u3', '3']);
@@ -200,6 +200,8 @@ describe('M-M dialogues built with dependent calls first', () => {
     expect(built.map((s) => s.meta.tags.find((t) => t.startsWith('composed:'))).sort()).toEqual(['composed:chained-multi-turn', 'composed:multi-turn']);
     for (const s of built) {
       expect(categoryOf(s)).toBe('M-M');
+      // The message is this stage's answer: its lineage names it, not the composition stage.
+      expect(s.meta.lineage.map((e) => [e.stage, e.prompt, e.model])).toEqual([['steer-composition', 'mtu/compose', 'offline-template']]);
       expect(s.expected.calls!.filter((c) => Object.values(c.arguments).some(isRef)), s.id).toHaveLength(1);
     }
     expect(ctx.reports.mixSteering).toMatchObject({ built: { 'M-M': 2 }, builtDependentCalls: 2, unreachable: [] });

@@ -2,11 +2,11 @@ import { existsSync } from 'node:fs';
 import { countBy } from '../../core/collections.ts';
 import { isRef, parseRef, Sample, sampleId, type ArgValue, type Call, type Json, type ToolSpec, type Turn } from '../../core/records.ts';
 import type { Rng } from '../../core/rng.ts';
-import type { ScanStage, StageContext } from '../../core/stage.ts';
+import { scanStage, type LineageEntry, type ScanStage, type StageContext } from '../../core/stage.ts';
 import { mtuComposePrompt } from '../../prompts/mtu-compose.ts';
 import type { MtuConfig } from './config.ts';
 import { ToolLibrary } from './library.ts';
-import { allCalls, assistantIndexes, lineageEntry, categoryOf, expectedOf, literalText, mtuMeta, turnCalls, userTurns, type MtuMeta } from './sample.ts';
+import { allCalls, assistantIndexes, categoryOf, expectedOf, literalText, mtuMeta, turnCalls, userTurns, type MtuMeta } from './sample.ts';
 
 /**
  * Multi-tool synthesis. The source datasets hardly ever call several tools in one turn, while
@@ -27,7 +27,14 @@ export interface Job {
   parts: string[];
   /** Ids of the samples `build` takes. */
   sources: string[];
-  build: (message: string, source: (id: string) => Sample) => Sample;
+  /** The composed sample, from the message the LLM wrote and its answer's lineage entry. */
+  build: (written: Written, source: (id: string) => Sample) => Sample;
+}
+
+/** The message the LLM wrote for a job, with the lineage entry of its answer. */
+export interface Written {
+  message: string;
+  entry: LineageEntry;
 }
 
 /** What drawing a single-tool request needs of a sample: its tools, the tools it calls, its request. */
@@ -151,7 +158,7 @@ function composedMeta(sources: Sample[], patch: Partial<MtuMeta>): MtuMeta {
   };
 }
 
-function composedSample(id: string, base: Sample, sources: Sample[], tools: ToolSpec[], dialogue: Turn[], mode: string, patch: Partial<MtuMeta> = {}): Sample {
+function composedSample(id: string, base: Sample, sources: Sample[], tools: ToolSpec[], dialogue: Turn[], mode: string, entry: LineageEntry, patch: Partial<MtuMeta> = {}): Sample {
   const expected = expectedOf(dialogue);
   return {
     id,
@@ -163,7 +170,7 @@ function composedSample(id: string, base: Sample, sources: Sample[], tools: Tool
     expected,
     meta: {
       source: { dataset: 'composed', id: mode },
-      lineage: [...base.meta.lineage, lineageEntry('compose-multi-tool', 1, mtuComposePrompt)],
+      lineage: [...base.meta.lineage, entry],
       checks: [],
       tags: [`composed:${mode}`],
       mtu: composedMeta(sources, patch),
@@ -215,7 +222,7 @@ export function chainedMultiTurnJob(sample: Sample, chain: Chain): Job | undefin
     mode: 'chained',
     parts: chainParts(sample, chain, ask),
     sources: [sample.id],
-    build: (message, source) => {
+    build: ({ message, entry }, source) => {
       const base = source(sample.id);
       const { first, second, observations } = chainCalls(base, chain, 'chain_');
       const dialogue: Turn[] = [
@@ -233,7 +240,7 @@ export function chainedMultiTurnJob(sample: Sample, chain: Chain): Job | undefin
           return i < ask ? [[turn, situation]] : i > chain.second.turn ? [[String(i - shift), situation]] : [];
         }),
       );
-      return composedSample(id, base, [base], base.tools, dialogue, 'chained-multi-turn', { situations: { ...situations, [String(ask + 1)]: 'api_call' } });
+      return composedSample(id, base, [base], base.tools, dialogue, 'chained-multi-turn', entry, { situations: { ...situations, [String(ask + 1)]: 'api_call' } });
     },
   };
 }
@@ -246,19 +253,19 @@ export function chainedJob(sample: Sample, chain: Chain): Job {
     mode: 'chained',
     parts,
     sources: [sample.id],
-    build: (message, source) => {
+    build: (written, source) => {
       const base = source(sample.id);
       const { first, second, observations } = chainCalls(base, chain, 'call_');
-      return chainedSample(id, base, chain, first, second, observations, message);
+      return chainedSample(id, base, chain, first, second, observations, written);
     },
   };
 }
 
-function chainedSample(id: string, sample: Sample, chain: Chain, first: Call, second: Call, observations: Record<string, Json>, message: string): Sample {
+function chainedSample(id: string, sample: Sample, chain: Chain, first: Call, second: Call, observations: Record<string, Json>, { message, entry }: Written): Sample {
   return composedSample(id, sample, [sample], sample.tools, [
     { role: 'user', content: message },
     { role: 'assistant', content: sample.dialogue[chain.second.turn].content, calls: [first, second], observations },
-  ], 'chained', { situations: { '1': 'api_call' } });
+  ], 'chained', entry, { situations: { '1': 'api_call' } });
 }
 
 export function independentJob(singles: Single[], fields: ResultFields, take: () => boolean): Job {
@@ -269,7 +276,7 @@ export function independentJob(singles: Single[], fields: ResultFields, take: ()
     mode: 'independent',
     parts: singles.map((s, j) => withoutLinkedValues(s.request, s.call, links[j])),
     sources: singles.map((s) => s.id),
-    build: (message, source) => {
+    build: ({ message, entry }, source) => {
       const sources = singles.map((s) => source(s.id));
       // Each source's calls are numbered from 0: renumbered per source, then as one list (one call per source).
       const numbered = renumber(sources.flatMap((s, n) => renumber(allCalls(s), `s${n}_`)), 'call_');
@@ -277,7 +284,7 @@ export function independentJob(singles: Single[], fields: ResultFields, take: ()
       return composedSample(id, sources[0], sources, unionTools(...sources.map((s) => s.tools)), [
         { role: 'user', content: message },
         { role: 'assistant', content: '', calls },
-      ], 'independent', { situations: { '1': 'api_call' } });
+      ], 'independent', entry, { situations: { '1': 'api_call' } });
     },
   };
 }
@@ -291,14 +298,14 @@ export function multiTurnJob(sample: Sample, turn: number, extra: Single, fields
     mode: 'independent',
     parts: [sample.dialogue[turn - 1].content, withoutLinkedValues(extra.request, extra.call, links)],
     sources: [sample.id, extra.id],
-    build: (message, source) => {
+    build: ({ message, entry }, source) => {
       const [base, added] = [source(sample.id), source(extra.id)];
       const calls = renumber(allCalls(added), 'call_m').map((call) => linked(call, links, [own.id]));
       const dialogue = structuredClone(base.dialogue);
       dialogue[turn - 1] = { role: 'user', content: message };
       // The reply must now cover both requests: it is written again by the ReAct synthesis.
       dialogue[turn] = { ...dialogue[turn], content: '', calls: [...(dialogue[turn].calls ?? []), ...calls] };
-      return composedSample(id, base, [base, added], unionTools(base.tools, added.tools), dialogue, 'multi-turn', { situations: mtuMeta(base).situations });
+      return composedSample(id, base, [base, added], unionTools(base.tools, added.tools), dialogue, 'multi-turn', entry, { situations: mtuMeta(base).situations });
     },
   };
 }
@@ -323,7 +330,7 @@ export function drawCompatible(pool: Single[], k: number, rng: Rng, taken: ToolS
 
 interface Composition {
   /** The jobs in order, with the message the LLM wrote for each (undefined when it failed). */
-  jobs: { job: Job; message?: string }[];
+  jobs: { job: Job; written?: Written }[];
   failures: string[];
   /** The samples the jobs take, as JSON text, gathered while the samples pass through. */
   texts: Map<string, string>;
@@ -370,7 +377,7 @@ async function planCompositions(samples: Iterable<Sample>, options: MtuConfig['c
     }
   }
   const unique = [...new Map(jobs.map((j) => [j.id, j])).values()];
-  const { asked, failures } = await askMessages(unique, ctx, 'compose-multi-tool');
+  const { asked, failures } = await askMessages(unique, ctx);
   const texts = new Map(unique.flatMap((job) => job.sources).map((id) => [id, '']));
   return { jobs: asked, failures, texts };
 }
@@ -384,23 +391,34 @@ export function resultFieldsOf(ctx: Pick<StageContext, 'runDir'>): ResultFields 
   };
 }
 
-/** The message the LLM writes for each job (undefined where it failed, the reason among `failures`). */
-export async function askMessages(jobs: Job[], ctx: StageContext, stage: string): Promise<{ asked: { job: Job; message?: string }[]; failures: string[] }> {
+/**
+ * The message the LLM writes for each job (undefined where it failed, the reason among `failures`),
+ * asked as the stage whose context this is (it declares {@link mtuComposePrompt}), keyed by the job.
+ */
+export async function askMessages(jobs: Job[], ctx: StageContext): Promise<{ asked: { job: Job; written?: Written }[]; failures: string[] }> {
   const failures: string[] = [];
   const asked = await Promise.all(
     jobs.map(async (job) => {
       const requests = job.parts.map((p, i) => `${i + 1}. ${p}`).join('\n');
-      const result = await ctx.llm.generate(mtuComposePrompt, { mode: job.mode, requests, parts: job.parts }, { stage, key: job.id });
+      const result = await ctx.tryAsk(mtuComposePrompt, { mode: job.mode, requests, parts: job.parts }, { key: job.id });
       if (!result.ok) failures.push(result.reason);
-      return { job, message: result.ok ? result.value.message : undefined };
+      return { job, written: result.ok ? { message: result.value.message, entry: result.lineage } : undefined };
     }),
   );
   return { asked, failures };
 }
 
+/**
+ * The entry this stage's composed samples name. Published versions name version 1 and no model (the
+ * entry was written so before version 2): naming the answer's own entry changes every composed
+ * sample's bytes, so it waits for a change of its own, with a version bump.
+ */
+function publishedEntry({ model: _model, ...entry }: LineageEntry): LineageEntry {
+  return { ...entry, version: 1 };
+}
+
 export function composeStage(options: MtuConfig['compose']): ScanStage<Sample, Sample, Composition> {
-  return {
-    kind: 'scan',
+  return scanStage<Sample, Sample, Composition>({
     name: 'compose-multi-tool',
     version: 2,
     fanOut: true,
@@ -415,9 +433,9 @@ export function composeStage(options: MtuConfig['compose']): ScanStage<Sample, S
     },
     finish: ({ jobs, failures, texts }, ctx) => {
       const source = (id: string) => JSON.parse(texts.get(id)!) as Sample;
-      const made = jobs.flatMap(({ job, message }) => (message === undefined ? [] : [job.build(message, source)]));
+      const made = jobs.flatMap(({ job, written }) => (written === undefined ? [] : [job.build({ ...written, entry: publishedEntry(written.entry) }, source)]));
       ctx.report('composition', { made: countBy(made.map((s) => s.meta.tags.find((t) => t.startsWith('composed:'))!.slice(9))), failed: countBy(failures) });
       return made;
     },
-  };
+  });
 }
