@@ -56,8 +56,12 @@ export interface StageContext {
    */
   ask<V extends Record<string, unknown>, O>(this: StageContext & { key?: string }, prompt: PromptFile<V, O>, vars: V, options?: AskOptions): Promise<Answer<O>>;
   tryAsk<V extends Record<string, unknown>, O>(this: StageContext & { key?: string }, prompt: PromptFile<V, O>, vars: V, options?: AskOptions): Promise<({ ok: true } & Answer<O>) | AskFailure>;
-  /** This stage's lineage entry (for a record it changed without the LLM). */
-  lineage(this: StageContext): LineageEntry;
+  /**
+   * This stage's lineage entry, for a record it changed without an answer of its own; with a
+   * prompt (one it declares), the entry names it (a record relabelled by a prompt's answer about
+   * many records).
+   */
+  lineage(this: StageContext, prompt?: PromptFile<any, any>): LineageEntry;
   /** The run seed; use `rng(...)` for randomness so results do not depend on scheduling. */
   seed: number;
   rng: (...keys: (string | number)[]) => Rng;
@@ -334,8 +338,11 @@ export const stageContextMethods: Pick<StageContext, 'ask' | 'tryAsk' | 'lineage
     const lineage: LineageEntry = { stage: stage.name, version: stage.version, prompt: prompt.id, promptHash: prompt.hash, model: result.model };
     return { ok: true, value: result.value as never, model: result.model, cached: result.cached, lineage };
   },
-  lineage() {
-    return { stage: this.stage.name, version: this.stage.version };
+  lineage(prompt) {
+    const entry: LineageEntry = { stage: this.stage.name, version: this.stage.version };
+    if (!prompt) return entry;
+    if (!this.stage.prompts?.includes(prompt)) throw new Error(`stage ${this.stage.name} names prompt ${prompt.id} in lineage, which it does not declare in \`prompts\``);
+    return { ...entry, prompt: prompt.id, promptHash: prompt.hash };
   },
 };
 

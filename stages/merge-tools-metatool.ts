@@ -354,7 +354,7 @@ export function mergeToolsMetatoolStage(options: MergeToolsMetatoolConfig = {}):
         undecided,
       };
       // The entry names the prompt (no model): a sample's relabelling is not one answer's.
-      const lineage = { ...ctx.lineage(), prompt: mergeDescriptionPrompt.id, promptHash: mergeDescriptionPrompt.hash };
+      const lineage = ctx.lineage(mergeDescriptionPrompt);
       return { plan: { renamed, decomposed, unconfirmed, lineage }, report: { ...report, silhouette }, relabelled: 0 };
     },
     run: (sample, ctx) => {

@@ -18,11 +18,11 @@ describe('tool documentation lineage', () => {
     const options = MtuConfig.parse({}).documentation;
     const findHotel = handSample('h', [described('FindHotel')], [round('A hotel in Paris.', [call('call_0', 'FindHotel', { city: 'Paris' })])]);
     const { out } = await applyScanStage(documentToolsStage(options), [findHotel], stageContext());
-    expect(out.map((s) => s.meta.lineage)).toEqual([[{ stage: 'document-tools', version: 1 }]]);
+    expect(out.map((s) => s.meta.lineage)).toEqual([[{ stage: 'document-tools', version: documentToolsStage(options).version }]]);
 
     // A tool without prose in the same run: every sample names the documentation answers.
     const playMusic = handSample('m', [tool('PlayMusic', { song: {} }, ['song'])], [round('Play Yesterday.', [call('call_0', 'PlayMusic', { song: 'Yesterday' })])]);
     const both = await applyScanStage(documentToolsStage(options), [findHotel, playMusic], stageContext());
-    for (const sample of both.out) expect(sample.meta.lineage).toEqual([{ stage: 'document-tools', version: 1, prompt: 'mtu/tool-doc', promptHash: expect.any(String), model: 'offline-template' }]);
+    for (const sample of both.out) expect(sample.meta.lineage).toEqual([{ stage: 'document-tools', version: documentToolsStage(options).version, prompt: 'mtu/tool-doc', promptHash: expect.any(String), model: 'offline-template' }]);
   });
 });

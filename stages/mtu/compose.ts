@@ -408,19 +408,10 @@ export async function askMessages(jobs: Job[], ctx: StageContext): Promise<{ ask
   return { asked, failures };
 }
 
-/**
- * The entry this stage's composed samples name. Published versions name version 1 and no model (the
- * entry was written so before version 2): naming the answer's own entry changes every composed
- * sample's bytes, so it waits for a change of its own, with a version bump.
- */
-function publishedEntry({ model: _model, ...entry }: LineageEntry): LineageEntry {
-  return { ...entry, version: 1 };
-}
-
 export function composeStage(options: MtuConfig['compose']): ScanStage<Sample, Sample, Composition> {
   return scanStage<Sample, Sample, Composition>({
     name: 'compose-multi-tool',
-    version: 2,
+    version: 3,
     fanOut: true,
     input: Sample,
     output: Sample,
@@ -433,7 +424,7 @@ export function composeStage(options: MtuConfig['compose']): ScanStage<Sample, S
     },
     finish: ({ jobs, failures, texts }, ctx) => {
       const source = (id: string) => JSON.parse(texts.get(id)!) as Sample;
-      const made = jobs.flatMap(({ job, written }) => (written === undefined ? [] : [job.build({ ...written, entry: publishedEntry(written.entry) }, source)]));
+      const made = jobs.flatMap(({ job, written }) => (written === undefined ? [] : [job.build(written, source)]));
       ctx.report('composition', { made: countBy(made.map((s) => s.meta.tags.find((t) => t.startsWith('composed:'))!.slice(9))), failed: countBy(failures) });
       return made;
     },

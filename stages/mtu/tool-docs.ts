@@ -165,17 +165,10 @@ interface Documentation {
   report: Record<string, number>;
 }
 
-/**
- * The version a sample's entry names. Published versions name 1, the stage's version when it first
- * wrote lineage (version 2 did not change the entry): naming the current version changes every
- * sample's bytes, so it waits for a change of its own, with a version bump.
- */
-const LINEAGE_VERSION = 1;
-
 export function documentToolsStage(options: MtuConfig['documentation']): ScanStage<Sample, Sample, Documentation> {
   return scanStage<Sample, Sample, Documentation>({
     name: 'document-tools',
-    version: 2,
+    version: 3,
     input: Sample,
     output: Sample,
     prompts: [mtuToolDocPrompt],
@@ -229,7 +222,7 @@ export function documentToolsStage(options: MtuConfig['documentation']): ScanSta
           ...(sample.expected.turns ? { turns: Object.fromEntries(Object.entries(sample.expected.turns).map(([turn, calls]) => [turn, calls.map(typed)])) } : {}),
         },
         tools: sample.tools.map((t) => toolReference(documented.get(toolKey(t))!)),
-        meta: { ...sample.meta, lineage: [...sample.meta.lineage, { ...(entry ?? ctx.lineage()), version: LINEAGE_VERSION }] },
+        meta: { ...sample.meta, lineage: [...sample.meta.lineage, entry ?? ctx.lineage()] },
       };
     },
     finish: (state, ctx) => {

@@ -1,6 +1,6 @@
 import type { PromptFile } from '../../core/prompt.ts';
-import { mapStage, runRecord, type MapStage, type RejectReason, type StageContext } from '../../core/stage.ts';
-import { TooleItem, queryItem, type GenerationJob, type JobItem, type JobMethod, type Lineage, type QueryItem, type QueryMethod, type TooleQuery } from './records.ts';
+import { mapStage, runRecord, type LineageEntry, type MapStage, type RejectReason, type StageContext } from '../../core/stage.ts';
+import { TooleItem, queryItem, type GenerationJob, type JobItem, type JobMethod, type QueryItem, type QueryMethod, type TooleQuery } from './records.ts';
 
 export type JobResult = TooleItem[] | (RejectReason & { reject: true });
 
@@ -57,7 +57,7 @@ export function queriesOf(
   item: JobItem,
   found: { text: string; fields?: Partial<Pick<TooleQuery, 'emotion' | 'keyword' | 'round' | 'basedOn' | 'usage' | 'tools'>> }[],
   method: QueryMethod,
-  lineage: Lineage,
+  lineage: LineageEntry,
 ): QueryItem[] {
   const job = item.job;
   const tool = job.tools[0].name;

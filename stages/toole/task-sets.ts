@@ -194,7 +194,7 @@ export function taskSetsStage(options: TaskSetOptions): ScanStage<Sample, Sample
       reportStatistics(rows, ctx, { reference: options.statisticsReference });
       const names = [...library.keys()].sort();
       const specs = (list: string[]) => list.map((n) => library.get(n)!);
-      const embedder = createEmbedder(options.embedder, { gateway: ctx.llm, stage: 'toole-task-sets', resolvePath: ctx.resolvePath });
+      const embedder = createEmbedder(options.embedder, { gateway: ctx.llm, stage: ctx.stage.name, resolvePath: ctx.resolvePath });
       const ranking = names.length ? similarityRanking(names, await embedder.embed(names.map((n) => library.get(n)!.description))) : new Map<string, string[]>();
       const pick = (tool: string, n: number, rng: Rng) => rng.sample(byTool.get(tool) ?? [], n);
       const built: Built[] = [];

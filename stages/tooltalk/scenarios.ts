@@ -167,7 +167,7 @@ export function selectScenariosStage(options: SelectOptions): ScanStage<Scenario
         ids.push(scenario.id);
         byTool.set(scenario.requiredApi, ids);
       }
-      const rng = ctx.rng('select-scenarios');
+      const rng = ctx.rng(ctx.stage.name);
       const queues = rng.shuffle([...byTool.keys()].sort()).map((tool) => rng.shuffle(byTool.get(tool)!));
       const chosen = new Set<string>();
       while (chosen.size < options.conversations && queues.some((queue) => queue.length)) {
