@@ -1,5 +1,5 @@
 import { spawnSync } from 'node:child_process';
-import { cpSync, linkSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync } from 'node:fs';
+import { cpSync, linkSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, symlinkSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -11,9 +11,9 @@ import { invocationProblems, shellExamples, toolkilnInvocations, type ShellExamp
  * Every shell example of the documentation runs, so a stale command fails here and not in a reader's
  * terminal. The ```bash / ```sh / ```console blocks of README.md, docs/*.md, review/README.md and
  * datasets/README.md run in page order, each page in a folder of its own that stands in for the
- * project folder (a link to every top-level entry of this checkout, `../shared` beside it), so
- * `npx toolkiln` is this checkout, `../shared/data/…` resolves, and the files an example writes land
- * in the temporary folder, which is also TOOLKILN_HOME. No endpoint is set: runs are offline. A page
+ * project folder (see projectStandIn), so `npx toolkiln` is this checkout, `../shared/data/…` and
+ * `docs/examples/…` resolve, and the files an example writes land in the temporary folder, which is
+ * also TOOLKILN_HOME. No endpoint is set: runs are offline. A page
  * that uses a recipe's default version (`mtu@v1`, or `npx toolkiln run mtu`) finds it published
  * (test/helpers/default-run.ts), so `run` reports it unchanged instead of running it again. A block
  * marked `<!-- example: … -->` (needs-endpoint, needs-redis, needs-browser, needs-person, installs,
@@ -23,6 +23,7 @@ import { invocationProblems, shellExamples, toolkilnInvocations, type ShellExamp
 const PROJECT = resolve(new URL('..', import.meta.url).pathname);
 const FILES = ['README.md', ...readdirSync(join(PROJECT, 'docs')).filter((f) => f.endsWith('.md')).sort().map((f) => `docs/${f}`), 'review/README.md', 'datasets/README.md'];
 const RECIPES = Object.keys(pipelines);
+const EXAMPLE_INPUTS = join(PROJECT, 'docs', 'examples');
 
 const pages = FILES.map((file) => ({ file, examples: shellExamples(readFileSync(join(PROJECT, file), 'utf8'), file) }));
 const runnable = (example: ShellExample) => !example.markers.length;
@@ -34,23 +35,32 @@ function defaultVersionsUsed(examples: ShellExample[]): string[] {
 }
 
 /**
- * A folder standing in for the project: every top-level entry of the checkout linked, except
- * datasets/ (the page's own store), node_modules/ and hidden ones but .npmrc; `../shared` linked
- * beside it. Its own node_modules/.bin/toolkiln is the checkout's bin, which npx runs as it runs a
- * local package's bin (without it npx links the folder into its cache, one entry per folder).
+ * A folder standing in for the project, holding only what an example reads of it, so that nothing an
+ * example writes can reach the checkout: `package.json` (npx finds the local package by it),
+ * `node_modules/.bin/toolkiln` (the checkout's bin, which npx runs as a local package's bin), the
+ * example inputs of `docs/examples/`, and `../shared` beside it. Shipped defaults in a config resolve
+ * against the toolkiln folder anyway.
  */
 function projectStandIn(): string {
   const root = mkdtempSync(join(tmpdir(), 'tk-docs-'));
   const project = join(root, 'project');
   mkdirSync(join(project, 'datasets'), { recursive: true });
   mkdirSync(join(project, 'node_modules', '.bin'), { recursive: true });
+  mkdirSync(join(project, 'docs'), { recursive: true });
   symlinkSync(join(PROJECT, 'bin', 'toolkiln.js'), join(project, 'node_modules', '.bin', 'toolkiln'));
+  symlinkSync(join(PROJECT, 'package.json'), join(project, 'package.json'));
+  symlinkSync(EXAMPLE_INPUTS, join(project, 'docs', 'examples'));
   symlinkSync(resolve(PROJECT, '../shared'), join(root, 'shared'));
-  for (const entry of readdirSync(PROJECT)) {
-    if (['datasets', 'node_modules'].includes(entry) || (entry.startsWith('.') && entry !== '.npmrc')) continue;
-    symlinkSync(join(PROJECT, entry), join(project, entry));
-  }
   return project;
+}
+
+/** Every file under docs/examples with its size and modification time: the examples read them, never write. */
+function exampleInputs(): string[] {
+  return readdirSync(EXAMPLE_INPUTS, { recursive: true, withFileTypes: true, encoding: 'utf8' }).map((entry) => {
+    const path = join(entry.parentPath, entry.name);
+    const stat = statSync(path);
+    return `${path.slice(EXAMPLE_INPUTS.length + 1)} ${entry.isDirectory() ? 'dir' : `${stat.size} ${stat.mtimeMs}`}`;
+  }).sort();
 }
 
 /** A recipe's default version into the page's store: published files (never rewritten) linked, the rest copied. */
@@ -105,12 +115,14 @@ describe('runnable shell examples, page by page', () => {
   for (const page of pages.filter((p) => p.examples.some(runnable))) {
     it(`${page.file}: every runnable example runs, in page order`, () => {
       const project = projectStandIn();
+      const inputs = exampleInputs();
       try {
         for (const name of defaultVersionsUsed(page.examples)) seed(project, defaults[name]);
         for (const example of page.examples.filter(runnable)) {
           const run = spawnSync('bash', ['-e', '-o', 'pipefail', '-c', example.script], { cwd: project, env: exampleEnv(project), encoding: 'utf8', timeout: 300_000, maxBuffer: 64 * 1024 * 1024 });
           const tail = (text: string) => text.trim().split('\n').slice(-8).join('\n');
           expect(run.status, `${where(example)} exited ${run.status ?? run.signal}:\n${example.script}\n--- stderr:\n${tail(run.stderr)}\n--- stdout:\n${tail(run.stdout)}`).toBe(0);
+          expect(exampleInputs(), `${where(example)} changed docs/examples/, which examples only read`).toEqual(inputs);
         }
       } finally {
         rmSync(join(project, '..'), { recursive: true, force: true });
