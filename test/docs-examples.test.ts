@@ -5,7 +5,7 @@ import { join, resolve } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { pipelines } from '../pipelines/index.ts';
 import { defaultRun, type DefaultRun } from './helpers/default-run.ts';
-import { invocationProblems, shellExamples, toolkilnInvocations, type ShellExample } from './helpers/doc-examples.ts';
+import { bareToolkilnLines, invocationProblems, shellExamples, toolkilnInvocations, type ShellExample } from './helpers/doc-examples.ts';
 
 /**
  * Every shell example of the documentation runs, so a stale command fails here and not in a reader's
@@ -92,11 +92,12 @@ function exampleEnv(home: string): NodeJS.ProcessEnv {
 const where = (example: ShellExample) => `${example.file}:${example.line}`;
 
 describe('shell examples of README.md and docs/', () => {
-  it('every npx toolkiln line names a command, flags and a pipeline the CLI has (marked blocks are only parsed)', async () => {
+  it('every npx toolkiln line names a command, flags and a pipeline the CLI has, and none calls toolkiln bare (marked blocks are only parsed)', async () => {
     const problems: string[] = [];
     let invocations = 0;
     for (const { examples } of pages) {
       for (const example of examples) {
+        if (!example.markers.includes('installs')) for (const line of bareToolkilnLines(example.script)) problems.push(`${where(example)}: toolkiln is not on the PATH in the project folder; write npx toolkiln: ${line}`);
         for (const { line, args } of toolkilnInvocations(example.script)) {
           invocations++;
           for (const problem of await invocationProblems(args)) problems.push(`${where(example)}: ${problem}: ${line}`);
@@ -176,6 +177,10 @@ describe('the example reader', () => {
       ['run', 'mtu', '--config', 'my.json'],
     ]);
     expect(toolkilnInvocations('npx toolkiln run <pipeline> --resume <runId> [--batch]')[0].args).toEqual(['run', '<pipeline>', '--resume', '<runId>', '--batch']);
+  });
+
+  it('finds toolkiln called bare, which the project folder does not have on its PATH', () => {
+    expect(bareToolkilnLines('npx toolkiln run mtu\ntoolkiln run mtu --limit 5\ncd x && toolkiln --version\necho toolkiln')).toEqual(['toolkiln run mtu --limit 5', 'cd x && toolkiln --version']);
   });
 
   it('finds what the CLI lacks: an unknown command, flag or pipeline', async () => {

@@ -109,6 +109,21 @@ export function toolkilnInvocations(script: string): { line: string; args: strin
 }
 
 /**
+ * Lines that call `toolkiln` bare, as a command of its own: in the project folder it is not on the
+ * PATH (`npx toolkiln` is), so such a line works only after a global install (`installs` blocks).
+ */
+export function bareToolkilnLines(script: string): string[] {
+  return script
+    .replace(/\\\n/g, ' ')
+    .split('\n')
+    .filter((line) => {
+      const tokens = words(line);
+      return tokens.some((token, i) => token === 'toolkiln' && (i === 0 || ['&&', '||', ';', '|', 'then', 'do'].includes(tokens[i - 1])));
+    })
+    .map((line) => line.trim());
+}
+
+/**
  * What is wrong with one `npx toolkiln` invocation, read against the CLI's command table without
  * running it: an unknown command or group, a flag the command does not take, an unknown pipeline.
  * Empty when it parses.
