@@ -105,7 +105,7 @@ describe('shell examples of README.md and docs/', () => {
       }
     }
     expect(problems).toEqual([]);
-    expect(invocations).toBeGreaterThan(30);
+    expect(invocations).toBeGreaterThan(50);
   });
 
 });
