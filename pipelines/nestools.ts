@@ -97,6 +97,8 @@ export const nestoolsPipeline = definePipeline<NesToolsConfig>({
       path: '../shared/data/reference/seal-tools',
       files: 'dev.jsonl, test_in_domain.jsonl and test_out_domain.jsonl, their tools from the Seal-Tools library of the sources',
       read: (dir, resolvePath) => releasedSealTools(dir, resolvePath(NesToolsConfig.parse({}).sealToolsFile)),
+      // Audited only: eval compare measures a version against the set its recipe regenerates (NesTools').
+      items: false,
     },
   ],
 });

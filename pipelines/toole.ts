@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { EmbedderConfig } from '../core/embed/index.ts';
-import { definePipeline } from '../core/pipeline.ts';
+import { definePipeline, type ReleasedSamples } from '../core/pipeline.ts';
 import { dedupNearStage } from '../stages/dedup-near.ts';
 import { commonExporters } from '../stages/export/index.ts';
 import { UserError } from '../core/errors.ts';
@@ -17,7 +17,7 @@ import { multiToolStage } from '../stages/toole/multi-tool.ts';
 import { reassignStage, withOverlapPlots } from '../stages/toole/overlap.ts';
 import { planQueriesStage } from '../stages/toole/plan-queries.ts';
 import { recheckToolESample } from '../stages/toole/recheck.ts';
-import { releasedMetaTool } from '../stages/toole/released.ts';
+import { releasedMetaTool, releasedMetaToolItems } from '../stages/toole/released.ts';
 import { GENERATION_METHODS } from '../stages/toole/records.ts';
 import { querySamplesStage } from '../stages/toole/samples.ts';
 import { tooleScorer } from '../stages/toole/score.ts';
@@ -27,6 +27,15 @@ import { toolDescriptionsStage } from '../stages/toole/tool-descriptions.ts';
 const DATA = '../shared/data';
 const REFERENCE = `${DATA}/reference/metatool`;
 const count = (value: number) => z.number().int().min(0).default(value);
+
+/** The released MetaTool data: audited as samples, scored as task items drawn from its files, beside the run's statistics. */
+const METATOOL: ReleasedSamples = {
+  name: 'metatool',
+  path: REFERENCE,
+  files: 'all_clean_data.csv, multi_tool_query_golden.json, plugin_des.json, big_tool_des.json, scenario/*.json',
+  read: (dir) => releasedMetaTool(dir),
+  items: (dir) => releasedMetaToolItems(dir),
+};
 
 /** Tool-retrieval plugins: they find other tools, which conflicts with the tasks (paper Appendix A.3). */
 const TOOL_RETRIEVAL = ['plug_finder', 'Gate2AI', 'Pluginpedia', 'aitoolhunt', 'paxiai', 'theresanaiforthat'];
@@ -157,5 +166,5 @@ export const toolePipeline = definePipeline<TooleConfig>({
     },
   },
   recheck: (sample, tools) => recheckToolESample(sample, tools, TooleConfig.parse({}).filters),
-  released: [{ name: 'metatool', path: REFERENCE, files: 'all_clean_data.csv, multi_tool_query_golden.json, plugin_des.json, big_tool_des.json, scenario/*.json', read: (dir) => releasedMetaTool(dir) }],
+  released: [METATOOL],
 });
