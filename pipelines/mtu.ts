@@ -22,7 +22,7 @@ import { unifyToolSpecsStage } from '../stages/mtu/unify-tool-specs.ts';
 export { MtuConfig };
 
 /** The released MTU-Eval files: audited as samples, scored from their own records, beside the run's statistics. */
-const MTU_EVAL: ReleasedSamples = {
+export const RELEASED_MTU_EVAL: ReleasedSamples = {
   name: 'mtu-bench',
   path: '../shared/data/reference/mtu-bench',
   files: 'MTU-Eval S-S, S-M, M-S, M-M and OOD _eval.jsonl',
@@ -62,7 +62,7 @@ export const mtuPipeline = definePipeline<MtuConfig>({
     synthesizeReactStage({ today: config.today, multiwozDir: config.sources.multiwoz.dir }),
     qualityFilterStage(config.quality),
     hardSetStage(config.hard),
-    statisticsStage({ reference: config.reference, targets: config.targets, instructions: config.export.instructions }),
+    statisticsStage({ released: { set: RELEASED_MTU_EVAL, path: config.reference, setting: 'reference' }, targets: config.targets, instructions: config.export.instructions }),
     candidateToolsStage(config.candidates),
   ],
   exports: { ...commonExporters, mtu: exportMtu },
@@ -70,7 +70,7 @@ export const mtuPipeline = definePipeline<MtuConfig>({
   // A hard-set variant renames one tool to a meaningless name: that name is left out of the library on purpose.
   invariants: { offeredOutsideLibrary: (sample) => Object.keys((sample.meta as { mtu?: { renamed?: Record<string, string> } }).mtu?.renamed ?? {}) },
   audits: () => mtuAudits(),
-  released: [MTU_EVAL],
+  released: [RELEASED_MTU_EVAL],
   scorer: mtuScorer,
   // Clusters the merge stage could not merge blindly: one tool-sheet row each, not a queue item per sample.
   toolReview: {

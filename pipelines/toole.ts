@@ -20,6 +20,7 @@ import { recheckToolESample } from '../stages/toole/recheck.ts';
 import { releasedMetaTool, releasedMetaToolItems } from '../stages/toole/released.ts';
 import { GENERATION_METHODS } from '../stages/toole/records.ts';
 import { querySamplesStage } from '../stages/toole/samples.ts';
+import { statisticsStage } from '../stages/toole/statistics.ts';
 import { tooleScorer } from '../stages/toole/score.ts';
 import { taskSetsStage } from '../stages/toole/task-sets.ts';
 import { toolDescriptionsStage } from '../stages/toole/tool-descriptions.ts';
@@ -29,7 +30,7 @@ const REFERENCE = `${DATA}/reference/metatool`;
 const count = (value: number) => z.number().int().min(0).default(value);
 
 /** The released MetaTool data: audited as samples, scored as task items drawn from its files, beside the run's statistics. */
-const METATOOL: ReleasedSamples = {
+export const RELEASED_METATOOL: ReleasedSamples = {
   name: 'metatool',
   path: REFERENCE,
   files: 'all_clean_data.csv, multi_tool_query_golden.json, plugin_des.json, big_tool_des.json, scenario/*.json',
@@ -149,7 +150,8 @@ export const toolePipeline = definePipeline<TooleConfig>({
       // Only decisions decompose tools: without a decisions file there is nothing to reassign.
       ...(config.overlap.decisions ? [reassignStage()] : []),
       multiToolStage({ ...config.multiTool, filters: config.filters, dedupRatio: config.dedup.ratio }),
-      taskSetsStage({ ...config.tasks, statisticsReference: config.statistics.reference }),
+      taskSetsStage(config.tasks),
+      statisticsStage({ released: { set: RELEASED_METATOOL, path: config.statistics.reference, setting: 'statistics.reference' } }),
     ];
   },
   exports: { toole: exportToolE, ...commonExporters },
@@ -166,5 +168,5 @@ export const toolePipeline = definePipeline<TooleConfig>({
     },
   },
   recheck: (sample, tools) => recheckToolESample(sample, tools, TooleConfig.parse({}).filters),
-  released: [METATOOL],
+  released: [RELEASED_METATOOL],
 });
