@@ -24,15 +24,21 @@ export interface ExportOptions {
 
 /**
  * A benchmark recipe: an ordered list of named stages, its config schema (every field defaulted)
- * and the native formats it exports. The first stage loads sources (a batch stage with no input);
- * the last one emits Samples.
+ * and the native formats it exports, and what the rest of toolkiln reaches the recipe through
+ * (review/ and eval/ never import its stage folder): its scorer, checks, audits, tool
+ * questions and released sets. The first stage makes records from the inputs (a source stage, or a
+ * batch stage given no input); the last one emits Samples.
  */
 export interface PipelineDefinition<C = any> {
   name: string;
   benchmark: string;
   description: string;
   configSchema: z.ZodType<C>;
-  /** Files the run reads, hashed into the fingerprint (paths relative to the project folder). */
+  /**
+   * Files and folders the run reads, hashed into the fingerprint (paths as the config gives them:
+   * relative against the current folder, then the project folder); one that is not there stops the
+   * run before it starts.
+   */
   sourceFiles: (config: C) => string[];
   stages: (config: C) => Stage[];
   exports: Record<string, Exporter>;
