@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { clusterSpace, VectorSpace } from '../core/cluster/index.ts';
 import { createEmbedder, EmbedderConfig, joinViews, lexicalEmbedder } from '../core/embed/index.ts';
 import { UserError } from '../core/errors.ts';
-import { Sample, type Call, type Check, type ToolSpec } from '../core/records.ts';
+import { Sample, type Check, type ToolSpec } from '../core/records.ts';
 import type { ScanStage } from '../core/stage.ts';
 import { toolQuestionId, toolsChanged, type ToolDecision, type ToolEvidence, type ToolQuestion } from '../core/tool-review.ts';
 import { mapCalls, noteChanges, replaceTools, ToolUsage } from './tool-merge.ts';
