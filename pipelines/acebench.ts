@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { EMBEDDER_CHOICES, EmbedderConfig } from '../core/embed/index.ts';
-import { definePipeline } from '../core/pipeline.ts';
+import { definePipeline, type ReleasedSamples } from '../core/pipeline.ts';
 import { agentTasksStage } from '../stages/acebench/agent-tasks.ts';
 import { contextTreeStage } from '../stages/acebench/api-tree.ts';
 import { checkApisStage } from '../stages/acebench/api-check.ts';
@@ -63,6 +63,14 @@ export const AceBenchConfig = z
   .strict();
 export type AceBenchConfig = z.infer<typeof AceBenchConfig>;
 
+/** The released ACEBench files: audited and scored as samples, beside the run's statistics. */
+export const RELEASED_ACEBENCH: ReleasedSamples = {
+  name: 'acebench',
+  path: '../shared/data/reference/acebench',
+  files: 'data_en/ and data_zh/ with possible_answer/',
+  read: (dir) => ({ samples: () => importAceFolder(dir) }),
+};
+
 export const acebenchPipeline = definePipeline<AceBenchConfig>({
   name: 'acebench',
   benchmark: 'acebench',
@@ -70,8 +78,8 @@ export const acebenchPipeline = definePipeline<AceBenchConfig>({
   configSchema: AceBenchConfig,
   sourceFiles: (config) => [config.tree.fieldsFile, config.tree.sealFieldsFile, ...config.documents, config.importDir, config.referenceDir].filter(Boolean),
   stages: (config) => {
-    const referenceDir = config.referenceDir || undefined;
-    if (config.importDir) return [importStage({ importDir: config.importDir }), statisticsStage({ referenceDir })];
+    const statistics = statisticsStage({ released: { set: RELEASED_ACEBENCH, path: config.referenceDir, setting: 'referenceDir' } });
+    if (config.importDir) return [importStage({ importDir: config.importDir }), statistics];
     const languages = [config.language];
     const agentCount = (category: 'agent_multi_step' | 'agent_multi_turn') => config.counts[category] ?? Math.round(RELEASED_INSTANCES[category] * config.scale);
     return [
@@ -86,7 +94,7 @@ export const acebenchPipeline = definePipeline<AceBenchConfig>({
       ruleCheckStage(),
       ...(config.judges > 0 ? [judgeStage({ judges: config.judges })] : []),
       ...(config.translate.some((to) => to !== config.language) ? [translateStage({ into: config.translate })] : []),
-      statisticsStage({ referenceDir }),
+      statistics,
     ];
   },
   exports: { ...commonExporters, 'openai-chat': openAIChatExporter(aceGoldReply), acebench: exportAceBench },
@@ -94,7 +102,7 @@ export const acebenchPipeline = definePipeline<AceBenchConfig>({
   // An import publishes the released records as they are: what breaks an invariant is counted, not dropped.
   invariants: { gate: (config) => (config.importDir ? 'record' : 'reject') },
   audits: () => acebenchAudits(),
-  released: [{ name: 'acebench', path: '../shared/data/reference/acebench', files: 'data_en/ and data_zh/ with possible_answer/', read: (dir) => ({ samples: () => importAceFolder(dir) }) }],
+  released: [RELEASED_ACEBENCH],
 });
 
 export default acebenchPipeline;

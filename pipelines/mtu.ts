@@ -1,14 +1,14 @@
 import { z } from 'zod';
 import { describeKeys } from '../core/config-doc.ts';
 import { EMBEDDER_CHOICES } from '../core/embed/index.ts';
-import { definePipeline } from '../core/pipeline.ts';
+import { definePipeline, type ReleasedSamples } from '../core/pipeline.ts';
 import { MERGE_CONFLICT_TAG, mergeToolsMtuStage, MTU_MERGE_CHECK, mtuToolQuestions, withMtuDecisions, type MergeConflict } from '../stages/merge-tools-mtu.ts';
 import { commonExporters } from '../stages/export/index.ts';
 import { candidateToolsStage, mtuToolLibrary } from '../stages/mtu/candidates.ts';
 import { composeStage } from '../stages/mtu/compose.ts';
 import { MtuConfig as MtuConfigSchema } from '../stages/mtu/config.ts';
 import { createToolsStage } from '../stages/mtu/create-tools.ts';
-import { mtuScorer } from '../stages/mtu/score.ts';
+import { mtuScorer, releasedMtuItems } from '../stages/mtu/score.ts';
 import { exportMtu } from '../stages/mtu/export.ts';
 import { hardSetStage } from '../stages/mtu/hard.ts';
 import { loadSourcesStage, mtuSourceFiles } from '../stages/mtu/load-sources.ts';
@@ -159,6 +159,15 @@ export const MtuConfig = describeKeys(MtuConfigSchema, {
 });
 export type MtuConfig = z.infer<typeof MtuConfig>;
 
+/** The released MTU-Eval files: audited as samples, scored from their own records, beside the run's statistics. */
+export const RELEASED_MTU_EVAL: ReleasedSamples = {
+  name: 'mtu-bench',
+  path: '../shared/data/reference/mtu-bench',
+  files: 'MTU-Eval S-S, S-M, M-S, M-M and OOD _eval.jsonl',
+  read: (dir) => ({ samples: () => releasedMtuSamples(dir) }),
+  items: (dir) => releasedMtuItems(dir),
+};
+
 /**
  * MTU-Bench (Wang et al.), §2.1 and Appendix B: task-oriented dialogue datasets turned into
  * multi-granularity tool-use samples.
@@ -191,7 +200,7 @@ export const mtuPipeline = definePipeline<MtuConfig>({
     synthesizeReactStage({ today: config.today, multiwozDir: config.sources.multiwoz.dir }),
     qualityFilterStage(config.quality),
     hardSetStage(config.hard),
-    statisticsStage({ reference: config.reference, targets: config.targets, instructions: config.export.instructions }),
+    statisticsStage({ released: { set: RELEASED_MTU_EVAL, path: config.reference, setting: 'reference' }, targets: config.targets, instructions: config.export.instructions }),
     candidateToolsStage(config.candidates),
   ],
   exports: { ...commonExporters, mtu: exportMtu },
@@ -199,7 +208,7 @@ export const mtuPipeline = definePipeline<MtuConfig>({
   // A hard-set variant renames one tool to a meaningless name: that name is left out of the library on purpose.
   invariants: { offeredOutsideLibrary: (sample) => Object.keys((sample.meta as { mtu?: { renamed?: Record<string, string> } }).mtu?.renamed ?? {}) },
   audits: () => mtuAudits(),
-  released: [{ name: 'mtu-bench', path: '../shared/data/reference/mtu-bench', files: 'MTU-Eval S-S, S-M, M-S, M-M and OOD _eval.jsonl', read: (dir) => ({ samples: () => releasedMtuSamples(dir) }) }],
+  released: [RELEASED_MTU_EVAL],
   scorer: mtuScorer,
   // Clusters the merge stage could not merge blindly: one tool-sheet row each, not a queue item per sample.
   toolReview: {

@@ -1,6 +1,5 @@
-import { join } from 'node:path';
 import { z } from 'zod';
-import { definePipeline } from '../core/pipeline.ts';
+import { definePipeline, type ReleasedSamples } from '../core/pipeline.ts';
 import type { Check, Sample, ToolSpec } from '../core/records.ts';
 import { commonExporters } from '../stages/export/index.ts';
 import { checkNesToolsRecord } from '../stages/nestools/check-records.ts';
@@ -16,8 +15,8 @@ import { nestoolsScorer } from '../stages/nestools/score.ts';
 import { statisticsStage } from '../stages/nestools/statistics.ts';
 import { tagForReviewStage } from '../stages/nestools/tag-for-review.ts';
 import { nestoolsAudits } from '../stages/nestools/audit.ts';
-import { eachNesToolsSample, importFileStage, loadDomainsStage } from '../stages/sources/nestools.ts';
-import { releasedSealTools } from '../stages/nestools/released.ts';
+import { importFileStage, loadDomainsStage } from '../stages/sources/nestools.ts';
+import { releasedNesTools, releasedSealTools } from '../stages/nestools/released.ts';
 
 /**
  * NesTools (Han et al.): nested call chains generated as Python code per domain (§3.1), checked
@@ -70,6 +69,9 @@ export function recheckNesTools(sample: Sample, _tools: ToolSpec[]): Check[] {
   ];
 }
 
+/** The released NesTools test set: audited and scored as samples, beside the run's statistics. */
+export const RELEASED_NESTOOLS: ReleasedSamples = { name: 'nestools', path: '../shared/data/reference/nestools', files: 'test_data.jsonl', read: (path) => releasedNesTools(path) };
+
 export const nestoolsPipeline = definePipeline<NesToolsConfig>({
   name: 'nestools',
   benchmark: 'nestools',
@@ -87,19 +89,21 @@ export const nestoolsPipeline = definePipeline<NesToolsConfig>({
   invariants: { gate: (config) => (config.importFile ? 'record' : 'reject') },
   audits: () => nestoolsAudits(),
   released: [
-    { name: 'nestools', path: '../shared/data/reference/nestools', files: 'test_data.jsonl', read: (dir) => ({ samples: () => eachNesToolsSample(join(dir, 'test_data.jsonl')) }) },
+    RELEASED_NESTOOLS,
     {
       name: 'seal-tools',
       path: '../shared/data/reference/seal-tools',
       files: 'dev.jsonl, test_in_domain.jsonl and test_out_domain.jsonl, their tools from the Seal-Tools library of the sources',
       read: (dir, resolvePath) => releasedSealTools(dir, resolvePath(NesToolsConfig.parse({}).sealToolsFile)),
+      // Audited only: eval compare measures a version against the set its recipe regenerates (NesTools').
+      items: false,
     },
   ],
 });
 
 /** Review preparation shared by both ways in: tags, de-duplication, statistics beside the reference. */
 function reviewStages(config: NesToolsConfig) {
-  return [tagForReviewStage(), dedupeStage(), statisticsStage({ referenceFile: config.referenceFile || undefined })];
+  return [tagForReviewStage(), dedupeStage(), statisticsStage({ released: { set: RELEASED_NESTOOLS, path: config.referenceFile, setting: 'referenceFile' } })];
 }
 
 function importStages(config: NesToolsConfig) {

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { EMBEDDER_CHOICES, EmbedderConfig } from '../core/embed/index.ts';
-import { definePipeline } from '../core/pipeline.ts';
+import { definePipeline, type ReleasedSamples } from '../core/pipeline.ts';
 import { dedupNearStage } from '../stages/dedup-near.ts';
 import { commonExporters } from '../stages/export/index.ts';
 import { UserError } from '../core/errors.ts';
@@ -17,9 +17,10 @@ import { multiToolStage } from '../stages/toole/multi-tool.ts';
 import { reassignStage, withOverlapPlots } from '../stages/toole/overlap.ts';
 import { planQueriesStage } from '../stages/toole/plan-queries.ts';
 import { recheckToolESample } from '../stages/toole/recheck.ts';
-import { releasedMetaTool } from '../stages/toole/released.ts';
+import { releasedMetaTool, releasedMetaToolItems } from '../stages/toole/released.ts';
 import { GENERATION_METHODS } from '../stages/toole/records.ts';
 import { querySamplesStage } from '../stages/toole/samples.ts';
+import { statisticsStage } from '../stages/toole/statistics.ts';
 import { tooleScorer } from '../stages/toole/score.ts';
 import { taskSetsStage } from '../stages/toole/task-sets.ts';
 import { toolDescriptionsStage } from '../stages/toole/tool-descriptions.ts';
@@ -28,6 +29,15 @@ const DATA = '../shared/data';
 const REFERENCE = `${DATA}/reference/metatool`;
 const count = (value: number, what: string) => z.number().int().min(0).default(value).describe(what);
 const PER_TOOL = 'queries taken per tool (seeded; fewer when a tool has fewer)';
+
+/** The released MetaTool data: audited as samples, scored as task items drawn from its files, beside the run's statistics. */
+export const RELEASED_METATOOL: ReleasedSamples = {
+  name: 'metatool',
+  path: REFERENCE,
+  files: 'all_clean_data.csv, multi_tool_query_golden.json, plugin_des.json, big_tool_des.json, scenario/*.json',
+  read: (dir) => releasedMetaTool(dir),
+  items: (dir) => releasedMetaToolItems(dir),
+};
 
 /** Tool-retrieval plugins: they find other tools, which conflicts with the tasks (paper Appendix A.3). */
 const TOOL_RETRIEVAL = ['plug_finder', 'Gate2AI', 'Pluginpedia', 'aitoolhunt', 'paxiai', 'theresanaiforthat'];
@@ -219,7 +229,8 @@ export const toolePipeline = definePipeline<TooleConfig>({
       // Only decisions decompose tools: without a decisions file there is nothing to reassign.
       ...(config.overlap.decisions ? [reassignStage()] : []),
       multiToolStage({ ...config.multiTool, filters: config.filters, dedupRatio: config.dedup.ratio }),
-      taskSetsStage({ ...config.tasks, statisticsReference: config.statistics.reference }),
+      taskSetsStage(config.tasks),
+      statisticsStage({ released: { set: RELEASED_METATOOL, path: config.statistics.reference, setting: 'statistics.reference' } }),
     ];
   },
   exports: { toole: exportToolE, ...commonExporters },
@@ -236,5 +247,5 @@ export const toolePipeline = definePipeline<TooleConfig>({
     },
   },
   recheck: (sample, tools) => recheckToolESample(sample, tools, TooleConfig.parse({}).filters),
-  released: [{ name: 'metatool', path: REFERENCE, files: 'all_clean_data.csv, multi_tool_query_golden.json, plugin_des.json, big_tool_des.json, scenario/*.json', read: (dir) => releasedMetaTool(dir) }],
+  released: [RELEASED_METATOOL],
 });

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { definePipeline } from '../core/pipeline.ts';
+import { definePipeline, type ReleasedSamples } from '../core/pipeline.ts';
 import { DATABASE_NAMES } from '../stages/tooltalk/tool.ts';
 import { commonExporters } from '../stages/export/index.ts';
 import { draftConversationStage } from '../stages/tooltalk/draft.ts';
@@ -38,15 +38,24 @@ export const ToolTalkConfig = z.object({
 });
 export type ToolTalkConfig = z.infer<typeof ToolTalkConfig>;
 
+/** The released ToolTalk conversations: audited and scored as samples, beside the run's statistics. */
+export const RELEASED_TOOLTALK: ReleasedSamples = {
+  name: 'tooltalk',
+  path: '../shared/data/reference/tooltalk',
+  files: 'the conversation files of easy/ and tooltalk/',
+  read: (dir) => ({ samples: () => conversationFiles(dir).map((file) => importConversationFile(dir, file)) }),
+};
+
 export const tooltalkPipeline = definePipeline<ToolTalkConfig>({
   name: 'tooltalk',
   benchmark: 'tooltalk',
   description: 'ToolTalk: scenarios per plugin triple, LLM-drafted conversations executed with the simulated tools (easy and hard sets)',
   configSchema: ToolTalkConfig,
   sourceFiles: (config) => [...DATABASE_NAMES.map((name) => `${config.databasesDir}/${name}.json`), config.importDir, config.referenceDir].filter(Boolean),
-  stages: (config) =>
-    config.importDir
-      ? [importConversationsStage({ importDir: config.importDir, databasesDir: config.databasesDir }), statisticsStage({ referenceDir: config.referenceDir || undefined })]
+  stages: (config) => {
+    const statistics = statisticsStage({ released: { set: RELEASED_TOOLTALK, path: config.referenceDir, setting: 'referenceDir' } });
+    return config.importDir
+      ? [importConversationsStage({ importDir: config.importDir, databasesDir: config.databasesDir }), statistics]
       : [
           scenarioRequestsStage({ databasesDir: config.databasesDir, plugins: config.plugins }),
           generateScenariosStage({ temperature: config.scenarioTemperature }),
@@ -56,8 +65,9 @@ export const tooltalkPipeline = definePipeline<ToolTalkConfig>({
           draftConversationStage({ databasesDir: config.databasesDir, temperature: config.draftTemperature }),
           executeConversationStage({ databasesDir: config.databasesDir }),
           overlayConflictsStage(),
-          statisticsStage({ referenceDir: config.referenceDir || undefined }),
-        ],
+          statistics,
+        ];
+  },
   // Generating, it selects `conversations` (+ 28 easy) of the scenarios 420 requests made, as few as one: only an empty version is refused.
   minYield: (config) => (config.importDir ? undefined : 0),
   exports: { ...commonExporters, tooltalk: exportToolTalk },
@@ -65,14 +75,7 @@ export const tooltalkPipeline = definePipeline<ToolTalkConfig>({
   // An import publishes the released conversations as they are: what breaks an invariant is counted, not dropped.
   invariants: { gate: (config) => (config.importDir ? 'record' : 'reject') },
   audits: (config, resolvePath) => tooltalkAudits(resolvePath(config.databasesDir)),
-  released: [
-    {
-      name: 'tooltalk',
-      path: '../shared/data/reference/tooltalk',
-      files: 'the conversation files of easy/ and tooltalk/',
-      read: (dir) => ({ samples: () => conversationFiles(dir).map((file) => importConversationFile(dir, file)) }),
-    },
-  ],
+  released: [RELEASED_TOOLTALK],
 });
 
 export default tooltalkPipeline;

@@ -11,7 +11,7 @@ import { toolQuestionId, toolsChanged, type ToolDecision, type ToolEvidence, typ
 import mergeDescriptionPrompt from '../prompts/metatool-merge-description.ts';
 import { OverlapDecisions, planOverlap, proposalsAsDecisions, readDecisionsFile, type OverlapPlan, type Target } from './merge-tools-metatool-decisions.ts';
 import { proposeMerges, silhouetteCurve, type MergeProposal, type SilhouetteCurve } from './merge-tools-metatool-proposals.ts';
-import { flagForReview, mapCalls, noteChanges, replaceTools, ToolUsage } from './merge-tools-mtu.ts';
+import { flagForReview, goldTools, mapCalls, noteChanges, replaceTools, ToolUsage } from './tool-merge.ts';
 import { readSourceText } from '../core/source-files.ts';
 
 /**
@@ -166,9 +166,7 @@ function relabel(sample: Sample, plan: Relabelling): Sample {
     reason: `${tool} was decomposed into ${plan.decomposed.get(tool)!.targets.map((t) => t.name).join(', ')} and no decision says which takes this query; assign it in the decisions file`,
   }));
   // Only a changed gold answer needs a person: labels and calls, not the other candidates offered.
-  const gold = new Set(sample.expected.labels ?? []);
-  mapCalls(sample, (call) => (gold.add(call.tool), call));
-  const autoChecks: Check[] = [...gold]
+  const autoChecks: Check[] = [...goldTools(sample)]
     .filter((name) => plan.unconfirmed.has(name))
     .map((tool) => ({ name: AUTO_MERGE_CHECK, pass: false, soft: true, reason: autoMergeReason(tool, plan) }));
   const noted = noteChanges(out, plan.lineage, checks, DECOMPOSE_UNASSIGNED_TAG);

@@ -1,6 +1,5 @@
 import { existsSync } from 'node:fs';
 import { resolve } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { auditSamples, type AuditReport } from '../../core/audit.ts';
 import { UserError } from '../../core/errors.ts';
 import type { PipelineDefinition } from '../../core/pipeline.ts';
@@ -11,9 +10,8 @@ import { pipelines } from '../../pipelines/index.ts';
 import type { Command } from '../command.ts';
 import { needPositionals, stringFlag } from '../flags.ts';
 import { DATASETS_AUDIT } from '../command-specs.ts';
+import { PROJECT_DIR } from './run.ts';
 
-/** The project folder: a released set's default path is relative to it, as a config's default paths are. */
-const PROJECT_DIR = fileURLToPath(new URL('../..', import.meta.url));
 
 export const datasetsAuditCommand: Command = {
   ...DATASETS_AUDIT,

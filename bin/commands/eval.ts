@@ -1,6 +1,7 @@
 import { resolve } from 'node:path';
 import { UserError } from '../../core/errors.ts';
 import type { BenchmarkScorer, MetricTable } from '../../core/eval.ts';
+import { pathResolver } from '../../core/run.ts';
 import { DatasetStore } from '../../core/store.ts';
 import { formatTable } from '../../core/table.ts';
 import { agreementOf, type Agreement } from '../../eval/compare-agreement.ts';
@@ -11,6 +12,7 @@ import { pipelines } from '../../pipelines/index.ts';
 import type { Command, Io, Values } from '../command.ts';
 import { intFlag, needPositionals, stringFlag } from '../flags.ts';
 import { gatewayFromFlags } from '../gateway.ts';
+import { PROJECT_DIR } from './run.ts';
 import { DEFAULT_SEED, SEED_RANGE } from '../../core/seed.ts';
 import { COMPARE_RESAMPLES, EVAL, EVAL_COMPARE } from '../command-specs.ts';
 
@@ -165,7 +167,8 @@ export const evalCompareCommand: Command = {
       if (twice) throw new UserError(`--model ${twice} is given twice; compare different models`);
       if (models.some((m) => m.generated.kind === 'noisy-oracle') && !scorer.corrupt) throw new UserError(`the ${scorer.benchmark} scorer has no noisy oracle; use --model oracle`);
       const referenceDir = stringFlag(values, 'reference-dir');
-      const items = referenceDir === undefined ? releasedItems(released) : releasedItems(released, resolve(io.cwd, referenceDir));
+      const resolvePath = pathResolver(io.cwd, PROJECT_DIR);
+      const items = referenceDir === undefined ? releasedItems(released, resolvePath) : releasedItems(released, resolvePath, resolve(io.cwd, referenceDir));
       store.assertIntact(ref);
       const comparisons: ModelComparison[] = [];
       for (const model of models) {

@@ -177,7 +177,7 @@ export const MtuConfig = z
         }
       })
       .prefault({}),
-    /** Released MTU-Eval files, for the statistics comparison (skipped when absent). */
+    /** The released MTU-Eval files the statistics compare with ('' leaves the comparison out). */
     reference: z.string().default('../shared/data/reference/mtu-bench'),
     /** The date the prompts call today (SGD's dialogues are set around 2019-03-01). */
     today: z.string().regex(/^\d{4}-\d{2}-\d{2}$/, 'write today as YYYY-MM-DD').default('2019-03-01'),

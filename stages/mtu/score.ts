@@ -5,6 +5,7 @@ import { pythonRepr } from '../../core/python-json.ts';
 import type { Json, Sample } from '../../core/records.ts';
 import type { Rng } from '../../core/rng.ts';
 import { toMtuRecords, type MtuRecord } from './mtu-format.ts';
+import { RELEASED_MTU_FILES } from './released.ts';
 import { readPythonLiteral } from '../../core/python-literal.ts';
 import { categoryOf, DEFAULT_TODAY, mtuMeta } from './sample.ts';
 import type { InstructionTemplates } from '../../prompts/mtu-instructions.ts';
@@ -361,9 +362,6 @@ function tablesOf(units: readonly (readonly JudgedItem[])[]): ReportTables {
 
 export const mtuScorer: BenchmarkScorer = { benchmark: 'mtu-bench', items: mtuItems, oracle, score, corrupt, unitOf: (item) => goldOf(item).dialogue, tablesOf };
 
-/** The released MTU-Eval files, by setting (`<setting>_eval.jsonl`). */
-const RELEASED_FILES = ['S-S', 'S-M', 'M-S', 'M-M', 'OOD'] as const;
-
 /**
  * The records of the released MTU-Eval files in `dir` as items: the setting from the file (OOD: from
  * the question and the answer). OOD_eval.jsonl repeats some ids: each occurrence is its own item.
@@ -371,7 +369,7 @@ const RELEASED_FILES = ['S-S', 'S-M', 'M-S', 'M-M', 'OOD'] as const;
 export function releasedMtuItems(dir: string): EvalItem[] {
   const items: EvalItem[] = [];
   const seen = new Map<string, number>();
-  for (const file of RELEASED_FILES) {
+  for (const file of RELEASED_MTU_FILES) {
     for (const { value: record } of eachJsonlLine<{ id: string; question: string; answer: Record<string, unknown> }>(join(dir, `${file}_eval.jsonl`))) {
       const n = (seen.get(record.id) ?? 0) + 1;
       seen.set(record.id, n);

@@ -1,16 +1,14 @@
-import { join } from 'node:path';
 import { hashOf } from '../../core/hash.ts';
 import { Sample } from '../../core/records.ts';
 import { reject, type ScanStage } from '../../core/stage.ts';
-import { conversationFiles } from './conversation-files.ts';
+import { besideReleased, listTally, statisticsBesideReleased, type ReleasedPlace, type Tally } from '../released-statistics.ts';
 import { toolTalkMetaOf } from './conversation.ts';
-import { readConversation } from './replay.ts';
 import { TOOLS_BY_NAME } from './tools/index.ts';
 
 /**
  * Statistics beside the released set's: conversations, turns and calls per conversation, the share
  * of calls that are actions, plugins per conversation, calls per tool. Reported in the manifest
- * (`stats.tooltalk`) and attached as `reports/tooltalk-statistics.md`.
+ * (`stats.tooltalk`), printed in the run log and attached as `reports/tooltalk-statistics.md`.
  */
 
 /** The figures of one conversation (all the statistics need). */
@@ -54,18 +52,6 @@ export function figuresOfSample(sample: Sample): ConversationFigures {
   return { category: sample.category, turns: sample.dialogue.length, tools: sample.dialogue.flatMap((turn) => (turn.calls ?? []).map((call) => call.tool)) };
 }
 
-/** The released conversations' figures, read straight from the files. */
-export function releasedFigures(dir: string): ConversationFigures[] {
-  return conversationFiles(dir).map((file) => {
-    const json = readConversation(join(dir, file));
-    return {
-      category: file.split('/').includes('easy') ? 'easy' : 'tooltalk',
-      turns: json.conversation.length,
-      tools: json.conversation.flatMap((turn) => (turn.apis ?? []).map((api) => api.request.api_name)),
-    };
-  });
-}
-
 export function statisticsTable(ours: ToolTalkStatistics, released: ToolTalkStatistics | null): string {
   const columns = released ? '| | this version | released |\n|---|---:|---:|' : '| | this version |\n|---|---:|';
   const row = (label: string, a: number | string, b?: number | string) => `| ${label} | ${a} |${released ? ` ${b} |` : ''}`;
@@ -82,22 +68,35 @@ export function statisticsTable(ours: ToolTalkStatistics, released: ToolTalkStat
   ].join('\n');
 }
 
-export function statisticsStage(options: { referenceDir?: string }): ScanStage<Sample, Sample, ConversationFigures[]> {
-  return {
-    kind: 'scan',
-    name: 'statistics',
+/** The main figures, this version's beside the released set's, for the run log. */
+function logTable(ours: ToolTalkStatistics, released: ToolTalkStatistics | null): string {
+  const categories = [...new Set([...Object.keys(ours.byCategory), ...Object.keys(released?.byCategory ?? {})])].sort();
+  return besideReleased(
+    [
+      ['conversations', ours.conversations, released?.conversations],
+      ...categories.map((c): [string, number, number | null] => [`  ${c}`, ours.byCategory[c] ?? 0, released && (released.byCategory[c] ?? 0)]),
+      ['turns per conversation', ours.turnsPerConversation, released?.turnsPerConversation],
+      ['calls per conversation', ours.callsPerConversation, released?.callsPerConversation],
+      ['action share of calls', ours.actionShare, released?.actionShare],
+      ['plugins per conversation', ours.pluginsPerConversation, released?.pluginsPerConversation],
+    ],
+    released && 'ToolTalk',
+  );
+}
+
+export function statisticsStage(options: { released?: ReleasedPlace }): ScanStage<Sample, Sample, Tally<ConversationFigures, ToolTalkStatistics>> {
+  return statisticsBesideReleased({
     version: 1,
-    input: Sample,
-    output: Sample,
-    collect: (samples) => Array.from(samples, figuresOfSample),
-    run: (sample) => sample,
-    finish: (figures, ctx) => {
-      const ours = summarise(figures);
-      const released = options.referenceDir ? summarise(releasedFigures(ctx.resolvePath(options.referenceDir))) : null;
-      ctx.report('tooltalk', { version: ours, ...(released ? { released } : {}) });
-      ctx.attach('tooltalk-statistics.md', `# ToolTalk statistics\n\n${statisticsTable(ours, released)}\n`);
-    },
-  };
+    title: 'ToolTalk statistics',
+    figures: figuresOfSample,
+    tally: listTally(summarise),
+    released: options.released,
+    close: (ours, released) => ({
+      reports: { tooltalk: { version: ours, ...(released ? { released } : {}) } },
+      table: logTable(ours, released),
+      attach: { 'tooltalk-statistics.md': `# ToolTalk statistics\n\n${statisticsTable(ours, released)}\n` },
+    }),
+  });
 }
 
 /**
