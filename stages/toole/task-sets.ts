@@ -163,7 +163,7 @@ export function taskSetsStage(options: TaskSetOptions): ScanStage<Sample, Sample
   return {
     kind: 'scan',
     name: 'toole-task-sets',
-    version: 2,
+    version: 3,
     fanOut: true,
     input: SampleInput,
     output: Sample,
@@ -215,8 +215,12 @@ export function taskSetsStage(options: TaskSetOptions): ScanStage<Sample, Sample
         }
       }
 
-      // Scenarios: the most popular tools (merged-plugin count), and the configured groups.
-      const popular = popularity.ranked().map((t) => t.tool);
+      // Scenarios: the most popular tools (merged-plugin count) among those with queries to ask
+      // (a merged tool's queries may all wait for review), and the configured groups.
+      const popular = popularity
+        .ranked()
+        .map((t) => t.tool)
+        .filter((tool) => byTool.has(tool));
       // Named as MetaTool's scenario files are (`TopTool_top5.json`).
       const scenarios: ScenarioSpec[] = [...options.scenario.popularity.map((k) => ({ name: `TopTool_top${k}`, tools: popular.slice(0, k) })), ...readScenarios(options.scenario.groups, ctx.resolvePath)];
       const scenarioReport: Record<string, { tools: number; unknown: string[]; samples: number }> = {};
