@@ -15,6 +15,7 @@ import type { QueryItem } from '../stages/toole/records.ts';
 import { containsName } from '../stages/toole/text.ts';
 import { samplesInMemory } from '../core/sample-source.ts';
 import { TOOLE_FIXTURE_CONFIG } from './helpers/toole-fixture.ts';
+import { defaultRun } from './helpers/default-run.ts';
 
 const projectDir = fileURLToPath(new URL('..', import.meta.url));
 const FIXTURE_CONFIG = TOOLE_FIXTURE_CONFIG;
@@ -201,4 +202,13 @@ describe('toole pipeline on the real plugin list with the shipped defaults', () 
     expect(naming).toEqual([]);
     expect(r.result.stats.find((s) => s.stage === 'toole-filter-queries')!.rejectsByReason.names_tool).toBeGreaterThan(0);
   }, 60_000);
+});
+
+describe('toole default version: the scenario task', () => {
+  const run = defaultRun('toole');
+  it('each popularity scenario (TopTool_top5/10/15) lists its k tools and has samples, though the most popular tools wait for review', () => {
+    const scenarios = (run.manifest.stats['toole.taskSets'] as { scenarios: Record<string, { tools: number; samples: number }> }).scenarios;
+    for (const k of [5, 10, 15]) expect(scenarios[`TopTool_top${k}`], `TopTool_top${k}`).toMatchObject({ tools: k, samples: expect.any(Number) });
+    for (const k of [5, 10, 15]) expect(scenarios[`TopTool_top${k}`].samples).toBeGreaterThan(0);
+  });
 });
