@@ -126,11 +126,25 @@ export function typedValue(value: Json, param: BfclParam): PyTree {
 /** The JSON-Schema type of each BFCL type but `any` (any value but null). */
 const JSON_TYPE_OF_BFCL: Record<Exclude<BfclType, 'any'>, string> = { string: 'string', integer: 'integer', float: 'number', boolean: 'boolean', array: 'array', tuple: 'array', dict: 'object' };
 
-/** Whether a value is of a BFCL type, one level deep as BFCL's type_checker looks (an array's items by their own type). */
+/**
+ * Whether a value is of a BFCL type, one level deep as BFCL's type_checker looks: an array's items
+ * each of the items' type, where items of `any` (Python's `str` to the checker) must be strings or
+ * all of the first item's Python type.
+ */
 export function hasBfclType(value: Json, param: BfclParam): boolean {
   const top = (v: Json, type: BfclType) => (type === 'any' ? v !== null : hasType(v, JSON_TYPE_OF_BFCL[type]));
   if (!top(value, param.type)) return false;
-  return !param.items || (value as Json[]).every((item) => top(item, param.items!.type));
+  if (!param.items) return true;
+  const items = value as Json[];
+  if (param.items.type !== 'any') return items.every((item) => top(item, param.items!.type));
+  const first = items.find((item) => item !== '');
+  return items.every((item) => item !== null && (typeof item === 'string' || pythonTypeOf(item) === pythonTypeOf(first!)));
+}
+
+/** The Python type `json.load` gives a JSON value written as JSON.stringify writes it (a whole number is an int). */
+function pythonTypeOf(value: Json): string {
+  if (typeof value === 'number') return Number.isInteger(value) ? 'int' : 'float';
+  return value === null ? 'None' : Array.isArray(value) ? 'list' : typeof value;
 }
 
 /**
