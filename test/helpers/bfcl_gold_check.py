@@ -15,8 +15,10 @@ eval_runner's relevance check (the decoded output is empty). Prints a JSON repor
 category the entries and how many are valid, and the first failures.
 """
 
+import atexit
 import json
 import os
+import shutil
 import sys
 import tempfile
 import types
@@ -26,6 +28,7 @@ bfcl_root, export_dir, outputs_path = sys.argv[1:4]
 sys.path.insert(0, bfcl_root)
 # eval_config makes result/score folders under the project root at import: keep them out of the checkout.
 os.environ["BFCL_PROJECT_ROOT"] = tempfile.mkdtemp(prefix="bfcl-project-")
+atexit.register(shutil.rmtree, os.environ["BFCL_PROJECT_ROOT"], True)
 
 
 class _GoldModelConfig:
