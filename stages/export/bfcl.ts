@@ -44,7 +44,7 @@ const BFCL_TYPE_OF_JSON: Record<string, BfclType> = { string: 'string', integer:
 export const LEFT_OUT_REASONS = {
   'no-candidate-tools': 'no candidate tools: every BFCL entry offers at least one function',
   'multi-turn-calls':
-    "calls in an assistant turn before the answer, or in several turns: a BFCL single-turn question has no message for a call and its result, and BFCL's multi_turn categories execute every call on BFCL's own Python classes (involved_classes: GorillaFileSystem, TwitterAPI, TradingBot, …) and compare their state, which the sample's tools are not",
+    "calls in an assistant turn before the answer, or in several turns: a BFCL single-turn question has no message for a call and its result, and BFCL's multi_turn categories execute every call on instances of BFCL's own Python classes (involved_classes: GorillaFileSystem, TwitterAPI, TradingBot, …) and compare their state; the sample's tools are not among them",
   'not-calls': "the gold is not calls (an end state or a call path checked by running the benchmark's own classes): BFCL's multi_turn categories run only BFCL's classes",
   'labels': 'the gold is labels, not calls (what BFCL scores)',
   'nested-call': "an argument takes an earlier call's result ($ref): BFCL's possible answers hold literal values only",
