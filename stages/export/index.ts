@@ -1,4 +1,5 @@
 import type { Exporter } from '../../core/pipeline.ts';
+import { exportBfcl } from './bfcl.ts';
 import { exportCanonical } from './canonical.ts';
 import { exportHuggingFace } from './hf.ts';
 import { exportOpenAIChat } from './openai-chat.ts';
@@ -8,4 +9,5 @@ export const commonExporters: Record<string, Exporter> = {
   canonical: exportCanonical,
   'openai-chat': exportOpenAIChat,
   hf: exportHuggingFace,
+  bfcl: exportBfcl,
 };
