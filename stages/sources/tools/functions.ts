@@ -17,10 +17,10 @@ function listOf(doc: unknown): unknown[] | undefined {
   return undefined;
 }
 
-/** Whether the document is a list of OpenAI tools or functions (each entry a function tool or has `parameters`). */
+/** Whether the document is a list of OpenAI tools (objects, at least one a function tool or holding `parameters`). */
 export function isFunctionsDocument(doc: unknown): boolean {
   const list = listOf(doc);
-  return !!list && list.length > 0 && list.every((item) => isObject(item) && (item.type === 'function' || 'parameters' in item));
+  return !!list && list.every(isObject) && list.some((item) => isObject(item) && (item.type === 'function' || 'parameters' in item));
 }
 
 export function readFunctionsDocument(doc: unknown, shown: string, name?: string): { tools: RawTool[]; lines: ReportLine[] } {

@@ -47,7 +47,7 @@ export function readMcpDocument(doc: unknown, shown: string, name?: string): { t
   const result = isObject(doc.result) ? doc.result : doc;
   if (!Array.isArray(result.tools)) throw new UserError(`${shown}: no "tools" list (expected the tools/list result {"tools": […]})`);
   const server = name ?? (isObject(doc.serverInfo) && typeof doc.serverInfo.name === 'string' ? doc.serverInfo.name : file.replace(/\.(json|ya?ml)$/i, ''));
-  return { tools: result.tools.map((tool, i) => rawMcpTool(tool, { server, where: `${shown}: tools[${i}]`, file })), lines: [] };
+  return { tools: result.tools.map((tool, i) => rawMcpTool(tool, { server, where: `${shown}: tools[${i}]`, file, domain: server })), lines: [] };
 }
 
 function readToucanServer(doc: Record<string, unknown>, shown: string, file: string, name?: string): { tools: RawTool[]; lines: ReportLine[] } {

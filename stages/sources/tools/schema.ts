@@ -137,7 +137,11 @@ export function simplifySchema(schema: unknown, ctx: SchemaContext, at = ''): un
   if (!isObject(schema)) throw new SchemaRefused('not-a-schema', `${at || 'the schema'} is ${JSON.stringify(schema)}, not a schema object`);
   let node: Schema = {};
   for (const [key, value] of Object.entries(schema)) {
-    if (DROPPED_KEYS.includes(key)) continue;
+    if (DROPPED_KEYS.includes(key)) {
+      // A sub-schema's dialect and ids mean nothing once it is inlined into a function's parameters.
+      ctx.changes.add('schema-id-keywords-dropped');
+      continue;
+    }
     node[key] = value;
   }
   if (Array.isArray(node.allOf)) {
@@ -159,6 +163,8 @@ export function simplifySchema(schema: unknown, ctx: SchemaContext, at = ''): un
     if (simplified.every((branch) => isObject(branch) && branch.const !== undefined && Object.keys(branch).every((k) => k === 'const' || k === 'description' || k === 'title'))) {
       const { [combinator]: _, ...rest } = node;
       node = { ...rest, enum: simplified.map((branch) => (branch as Schema).const) };
+      const type = node.type === undefined ? singleType(node) : undefined;
+      if (type) node.type = type;
       ctx.changes.add(`${combinator}-of-constants-read-as-enum`);
       continue;
     }
