@@ -23,28 +23,27 @@ export function isFunctionsDocument(doc: unknown): boolean {
   return !!list && list.every(isObject) && list.some((item) => isObject(item) && (item.type === 'function' || 'parameters' in item));
 }
 
-export function readFunctionsDocument(doc: unknown, shown: string, name?: string): { tools: RawTool[]; lines: ReportLine[] } {
+export function readFunctionsDocument(doc: unknown, shown: string, name?: string): (RawTool | ReportLine)[] {
   const list = listOf(doc);
   if (!list) throw new UserError(`${shown}: not an OpenAI tool list (expected a JSON list of {"type": "function", "function": {…}} or {"tools": […]})`);
   const server = name ?? basename(shown).replace(/\.(jsonl?|ya?ml)$/i, '');
-  const tools: RawTool[] = [];
-  const lines: ReportLine[] = [];
+  const entries: (RawTool | ReportLine)[] = [];
   list.forEach((item, i) => {
     const where = `${shown}: item ${i}`;
     if (!isObject(item)) {
-      lines.push({ server, where, tool: '', outcome: 'refused', reason: 'not-a-function', detail: `item ${i} is ${JSON.stringify(item)?.slice(0, 40)}, not a tool object`, notes: [] });
+      entries.push({ server, where, tool: '', outcome: 'refused', reason: 'not-a-function', detail: `item ${i} is ${JSON.stringify(item)?.slice(0, 40)}, not a tool object`, notes: [] });
       return;
     }
     if (item.type !== undefined && item.type !== 'function') {
-      lines.push({ server, where, tool: String((item as Record<string, unknown>).name ?? ''), outcome: 'refused', reason: 'not-a-function', detail: `item ${i} is a "${String(item.type)}" tool; only function tools are read`, notes: [] });
+      entries.push({ server, where, tool: String((item as Record<string, unknown>).name ?? ''), outcome: 'refused', reason: 'not-a-function', detail: `item ${i} is a "${String(item.type)}" tool; only function tools are read`, notes: [] });
       return;
     }
     const fn = item.type === 'function' ? item.function : item;
     if (!isObject(fn)) {
-      lines.push({ server, where, tool: '', outcome: 'refused', reason: 'not-a-function', detail: `item ${i} has no "function" object`, notes: [] });
+      entries.push({ server, where, tool: '', outcome: 'refused', reason: 'not-a-function', detail: `item ${i} has no "function" object`, notes: [] });
       return;
     }
-    tools.push({ kind: 'functions', server, where, file: basename(shown), originalName: fn.name, description: fn.description, inputSchema: fn.parameters, domain: server });
+    entries.push({ kind: 'functions', server, where, file: basename(shown), originalName: fn.name, description: fn.description, inputSchema: fn.parameters, domain: server });
   });
-  return { tools, lines };
+  return entries;
 }

@@ -94,8 +94,7 @@ function readToolFile(source: ToolFileSource, file: { path: string; shown: strin
   const kind = source.kind !== 'auto' ? source.kind : isOpenApiDocument(doc) ? 'openapi' : isMcpDocument(doc) ? 'mcp' : isFunctionsDocument(doc) ? 'functions' : undefined;
   if (!kind) throw new UserError(`${file.shown}: cannot tell what tools it holds: expected an MCP tools/list answer ({"tools": […]}) or TOUCAN server file, an OpenAPI 3 document ("openapi": "3.…"), or an OpenAI tool list ([{"type": "function", …}]); or give "kind"`);
   const read = kind === 'openapi' ? readOpenApiDocument : kind === 'mcp' ? readMcpDocument : readFunctionsDocument;
-  const { tools, lines } = read(doc, file.shown, source.name);
-  return { items: [...lines, ...tools.map(convertTool)], kind };
+  return { items: read(doc, file.shown, source.name).map((entry) => ('outcome' in entry ? entry : convertTool(entry))), kind };
 }
 
 async function readStdioServer(source: StdioToolSource, options: ImportOptions): Promise<(ConvertedTool | ReportLine)[]> {

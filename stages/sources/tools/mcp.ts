@@ -40,17 +40,17 @@ export function rawMcpTool(tool: unknown, context: { server: string; where: stri
 }
 
 /** The tools of an MCP file, or the one line saying why it has none. `name` overrides the server name. */
-export function readMcpDocument(doc: unknown, shown: string, name?: string): { tools: RawTool[]; lines: ReportLine[] } {
+export function readMcpDocument(doc: unknown, shown: string, name?: string): (RawTool | ReportLine)[] {
   const file = basename(shown);
   if (!isObject(doc)) throw new UserError(`${shown}: not an MCP tools/list answer (expected {"tools": […]} or a TOUCAN server file)`);
   if (isObject(doc.metadata) && isObject(doc.metadata.remote_server_response)) return readToucanServer(doc, shown, file, name);
   const result = isObject(doc.result) ? doc.result : doc;
   if (!Array.isArray(result.tools)) throw new UserError(`${shown}: no "tools" list (expected the tools/list result {"tools": […]})`);
   const server = name ?? (isObject(doc.serverInfo) && typeof doc.serverInfo.name === 'string' ? doc.serverInfo.name : file.replace(/\.(json|ya?ml)$/i, ''));
-  return { tools: result.tools.map((tool, i) => rawMcpTool(tool, { server, where: `${shown}: tools[${i}]`, file, domain: server })), lines: [] };
+  return result.tools.map((tool, i) => rawMcpTool(tool, { server, where: `${shown}: tools[${i}]`, file, domain: server }));
 }
 
-function readToucanServer(doc: Record<string, unknown>, shown: string, file: string, name?: string): { tools: RawTool[]; lines: ReportLine[] } {
+function readToucanServer(doc: Record<string, unknown>, shown: string, file: string, name?: string): (RawTool | ReportLine)[] {
   const metadata = doc.metadata as Record<string, unknown>;
   const response = metadata.remote_server_response as Record<string, unknown>;
   const crawled = isObject(metadata.server_info_crawled) ? metadata.server_info_crawled : {};
@@ -61,12 +61,9 @@ function readToucanServer(doc: Record<string, unknown>, shown: string, file: str
   if (response.is_success === false || !tools.length) {
     const scraped = Array.isArray(crawled.tools) ? crawled.tools.length : 0;
     const why = response.is_success === false ? `TOUCAN could not list its tools (${String(response.error ?? 'no error recorded')})` : 'its tools/list answer is empty';
-    return {
-      tools: [],
-      lines: [{ server, where: shown, tool: '', outcome: 'no-tools', reason: response.is_success === false ? 'server-not-listed' : 'empty-tools-list', detail: `${why}${scraped ? `; ${scraped} tool(s) scraped from its web page are not a tools/list answer and were not read` : ''}`, notes: [] }],
-    };
+    return [{ server, where: shown, tool: '', outcome: 'no-tools', reason: response.is_success === false ? 'server-not-listed' : 'empty-tools-list', detail: `${why}${scraped ? `; ${scraped} tool(s) scraped from its web page are not a tools/list answer and were not read` : ''}`, notes: [] }];
   }
   // Servers are grouped by their Smithery label, so tools of one kind of server share a domain.
   const domain = label ? `${label}/${server}` : server;
-  return { tools: tools.map((tool, i) => rawMcpTool(tool, { server, where: `${shown}: metadata.remote_server_response.tools[${i}]`, file, domain })), lines: [] };
+  return tools.map((tool, i) => rawMcpTool(tool, { server, where: `${shown}: metadata.remote_server_response.tools[${i}]`, file, domain }));
 }

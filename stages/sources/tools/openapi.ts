@@ -44,19 +44,18 @@ function operationName(method: string, path: string): string {
 }
 
 /** The operations of an OpenAPI document as tools to convert; references into `components` resolve against the whole document. */
-export function readOpenApiDocument(doc: unknown, shown: string, name?: string): { tools: RawTool[]; lines: ReportLine[] } {
+export function readOpenApiDocument(doc: unknown, shown: string, name?: string): (RawTool | ReportLine)[] {
   if (!isObject(doc)) throw new UserError(`${shown}: not an OpenAPI document`);
   if (typeof doc.swagger === 'string') throw new UserError(`${shown}: Swagger ${doc.swagger} is not read, only OpenAPI 3.0 and 3.1: convert it first (for example with swagger2openapi)`);
   if (!/^3\.[01]\./.test(String(doc.openapi))) throw new UserError(`${shown}: OpenAPI version ${JSON.stringify(doc.openapi)} is not read, only 3.0.x and 3.1.x`);
   if (!isObject(doc.paths)) throw new UserError(`${shown}: the document has no "paths" object, so no operation to make a tool of`);
   const info = isObject(doc.info) ? doc.info : {};
   const server = name ?? (typeof info.title === 'string' && info.title.trim() ? info.title.trim() : basename(shown).replace(/\.(json|ya?ml)$/i, ''));
-  const tools: RawTool[] = [];
-  const lines: ReportLine[] = [];
+  const entries: (RawTool | ReportLine)[] = [];
   for (const [path, rawItem] of Object.entries(doc.paths)) {
     const item = deref(doc, rawItem);
     if (!isObject(item)) {
-      lines.push({ server, where: `${shown}: paths["${path}"]`, tool: path, outcome: 'refused', reason: 'not-an-operation', detail: `path item ${path} is not an object`, notes: [] });
+      entries.push({ server, where: `${shown}: paths["${path}"]`, tool: path, outcome: 'refused', reason: 'not-an-operation', detail: `path item ${path} is not an object`, notes: [] });
       continue;
     }
     for (const method of METHODS) {
@@ -64,13 +63,13 @@ export function readOpenApiDocument(doc: unknown, shown: string, name?: string):
       if (operation === undefined) continue;
       const where = `${shown}: ${method.toUpperCase()} ${path}`;
       if (!isObject(operation)) {
-        lines.push({ server, where, tool: `${method} ${path}`, outcome: 'refused', reason: 'not-an-operation', detail: `${method.toUpperCase()} ${path} is not an operation object`, notes: [] });
+        entries.push({ server, where, tool: `${method} ${path}`, outcome: 'refused', reason: 'not-an-operation', detail: `${method.toUpperCase()} ${path} is not an operation object`, notes: [] });
         continue;
       }
-      tools.push(operationTool(doc, server, shown, path, method, item, operation, where));
+      entries.push(operationTool(doc, server, shown, path, method, item, operation, where));
     }
   }
-  return { tools, lines };
+  return entries;
 }
 
 function operationTool(doc: Record<string, unknown>, server: string, shown: string, path: string, method: string, item: Record<string, unknown>, operation: Record<string, unknown>, where: string): RawTool {
