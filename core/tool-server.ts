@@ -3,7 +3,7 @@ import { StdioClientTransport, getDefaultEnvironment } from '@modelcontextprotoc
 import { UserError, messageOf } from './errors.ts';
 import { hashOf } from './hash.ts';
 import { ResponseCache } from './llm/cache.ts';
-import type { Json } from './records.ts';
+import { isRef, parseRef, type Json } from './records.ts';
 import type { StdioToolSource } from './tool-source.ts';
 
 /**
@@ -20,7 +20,10 @@ export type CallOutcome =
   | { ok: false; reason: 'tool_timeout' | 'server_exited' | 'server_start_failed'; detail: string };
 
 export interface ToolServerOptions {
+  /** A call (and `tools/list`) that has not answered by then fails. */
   timeoutMs: number;
+  /** How long the process may take to start and answer `initialize` (default 60 s: a loaded machine starts node slowly). */
+  startTimeoutMs?: number;
   restarts: number;
   /** Version the client announces. */
   clientVersion?: string;
@@ -33,7 +36,8 @@ export class McpStdioServer {
   private client: Client | undefined;
   private connecting: Promise<Client> | undefined;
   private exits = 0;
-  /** Restarts made so far (a test reads it). */
+  /** Processes started and restarts after an exit, so far. */
+  starts = 0;
   restarts = 0;
 
   constructor(
@@ -63,7 +67,8 @@ export class McpStdioServer {
         }
       };
       try {
-        await client.connect(transport, { timeout: this.options.timeoutMs });
+        await client.connect(transport, { timeout: this.options.startTimeoutMs ?? 60_000 });
+        this.starts++;
       } catch (error) {
         await client.close().catch(() => {});
         throw new UserError(`MCP server "${this.name}" (${[this.source.command, ...this.source.args].join(' ')}) did not start: ${messageOf(error)}`);
@@ -128,6 +133,27 @@ export class McpStdioServer {
   }
 }
 
+/**
+ * The arguments of a call with each reference `{"$ref": "<callId>.<field>"}` replaced by that
+ * field of the earlier call's result (at any depth of lists). A reference to a call not made yet,
+ * or to a field its result lacks, throws.
+ */
+export function resolveArguments(args: Record<string, unknown>, results: Map<string, Json>): Record<string, Json> {
+  const resolve = (value: unknown): Json => {
+    if (isRef(value)) {
+      const { callId, field } = parseRef(value);
+      const result = results.get(callId);
+      if (result === undefined) throw new Error(`${value.$ref}: call ${callId} has no result before this call`);
+      const got = result && typeof result === 'object' && !Array.isArray(result) ? (result as Record<string, Json>)[field] : undefined;
+      if (got === undefined) throw new Error(`${value.$ref}: the result of ${callId} has no field "${field}" (it has ${result && typeof result === 'object' ? Object.keys(result).join(', ') || 'none' : JSON.stringify(result)})`);
+      return got;
+    }
+    if (Array.isArray(value)) return value.map(resolve);
+    return value as Json;
+  };
+  return Object.fromEntries(Object.entries(args).map(([name, value]) => [name, resolve(value)]));
+}
+
 /** A call result as one JSON value: the structured content, else the text parts (parsed when JSON). */
 export function resultValue(result: { structuredContent?: unknown; content?: unknown }): Json {
   if (result.structuredContent && typeof result.structuredContent === 'object') return result.structuredContent as Json;
@@ -146,6 +172,8 @@ export function resultValue(result: { structuredContent?: unknown; content?: unk
 
 /** One call of a record's sequence: its arguments may refer to earlier results (resolved by the caller's `resolve`). */
 export interface SequenceCall {
+  /** The call's id, which later calls' references name. */
+  id: string;
   server: string;
   tool: string;
   arguments: Record<string, unknown>;
@@ -182,24 +210,32 @@ export class ToolExecutor {
     return this.servers.get(name);
   }
 
-  async run(calls: SequenceCall[], resolve: (args: Record<string, unknown>, results: Json[]) => Record<string, Json>): Promise<SequenceOutcome> {
+  async run(calls: SequenceCall[]): Promise<SequenceOutcome> {
     const key = hashOf({
       kind: 'mcp-sequence',
       calls: calls.map((call) => {
         const live = this.servers.get(call.server);
-        return { server: call.server, command: live ? [live.source.command, ...live.source.args] : null, tool: call.tool, arguments: call.arguments };
+        return { id: call.id, server: call.server, command: live ? [live.source.command, ...live.source.args] : null, tool: call.tool, arguments: call.arguments };
       }),
     });
     const hit = this.cache?.get(key) as { value: Json; isError: boolean }[] | undefined;
     if (hit) return { ok: true, results: hit, cached: true };
     if (this.cacheOnly) return { ok: false, index: 0, reason: 'replay_miss', detail: `no recorded results for these ${calls.length} call(s) (replay sends nothing: run once without --llm replay)` };
     const results: { value: Json; isError: boolean }[] = [];
+    const byId = new Map<string, Json>();
     for (const [index, call] of calls.entries()) {
       const live = this.servers.get(call.server);
       if (!live) return { ok: false, index, reason: 'no_live_server', detail: `no live server "${call.server}" for ${call.tool}` };
-      const outcome = await live.call(call.tool, resolve(call.arguments, results.map((r) => r.value)));
+      let args: Record<string, Json>;
+      try {
+        args = resolveArguments(call.arguments, byId);
+      } catch (error) {
+        return { ok: false, index, reason: 'unresolved_reference', detail: messageOf(error) };
+      }
+      const outcome = await live.call(call.tool, args);
       if (!outcome.ok) return { ok: false, index, reason: outcome.reason, detail: outcome.detail };
       results.push({ value: outcome.value, isError: outcome.isError });
+      byId.set(call.id, outcome.value);
     }
     this.cache?.put(key, results);
     return { ok: true, results, cached: false };
