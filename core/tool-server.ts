@@ -16,7 +16,7 @@ import type { StdioToolSource } from './tool-source.ts';
 
 export type CallOutcome =
   /** The tool answered: `value` is its structured result, else its text (JSON when it parses), `isError` when the tool reported a failure. */
-  | { ok: true; value: Json; isError: boolean }
+  | { ok: true; value: Json; isError: boolean; text: string }
   | { ok: false; reason: 'tool_timeout' | 'server_exited' | 'server_start_failed'; detail: string };
 
 export interface ToolServerOptions {
@@ -105,12 +105,13 @@ export class McpStdioServer {
       }
       try {
         const result = await client.callTool({ name: tool, arguments: args }, undefined, { timeout: this.options.timeoutMs });
-        return { ok: true, value: resultValue(result as { structuredContent?: unknown; content?: unknown }), isError: result.isError === true };
+        const answered = result as { structuredContent?: unknown; content?: unknown };
+        return { ok: true, value: resultValue(answered), isError: result.isError === true, text: resultText(answered) };
       } catch (error) {
         const message = messageOf(error);
         const timedOut = /timed out|timeout/i.test(message);
         const closed = !this.client || this.client !== client || /closed|EPIPE|exited/i.test(message);
-        if (!timedOut && !closed) return { ok: true, value: { error: message }, isError: true };
+        if (!timedOut && !closed) return { ok: true, value: { error: message }, isError: true, text: message };
         // A hung or dead process cannot be trusted with the next call: start a fresh one.
         await this.stop(client);
         if (timedOut) return { ok: false, reason: 'tool_timeout', detail: `${this.name}.${tool} did not answer within ${this.options.timeoutMs} ms` };
@@ -154,13 +155,22 @@ export function resolveArguments(args: Record<string, unknown>, results: Map<str
   return Object.fromEntries(Object.entries(args).map(([name, value]) => [name, resolve(value)]));
 }
 
+function textParts(result: { content?: unknown }): { texts: string[]; others: number } {
+  const parts = Array.isArray(result.content) ? result.content : [];
+  const texts = parts.filter((part): part is { type: 'text'; text: string } => !!part && typeof part === 'object' && (part as { type?: unknown }).type === 'text').map((part) => part.text);
+  return { texts, others: parts.length - texts.length };
+}
+
+/** The text parts of a call result, joined by line breaks. */
+export function resultText(result: { content?: unknown }): string {
+  return textParts(result).texts.join('\n');
+}
+
 /** A call result as one JSON value: the structured content, else the text parts (parsed when JSON). */
 export function resultValue(result: { structuredContent?: unknown; content?: unknown }): Json {
   if (result.structuredContent && typeof result.structuredContent === 'object') return result.structuredContent as Json;
-  const parts = Array.isArray(result.content) ? result.content : [];
-  const texts = parts.filter((part): part is { type: 'text'; text: string } => !!part && typeof part === 'object' && (part as { type?: unknown }).type === 'text').map((part) => part.text);
-  const others = parts.length - texts.length;
-  const text = texts.join('\n');
+  const { others } = textParts(result);
+  const text = resultText(result);
   try {
     const parsed = JSON.parse(text) as Json;
     if (parsed && typeof parsed === 'object') return parsed;
@@ -177,9 +187,12 @@ export interface SequenceCall {
   server: string;
   tool: string;
   arguments: Record<string, unknown>;
+  /** The tool declares no result schema: its result is its text, as the field `result` (the library's view of such a tool). */
+  textResult?: boolean;
 }
 
 export type SequenceOutcome =
+  /** `results` ends at the first call that answered an error, when one did. */
   | { ok: true; results: { value: Json; isError: boolean }[]; cached: boolean }
   | { ok: false; index: number; reason: string; detail: string };
 
@@ -215,7 +228,7 @@ export class ToolExecutor {
       kind: 'mcp-sequence',
       calls: calls.map((call) => {
         const live = this.servers.get(call.server);
-        return { id: call.id, server: call.server, command: live ? [live.source.command, ...live.source.args] : null, tool: call.tool, arguments: call.arguments };
+        return { id: call.id, textResult: call.textResult ?? false, server: call.server, command: live ? [live.source.command, ...live.source.args] : null, tool: call.tool, arguments: call.arguments };
       }),
     });
     const hit = this.cache?.get(key) as { value: Json; isError: boolean }[] | undefined;
@@ -234,8 +247,11 @@ export class ToolExecutor {
       }
       const outcome = await live.call(call.tool, args);
       if (!outcome.ok) return { ok: false, index, reason: outcome.reason, detail: outcome.detail };
-      results.push({ value: outcome.value, isError: outcome.isError });
-      byId.set(call.id, outcome.value);
+      const value: Json = call.textResult && !outcome.isError ? { result: outcome.text } : outcome.value;
+      results.push({ value, isError: outcome.isError });
+      byId.set(call.id, value);
+      // A call that failed gives later calls nothing to work on: the sequence ends with its error.
+      if (outcome.isError) break;
     }
     this.cache?.put(key, results);
     return { ok: true, results, cached: false };
