@@ -90,14 +90,30 @@ export function loadDomainsStage(options: DomainRequestOptions): SourceStage<Dom
   });
 }
 
+/** A docstring section heading an MCP description may carry (`Args:`, `Returns:`): where its summary ends. */
+const SECTION = /^\s*(args|arguments|parameters|params|returns?|raises|examples?|notes?)\s*:/im;
+
+/** One paragraph: the text before any docstring section, its whitespace collapsed (a stub's docstring holds one line per item). */
+function oneParagraph(text: string): string {
+  const at = text.search(SECTION);
+  return (at >= 0 ? text.slice(0, at) : text).replace(/\s+/g, ' ').trim();
+}
+
+function flatDescriptions(properties: ToolSpec['parameters']['properties']): ToolSpec['parameters']['properties'] {
+  return Object.fromEntries(Object.entries(properties).map(([name, property]) => [name, property.description === undefined ? property : { ...property, description: oneParagraph(property.description) }]));
+}
+
 /**
- * A tool's NesTools view: a tool that declares no result fields (most MCP tools: their result is
- * text content) returns one string field `result`, which is what such a tool answers; its
- * provenance says so (`returnsGiven: false`).
+ * A tool's NesTools view: descriptions as one paragraph (an MCP description often holds its own
+ * `Args:` / `Returns:` sections, which a stub's docstring would read as items), and a tool that
+ * declares no result fields (most MCP tools: their result is text content) returning one string
+ * field `result`, which is what such a tool answers (its provenance says `returnsGiven: false`).
  */
 export function nestoolsToolView(tool: ToolSpec): ToolSpec {
-  if (Object.keys(tool.returns.properties).length) return tool;
-  return { ...tool, returns: { type: 'object', properties: { result: { type: 'string', description: `the text ${tool.name} answers` } }, required: ['result'] } };
+  const returns = Object.keys(tool.returns.properties).length
+    ? { ...tool.returns, properties: flatDescriptions(tool.returns.properties) }
+    : { type: 'object' as const, properties: { result: { type: 'string', description: `the text ${tool.name} answers` } }, required: ['result'] };
+  return { ...tool, description: oneParagraph(tool.description), parameters: { ...tool.parameters, properties: flatDescriptions(tool.parameters.properties) }, returns };
 }
 
 /**
