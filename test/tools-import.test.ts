@@ -42,6 +42,10 @@ describe('TOUCAN server files', () => {
     expect(searches.length).toBeGreaterThan(1);
     expect(searches.every((t) => t.name.endsWith('__search'))).toBe(true);
     expect(summary.notes['no-description']).toBe(27);
+    // Two servers both called "Weather" stay two servers: each takes its file's name.
+    const weather = new Set(tools.filter((t) => String(t.provenance?.server).startsWith('Weather (')).map((t) => t.provenance?.server));
+    expect(weather.size).toBe(2);
+    expect(summary.notes['server-name-shared']).toBe(4);
     expect(tools.filter((t) => !t.description).every((t) => (t.provenance?.flags as string[]).includes('no-description'))).toBe(true);
     // Exa's server file: its tool names, in order, with their provenance.
     const exa = JSON.parse(readFileSync(join(TOUCAN, '0001.exa_exa-search_labeled.json'), 'utf8'));

@@ -6,7 +6,7 @@ import { ToolSpec, formatZodError, isJsonObject } from '../../../core/records.ts
 import { readJsonFile, readJsonlValues, readSourceText } from '../../../core/source-files.ts';
 import { McpStdioServer } from '../../../core/tool-server.ts';
 import type { StdioToolSource, ToolFileSource, ToolSourceEntry } from '../../../core/tool-source.ts';
-import { assembleLibrary, convertTool, type ConvertedTool, type RawTool, type ReportLine } from './convert.ts';
+import { assembleLibrary, convertTool, isConverted, type ConvertedTool, type RawTool, type ReportLine } from './convert.ts';
 import { isFunctionsDocument, readFunctionsDocument } from './functions.ts';
 import { isMcpDocument, readMcpDocument, rawMcpTool } from './mcp.ts';
 import { isOpenApiDocument, readOpenApiDocument } from './openapi.ts';
@@ -114,23 +114,45 @@ async function readStdioServer(source: StdioToolSource, options: ImportOptions):
 /** Imports every source into one library (names unique across servers) with the report's lines. */
 export async function importTools(entries: ToolSourceEntry[], options: ImportOptions = {}): Promise<ImportResult> {
   const resolvePath = options.resolvePath ?? ((path: string) => path);
-  const items: (ConvertedTool | ReportLine)[] = [];
+  const bySource: { source: string; items: (ConvertedTool | ReportLine)[] }[] = [];
   const sources: ImportResult['sources'] = [];
   for (const entry of entries) {
     if (entry.kind === 'mcp-stdio') {
       const got = await readStdioServer(entry, options);
-      sources.push({ source: `stdio:${entry.name}`, kind: 'mcp-stdio', tools: got.filter((item) => 'line' in item).length });
-      items.push(...got);
+      sources.push({ source: `stdio:${entry.name}`, kind: 'mcp-stdio', tools: got.filter(isConverted).length });
+      bySource.push({ source: `stdio:${entry.name}`, items: got });
       continue;
     }
     for (const file of filesUnder(resolvePath(entry.path), entry.path)) {
       const { items: got, kind } = readToolFile(entry, file);
-      sources.push({ source: file.shown, kind, tools: got.filter((item) => 'line' in item).length });
-      items.push(...got);
+      sources.push({ source: file.shown, kind, tools: got.filter(isConverted).length });
+      bySource.push({ source: file.shown, items: got });
     }
   }
-  const { tools, lines } = assembleLibrary(items);
+  const { tools, lines } = assembleLibrary(distinctServers(bySource).flatMap((source) => source.items));
   return { tools, lines, sources };
+}
+
+const serverOf = (item: ConvertedTool | ReportLine) => (isConverted(item) ? String(item.tool.provenance?.server) : item.server);
+
+/**
+ * Two sources that give the same server name (two TOUCAN servers both called "Weather") are two
+ * servers: each such name gets its source's file name, `Weather (0166.weather.json)`, so their tools
+ * stay apart.
+ */
+function distinctServers(bySource: { source: string; items: (ConvertedTool | ReportLine)[] }[]): typeof bySource {
+  const sourcesByServer = new Map<string, Set<string>>();
+  for (const { source, items } of bySource) for (const item of items) sourcesByServer.set(serverOf(item), (sourcesByServer.get(serverOf(item)) ?? new Set()).add(source));
+  return bySource.map(({ source, items }) => ({
+    source,
+    items: items.map((item) => {
+      const server = serverOf(item);
+      if ((sourcesByServer.get(server)?.size ?? 0) < 2) return item;
+      const renamed = `${server} (${basename(source)})`;
+      if (!isConverted(item)) return { ...item, server: renamed };
+      return { tool: { ...item.tool, plugin: renamed, provenance: { ...item.tool.provenance!, server: renamed } }, line: { ...item.line, server: renamed, notes: [...item.line.notes, 'server-name-shared'] } };
+    }),
+  }));
 }
 
 /** `relative` for messages: a path under the current folder without its prefix. */
