@@ -6,6 +6,7 @@ import { OfflineGateway } from '../core/llm/offline.ts';
 import { runPipeline } from '../core/run.ts';
 import { DatasetStore } from '../core/store.ts';
 import { pipelines } from '../pipelines/index.ts';
+import { importTools } from '../stages/sources/tools/import.ts';
 
 /**
  * Recipes over an imported tool library (the `tools` block): ToolE's queries and overlap merging
@@ -86,5 +87,24 @@ describe('NesTools over imported tools', () => {
     expect(samples.every((s) => s.meta.execution === undefined)).toBe(true);
     // TOUCAN's tools declare no output schema: each returns its text as `result`, which links to no parameter.
     expect(samples.every((s) => s.category === 'non-nested' && s.tools.every((t) => Object.keys(t.returns.properties).join() === 'result'))).toBe(true);
+  }, 300_000);
+});
+
+describe('ACEBench over imported tools', () => {
+  it('the TOUCAN tools are the API pool: every normal and special category made over them, tools the pool gate refuses rejected with the reason', async () => {
+    const { samples, rejects, manifest } = await run('acebench', { scale: 0.1, tools: { sources: [SERVERS] } });
+    expect(manifest.stages.map((s) => s.stage).slice(0, 2)).toEqual(['load-imported-apis', 'check-apis']);
+    const categories = new Set(samples.map((s) => s.category));
+    for (const category of ['normal_atom_bool', 'normal_single_turn_single_function', 'normal_single_turn_parallel_function', 'normal_multi_turn_user_adjust', 'normal_similar_api', 'normal_preference', 'special_incomplete', 'special_error_param', 'special_irrelevant']) {
+      expect([...categories].some((c) => c.endsWith(category)), category).toBe(true);
+    }
+    // The APIs offered are the imported tools, by their library names.
+    const library = new Set((await importTools([{ kind: 'auto', path: SERVERS }])).tools.map((t) => t.name));
+    const normal = samples.filter((s) => s.category.includes('normal_single_turn_single_function'));
+    expect(normal.length).toBeGreaterThan(0);
+    expect(normal.every((s) => s.tools.length > 0 && s.tools.every((t) => library.has(t.name)))).toBe(true);
+    const refused = rejects.filter((r) => r.stage === 'check-apis' && r.reason === 'invalid_api');
+    expect(refused.length).toBeGreaterThan(0);
+    expect(refused[0].detail).toMatch(/parameters\.properties\.\S+\.description: is missing or empty|is missing or empty/);
   }, 300_000);
 });
