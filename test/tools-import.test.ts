@@ -46,6 +46,11 @@ describe('TOUCAN server files', () => {
     const weather = new Set(tools.filter((t) => String(t.provenance?.server).startsWith('Weather (')).map((t) => t.provenance?.server));
     expect(weather.size).toBe(2);
     expect(summary.notes['server-name-shared']).toBe(4);
+    // TOUCAN's own filter (datagen/step1.1_gen_questions.py) leaves out 37 listed servers whose tool calls it judged invalid: flagged here.
+    const invalid = tools.filter((t) => (t.provenance?.flags as string[] | undefined)?.includes('toucan-remote-tool-invalid'));
+    expect(new Set(invalid.map((t) => t.provenance?.file)).size).toBe(37);
+    // The other 72 servers are those TOUCAN generates from, with their 283 tools.
+    expect(tools.length - invalid.length).toBe(283);
     expect(tools.filter((t) => !t.description).every((t) => (t.provenance?.flags as string[]).includes('no-description'))).toBe(true);
     // Exa's server file: its tool names, in order, with their provenance.
     const exa = JSON.parse(readFileSync(join(TOUCAN, '0001.exa_exa-search_labeled.json'), 'utf8'));

@@ -29,6 +29,8 @@ export interface RawTool {
   /** Whether calling it changes state, when the source says so other than by annotations (an HTTP method). */
   isAction?: boolean;
   domain?: string;
+  /** What the source says of the tool that a curator may filter by (`toucan-remote-tool-invalid`): report notes and provenance flags. */
+  flags?: string[];
   /** What the provenance's schema hash is taken of, when not the two schemas (an OpenAPI operation object). */
   original?: unknown;
   /** Further provenance fields (an OpenAPI operation's method and path). */
@@ -109,7 +111,8 @@ export function convertTool(raw: RawTool): ConvertedTool | ReportLine {
   const { name, change } = openAiName(original);
   if (change) notes.push(change);
   const description = typeof raw.description === 'string' ? raw.description.trim() : '';
-  if (!description) notes.push('no-description');
+  const flags = [...(description ? [] : ['no-description']), ...(raw.flags ?? [])];
+  notes.push(...flags);
   const fromAnnotations = actionFromAnnotations(raw.annotations, notes);
   const isAction = fromAnnotations ?? raw.isAction;
   if (fromAnnotations === undefined && raw.isAction !== undefined) notes.push('isAction-from-source');
@@ -131,7 +134,7 @@ export function convertTool(raw: RawTool): ConvertedTool | ReportLine {
       ...(raw.title ? { title: raw.title } : {}),
       ...(hints && Object.keys(hints).length ? { annotations: hints } : {}),
       ...(Object.keys(raw.outputSchema ?? {}).length ? {} : { returnsGiven: false }),
-      ...(description ? {} : { flags: ['no-description'] }),
+      ...(flags.length ? { flags } : {}),
       ...raw.extra,
     },
   };

@@ -65,5 +65,7 @@ function readToucanServer(doc: Record<string, unknown>, shown: string, file: str
   }
   // Servers are grouped by their Smithery label, so tools of one kind of server share a domain.
   const domain = label ? `${label}/${server}` : server;
-  return tools.map((tool, i) => rawMcpTool(tool, { server, where: `${shown}: metadata.remote_server_response.tools[${i}]`, file, domain }));
+  // TOUCAN generates no data from a server whose tool calls it judged invalid: flagged, not dropped (the schemas are sound).
+  const flags = labels.is_remote_tool_valid === false ? ['toucan-remote-tool-invalid'] : [];
+  return tools.map((tool, i) => ({ ...rawMcpTool(tool, { server, where: `${shown}: metadata.remote_server_response.tools[${i}]`, file, domain }), flags }));
 }
