@@ -1,4 +1,5 @@
 import { writeFileSync } from 'node:fs';
+import { resolve } from 'node:path';
 import { UserError } from '../../core/errors.ts';
 import { writeFileAtomic } from '../../core/jsonl.ts';
 import { TOOL_SOURCE_KINDS, type ToolSourceEntry } from '../../core/tool-source.ts';
@@ -30,7 +31,7 @@ export const toolsImportCommand: Command = {
       ...positionals.map((path) => ({ kind, path, ...(name ? { name } : {}) })),
       ...(command ? [{ kind: 'mcp-stdio' as const, name: name!, command, args, env: {} }] : []),
     ];
-    const result = await importTools(sources, { resolvePath: (path) => (path.startsWith('/') ? path : `${io.cwd}/${path}`), timeoutMs, log: io.err });
+    const result = await importTools(sources, { resolvePath: (path) => resolve(io.cwd, path), timeoutMs, log: io.err });
     if (!result.tools.length) {
       const why = result.lines.slice(0, 3).map((line) => `${line.where}: ${line.reason}`).join('; ');
       throw new UserError(`no tool imported from ${sources.length} source(s)${why ? ` (${why}${result.lines.length > 3 ? '; …' : ''})` : ''}; nothing written`);
