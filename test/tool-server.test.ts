@@ -85,7 +85,7 @@ describe('a live MCP server over stdio', () => {
   }, 60_000);
 
   it('a tool that hangs times out, and the next call gets a fresh process', async () => {
-    const server = new McpStdioServer(notes(), { timeoutMs: 1500, restarts: 0 });
+    const server = new McpStdioServer(notes(), { timeoutMs: 5000, restarts: 0 });
     open.push(server);
     expect(await server.call('hang', {})).toMatchObject({ ok: false, reason: 'tool_timeout' });
     expect(await server.call('word_count', { text: 'still here' })).toEqual({ ok: true, value: { words: 2 }, isError: false });
