@@ -88,7 +88,7 @@ describe('a live MCP server over stdio', () => {
     const server = new McpStdioServer(notes(), { timeoutMs: 5000, restarts: 0 });
     open.push(server);
     expect(await server.call('hang', {})).toMatchObject({ ok: false, reason: 'tool_timeout' });
-    expect(await server.call('word_count', { text: 'still here' })).toEqual({ ok: true, value: { words: 2 }, isError: false });
+    expect(await server.call('word_count', { text: 'still here' })).toEqual({ ok: true, value: { words: 2 }, isError: false, text: '{"words":2}' });
     expect(server.starts).toBe(2);
   }, 60_000);
 
@@ -96,7 +96,7 @@ describe('a live MCP server over stdio', () => {
     const marker = join(mkdtempSync(join(tmpdir(), 'tools-crash-')), 'crashed');
     const restarting = new McpStdioServer(notes({ CRASH_MARKER: marker }), { timeoutMs: 20_000, restarts: 1 });
     open.push(restarting);
-    expect(await restarting.call('crash_once', {})).toEqual({ ok: true, value: { ok: true }, isError: false });
+    expect(await restarting.call('crash_once', {})).toEqual({ ok: true, value: { ok: true }, isError: false, text: '{"ok":true}' });
     expect(existsSync(marker)).toBe(true);
     expect(restarting.restarts).toBe(1);
 
