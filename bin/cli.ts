@@ -37,6 +37,7 @@ export const registry: CommandEntry[] = [
   entry(specs.REVIEW_SERVE, async () => (await import('./commands/review.ts')).reviewServeCommand),
   entry(specs.CHECK_NESTOOLS, async () => (await import('./commands/check.ts')).checkNestoolsCommand),
   entry(specs.TOOLS_CLUSTER, async () => (await import('./commands/tools.ts')).toolsClusterCommand),
+  entry(specs.TOOLS_IMPORT, async () => (await import('./commands/tools-import.ts')).toolsImportCommand),
   entry(specs.CONFIG_SHOW, async () => (await import('./commands/config.ts')).configShowCommand),
 ];
 

@@ -265,6 +265,24 @@ export const TOOLS_CLUSTER: CommandSpec = {
   },
 };
 
+/** What `tools import` does unless its flags say otherwise. */
+export const TOOLS_IMPORT_DEFAULTS = { kind: 'auto', timeoutMs: 20_000 } as const;
+
+export const TOOLS_IMPORT: CommandSpec = {
+  path: ['tools', 'import'],
+  usage: 'toolkiln tools import (<file|folder>… [--kind auto|library|mcp|openapi|functions] | --command cmd [--arg a]…) [--name server] --out tools.jsonl [--report report.json] [--timeout ms] [--json]',
+  summary: 'make a tool library (JSONL of ToolSpec) from MCP tools/list answers or TOUCAN server files, a live MCP server over stdio, OpenAPI 3 documents or OpenAI tool lists, with a report of every tool',
+  options: {
+    out: string('tools.jsonl', 'none: required', 'the tool library to write, one ToolSpec per line (a recipe\'s tools.sources takes it)'),
+    report: string('report.json', '<out> with .report.json for .jsonl', 'the report: every tool with its outcome, reason and changes, and the counts'),
+    kind: string('auto|library|mcp|openapi|functions', TOOLS_IMPORT_DEFAULTS.kind, 'what the files hold (auto: read from each file\'s content)'),
+    name: string('server', "the file's own (server name, spec title), else its file name", 'the server or spec the tools are credited to'),
+    command: string('cmd', 'none', 'a live MCP server to list over stdio: the program (with --arg for its arguments, --name for its name)'),
+    arg: { type: 'string', multiple: true, value: 'a', byDefault: 'none', help: 'an argument of --command (repeat it)' },
+    timeout: string('ms', String(TOOLS_IMPORT_DEFAULTS.timeoutMs), "how long a live server may take to start and list its tools"),
+  },
+};
+
 export const CONFIG_SHOW: CommandSpec = {
   path: ['config', 'show'],
   usage: 'toolkiln config show <pipeline> [--config f] [--json]',

@@ -11,6 +11,8 @@ import { writeDialoguesStage } from '../stages/acebench/dialogues.ts';
 import { exportAceBench } from '../stages/acebench/export.ts';
 import { acebenchAudits } from '../stages/acebench/audit.ts';
 import { importAceFolder, importStage } from '../stages/acebench/import.ts';
+import { importedApisStage } from '../stages/acebench/imported-apis.ts';
+import { ToolsConfigField, toolSourceFiles } from '../core/tool-source.ts';
 import { ACE_CATEGORIES, ACE_LANGUAGES } from '../stages/acebench/record.ts';
 import { asSamplesStage } from '../stages/acebench/samples.ts';
 import { acebenchScorer } from '../stages/acebench/score.ts';
@@ -58,6 +60,7 @@ export const AceBenchConfig = z
     embedder: EmbedderConfig.default({ kind: 'lexical' }).describe(`how APIs are embedded to find a target's nearest ones (normal_similar_api): ${EMBEDDER_CHOICES}`),
     judges: z.number().int().min(0).default(3).describe('LLM judges voting on each record (§3.1.2); more than half against sends it to review; 0 skips the vote'),
     referenceDir: z.string().default('../shared/data/reference/acebench').describe('the released ACEBench folder (data_en/, data_zh/) the statistics are compared with ("" to skip)'),
+    tools: ToolsConfigField,
     importDir: z.string().default('').describe('instead of generating: import this folder laid out like the release (data_en/, data_zh/ with data_<category>.json files and possible_answer/)'),
   })
   .strict();
@@ -76,15 +79,18 @@ export const acebenchPipeline = definePipeline<AceBenchConfig>({
   benchmark: 'acebench',
   description: 'ACEBench: synthesised APIs from a context tree, normal / special / agent records, rule and judge verification, en and zh',
   configSchema: AceBenchConfig,
-  sourceFiles: (config) => [config.tree.fieldsFile, config.tree.sealFieldsFile, ...config.documents, config.importDir, config.referenceDir].filter(Boolean),
+  sourceFiles: (config) => (config.tools ? [...toolSourceFiles(config.tools), config.importDir, config.referenceDir] : [config.tree.fieldsFile, config.tree.sealFieldsFile, ...config.documents, config.importDir, config.referenceDir]).filter(Boolean),
   stages: (config) => {
     const statistics = statisticsStage({ released: { set: RELEASED_ACEBENCH, path: config.referenceDir, setting: 'referenceDir' } });
     if (config.importDir) return [importStage({ importDir: config.importDir }), statistics];
+    // An imported tool library is the API pool: no context tree, no synthesis.
+    const pool = config.tools
+      ? [importedApisStage({ tools: config.tools, language: config.language })]
+      : [contextTreeStage({ ...config.tree, documents: config.documents }), synthesiseApisStage({ languages: [config.language], apisPerFunctionality: config.apisPerFunctionality, documents: config.documents })];
     const languages = [config.language];
     const agentCount = (category: 'agent_multi_step' | 'agent_multi_turn') => config.counts[category] ?? Math.round(RELEASED_INSTANCES[category] * config.scale);
     return [
-      contextTreeStage({ ...config.tree, documents: config.documents }),
-      synthesiseApisStage({ languages, apisPerFunctionality: config.apisPerFunctionality, documents: config.documents }),
+      ...pool,
       checkApisStage({ ratio: config.dedupRatio }),
       candidatesStage({ scale: config.scale, counts: config.counts, languages, embedder: config.embedder }),
       writeDialoguesStage(),

@@ -15,7 +15,9 @@ import { nestoolsScorer } from '../stages/nestools/score.ts';
 import { statisticsStage } from '../stages/nestools/statistics.ts';
 import { tagForReviewStage } from '../stages/nestools/tag-for-review.ts';
 import { nestoolsAudits } from '../stages/nestools/audit.ts';
-import { importFileStage, loadDomainsStage } from '../stages/sources/nestools.ts';
+import { importFileStage, importedDomainsStage, loadDomainsStage } from '../stages/sources/nestools.ts';
+import { executeCallsStage } from '../stages/execute-calls.ts';
+import { ToolsConfigField, toolSourceFiles } from '../core/tool-source.ts';
 import { releasedNesTools, releasedSealTools } from '../stages/nestools/released.ts';
 
 /**
@@ -46,6 +48,7 @@ export const NesToolsConfig = z.object({
     .default('')
     .describe('instead of generating: check, tag for review and publish this NesTools (test_data.jsonl format: {test_id, api, task, call, field} per line) or Seal-Tools JSONL file'),
   importFormat: z.enum(['nestools', 'seal-tools']).default('nestools').describe('the format of importFile: nestools or seal-tools'),
+  tools: ToolsConfigField,
 });
 export type NesToolsConfig = z.infer<typeof NesToolsConfig>;
 
@@ -80,7 +83,9 @@ export const nestoolsPipeline = definePipeline<NesToolsConfig>({
   sourceFiles: (config) =>
     config.importFile
       ? [config.importFile, config.importFormat === 'seal-tools' ? config.sealToolsFile : '', config.referenceFile].filter(Boolean)
-      : [config.fieldsFile, config.sealToolsFile, config.referenceFile, config.examplePoolFile].filter(Boolean),
+      : config.tools
+        ? [...toolSourceFiles(config.tools), config.referenceFile, config.examplePoolFile].filter(Boolean)
+        : [config.fieldsFile, config.sealToolsFile, config.referenceFile, config.examplePoolFile].filter(Boolean),
   stages: (config) => (config.importFile ? importStages(config) : generationStages(config)),
   exports: { ...commonExporters, nestools: exportNesTools, 'seal-tools': exportSealTools },
   recheck: recheckNesTools,
@@ -110,16 +115,20 @@ function importStages(config: NesToolsConfig) {
   return [importFileStage({ file: config.importFile, format: config.importFormat, sealToolsFile: config.sealToolsFile, split: config.split }), ...reviewStages(config)];
 }
 
+/** Chains over new tools per domain, or over an imported library (`tools`), executed where a server is live. */
 function generationStages(config: NesToolsConfig) {
+  const live = config.tools && config.tools.execute.enabled && config.tools.sources.some((source) => source.kind === 'mcp-stdio');
   return [
-    loadDomainsStage({ fieldsFile: config.fieldsFile, count: config.count }),
+    config.tools ? importedDomainsStage({ tools: config.tools, count: config.count }) : loadDomainsStage({ fieldsFile: config.fieldsFile, count: config.count }),
     generateChainsStage({
       sealToolsFile: config.sealToolsFile,
       examplePoolFile: config.examplePoolFile || undefined,
       examplesPerRequest: config.examplesPerRequest,
       temperature: config.temperature,
+      overImported: !!config.tools,
     }),
     checkGeneratedStage({ strict: config.strict, requireNested: config.requireNested, split: config.split }),
+    ...(live ? [executeCallsStage(config.tools!)] : []),
     normaliseQueryStage({ maxAttempts: config.normaliseAttempts }),
     ...(config.refine ? [refineQueryStage()] : []),
     ...(config.removeConjunctions ? [removeConjunctionsStage()] : []),

@@ -5,7 +5,8 @@ import { dedupNearStage } from '../stages/dedup-near.ts';
 import { commonExporters } from '../stages/export/index.ts';
 import { UserError } from '../core/errors.ts';
 import { AUTO_MERGE_CHECK, AUTO_MERGE_TAG, MergeToolsMetatoolConfig, mergeToolsMetatoolStage, metatoolToolQuestions, withOverlapDecisions, type UndecidedProposal } from '../stages/merge-tools-metatool.ts';
-import { loadMetatoolPluginsStage } from '../stages/sources/metatool-plugins.ts';
+import { importedPluginsStage, loadMetatoolPluginsStage } from '../stages/sources/metatool-plugins.ts';
+import { ToolsConfigField, toolSourceFiles } from '../core/tool-source.ts';
 import { detailsHandler } from '../stages/toole/details.ts';
 import { directHandler } from '../stages/toole/direct.ts';
 import { emotionalHandler } from '../stages/toole/emotional.ts';
@@ -57,6 +58,7 @@ export const TooleConfig = z
       .strict()
       .prefault({})
       .describe('the plugin records the tools are made from'),
+    tools: ToolsConfigField,
     descriptions: z
       .object({
         minWords: count(2, 'a user-facing description with fewer meaningful words is rejected as unusable'),
@@ -207,7 +209,7 @@ export const toolePipeline = definePipeline<TooleConfig>({
   description: 'ToolE / MetaTool: plugin descriptions → four generation methods → filters → overlap resolution → multi-tool queries → task sets',
   configSchema: TooleConfig,
   sourceFiles: (config) => [
-    config.source.file,
+    ...(config.tools ? toolSourceFiles(config.tools) : [config.source.file]),
     config.tasks.awareness.noToolFile,
     ...config.tasks.scenario.groups.filter((g): g is string => typeof g === 'string'),
     ...(typeof config.overlap.decisions === 'string' ? [config.overlap.decisions] : []),
@@ -216,7 +218,7 @@ export const toolePipeline = definePipeline<TooleConfig>({
   stages: (config) => {
     const { plotClusters, ...merge } = config.overlap;
     return [
-      loadMetatoolPluginsStage(config.source),
+      config.tools ? importedPluginsStage(config.tools) : loadMetatoolPluginsStage(config.source),
       toolDescriptionsStage(config.descriptions),
       planQueriesStage(config.generation),
       // Emotional, keyword-extraction and direct requests, then what their answers call for.

@@ -4,8 +4,10 @@ import { UserError } from '../../core/errors.ts';
 import { readJsonl } from '../../core/jsonl.ts';
 import { Rng } from '../../core/rng.ts';
 import { LineageEntry } from '../../core/records.ts';
-import { promptStep, type MapStage, type StageContext } from '../../core/stage.ts';
+import { promptStep, reject, type Answer, type MapStage, type StageContext } from '../../core/stage.ts';
 import generatePrompt from '../../prompts/nestools-generate.ts';
+import generateOverToolsPrompt from '../../prompts/nestools-generate-over-tools.ts';
+import { renderStub } from '../../prompts/nestools-render-program.ts';
 import { EXAMPLE_POOL, formatExamples, rotateExamples, type PoolExample } from '../../prompts/nestools-example-pool.ts';
 import { DomainRequest } from '../sources/nestools.ts';
 import { loadSealToolsLibrary } from '../sources/seal-tools.ts';
@@ -35,7 +37,12 @@ export interface GenerateOptions {
   examplePoolFile?: string;
   examplesPerRequest: number;
   temperature: number;
+  /** Chains over the tools each request carries (an imported library) instead of new tools per domain. */
+  overImported?: boolean;
 }
+
+/** Stubs shown to the model per request over an imported library: the field's own tools first. */
+const MAX_STUBS = 12;
 
 const PoolEntry = z.object({ domain: z.string().min(1), answer: z.string().min(1) });
 
@@ -57,19 +64,49 @@ export function generateChainsStage(options: GenerateOptions): MapStage<DomainRe
   const graphFor = (ctx: StageContext) => (graph ??= new ChainGraph(loadSealToolsLibrary(ctx.resolvePath(options.sealToolsFile)).tools));
   const examplesFor = (request: DomainRequest, ctx: StageContext) => rotateExamples(poolFor(ctx), request.index, options.examplesPerRequest);
 
-  return promptStep({
+  // Over an imported library, one graph per top-level domain, made from the tools the request carries.
+  const importedGraphs = new Map<string, ChainGraph>();
+  const importedGraph = (request: DomainRequest) => {
+    const top = request.domain.split('/')[0];
+    let made = importedGraphs.get(top);
+    if (!made) importedGraphs.set(top, (made = new ChainGraph(request.tools ?? [])));
+    return made;
+  };
+  const step = {
     name: 'generate-chains',
     version: 2,
     input: DomainRequest,
     output: GeneratedProgram,
-    keyOf: (request) => `${request.index}:${request.domain}`,
+    keyOf: (request: DomainRequest) => `${request.index}:${request.domain}`,
+    options: () => ({ temperature: options.temperature }),
+    result: (answer: Answer<{ answer: string }>, request: DomainRequest, ctx: StageContext) => ({
+      index: request.index,
+      domain: request.domain,
+      answer: answer.value.answer,
+      lineage: answer.lineage,
+      examples: examplesFor(request, ctx).map((e) => e.domain),
+    }),
+  };
+  if (options.overImported) {
+    return promptStep({
+      ...step,
+      prompt: generateOverToolsPrompt,
+      variables: (request, ctx) => {
+        const graph = importedGraph(request);
+        if (!graph.tools.length) return reject('no_usable_tools', `none of the ${request.tools?.length ?? 0} tools of ${request.domain} can be a Python stub (names and fields must be identifiers)`);
+        const own = graph.tools.filter((tool) => tool.domain === request.domain);
+        const shown = [...own, ...graph.tools.filter((tool) => tool.domain !== request.domain)].slice(0, MAX_STUBS);
+        return { domain: request.domain, examples: formatExamples(examplesFor(request, ctx)), stubs: shown.map(renderStub).join('\n\n'), chains: { sample: (field, rng) => graph.sample(field, rng) } };
+      },
+    });
+  }
+  return promptStep({
+    ...step,
     prompt: generatePrompt,
     variables: (request, ctx) => ({
       domain: request.domain,
       examples: formatExamples(examplesFor(request, ctx)),
       chains: { sample: (field, rng) => graphFor(ctx).sample(field, rng) },
     }),
-    options: () => ({ temperature: options.temperature }),
-    result: (answer, request, ctx) => ({ index: request.index, domain: request.domain, answer: answer.value.answer, lineage: answer.lineage, examples: examplesFor(request, ctx).map((e) => e.domain) }),
   });
 }
