@@ -40,7 +40,7 @@ export interface OverlapReport {
   references: { name: string; kind: ReferenceSet['kind']; path: string; samples: number; indexBytes: number }[];
   /** The embedder of the embedding level, by its id (null: not measured). */
   embedder: string | null;
-  /** Per split and category, in the order met. */
+  /** Per split and category, sorted by both. */
   rows: OverlapRow[];
   /** Every sample, by reference set name. */
   total: Record<string, LevelCounts>;
@@ -114,7 +114,7 @@ export async function measureOverlap(samples: Iterable<Sample>, references: read
     levels: thresholds,
     references: indexes.map((index) => ({ ...index.set, samples: index.ids.length, indexBytes: index.bytes })),
     embedder: levels.includes('embedding') ? (options.embedder?.id ?? null) : null,
-    rows: [...rows.values()],
+    rows: [...rows.values()].sort((a, b) => (a.split < b.split ? -1 : a.split > b.split ? 1 : a.category < b.category ? -1 : a.category > b.category ? 1 : 0)),
     total,
     seconds: { index: (indexed - started) / 1000, measure: (finished - indexed) / 1000 },
   };
