@@ -50,8 +50,8 @@ export interface LevelMatch {
 export const COMMON_POSTINGS = 2000;
 /** Reference samples compared by cosine for one text: the best of each candidate index. */
 const CANDIDATES = 24;
-/** Postings read through the word index for one text (the rarest words first; the first word always). */
-const WORD_BUDGET = 20_000;
+/** Postings read through the word index for one text (the rarest words first; the first word always): a reworded text keeps its rare words. */
+const WORD_BUDGET = 2_000;
 const BANDS = 16;
 const BAND_BITS = 8;
 const EMBED_BATCH = 512;
@@ -184,12 +184,20 @@ function nonZeros(vector: Float32Array): { indices: number[]; values: number[]; 
   return { indices, values, norm: Math.sqrt(norm) };
 }
 
-/** The `limit` positions with the highest scores among `touched` (score 0 left out). */
-function best(touched: number[], score: ArrayLike<number>, limit: number): number[] {
-  return touched
-    .filter((i) => score[i] > 0)
-    .sort((a, b) => score[b] - score[a] || a - b)
-    .slice(0, limit);
+/** The `limit` positions with the highest scores among `touched` (score 0 left out; ties: the lower position), kept by insertion, never sorting them all. */
+function best(touched: readonly number[], score: ArrayLike<number>, limit: number): number[] {
+  const kept: number[] = [];
+  const before = (a: number, b: number) => score[a] > score[b] || (score[a] === score[b] && a < b);
+  for (const i of touched) {
+    if (score[i] <= 0 || (kept.length === limit && !before(i, kept[limit - 1]))) continue;
+    let at = kept.length === limit ? limit - 1 : kept.length;
+    while (at > 0 && before(i, kept[at - 1])) {
+      kept[at] = kept[at - 1];
+      at--;
+    }
+    kept[at] = i;
+  }
+  return kept;
 }
 
 export class ReferenceIndex {
@@ -352,6 +360,8 @@ export class ReferenceIndex {
     for (const ref of touched) scratch[ref] = 0;
     const hits = this.bandHits;
     const met: number[] = [];
+    // A bucket far fuller than the average (of 2^BAND_BITS a band) says little: it is passed over.
+    const fullBucket = Math.max(64, this.ids.length >> (BAND_BITS - 3));
     for (const key of this.planes.keys(indices, values, vector.length)) {
       this.buckets.forEach(
         key,
@@ -359,7 +369,7 @@ export class ReferenceIndex {
           if (hits[ref] === 0) met.push(ref);
           hits[ref]++;
         },
-        COMMON_POSTINGS,
+        fullBucket,
       );
     }
     const byBuckets = best(met, hits, CANDIDATES);
