@@ -116,7 +116,7 @@ export const OVERLAP_SHOWN_HITS = 10;
 
 export const DATASETS_OVERLAP: CommandSpec = {
   path: ['datasets', 'overlap'],
-  usage: 'toolkiln datasets overlap <name>[@v] [--against released|<set>[=folder]|<name>@<v>|<file.jsonl> …] [--ngrams 8,13] [--threshold level=t …] [--embedder lexical|openai[:model]|<model folder>] [--show n] [--json]',
+  usage: 'toolkiln datasets overlap <name>[@v] [--against released|<set>[=folder]|<name>@<v>|<file.jsonl> …] [--ngrams 8,13] [--threshold level=t …] [--embedder lexical|openai[:model]|<model folder> [--concurrency n] [--rpm n] [--tpm n] [--max-retries n] [--no-cache] [--price-table f]] [--show n] [--json]',
   summary:
     "how much of a version repeats test sets: per split and category, the samples whose user text (word n-grams, embedding) or gold calls (canonicalised) match a reference sample, each with the reference sample's id (all hits in datasets/<name>/<v>.derived/overlap/)",
   options: {

@@ -6,7 +6,7 @@ import { z } from 'zod';
 import { main } from '../bin/cli.ts';
 import { plantReleased, releasedSamples } from '../bench/lib/overlap-plants.ts';
 import { pooled, scorePlants } from '../bench/lib/overlap-scores.ts';
-import { createEmbedder } from '../core/embed/index.ts';
+import { cosine, createEmbedder, lexicalEmbedder } from '../core/embed/index.ts';
 import { sampleToLine } from '../core/line-form.ts';
 import { OfflineGateway } from '../core/llm/offline.ts';
 import { callSignatures } from '../core/overlap/calls.ts';
@@ -84,6 +84,20 @@ describe('call signatures', () => {
     expect(exactOf(chain('call_0'))).toBe(exactOf(chain('h5_0')));
     const choice = sample('d', 'z', [call('c1', 'GetWeather', {})]);
     expect(callSignatures(choice)).toEqual({ exact: null, near: [] });
+  });
+});
+
+describe('the lexical embedder fitted on a corpus', () => {
+  it('gives a text one vector whatever it is embedded with, so batches compare with the corpus', () => {
+    const corpus = ['book a hotel in Oslo', 'weather in Bergen tomorrow', 'play jazz in the kitchen'];
+    const lexical = lexicalEmbedder();
+    const fitted = lexical.fit!(corpus) as ReturnType<typeof lexicalEmbedder>;
+    const [alone] = fitted.embedSync(['book a hotel in Bergen']);
+    const [inBatch] = fitted.embedSync(['book a hotel in Bergen', 'book a flight', 'a hotel in Bergen again']);
+    expect(Array.from(inBatch)).toEqual(Array.from(alone));
+    // Unfitted, its weights follow the texts of each call.
+    expect(Array.from(lexical.embedSync(['book a hotel in Bergen', 'a hotel in Oslo'])[0])).not.toEqual(Array.from(lexical.embedSync(['book a hotel in Bergen'])[0]));
+    expect(cosine(fitted.embedSync(['book a hotel in Oslo'])[0], lexical.embedSync(corpus)[0])).toBeCloseTo(1, 5);
   });
 });
 

@@ -302,13 +302,11 @@ export class ReferenceIndex {
       });
     }
     if (levels.includes('embedding')) {
+      // A text without words is not embedded: its vector would stand for nothing but emptiness.
+      for (const result of results) result.set('embedding', { score: 0, ref: -1 });
       const given = texts.map((text, i) => ({ text, i })).filter(({ i }) => tokens[i].length > 0);
       const vectors = this.embedder && this.dim && given.length ? await this.embedder.embed(given.map((g) => g.text)) : [];
-      for (const { i } of given) results[i].set('embedding', { score: 0, ref: -1 });
-      given.forEach(({ i }, k) => {
-        if (vectors[k]) results[i].set('embedding', this.matchVector(Float32Array.from(vectors[k]), tokens[i]));
-      });
-      texts.forEach((_, i) => results[i].has('embedding') || results[i].set('embedding', { score: 0, ref: -1 }));
+      given.forEach(({ i }, k) => results[i].set('embedding', this.matchVector(Float32Array.from(vectors[k]), tokens[i])));
     }
     return results;
   }
