@@ -26,6 +26,7 @@ export const registry: CommandEntry[] = [
   entry(specs.DATASETS_DIFF, async () => (await import('./commands/datasets.ts')).datasetsDiffCommand),
   entry(specs.DATASETS_VERIFY, async () => (await import('./commands/datasets.ts')).datasetsVerifyCommand),
   entry(specs.DATASETS_AUDIT, async () => (await import('./commands/audit.ts')).datasetsAuditCommand),
+  entry(specs.DATASETS_OVERLAP, async () => (await import('./commands/overlap.ts')).datasetsOverlapCommand),
   entry(specs.RUNS_LIST, async () => (await import('./commands/runs.ts')).runsListCommand),
   entry(specs.RUNS_CLEAN, async () => (await import('./commands/runs.ts')).runsCleanCommand),
   entry(specs.EXPORT, async () => (await import('./commands/export.ts')).exportCommand),

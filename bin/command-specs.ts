@@ -111,6 +111,24 @@ export const DATASETS_AUDIT: CommandSpec = {
   },
 };
 
+/** Hits `datasets overlap` lists after its table unless --show says otherwise. */
+export const OVERLAP_SHOWN_HITS = 10;
+
+export const DATASETS_OVERLAP: CommandSpec = {
+  path: ['datasets', 'overlap'],
+  usage: 'toolkiln datasets overlap <name>[@v] [--against released|<set>[=folder]|<name>@<v>|<file.jsonl> …] [--ngrams 8,13] [--threshold level=t …] [--embedder lexical|openai[:model]|<model folder> [--concurrency n] [--rpm n] [--tpm n] [--max-retries n] [--no-cache] [--price-table f]] [--show n] [--json]',
+  summary:
+    "how much of a version repeats test sets: per split and category, the samples whose user text (word n-grams, embedding) or gold calls (canonicalised) match a reference sample, each with the reference sample's id (all hits in datasets/<name>/<v>.derived/overlap/)",
+  options: {
+    against: { type: 'string', multiple: true, value: 'ref', byDefault: "the released sets the version's recipe reads", help: 'released (every released set), a released set (mtu-bench, metatool, tooltalk, nestools, seal-tools, acebench) or <set>=<folder>, <dataset>@<version>, or a JSONL file (or folder) of canonical samples; repeat it for several' },
+    ngrams: string('n,n', "the version's testOverlap.ngrams, else 8,13", 'the n of the word n-gram levels'),
+    threshold: { type: 'string', multiple: true, value: 'level=t', byDefault: "the version's testOverlap.thresholds, else ngram=0.5 call-exact=1 call-near=1 embedding=0.8", help: 'the score (0 … 1) at or over which a sample overlaps at a level (ngram, call-exact, call-near, embedding), or off; repeat it for several' },
+    embedder: string('lexical|openai[:model]|dir', "the version's testOverlap.embedder, else the lexical one", 'what embeds the user texts: the built-in lexical embedder, the endpoint\'s embeddings (OPENAI_BASE_URL / OPENAI_API_KEY), or a local transformers model folder (config.json, tokenizer.json, onnx/model.onnx)'),
+    show: string('n', String(OVERLAP_SHOWN_HITS), 'hits listed after the tables (every hit is in the hits file)'),
+    ...GATEWAY_LIMIT_OPTIONS,
+  },
+};
+
 export const RUNS_LIST: CommandSpec = {
   path: ['runs', 'list'],
   usage: 'toolkiln runs list [--json]',

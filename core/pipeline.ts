@@ -2,6 +2,7 @@ import type { z } from 'zod';
 import type { SampleAudit } from './audit.ts';
 import type { BenchmarkScorer, EvalItem } from './eval.ts';
 import type { Finding, InvariantOptions } from './invariants.ts';
+import type { OverlapConfig } from './overlap/config.ts';
 import type { Check, Sample, ToolSpec } from './records.ts';
 import type { SampleSource } from './sample-source.ts';
 import type { Stage } from './stage.ts';
@@ -79,6 +80,11 @@ export interface PipelineDefinition<C = any> {
    * by the recipe) counts its figures beside the run's.
    */
   released?: ReleasedSamples[];
+  /**
+   * How publishing measures the samples' overlap with test sets (core/overlap/gate.ts): the
+   * recipe's `testOverlap` config key. Absent: not measured.
+   */
+  testOverlap?: (config: C) => OverlapConfig;
 }
 
 /** A released benchmark read as canonical samples. */

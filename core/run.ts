@@ -11,6 +11,8 @@ import { combineUsage } from './llm/usage.ts';
 import type { PipelineDefinition } from './pipeline.ts';
 import type { ProgressOptions } from './progress.ts';
 import { describeGate, gateForPublishing, GATE_VERSION } from './publish-gate.ts';
+import { createEmbedder } from './embed/index.ts';
+import { describeOverlap, OVERLAP_STAGE, OVERLAP_VERSION, overlapForPublishing, publishingReferences } from './overlap/gate.ts';
 import { formatZodError, type Manifest, type Sample, type StageStats, type ToolSpec } from './records.ts';
 import { runStages, type RemoteRecords } from './runner.ts';
 import { yieldShortfall } from './run-yield.ts';
@@ -188,6 +190,7 @@ export async function runPipeline(options: RunPipelineOptions): Promise<RunPipel
     prompts: inputs.prompts,
     sources,
     gate: GATE_VERSION,
+    ...(options.pipeline.testOverlap ? { testOverlap: OVERLAP_VERSION } : {}),
   });
 
   const store = new DatasetStore(options.home, { warn: log });
@@ -199,6 +202,10 @@ export async function runPipeline(options: RunPipelineOptions): Promise<RunPipel
       return { runId: options.resume ?? '-', fingerprint, status: 'existing', ref: existing, manifest, stats: manifest.stages };
     }
   }
+
+  // Resolved before the run: a reference the config names that is not there stops it before any work.
+  const overlapConfig = options.pipeline.testOverlap?.(spec.config);
+  const overlapReferences = overlapConfig && publishingReferences(overlapConfig, options.pipeline.released ?? [], { store, resolvePath, cwd: options.cwd ?? process.cwd() });
 
   const { runId, lock } = options.resume ? { runId: options.resume, lock: lockRun(runsDir, options.resume) } : createRun(runsDir, { ...spec, inputs }, fingerprint);
   const runDir = join(runsDir, runId);
@@ -242,6 +249,17 @@ export async function runPipeline(options: RunPipelineOptions): Promise<RunPipel
       },
     );
     log(describeGate(gate.summary));
+    // Overlap with test sets: reported in the manifest, or rejected when the config says so.
+    const overlap =
+      overlapConfig && overlapReferences
+        ? await overlapForPublishing(gate.lines, {
+            config: overlapConfig,
+            ...overlapReferences,
+            embedder: createEmbedder(overlapConfig.embedder, { gateway: options.llm, stage: OVERLAP_STAGE, resolvePath }),
+            dir: join(runDir, 'publish'),
+          })
+        : undefined;
+    if (overlap) log(describeOverlap(overlap.summary));
     // Requests workers sent count as much as this process's own.
     const usage = remote ? combineUsage(options.llm.usage(), remote.usage()) : options.llm.usage();
     const extraFiles = { ...Object.fromEntries(Object.entries(result.attachments).sort().map(([name, path]) => [`reports/${name}`, readFileSync(path, 'utf8')])), ...options.parent?.files };
@@ -249,11 +267,12 @@ export async function runPipeline(options: RunPipelineOptions): Promise<RunPipel
       name: spec.name,
       force: options.force,
       extraFiles,
-      samples: gate.lines(),
-      tools: gate.tools,
+      samples: (overlap ?? gate).lines(),
+      tools: overlap?.summary.rejected ? (pipeline.toolLibrary ?? distinctTools)(overlap.samples()) : gate.tools,
       rejects: (function* () {
         yield* result.rejects();
         yield* gate.rejects();
+        if (overlap) yield* overlap.rejects();
       })(),
       manifest: {
         pipeline: spec.pipeline,
@@ -265,7 +284,7 @@ export async function runPipeline(options: RunPipelineOptions): Promise<RunPipel
         models: Object.keys(usage.byModel).length ? Object.keys(usage.byModel).sort() : [spec.model],
         prompts: inputs.prompts,
         sources,
-        stats: { ...result.reports, audit: gate.summary, seed: spec.seed, limit: spec.limit ?? null, ...options.parent?.stats },
+        stats: { ...result.reports, audit: gate.summary, ...(overlap ? { testOverlap: overlap.summary } : {}), seed: spec.seed, limit: spec.limit ?? null, ...options.parent?.stats },
       },
     });
     if (published.status === 'existing') log(`${spec.name}@${published.ref.version} with the same fingerprint was published meanwhile: nothing new to publish`);

@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { EMBEDDER_CHOICES, EmbedderConfig } from '../core/embed/index.ts';
+import { OverlapConfig } from '../core/overlap/config.ts';
 import { definePipeline, type ReleasedSamples } from '../core/pipeline.ts';
 import { agentTasksStage } from '../stages/acebench/agent-tasks.ts';
 import { contextTreeStage } from '../stages/acebench/api-tree.ts';
@@ -62,6 +63,7 @@ export const AceBenchConfig = z
     referenceDir: z.string().default('../shared/data/reference/acebench').describe('the released ACEBench folder (data_en/, data_zh/) the statistics are compared with ("" to skip)'),
     tools: ToolsConfigField,
     importDir: z.string().default('').describe('instead of generating: import this folder laid out like the release (data_en/, data_zh/ with data_<category>.json files and possible_answer/)'),
+    testOverlap: OverlapConfig,
   })
   .strict();
 export type AceBenchConfig = z.infer<typeof AceBenchConfig>;
@@ -109,6 +111,7 @@ export const acebenchPipeline = definePipeline<AceBenchConfig>({
   invariants: { gate: (config) => (config.importDir ? 'record' : 'reject') },
   audits: () => acebenchAudits(),
   released: [RELEASED_ACEBENCH],
+  testOverlap: (config) => config.testOverlap,
 });
 
 export default acebenchPipeline;

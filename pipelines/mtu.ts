@@ -209,6 +209,7 @@ export const mtuPipeline = definePipeline<MtuConfig>({
   invariants: { offeredOutsideLibrary: (sample) => Object.keys((sample.meta as { mtu?: { renamed?: Record<string, string> } }).mtu?.renamed ?? {}) },
   audits: () => mtuAudits(),
   released: [RELEASED_MTU_EVAL],
+  testOverlap: (config) => config.testOverlap,
   scorer: mtuScorer,
   // Clusters the merge stage could not merge blindly: one tool-sheet row each, not a queue item per sample.
   toolReview: {

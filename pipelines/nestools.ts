@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { OverlapConfig } from '../core/overlap/config.ts';
 import { definePipeline, type ReleasedSamples } from '../core/pipeline.ts';
 import type { Check, Sample, ToolSpec } from '../core/records.ts';
 import { commonExporters } from '../stages/export/index.ts';
@@ -49,6 +50,7 @@ export const NesToolsConfig = z.object({
     .describe('instead of generating: check, tag for review and publish this NesTools (test_data.jsonl format: {test_id, api, task, call, field} per line) or Seal-Tools JSONL file'),
   importFormat: z.enum(['nestools', 'seal-tools']).default('nestools').describe('the format of importFile: nestools or seal-tools'),
   tools: ToolsConfigField,
+  testOverlap: OverlapConfig,
 });
 export type NesToolsConfig = z.infer<typeof NesToolsConfig>;
 
@@ -104,6 +106,7 @@ export const nestoolsPipeline = definePipeline<NesToolsConfig>({
       items: false,
     },
   ],
+  testOverlap: (config) => config.testOverlap,
 });
 
 /** Review preparation shared by both ways in: tags, de-duplication, statistics beside the reference. */

@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { EMBEDDER_CHOICES, EmbedderConfig } from '../core/embed/index.ts';
+import { OverlapConfig } from '../core/overlap/config.ts';
 import { definePipeline, type ReleasedSamples } from '../core/pipeline.ts';
 import { dedupNearStage } from '../stages/dedup-near.ts';
 import { commonExporters } from '../stages/export/index.ts';
@@ -187,6 +188,7 @@ export const TooleConfig = z
       .strict()
       .prefault({})
       .describe('the query statistics, beside the released set\'s'),
+    testOverlap: OverlapConfig,
   })
   .strict();
 export type TooleConfig = z.infer<typeof TooleConfig>;
@@ -250,4 +252,5 @@ export const toolePipeline = definePipeline<TooleConfig>({
   },
   recheck: (sample, tools) => recheckToolESample(sample, tools, TooleConfig.parse({}).filters),
   released: [RELEASED_METATOOL],
+  testOverlap: (config) => config.testOverlap,
 });

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { OverlapConfig } from '../core/overlap/config.ts';
 import { definePipeline, type ReleasedSamples } from '../core/pipeline.ts';
 import { DATABASE_NAMES } from '../stages/tooltalk/tool.ts';
 import { commonExporters } from '../stages/export/index.ts';
@@ -35,6 +36,7 @@ export const ToolTalkConfig = z.object({
   scenarioTemperature: z.number().min(0).max(2).default(0.9).describe('sampling temperature of the scenario requests'),
   draftTemperature: z.number().min(0).max(2).default(0.7).describe('sampling temperature of the conversation drafts'),
   importDir: z.string().default('').describe('instead of generating: import this folder of ToolTalk conversation files (*.json at any depth; under a folder easy/: category easy)'),
+  testOverlap: OverlapConfig,
 });
 export type ToolTalkConfig = z.infer<typeof ToolTalkConfig>;
 
@@ -76,6 +78,7 @@ export const tooltalkPipeline = definePipeline<ToolTalkConfig>({
   invariants: { gate: (config) => (config.importDir ? 'record' : 'reject') },
   audits: (config, resolvePath) => tooltalkAudits(resolvePath(config.databasesDir)),
   released: [RELEASED_TOOLTALK],
+  testOverlap: (config) => config.testOverlap,
 });
 
 export default tooltalkPipeline;

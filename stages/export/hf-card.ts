@@ -1,6 +1,8 @@
 import { basename } from 'node:path';
 import { stringify } from 'yaml';
 import { UserError } from '../../core/errors.ts';
+import { describeThresholds, overlapMarkdown } from '../../core/overlap/format.ts';
+import type { OverlapSummary } from '../../core/overlap/gate.ts';
 import type { Manifest, Usage } from '../../core/records.ts';
 
 /**
@@ -207,6 +209,7 @@ export function datasetCard({ manifest, dataFiles, toolsFile, splits }: DatasetC
     JSON.stringify(config) === JSON.stringify(manifest.config) ? 'Config (also in `toolkiln-config.json`):' : 'Config (in full in `toolkiln-config.json`; here an absolute path shows only its last part):',
     '```json\n' + JSON.stringify(config, null, 2) + '\n```',
     ...checksSection(manifest),
+    ...overlapSection(manifest),
     '## Sources',
     table(['file', 'sha256', 'license'], Object.entries(manifest.sources).map(([path, hash]) => [`\`${cardPath(path)}\``, `\`${hash}\``, sourceLicense(path) ?? 'unknown: check the source'])),
     '## Regenerate',
@@ -241,5 +244,26 @@ function checksSection(manifest: Manifest): string[] {
       ['check', 'checked', 'findings', 'samples'],
       Object.entries(audit.checks).map(([check, count]) => [`\`${check}\``, count.checked ?? '-', count.findings ?? 0, count.samples ?? 0]),
     ),
+  ];
+}
+
+/**
+ * The samples' overlap with test sets, measured when the version was published (`stats.testOverlap`,
+ * core/overlap/gate.ts): per reference set, split and category, the samples at or over each level's
+ * threshold. Nothing for a version published before it was measured.
+ */
+function overlapSection(manifest: Manifest): string[] {
+  const overlap = manifest.stats.testOverlap as OverlapSummary | undefined;
+  if (!overlap?.levels) return [];
+  const missing = overlap.missing?.length ? ` Not found when it was published, so not compared with: ${overlap.missing.join(', ')}.` : '';
+  if (!overlap.references.length) return ['## Overlap with test sets', `Nothing was compared with.${missing}`];
+  const done =
+    overlap.mode === 'reject'
+      ? `A sample at or over a threshold was not published (${overlap.rejected} of ${overlap.samples}; each is in \`rejects.jsonl\` with the reference sample it matches).`
+      : 'Samples at or over a threshold were published and counted here (`toolkiln datasets overlap` lists each with the reference sample it matches).';
+  return [
+    '## Overlap with test sets',
+    `Each sample was compared with the reference sets below: the share of its user text's word n-grams one reference sample has (\`ngram-n\`), its tool set and gold calls canonicalised (\`call-exact\`) or compared loosely (\`call-near\`), and the cosine of its user text's embedding (\`embedding\`, ${overlap.embedder ?? 'not measured'}). A sample overlaps at a level when its score reaches ${describeThresholds(overlap)}. ${done}${missing}`,
+    overlapMarkdown(overlap),
   ];
 }

@@ -1,3 +1,4 @@
+import { OverlapConfig } from '../../core/overlap/config.ts';
 import { z } from 'zod';
 import { MergeToolsMtuConfig } from '../merge-tools-mtu.ts';
 
@@ -181,6 +182,8 @@ export const MtuConfig = z
     reference: z.string().default('../shared/data/reference/mtu-bench'),
     /** The date the prompts call today (SGD's dialogues are set around 2019-03-01). */
     today: z.string().regex(/^\d{4}-\d{2}-\d{2}$/, 'write today as YYYY-MM-DD').default('2019-03-01'),
+    /** Overlap with the released test sets, measured when a version is published. */
+    testOverlap: OverlapConfig,
   })
   .strict();
 export type MtuConfig = z.infer<typeof MtuConfig>;
