@@ -3,7 +3,7 @@ import { mapIterable } from '../../core/collections.ts';
 import { UserError } from '../../core/errors.ts';
 import { AtomicJsonlFile, writeFileAtomic } from '../../core/jsonl.ts';
 import type { Exporter, ExportOptions } from '../../core/pipeline.ts';
-import type { Json, OpenAIFunctionTool, Sample } from '../../core/records.ts';
+import { isRef, parseRef, type ArgValue, type Call, type Json, type OpenAIFunctionTool, type Sample, type Turn } from '../../core/records.ts';
 import { readManifest } from '../../core/store.ts';
 import { datasetCard, hfSplitName } from './hf-card.ts';
 import { sampleToChat, type ChatMessage, type GoldReply } from './openai-chat.ts';
@@ -59,13 +59,15 @@ export interface TrlOptions extends ExportOptions {
 
 /** A sample's training row; a sample that makes no valid chat example stops the export, named with its problems. */
 export function sampleToTrl(sample: Sample, options: TrlOptions = {}): TrlRow {
-  const example = sampleToChat(sample, { goldReply: options.goldReply });
+  const { sample: prepared, ids } = renumberCalls(sample);
+  const example = sampleToChat(callsAfterTheirInputs(prepared), { goldReply: options.goldReply });
   const problems = chatExampleProblems(example);
   if (problems.length) throw new UserError(`sample ${sample.id} (split ${sample.split}) makes no training row: ${problems.join('; ')}`);
-  const ids = new Map<string, string>();
+  // The ids of the sample's calls are already row ids; a recipe's gold reply brings its own.
+  const rowIds = new Map([...ids.values()].map((id) => [id, id]));
   const idOf = (id: string) => {
-    if (!ids.has(id)) ids.set(id, `call${String(ids.size + 1).padStart(5, '0')}`);
-    return ids.get(id)!;
+    if (!rowIds.has(id)) rowIds.set(id, rowCallId(rowIds.size));
+    return rowIds.get(id)!;
   };
   const names = new Map<string, string>();
   const messages: TrlMessage[] = [];
@@ -78,6 +80,92 @@ export function sampleToTrl(sample: Sample, options: TrlOptions = {}): TrlRow {
   }
   const rows = options.oneCallPerMessage ? oneCallEach(messages) : messages;
   return { id: sample.id, category: sample.category, messages: rows, tools: example.tools ?? [] };
+}
+
+/** The n-th call id of a row (from 0): `call00001`, … */
+const rowCallId = (n: number) => `call${String(n + 1).padStart(5, '0')}`;
+
+/**
+ * The sample with its calls renamed to row ids in the order a row shows them (the dialogue's, then
+ * the gold's), in calls, observations, references and the gold alike: a reference whose value the
+ * sample does not hold is written as `<call id>.<field>` text, and that id is one the row shows.
+ */
+function renumberCalls(sample: Sample): { sample: Sample; ids: Map<string, string> } {
+  const ids = new Map<string, string>();
+  const idOf = (id: string) => {
+    if (!ids.has(id)) ids.set(id, rowCallId(ids.size));
+    return ids.get(id)!;
+  };
+  for (const turn of sample.dialogue) for (const call of turn.calls ?? []) idOf(call.id);
+  for (const call of [...(sample.expected.turns?.[String(sample.dialogue.length)] ?? []), ...(sample.expected.calls ?? [])]) idOf(call.id);
+  for (const calls of Object.values(sample.expected.turns ?? {})) for (const call of calls) idOf(call.id);
+  const renamedArg = (value: ArgValue): ArgValue => {
+    if (isRef(value)) {
+      const { callId, field } = parseRef(value);
+      return { $ref: `${ids.get(callId) ?? callId}.${field}` };
+    }
+    return Array.isArray(value) ? value.map(renamedArg) : value;
+  };
+  const renamed = (calls: Call[]) => calls.map((call) => ({ ...call, id: ids.get(call.id)!, arguments: Object.fromEntries(Object.entries(call.arguments).map(([k, v]) => [k, renamedArg(v)])) }));
+  const dialogue = sample.dialogue.map((turn): Turn => ({
+    ...turn,
+    ...(turn.calls ? { calls: renamed(turn.calls) } : {}),
+    ...(turn.observations ? { observations: Object.fromEntries(Object.entries(turn.observations).map(([id, result]) => [ids.get(id) ?? id, result])) } : {}),
+  }));
+  const expected = {
+    ...sample.expected,
+    ...(sample.expected.calls ? { calls: renamed(sample.expected.calls) } : {}),
+    ...(sample.expected.turns ? { turns: Object.fromEntries(Object.entries(sample.expected.turns).map(([k, calls]) => [k, renamed(calls)])) } : {}),
+  };
+  return { sample: { ...sample, dialogue, expected }, ids };
+}
+
+/**
+ * The sample with each turn's calls that use another call of the same turn's result moved to a turn
+ * of their own after that result (the value filled in): a model sees what it uses before it calls.
+ * A reference to a call without a result stays in its turn, as the `<call>.<field>` text. The turn's
+ * thought stays with its first calls, its reply with its last ones.
+ */
+function callsAfterTheirInputs(sample: Sample): Sample {
+  const dialogue: Turn[] = [];
+  for (const turn of sample.dialogue) dialogue.push(...turnSteps(turn));
+  if (dialogue.length === sample.dialogue.length) return sample;
+  const next = sample.expected.turns?.[String(sample.dialogue.length)];
+  return { ...sample, dialogue, expected: { ...sample.expected, turns: next ? { [String(dialogue.length)]: next } : undefined } };
+}
+
+function turnSteps(turn: Turn): Turn[] {
+  const calls = turn.calls ?? [];
+  const observed = turn.observations ?? {};
+  const step = new Map<string, number>();
+  const stepOf = (call: Call): number => {
+    if (!step.has(call.id)) {
+      step.set(call.id, 0);
+      const inputs = refsOf(Object.values(call.arguments)).filter((id) => id !== call.id && id in observed && calls.some((c) => c.id === id));
+      step.set(call.id, Math.max(0, ...inputs.map((id) => stepOf(calls.find((c) => c.id === id)!) + 1)));
+    }
+    return step.get(call.id)!;
+  };
+  const last = Math.max(0, ...calls.map(stepOf));
+  if (last === 0) return [turn];
+  const { thought, response, content, ...rest } = turn;
+  return Array.from({ length: last + 1 }, (_, k): Turn => {
+    const mine = calls.filter((call) => stepOf(call) === k);
+    const results = Object.fromEntries(mine.filter((call) => call.id in observed).map((call) => [call.id, observed[call.id]]));
+    return {
+      ...rest,
+      content: k === last ? content : '',
+      ...(k === 0 && thought !== undefined ? { thought } : {}),
+      calls: mine,
+      observations: results,
+      ...(k === last && response !== undefined ? { response } : {}),
+    };
+  });
+}
+
+/** The call ids a value's references name. */
+function refsOf(values: ArgValue[]): string[] {
+  return values.flatMap((value): string[] => (isRef(value) ? [parseRef(value).callId] : Array.isArray(value) ? refsOf(value) : []));
 }
 
 /** An assistant message of text only. */
