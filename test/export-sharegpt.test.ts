@@ -100,7 +100,7 @@ describe('sharegpt export', () => {
       'demo-v1-train': { file_name: 'train.jsonl', formatting: 'sharegpt', columns, tags },
     });
     expect(readJsonl(join(out, 'train.jsonl'))).toEqual([sampleToShareGpt(sample).row]);
-    expect(notices).toEqual(['sharegpt: 2 thought(s) before tool calls left out (a function_call value is JSON only)']);
+    expect(notices).toEqual(["sharegpt: 2 thought(s) left out (a function_call value is JSON only; a reply is the turn's text)"]);
   });
 
   it('refuses a sample LLaMA-Factory would skip, naming it and what is wrong', async () => {

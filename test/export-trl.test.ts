@@ -2,6 +2,7 @@ import { mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { main } from '../bin/cli.ts';
 import { readJsonl } from '../core/jsonl.ts';
 import { Sample, type ToolSpec } from '../core/records.ts';
 import { DatasetStore } from '../core/store.ts';
@@ -49,7 +50,7 @@ const multiTurn = Sample.parse({
       response: 'Flight F1 costs 20.',
     },
     { role: 'user', content: 'Book it' },
-    { role: 'assistant', content: 'For how many people?' },
+    { role: 'assistant', content: 'For how many people?', thought: 'The party size is missing.' },
     { role: 'user', content: 'Two' },
   ],
   expected: { turns: { '5': [{ id: 'c3', tool: 'Book', arguments: { flight: 'F1', people: 2 } }] } },
@@ -160,7 +161,10 @@ describe('trl export', () => {
   it('writes Parquet and JSONL with the same rows, a card whose configs name each split, and the config', async () => {
     const { store, ref } = publish();
     const out = tmp();
-    const files = await exportTrl(store.sampleSource(ref), store.tools(ref), out, ref);
+    const notices: string[] = [];
+    const files = await exportTrl(store.sampleSource(ref), store.tools(ref), out, ref, { notice: (line) => notices.push(line) });
+    // The thought of the question back has no place in a row, and the export says so.
+    expect(notices).toEqual(['trl: 2 thought(s) of turns without calls left out (a row carries a thought only as the text before calls)']);
     expect(files.map((f) => f.slice(out.length + 1))).toEqual([
       'data/task_awareness-00000-of-00001.parquet',
       'jsonl/task_awareness.jsonl',
@@ -217,4 +221,27 @@ describe('trl export', () => {
     expect(loaded.splits.train).toEqual(readJsonl(join(out, 'jsonl/train.jsonl')));
     expect(Object.keys(loaded.splits).sort()).toEqual(['task_awareness', 'train']);
   });
+});
+
+describe('toolkiln export --format trl --one-call-per-message', () => {
+  it('writes one call per message only when asked, and only for trl', async () => {
+    const home = tmp();
+    new DatasetStore(home).publish({ name: 'demo', samples: [multiTurn], tools: TOOLS, rejects: [], manifest: { ...draftManifest('fp'), pipeline: 'mtu' } });
+    const cli = async (...argv: string[]) => {
+      const out: string[] = [];
+      const err: string[] = [];
+      const code = await main(argv, { out: (t) => out.push(t), err: (t) => err.push(t), home, cwd: home, env: {} });
+      return { code, out: out.join('\n'), err: err.join('\n') };
+    };
+    const messages = async (...flags: string[]) => {
+      const { code } = await cli('export', 'demo@v1', '--format', 'trl', '--out', `trl${flags.length}`, '--json', ...flags);
+      expect(code).toBe(0);
+      return readJsonl<{ messages: { tool_calls?: unknown[] }[] }>(join(home, `trl${flags.length}`, 'jsonl/train.jsonl'))[0].messages;
+    };
+    expect(Math.max(...(await messages()).map((m) => m.tool_calls?.length ?? 0))).toBe(2);
+    expect(Math.max(...(await messages('--one-call-per-message')).map((m) => m.tool_calls?.length ?? 0))).toBe(1);
+    const refused = await cli('export', 'demo@v1', '--format', 'sharegpt', '--out', 'sg', '--one-call-per-message');
+    expect(refused.code).toBe(2);
+    expect(refused.err).toContain('--one-call-per-message applies to --format trl only; drop it for "sharegpt"');
+  }, 120_000);
 });

@@ -7,7 +7,7 @@ import { readManifest } from '../../core/store.ts';
 import { hfDatasetName, hfSplitName } from './hf-card.ts';
 import type { GoldReply } from './openai-chat.ts';
 import { SHAREGPT_TAGS, shareGptRowProblems } from './sharegpt-validate.ts';
-import { sampleToTrl, type TrlMessage } from './trl.ts';
+import { sampleToTrl, thoughtsWithoutCalls, type TrlMessage } from './trl.ts';
 
 /**
  * ShareGPT with tools, as LLaMA-Factory reads it (`formatting: sharegpt`; ms-swift reads the same
@@ -23,8 +23,9 @@ import { sampleToTrl, type TrlMessage } from './trl.ts';
  * - `id` and `category` to trace a row to its sample (LLaMA-Factory drops other columns).
  *
  * A ReAct thought has no place: LLaMA-Factory parses a function_call value as JSON and splits off
- * reasoning only inside its template's thought words, which differ from template to template. The
- * export says on stderr how many thoughts it left out. No sample has a system prompt, so there is no
+ * reasoning only inside its template's thought words, which differ from template to template (the
+ * thought of a turn without calls has no place in either format). The export says on stderr how many
+ * thoughts it left out. No sample has a system prompt, so there is no
  * `system` column.
  */
 export interface ShareGptMessage {
@@ -39,7 +40,7 @@ export interface ShareGptRow {
   tools: string;
 }
 
-/** A sample's ShareGPT row and whether a thought before its calls was left out. */
+/** A sample's ShareGPT row and how many of its thoughts were left out. */
 export function sampleToShareGpt(sample: Sample, goldReply?: GoldReply): { row: ShareGptRow; thoughtsLeftOut: number } {
   const trl = sampleToTrl(sample, { goldReply });
   const conversations: ShareGptMessage[] = [];
@@ -59,7 +60,7 @@ export function sampleToShareGpt(sample: Sample, goldReply?: GoldReply): { row: 
     if (message.tool_calls && message.content) thoughtsLeftOut++;
   }
   flush();
-  return { row: { id: trl.id, category: trl.category, conversations, tools: JSON.stringify(trl.tools) }, thoughtsLeftOut };
+  return { row: { id: trl.id, category: trl.category, conversations, tools: JSON.stringify(trl.tools) }, thoughtsLeftOut: thoughtsLeftOut + thoughtsWithoutCalls(sample) };
 }
 
 function shareGptMessage(message: TrlMessage): ShareGptMessage {
@@ -107,7 +108,7 @@ export function shareGptExporter(goldReply?: GoldReply): Exporter {
       };
     }
     writeFileAtomic(join(outDir, 'dataset_info.json'), `${JSON.stringify(info, null, 2)}\n`);
-    if (thoughts) options.notice?.(`sharegpt: ${thoughts} thought(s) before tool calls left out (a function_call value is JSON only)`);
+    if (thoughts) options.notice?.(`sharegpt: ${thoughts} thought(s) left out (a function_call value is JSON only; a reply is the turn's text)`);
     return [...written, join(outDir, 'dataset_info.json')];
   };
 }

@@ -82,6 +82,11 @@ export function sampleToTrl(sample: Sample, options: TrlOptions = {}): TrlRow {
   return { id: sample.id, category: sample.category, messages: rows, tools: example.tools ?? [] };
 }
 
+/** The thoughts of a sample's assistant turns that call nothing: a row has no place for them (its reply is the message's text). */
+export function thoughtsWithoutCalls(sample: Sample): number {
+  return sample.dialogue.filter((turn) => turn.role === 'assistant' && turn.thought && !turn.calls?.length).length;
+}
+
 /** The n-th call id of a row (from 0): `call00001`, … */
 const rowCallId = (n: number) => `call${String(n + 1).padStart(5, '0')}`;
 
@@ -219,6 +224,7 @@ export function trlExporter(goldReply?: GoldReply): Exporter {
     const manifest = readManifest(version.dir);
     const written: string[] = [];
     const dataFiles: { split: string; path: string }[] = [];
+    let unsaidThoughts = 0;
     for (const split of [...samples.splits].sort()) {
       const name = hfSplitName(split, samples.splits);
       const path = `data/${name}-00000-of-00001.parquet`;
@@ -226,6 +232,7 @@ export function trlExporter(goldReply?: GoldReply): Exporter {
       try {
         const rows = mapIterable(samples.inSplit(split), (sample) => {
           const row = sampleToTrl(sample, { ...options, goldReply });
+          unsaidThoughts += thoughtsWithoutCalls(sample);
           jsonl.write(row);
           return row;
         });
@@ -237,6 +244,7 @@ export function trlExporter(goldReply?: GoldReply): Exporter {
       written.push(join(outDir, path), jsonl.commit());
       dataFiles.push({ split, path });
     }
+    if (unsaidThoughts) options.notice?.(`trl: ${unsaidThoughts} thought(s) of turns without calls left out (a row carries a thought only as the text before calls)`);
     writeFileAtomic(join(outDir, 'toolkiln-config.json'), `${JSON.stringify(manifest.config, null, 2)}\n`);
     const card = datasetCard({ manifest, dataFiles, toolsFile: null, splits: samples.splits, format: { name: 'trl', configSuffix: '-trl', columns: options.oneCallPerMessage ? `${TRL_COLUMNS_TEXT} ${ONE_CALL_TEXT}` : TRL_COLUMNS_TEXT } });
     writeFileAtomic(join(outDir, 'README.md'), card);
