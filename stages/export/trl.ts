@@ -21,13 +21,16 @@ import { writeParquet, type Column } from './parquet.ts';
  *   message naming the call (`tool_call_id`) and the function (`name`, which Hermes-style
  *   templates print), its `content` the result as JSON text. A turn's text reply (its response,
  *   or the text of a turn without calls: a question back, a refusal) is an assistant message of its
- *   own; a message without calls has no `tool_calls` key at all (a template tests whether the key
- *   is there). What the dialogue does not hold yet is added as the gold answer, as for OpenAI chat
- *   (stages/export/openai-chat.ts); the row ends with the last assistant message.
+ *   own (two in a row are one, joined by a blank line); a message without calls has no `tool_calls`
+ *   key at all (a template tests whether the key is there). A turn's calls that use another of its
+ *   calls' results come in a message after that result, with the value. The thought of a turn
+ *   without calls has no place and is left out (the exporter counts them). What the dialogue does
+ *   not hold yet is added as the gold answer, as for OpenAI chat (stages/export/openai-chat.ts); the
+ *   row ends with the last assistant message.
  * - `tools`: the sample's candidate tools as `{type: "function", function: {name, description,
  *   parameters}}` with JSON-Schema parameters.
  *
- * Call ids are renumbered `call00001`, `call00002`, … in the row's order: Mistral's tokenizer and
+ * Call ids are renumbered `call00001`, `call00002`, … in the sample's order: Mistral's tokenizer and
  * template take nine letters or digits, and the canonical ids (`call_0`) are only unique within
  * their sample anyway. With `oneCallPerMessage`, a message with several calls is written as one
  * message per call, each followed by its result: Llama 3.1's JSON tool format has no parallel calls.
