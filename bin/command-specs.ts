@@ -149,12 +149,13 @@ export const RUNS_CLEAN: CommandSpec = {
 
 export const EXPORT: CommandSpec = {
   path: ['export'],
-  usage: 'toolkiln export <name>@v --format <format> [--out dir] [--keep-extensions] [--json]',
+  usage: 'toolkiln export <name>@v --format <format> [--out dir] [--keep-extensions] [--one-call-per-message] [--json]',
   summary: "write a version in a benchmark's native format (default folder: datasets/<name>/<v>.derived/export/<format>/, for hf …/export/hf/<name>-<v>/)",
   options: {
     format: string('format', 'none: required', "the format to write: one of the version's recipe's (toolkiln --help lists them per recipe)"),
     out: string('dir', 'datasets/<name>/<v>.derived/export/<format>/', 'the folder to write into (outside datasets/ and .toolkiln/)'),
     'keep-extensions': flag("keep toolkiln's extensions: openai-chat's x-toolkiln fields, acebench's agent records over toolkiln's classes"),
+    'one-call-per-message': flag("trl: each tool call in an assistant message of its own, followed by its result (for chat templates without parallel calls, such as Llama 3.1's)"),
   },
 };
 

@@ -19,6 +19,8 @@ export type Exporter = (samples: SampleSource, tools: ToolSpec[], outDir: string
 export interface ExportOptions {
   /** Keep toolkiln's own fields a format has no slot for (`x-toolkiln` in OpenAI chat tools), and records a benchmark's own code cannot load (ACEBench agent records over toolkiln's classes). */
   keepExtensions?: boolean;
+  /** Chat formats (trl): one tool call per assistant message, each followed by its result, for templates without parallel calls (Llama 3.1's). */
+  oneCallPerMessage?: boolean;
   /** Told, one line each, what the format left out. */
   notice?: (line: string) => void;
 }

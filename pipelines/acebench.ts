@@ -22,6 +22,8 @@ import { translateStage } from '../stages/acebench/translate.ts';
 import { judgeStage, ruleCheckStage } from '../stages/acebench/verify.ts';
 import { commonExporters } from '../stages/export/index.ts';
 import { openAIChatExporter } from '../stages/export/openai-chat.ts';
+import { shareGptExporter } from '../stages/export/sharegpt.ts';
+import { trlExporter } from '../stages/export/trl.ts';
 
 /**
  * ACEBench (Chen et al.), §3.1: a context tree domain → subdomain → functionality grown step by
@@ -105,7 +107,7 @@ export const acebenchPipeline = definePipeline<AceBenchConfig>({
       statistics,
     ];
   },
-  exports: { ...commonExporters, 'openai-chat': openAIChatExporter(aceGoldReply), acebench: exportAceBench },
+  exports: { ...commonExporters, 'openai-chat': openAIChatExporter(aceGoldReply), trl: trlExporter(aceGoldReply), sharegpt: shareGptExporter(aceGoldReply), acebench: exportAceBench },
   scorer: acebenchScorer,
   // An import publishes the released records as they are: what breaks an invariant is counted, not dropped.
   invariants: { gate: (config) => (config.importDir ? 'record' : 'reject') },

@@ -26,12 +26,14 @@ export const exportCommand: Command = {
     // Only the OpenAI chat format (its x-toolkiln fields) and ACEBench's (agent records over toolkiln's classes) have extensions to keep or drop.
     const keepExtensions = values['keep-extensions'] === true;
     if (keepExtensions && format !== 'openai-chat' && format !== 'acebench') throw new UserError(`--keep-extensions applies to --format openai-chat (its x-toolkiln fields) and acebench (agent records over toolkiln's own classes) only; drop it for "${format}"`);
+    const oneCallPerMessage = values['one-call-per-message'] === true;
+    if (oneCallPerMessage && format !== 'trl') throw new UserError(`--one-call-per-message applies to --format trl only; drop it for "${format}"`);
     store.assertIntact(ref);
     // Whole or not at all: a failure part way (a full disk) leaves no half export. The default
     // folder is toolkiln's and is replaced whole; a folder given with --out only gets the new files.
     // An hf folder is named after the dataset and version: `datasets` keys its cache on the folder's name.
     const outDir = outFolder ?? join(store.derivedDir(ref, 'export'), format, ...(format === 'hf' ? [hfDatasetName(ref)] : []));
-    const written = await writeFolderAtomic(outDir, (dir) => exporter(store.sampleSource(ref), store.tools(ref), dir, ref, { keepExtensions, notice: io.err }), { replace: outFolder === undefined });
+    const written = await writeFolderAtomic(outDir, (dir) => exporter(store.sampleSource(ref), store.tools(ref), dir, ref, { keepExtensions, oneCallPerMessage, notice: io.err }), { replace: outFolder === undefined });
     const files = written.value.map(written.final);
     if (io.json) io.out(JSON.stringify({ dataset: `${ref.name}@${ref.version}`, format, files }));
     else io.out(`wrote ${files.length} file(s) for ${ref.name}@${ref.version} as ${format}:\n${files.map((f) => `  ${f}`).join('\n')}`);

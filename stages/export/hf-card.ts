@@ -154,15 +154,17 @@ export interface DatasetCardInput {
   /** The tool library's Parquet file, or null when the version has no tools. */
   toolsFile: string | null;
   splits: readonly string[];
+  /** The export the card describes, when not `hf`: its format name, its config's name after the dataset's, and its Columns section. */
+  format?: { name: string; configSuffix: string; columns: string };
 }
 
 /** The Hub id of the license of sources toolkiln does not know (`license: other` asks for one, `license_name`). */
 const UNKNOWN_LICENSE_NAME = 'unknown-source-license';
 
-export function datasetCard({ manifest, dataFiles, toolsFile, splits }: DatasetCardInput): string {
+export function datasetCard({ manifest, dataFiles, toolsFile, splits, format }: DatasetCardInput): string {
   const licenses = [...new Set(Object.keys(manifest.sources).map((path) => sourceLicense(path) ?? 'other'))].sort();
   if (!licenses.length) licenses.push('other');
-  const configName = hfDatasetName(manifest);
+  const configName = `${hfDatasetName(manifest)}${format?.configSuffix ?? ''}`;
   const config = withoutLocalPaths(manifest.config);
   const header = {
     license: licenses.length === 1 ? licenses[0] : licenses,
@@ -186,6 +188,15 @@ export function datasetCard({ manifest, dataFiles, toolsFile, splits }: DatasetC
     typeof stats.limit === 'number' ? ` --limit ${stats.limit}` : '',
     offline ? ' --llm offline' : ` --llm openai --model ${manifest.models[0] ?? '<model>'}`,
   ].join('');
+  const columns =
+    format?.columns ??
+    [
+      '`id`, `benchmark`, `category`, `split`: text. `tools`: a list of `{name, description, parameters, returns, domain, plugin, isAction, provenance}`.',
+      '`dialogue`: a list of turns `{role, content, thought, calls, observations, response}`.',
+      'Values whose shape differs from record to record are JSON text, as OpenAI carries `function.arguments`: a tool\'s `parameters`, `returns` and `provenance`, a turn\'s `calls` (`[{id, tool, arguments}]`; an argument `{"$ref": "<callId>.<field>"}` stands for an earlier call\'s result) and `observations` (results by call id), and the sample\'s `expected` (gold calls or labels) and `meta` (source, lineage, checks).',
+      'No value is null: an absent text is `""`, an absent JSON value the JSON text `null`, and `isAction` (whether calling the tool changes state) is `yes`, `no` or `unknown`.',
+      `The \`${configName}-tools\` config holds the tool library in the same \`tools\` shape.`,
+    ].join(' ');
   const sections = [
     `# ${manifest.name} ${manifest.version}`,
     `Tool-use samples made by the toolkiln \`${manifest.pipeline}\` pipeline (fingerprint \`${manifest.fingerprint}\`, toolkiln ${manifest.toolkilnVersion}).` +
@@ -195,13 +206,7 @@ export function datasetCard({ manifest, dataFiles, toolsFile, splits }: DatasetC
     table(['category', 'samples'], Object.entries(manifest.counts.byCategory)),
     `Tools in the library: ${manifest.counts.tools}. Records rejected on the way: ${manifest.counts.rejects}.`,
     '## Columns',
-    [
-      '`id`, `benchmark`, `category`, `split`: text. `tools`: a list of `{name, description, parameters, returns, domain, plugin, isAction, provenance}`.',
-      '`dialogue`: a list of turns `{role, content, thought, calls, observations, response}`.',
-      'Values whose shape differs from record to record are JSON text, as OpenAI carries `function.arguments`: a tool\'s `parameters`, `returns` and `provenance`, a turn\'s `calls` (`[{id, tool, arguments}]`; an argument `{"$ref": "<callId>.<field>"}` stands for an earlier call\'s result) and `observations` (results by call id), and the sample\'s `expected` (gold calls or labels) and `meta` (source, lineage, checks).',
-      'No value is null: an absent text is `""`, an absent JSON value the JSON text `null`, and `isAction` (whether calling the tool changes state) is `yes`, `no` or `unknown`.',
-      `The \`${configName}-tools\` config holds the tool library in the same \`tools\` shape.`,
-    ].join(' '),
+    columns,
     '## How it was made',
     table(['stage', 'version', 'in', 'out', 'rejected'], manifest.stages.map((s) => [s.stage, s.version, s.in, s.out, s.rejected])),
     `Models: ${manifest.models.map((m) => `\`${m}\``).join(', ') || 'none'}.`,
@@ -217,7 +222,7 @@ export function datasetCard({ manifest, dataFiles, toolsFile, splits }: DatasetC
       'With the same sources (same hashes) and toolkiln, the same run publishes the same samples:',
       '```sh',
       run,
-      `npx toolkiln export ${manifest.name}@<version> --format hf --out <folder>`,
+      `npx toolkiln export ${manifest.name}@<version> --format ${format?.name ?? 'hf'} --out <folder>`,
       'hf upload <user>/<dataset> <folder> --repo-type dataset',
       '```',
     ].join('\n'),

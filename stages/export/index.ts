@@ -3,6 +3,8 @@ import { exportBfcl } from './bfcl.ts';
 import { exportCanonical } from './canonical.ts';
 import { exportHuggingFace } from './hf.ts';
 import { exportOpenAIChat } from './openai-chat.ts';
+import { exportShareGpt } from './sharegpt.ts';
+import { exportTrl } from './trl.ts';
 
 /** Formats every dataset can be exported to, whatever its recipe. */
 export const commonExporters: Record<string, Exporter> = {
@@ -10,4 +12,6 @@ export const commonExporters: Record<string, Exporter> = {
   'openai-chat': exportOpenAIChat,
   hf: exportHuggingFace,
   bfcl: exportBfcl,
+  trl: exportTrl,
+  sharegpt: exportShareGpt,
 };
