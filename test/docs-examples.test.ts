@@ -189,7 +189,7 @@ describe('the example reader', () => {
     expect(await invocationProblems(['--version'])).toEqual([]);
     expect(await invocationProblems(['run', 'mtu', '--limt', '5'])).toEqual(['run has no flag --limt']);
     expect(await invocationProblems(['datasets', 'lst'])).toEqual(['unknown command "datasets lst"']);
-    expect(await invocationProblems(['tools', 'import', 'x.json'])).toEqual(['unknown command "tools import"']);
+    expect(await invocationProblems(['models', 'import', 'x.json'])).toEqual(['unknown command "models import"']);
     expect(await invocationProblems(['run', 'mtu-bench'])).toEqual(['no pipeline "mtu-bench" (pipelines: mtu, nestools, toole, tooltalk, acebench)']);
   });
 });
