@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { parse } from 'csv-parse/sync';
-import { csvText, isNeutralised, restoreCell } from '../core/csv.ts';
+import { csvText, isNeutralised, restoreCell, writeCsvAtomic } from '../core/csv.ts';
 import { messageOf } from '../core/errors.ts';
 
 /**
@@ -17,9 +17,21 @@ export function readCell(raw: string): { text: string; formula: boolean } {
   return isNeutralised(raw) ? { text: restoreCell(raw), formula: false } : { text: raw, formula: TYPED_FORMULA.test(raw) };
 }
 
-/** UTF-8 with a BOM and CRLF between records, as Excel writes and reads it; every cell neutralised (core/csv.ts). */
+/** How review sheets are written: UTF-8 with a BOM and CRLF between records, as Excel writes and reads it. */
+const SHEET_LAYOUT = { bom: true, recordDelimiter: 'windows' } as const;
+
+/** A sheet as text; every cell neutralised (core/csv.ts). */
 export function toCsv(columns: readonly string[], rows: readonly Record<string, string>[]): string {
-  return csvText([columns, ...rows.map((row) => columns.map((c) => row[c] ?? ''))], { bom: true, recordDelimiter: 'windows' });
+  return csvText([columns, ...rows.map((row) => columns.map((c) => row[c] ?? ''))], SHEET_LAYOUT);
+}
+
+/** A sheet written row by row as the rows come (the bytes `toCsv` gives), whole or not at all. */
+export function writeCsvSheet(path: string, columns: readonly string[], rows: Iterable<Record<string, string>>): void {
+  function* records(): Generator<readonly string[]> {
+    yield columns;
+    for (const row of rows) yield columns.map((c) => row[c] ?? '');
+  }
+  writeCsvAtomic(path, records(), SHEET_LAYOUT);
 }
 
 export interface CsvRecord {

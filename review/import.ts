@@ -11,7 +11,8 @@ import { withRecordIds } from './argilla.ts';
 import { carryNewSampleReview, type CarryResult } from './carry.ts';
 import { publishReviewed } from './apply.ts';
 import { toCsv } from './csv.ts';
-import { itemIndex, readQueueEntries } from './queue.ts';
+import { versionItems } from './items.ts';
+import { readQueueEntries } from './queue.ts';
 import type { ImportProblem, SheetSource } from './rows.ts';
 import { readSheetFile } from './sources.ts';
 import { validateSheets, type ValidationContext, type ValidationResult } from './validate.ts';
@@ -72,17 +73,23 @@ interface Loaded {
   agreement: AgreementReport;
 }
 
-/** Reads every sheet and validates every row against the version (nothing is written). */
-export function readAndValidate(store: DatasetStore, ref: VersionRef, files: SheetFile[], pipeline?: Pick<PipelineDefinition, 'recheck'>): Loaded {
-  const samples = store.samples(ref);
+/**
+ * Reads every sheet and validates every row against the version (nothing is written). The samples
+ * of the items the sheets name, and of `alsoItems` (the review app's queue), are found in one pass
+ * over the version and read back when a row needs them.
+ */
+export function readAndValidate(store: DatasetStore, ref: VersionRef, files: SheetFile[], pipeline?: Pick<PipelineDefinition, 'recheck'>, alsoItems: Iterable<string> = []): Loaded {
+  store.assertIntact(ref);
+  const sources = files.map((f) => readSheetFile(f.path, f.shown ?? f.path));
+  const wanted = new Set(alsoItems);
+  for (const source of sources) for (const row of source.rows) wanted.add((row.cells.item_id ?? '').trim());
   const ctx: ValidationContext = {
     ref,
-    items: itemIndex(ref, samples),
+    items: versionItems(ref, store.sampleSource(ref), wanted),
     queue: readQueueEntries(store.derivedDirForReading(ref, 'review'), ref),
     pipeline,
     library: store.tools(ref),
   };
-  const sources = files.map((f) => readSheetFile(f.path, f.shown ?? f.path));
   const validation = validateSheets(sources, ctx);
   validation.problems = withRecordIds(validation.problems, sources);
   const agreement = agreementReport(validation.decisions.filter((d) => d.kind === 'annotator').map((d) => ({ item: d.itemId, rater: d.annotator, label: d.decision })));

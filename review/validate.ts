@@ -1,6 +1,7 @@
 import type { PipelineDefinition } from '../core/pipeline.ts';
 import type { Sample, ToolSpec } from '../core/records.ts';
 import { formatCallsJson, goldCalls, parseCorrectedCalls, parseLabels, type Correction } from './calls.ts';
+import type { SampleLookup } from './items.ts';
 import type { QueueItem } from './queue.ts';
 import { callProblems, editedSample } from './schema-check.ts';
 import { ADJUDICATION_COLUMNS, datasetLabel, DECISIONS, EDITABLE_COLUMNS, QUEUE_COLUMNS, SAMPLE_COLUMNS, sampleCells, SHEET_COLUMNS, sheetRow, type DatasetLabel, type Decision } from './sheet.ts';
@@ -26,8 +27,8 @@ export interface RowDecision {
 
 export interface ValidationContext {
   ref: DatasetLabel;
-  /** Item id → sample, for every sample of the version. */
-  items: Map<string, Sample>;
+  /** Item id → sample, for every item the sheets name (see `versionItems`). */
+  items: SampleLookup;
   /** Item id → its entries in the version's queues, latest first (read-only priority / what_to_check). */
   queue: Map<string, QueueItem[]>;
   pipeline?: Pick<PipelineDefinition, 'recheck'>;

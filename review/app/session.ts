@@ -87,7 +87,7 @@ export function openReviewSession(options: ReviewSessionOptions): ReviewSession 
   const reviewDir = store.derivedDir(ref, 'review');
   const { items, queueFile, queueNote, toKeep } = annotatorQueue(store, ref, annotator, options);
   const path = join(reviewDir, appSheetName(ref, annotator));
-  const { ctx, sources, validation } = readAndValidate(store, ref, existsSync(path) ? [{ path }] : [], options.pipeline);
+  const { ctx, sources, validation } = readAndValidate(store, ref, existsSync(path) ? [{ path }] : [], options.pipeline, items.map((item) => item.itemId));
   refuseBrokenFile(path, validation.problems);
 
   const fresh = items.map((item) => sheetRow(ref, item, ctx.items.get(item.itemId)!, annotator));
@@ -179,7 +179,8 @@ function readQueue<Q extends ReviewQueue>(path: string, ref: VersionRef, remedy:
 function loadQueue(store: DatasetStore, ref: VersionRef, toolReview?: Pick<ToolReview, 'checks' | 'tags'>): { queue: ReviewQueue; queueFile: string } {
   const existing = join(store.derivedDirForReading(ref, 'review'), QUEUE_FILE);
   if (existsSync(existing)) return { queue: readQueue(existing, ref, `run toolkiln review export ${datasetLabel(ref)} again`), queueFile: existing };
-  const queue = selectQueue(ref, store.samples(ref), selectionFor(store.manifest(ref).config), toolReview);
+  store.assertIntact(ref);
+  const queue = selectQueue(ref, store.sampleSource(ref), selectionFor(store.manifest(ref).config), toolReview);
   return { queue, queueFile: writeQueue(store.derivedDir(ref, 'review'), queue) };
 }
 
