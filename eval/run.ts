@@ -33,6 +33,8 @@ export interface EvaluateOptions {
   limit?: number;
   /** The folder results are written to (the version's `.derived/eval/<model>/`). */
   outDir: string;
+  /** Items answered at once (default 256; 64 when the scorer runs items in the loop, a session each); at most four times as many are in hand. */
+  window?: number;
   onProgress?: (message: string) => void;
 }
 
@@ -234,7 +236,7 @@ export async function evaluate(options: EvaluateOptions): Promise<EvaluateResult
       batch = [];
     };
 
-    const window = interactive ? WINDOW.interactive : WINDOW.static;
+    const window = options.window ?? (interactive ? WINDOW.interactive : WINDOW.static);
     for await (const [{ item, sample }, answered] of inOrder(numbered(), ({ item }) => answer(item), { window, ahead: window * AHEAD })) {
       if (ids.has(item.id)) throw new Error(`the ${scorer.benchmark} scorer gave two items the id ${item.id}`);
       ids.add(item.id);
