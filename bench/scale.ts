@@ -190,8 +190,8 @@ function commandsTable(bySize: [number, Map<string, CommandFigures>][]): void {
   const [reference, ...larger] = bySize;
   process.stdout.write(
     `\nCommands on the MTU versions above, each in a fresh process; reference: the same command on the ×${reference[0]} version of this run.\n\n` +
-      `| command | ${bySize.map(([n]) => `×${n} peak RSS MB | ×${n} wall s`).join(' | ')} | ${larger.map(([n]) => `peak ×${n} / ×${reference[0]}`).join(' | ')} |\n` +
-      `|---|${bySize.map(() => '---:|---:').join('|')}|${larger.map(() => '---:').join('|')}|\n`,
+      `| command | ${[...bySize.map(([n]) => `×${n} peak RSS MB | ×${n} wall s`), ...larger.map(([n]) => `peak ×${n} / ×${reference[0]}`)].join(' | ')} |\n` +
+      `|---|${[...bySize.map(() => '---:|---:'), ...larger.map(() => '---:')].join('|')}|\n`,
   );
   const cell = (f: CommandFigures | undefined) => (!f ? '– | –' : f.failed ? `failed: ${f.failed} | ${f.seconds.toFixed(1)}` : `${Math.round(f.rssGb * 1024)} | ${f.seconds.toFixed(1)}`);
   for (const name of reference[1].keys()) {
@@ -200,7 +200,7 @@ function commandsTable(bySize: [number, Map<string, CommandFigures>][]): void {
       const f = figures.get(name);
       return f && !f.failed && !base.failed && base.rssGb ? (f.rssGb / base.rssGb).toFixed(2) : '–';
     });
-    process.stdout.write(`| \`${name}\` | ${bySize.map(([, figures]) => cell(figures.get(name))).join(' | ')} | ${ratios.join(' | ')} |\n`);
+    process.stdout.write(`| \`${name}\` | ${[...bySize.map(([, figures]) => cell(figures.get(name))), ...ratios].join(' | ')} |\n`);
   }
 }
 

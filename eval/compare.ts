@@ -3,7 +3,8 @@ import type { BenchmarkScorer, EvalItem, JudgedItem, ReportTables } from '../cor
 import { writeFileAtomic } from '../core/jsonl.ts';
 import type { SampleSource } from '../core/sample-source.ts';
 import { bootstrapDifferences, type Interval } from './compare-bootstrap.ts';
-import { evaluate, unitOf, type ModelChoice } from './run.ts';
+import { unitOf } from './judged.ts';
+import { evaluate, type ModelChoice } from './run.ts';
 
 /** The two sides compared: a generated version and the released benchmark it belongs to. */
 export const SIDES = ['generated', 'released'] as const;

@@ -4,11 +4,11 @@ import { stageFolder } from '../core/folders.ts';
 import { JsonlWriter, writeFileAtomic } from '../core/jsonl.ts';
 import type { LlmGateway, UsageReport } from '../core/llm/types.ts';
 import { combineUsage } from '../core/llm/usage.ts';
-import type { Json } from '../core/records.ts';
 import type { SampleSource } from '../core/sample-source.ts';
 import { llmAnswer } from './llm-model.ts';
 import { runItem, type LoopOutcome } from './loop.ts';
 import { NOISE_RATES, noisyAnswer } from './noisy-oracle.ts';
+import { JudgedItems, unitOf } from './judged.ts';
 import { inOrder } from './ordered.ts';
 import { Predictions } from './predictions.ts';
 
@@ -33,7 +33,7 @@ export interface EvaluateOptions {
   limit?: number;
   /** The folder results are written to (the version's `.derived/eval/<model>/`). */
   outDir: string;
-  /** Items answered at once (default 256; 64 when the scorer runs items in the loop, a session each); at most four times as many are in hand. */
+  /** Items answered at once (default: 256 by a model behind the gateway, 64 when the scorer runs items in the loop, 8 offline); at most four times as many are in hand. */
   window?: number;
   onProgress?: (message: string) => void;
 }
@@ -51,16 +51,20 @@ export interface EvaluateResult {
   /** How the scorer's interactive items were answered: with the model in the loop, or (a predictions file) on gold replay. */
   interaction?: Interaction;
   /**
-   * The judged items grouped in the scorer's units (first-seen order), each in its compact form
-   * (`compactItem`: ids, category and the gold's plain fields, with its figures): what the tables are
+   * The judged items grouped in the scorer's units (first-seen order), each in its compact form (ids,
+   * category and the gold's plain fields, with its figures; see `JudgedItems`): what the tables are
    * made from, and what a resample of `eval compare` draws.
    */
   units: JudgedItem[][];
   files: string[];
 }
 
-/** Items answered at once (the interactive ones hold a session each), and items in hand at most. */
-const WINDOW = { static: 256, interactive: 64 };
+/**
+ * Items answered at once: a model behind the gateway is kept busy (an interactive item holds a session
+ * each); an offline model answers at once, so a few in hand are enough. At most `AHEAD` times as many
+ * items are in hand.
+ */
+const WINDOW = { gateway: 256, interactive: 64, offline: 8 };
 const AHEAD = 4;
 /** Items scored together: whole samples, about this many items (scoring needs only a sample's own items). */
 const SCORE_BATCH = 256;
@@ -103,24 +107,6 @@ export function modelDirName(model: ModelChoice): string {
 }
 
 const safeName = (text: string) => text.replace(/[^A-Za-z0-9._-]+/g, '_') || 'model';
-
-/** The unit of an item: what the scorer scores together, else its sample. */
-export const unitOf = (scorer: BenchmarkScorer, item: EvalItem): string => scorer.unitOf?.(item) ?? item.sampleId;
-
-const NONE: never[] = [];
-
-/**
- * An item as a judged one is kept: its ids, category and the plain fields of its gold (strings,
- * numbers, booleans, null), without its messages, tools or the gold's nested values. A scorer's
- * `tablesOf` reads no more (core/eval.ts), so tables made from these equal those of `score`.
- */
-export function compactItem(item: EvalItem): EvalItem {
-  const gold: Record<string, Json> = {};
-  if (item.gold && typeof item.gold === 'object' && !Array.isArray(item.gold)) {
-    for (const [key, value] of Object.entries(item.gold)) if (value === null || typeof value !== 'object') gold[key] = value;
-  }
-  return { id: item.id, sampleId: item.sampleId, category: item.category, messages: NONE, tools: NONE, gold };
-}
 
 /** One item's answer and how it came. */
 interface Answered {
@@ -195,8 +181,7 @@ export async function evaluate(options: EvaluateOptions): Promise<EvaluateResult
   if (model.kind === 'llm') options.onProgress?.(`eval: asking ${who} to answer the items${interactive ? ' (the interactive ones in the loop)' : ''}`);
   const tally = { items: 0, missing: 0, loopItems: 0, steps: 0, capped: 0 };
   const noiseCounts = { drawn: zeroCounts(), applied: zeroCounts() };
-  const units = new Map<string, JudgedItem[]>();
-  const ids = new Set<string>();
+  const judged = new JudgedItems();
   let lastProgress = Date.now();
 
   // Both files or neither: staged, then moved into outDir together.
@@ -209,6 +194,12 @@ export async function evaluate(options: EvaluateOptions): Promise<EvaluateResult
     let batchSample = -1;
     const scoreBatch = () => {
       if (!batch.length) return;
+      // Items are numbered within their sample: two with one id are two of the same samples.
+      const ids = new Set<string>();
+      for (const { item } of batch) {
+        if (ids.has(item.id)) throw new Error(`the ${scorer.benchmark} scorer gave two items the id ${item.id}`);
+        ids.add(item.id);
+      }
       const report = scorer.score(batch.map(({ item, answered }) => ({ item, output: answered.output })));
       const position = new Map(batch.map(({ item }, i) => [item.id, i]));
       for (const detail of report.details) {
@@ -224,22 +215,18 @@ export async function evaluate(options: EvaluateOptions): Promise<EvaluateResult
           ...(corruption ? { corruption } : {}),
           ...(loop ? { interaction: { steps: loop.steps, ...(loop.note ? { note: loop.note } : {}), transcript: loop.transcript } } : {}),
         });
-        const unit = unitOf(scorer, item);
-        const judged = units.get(unit) ?? units.set(unit, []).get(unit)!;
-        judged.push({ item: compactItem(item), figures: detail.figures });
+        judged.add(item, detail.figures, unitOf(scorer, item));
       }
       // Every item scored has its figures; one without would count as all zero in the tables.
       if (report.details.length !== batch.length) {
-        const judged = new Set(report.details.map((d) => d.id));
-        throw new Error(`the ${scorer.benchmark} scorer gave no figures for item ${batch.find(({ item }) => !judged.has(item.id))!.item.id}`);
+        const scored = new Set(report.details.map((d) => d.id));
+        throw new Error(`the ${scorer.benchmark} scorer gave no figures for item ${batch.find(({ item }) => !scored.has(item.id))!.item.id}`);
       }
       batch = [];
     };
 
-    const window = options.window ?? (interactive ? WINDOW.interactive : WINDOW.static);
+    const window = options.window ?? (model.kind !== 'llm' ? WINDOW.offline : interactive ? WINDOW.interactive : WINDOW.gateway);
     for await (const [{ item, sample }, answered] of inOrder(numbered(), ({ item }) => answer(item), { window, ahead: window * AHEAD })) {
-      if (ids.has(item.id)) throw new Error(`the ${scorer.benchmark} scorer gave two items the id ${item.id}`);
-      ids.add(item.id);
       if (sample !== batchSample && batch.length >= SCORE_BATCH) scoreBatch();
       batchSample = sample;
       batch.push({ item, answered });
@@ -263,7 +250,7 @@ export async function evaluate(options: EvaluateOptions): Promise<EvaluateResult
     predictions?.assertAllKnown();
     details.close();
 
-    const judgedUnits = [...units.values()];
+    const judgedUnits = judged.units();
     const tables: ReportTables = scorer.tablesOf(judgedUnits);
     const report: EvalSummary = { benchmark: scorer.benchmark, items: tally.items, ...tables };
     const noise = model.kind === 'noisy-oracle' ? { seed: model.seed, rates: NOISE_RATES, drawn: noiseCounts.drawn, applied: noiseCounts.applied } : undefined;
