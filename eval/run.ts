@@ -122,8 +122,8 @@ interface Answered {
  * Answers every item with the chosen model, scores the answers by the benchmark's rules and writes
  * `report.json` (the tables) and `items.jsonl` (per item: output, figures, why it was wrong) into
  * `outDir`. The items stream: a window of them is answered at once, whole samples of answered items
- * are scored together and their lines written, and only each item's compact judged form is kept
- * for the tables.
+ * are scored together and their lines written, and each item's compact judged form goes to a
+ * file read back when the tables are made: nothing is held per item while the items stream.
  */
 export async function evaluate(options: EvaluateOptions): Promise<EvaluateResult> {
   const { scorer, model } = options;
@@ -181,7 +181,6 @@ export async function evaluate(options: EvaluateOptions): Promise<EvaluateResult
   if (model.kind === 'llm') options.onProgress?.(`eval: asking ${who} to answer the items${interactive ? ' (the interactive ones in the loop)' : ''}`);
   const tally = { items: 0, missing: 0, loopItems: 0, steps: 0, capped: 0 };
   const noiseCounts = { drawn: zeroCounts(), applied: zeroCounts() };
-  const judged = new JudgedItems();
   let lastProgress = Date.now();
 
   // Both files or neither: staged, then moved into outDir together.
@@ -189,6 +188,7 @@ export async function evaluate(options: EvaluateOptions): Promise<EvaluateResult
   const detailsFile = join(stage.dir, 'items.jsonl');
   const reportFile = join(stage.dir, 'report.json');
   const details = new JsonlWriter(detailsFile);
+  const judged = new JudgedItems(join(stage.dir, '.judged.jsonl'));
   try {
     let batch: { item: EvalItem; answered: Answered }[] = [];
     let batchSample = -1;
@@ -263,6 +263,7 @@ export async function evaluate(options: EvaluateOptions): Promise<EvaluateResult
   } catch (error) {
     try {
       details.close();
+      judged.close();
     } catch {
       // Already closed, or the disk failed: the staged folder goes either way.
     }

@@ -1,6 +1,7 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import { join, posix } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { HashedStringSet } from '../core/collections.ts';
 import { csvText, writeCsvAtomic } from '../core/csv.ts';
 import { writeJsonArrayAtomic } from '../core/jsonl.ts';
 import type { SampleSource } from '../core/sample-source.ts';
@@ -134,5 +135,20 @@ describe('sheets written row by row', () => {
     const empty = join(tmp(), 'empty.json');
     writeJsonArrayAtomic(empty, [], 1);
     expect(readFileSync(empty, 'utf8')).toBe('[]\n');
+  });
+});
+
+describe('a whole version\'s ids remembered as hashes (datasets audit, the publish gate)', () => {
+  it('finds every repeat among 300,000 strings as a Set does', () => {
+    const hashed = new HashedStringSet();
+    const plain = new Set<string>();
+    const differ: string[] = [];
+    for (let i = 0; i < 300_000; i++) {
+      const id = `sample-${(i * 7919) % 200_000}`;
+      if (hashed.add(id) !== !plain.has(id)) differ.push(id);
+      plain.add(id);
+    }
+    expect(differ).toEqual([]);
+    expect(hashed.size).toBe(200_000);
   });
 });
