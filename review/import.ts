@@ -13,7 +13,7 @@ import { publishReviewed } from './apply.ts';
 import { toCsv } from './csv.ts';
 import { versionItems } from './items.ts';
 import { readQueueEntries } from './queue.ts';
-import type { ImportProblem, SheetSource } from './rows.ts';
+import { rowCount, type ImportProblem, type SheetSource } from './rows.ts';
 import { readSheetFile } from './sources.ts';
 import { validateSheets, type ValidationContext, type ValidationResult } from './validate.ts';
 
@@ -79,14 +79,14 @@ type SheetSummary = Pick<SheetSource, 'file' | 'format' | 'kind'> & { rows: numb
 /**
  * Reads every sheet and validates every row against the version (nothing is written). The samples
  * of the items the sheets name, and of `alsoItems` (the review app's queue), are found in one pass
- * over the version and read back when a row needs them. The sheets are read twice: for their item
- * ids before that pass, and for their rows after it, so no sheet is held while the version streams.
+ * over the version and read back when a row needs them. A CSV sheet's rows are read from its file
+ * on each pass (for their item ids, then to validate them): no sheet is held whole.
  */
 export function readAndValidate(store: DatasetStore, ref: VersionRef, files: SheetFile[], pipeline?: Pick<PipelineDefinition, 'recheck'>, alsoItems: Iterable<string> = []): Loaded {
   store.assertIntact(ref);
-  const read = () => files.map((f) => readSheetFile(f.path, f.shown ?? f.path));
+  const sources = files.map((f) => readSheetFile(f.path, f.shown ?? f.path));
   const wanted = new Set(alsoItems);
-  for (const source of read()) for (const row of source.rows) wanted.add((row.cells.item_id ?? '').trim());
+  for (const source of sources) for (const row of source.rows) wanted.add((row.cells.item_id ?? '').trim());
   const ctx: ValidationContext = {
     ref,
     items: versionItems(ref, store.sampleSource(ref), wanted),
@@ -94,7 +94,6 @@ export function readAndValidate(store: DatasetStore, ref: VersionRef, files: She
     pipeline,
     library: store.tools(ref),
   };
-  const sources = read();
   const validation = validateSheets(sources, ctx);
   validation.problems = withRecordIds(validation.problems, sources);
   const agreement = agreementReport(validation.decisions.filter((d) => d.kind === 'annotator').map((d) => ({ item: d.itemId, rater: d.annotator, label: d.decision })));
@@ -104,7 +103,7 @@ export function readAndValidate(store: DatasetStore, ref: VersionRef, files: She
 /** `readAndValidate` keeping of each sheet only its summary: what is published next streams the version, and the rows need not be held then. */
 function validated(store: DatasetStore, ref: VersionRef, files: SheetFile[], pipeline?: Pick<PipelineDefinition, 'recheck'>): Loaded<SheetSummary> {
   const { sources, ...rest } = readAndValidate(store, ref, files, pipeline);
-  return { ...rest, sources: sources.map((s) => ({ file: s.file, format: s.format, kind: s.kind, rows: s.rows.length })) };
+  return { ...rest, sources: sources.map((s) => ({ file: s.file, format: s.format, kind: s.kind, rows: rowCount(s) })) };
 }
 
 /**

@@ -1,9 +1,10 @@
-import { readdirSync, readFileSync } from 'node:fs';
+import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join, posix } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { HashedStringSet } from '../core/collections.ts';
 import { csvText, writeCsvAtomic } from '../core/csv.ts';
 import { writeJsonArrayAtomic } from '../core/jsonl.ts';
+import { openCsv, readCsv } from '../review/csv.ts';
 import type { SampleSource } from '../core/sample-source.ts';
 import { DatasetStore, type VersionRef } from '../core/store.ts';
 import { exportReview } from '../review/export.ts';
@@ -150,5 +151,45 @@ describe('a whole version\'s ids remembered as hashes (datasets audit, the publi
     }
     expect(differ).toEqual([]);
     expect(hashed.size).toBe(200_000);
+  });
+});
+
+describe('sheets read a part at a time', () => {
+  /** What readCsv (the whole file at once) gives, as openCsv gives it. */
+  const whole = (path: string) => {
+    const parsed = readCsv(path);
+    return { header: parsed.header, problems: parsed.problems, count: parsed.records.length, records: parsed.records };
+  };
+  const parts = (path: string) => {
+    const sheet = openCsv(path);
+    return { header: sheet.header, problems: sheet.problems, count: sheet.count, records: [...sheet.records()] };
+  };
+
+  it('a sheet of several MiB, quoted cells with line breaks, quotes and delimiters across the cuts, blank and ragged rows: what reading it whole gives', () => {
+    const dir = tmp();
+    for (const [name, delimiter, eol] of [['comma.csv', ',', '\r\n'], ['semicolon.csv', ';', '\n']] as const) {
+      const cell = (i: number) => (i % 3 === 0 ? `"line ${i}${eol}next ""quoted""${delimiter} 東京 ${'x'.repeat(i % 500)}"` : `plain ${i}`);
+      const lines = [`\uFEFFitem_id${delimiter}dialogue${delimiter}notes`];
+      for (let i = 0; i < 30_000; i++) lines.push(i % 997 === 0 ? '' : i % 1009 === 0 ? `it-${i}${delimiter}${cell(i)}${delimiter}n${delimiter}outside` : `it-${i}${delimiter}${cell(i)}${delimiter}'=${i}`);
+      const path = join(dir, name);
+      writeFileSync(path, lines.join(eol) + eol);
+      expect(readFileSync(path).length).toBeGreaterThan(3 << 20);
+      const read = parts(path);
+      expect(read.count).toBeGreaterThan(29_000);
+      expect(read.problems.length).toBeGreaterThan(0);
+      expect(read).toEqual(whole(path));
+    }
+  });
+
+  it('a file it cannot read in parts (a quote left open, an empty file) gives the whole-file problem', () => {
+    const dir = tmp();
+    const open = join(dir, 'open.csv');
+    writeFileSync(open, `a,b\n1,"never closed\n${'y,'.repeat(600_000)}\n`);
+    const empty = join(dir, 'empty.csv');
+    writeFileSync(empty, '');
+    for (const path of [open, empty]) {
+      expect(parts(path)).toEqual(whole(path));
+      expect(parts(path).problems[0].row).toBeNull();
+    }
   });
 });

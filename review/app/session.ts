@@ -91,7 +91,7 @@ export function openReviewSession(options: ReviewSessionOptions): ReviewSession 
   refuseBrokenFile(path, validation.problems);
 
   const fresh = items.map((item) => sheetRow(ref, item, ctx.items.get(item.itemId)!, annotator));
-  const saved = sources.flatMap((source) => source.rows.map((row) => row.cells));
+  const saved = sources.flatMap((source) => [...source.rows].map((row) => row.cells));
   const sheet = DecisionSheet.open(path, SAMPLE_SHEET_LAYOUT, fresh, saved);
   const reasons = new Map<string, QueueReason[]>();
   for (const [id, entries] of ctx.queue) reasons.set(id, entries[0].reasons);
@@ -130,7 +130,7 @@ function openToolItems(store: DatasetStore, ref: VersionRef, annotator: string, 
   const saved = existsSync(path) ? [readSheetFile(path)] : [];
   refuseBrokenFile(path, validateToolSheets(saved, ref, ctx).problems);
   const fresh = [...ctx.questions.values()].map((q) => toolSheetRow(ref, q, annotator));
-  const sheet = DecisionSheet.open(path, TOOL_SHEET_LAYOUT, fresh, saved.flatMap((s) => s.rows.map((r) => r.cells as ToolSheetRow)));
+  const sheet = DecisionSheet.open(path, TOOL_SHEET_LAYOUT, fresh, saved.flatMap((s) => [...s.rows].map((r) => r.cells as ToolSheetRow)));
   return toolItems({ sheet, ref, ctx, library: store.tools(ref), annotator });
 }
 
