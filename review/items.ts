@@ -9,7 +9,7 @@ export interface SampleLookup {
 }
 
 /** Samples read back last, kept for the next asks (the review app shows the same items again and again). */
-const RECENT = 256;
+const RECENT = 32;
 
 /**
  * The samples of the `wanted` item ids (any sample can be reviewed, queued or not): found in one
