@@ -8,8 +8,8 @@ export interface SampleLookup {
   get(itemId: string): Sample | undefined;
 }
 
-/** Samples read back last, kept for the next asks (the review app shows the same items again and again). */
-const RECENT = 32;
+/** Samples read back last, kept for the next asks (the review app shows an item again as it is decided). */
+const RECENT = 4;
 
 /**
  * The samples of the `wanted` item ids (any sample can be reviewed, queued or not): found in one
