@@ -61,6 +61,11 @@ export interface BenchmarkScorer {
   lowerIsBetter?: readonly string[];
   /** The gold answer written exactly as a perfect model would write it (the `oracle` model). */
   oracle(item: EvalItem): string;
+  /**
+   * Judges each output and gives the tables. An item's details may depend on the other items of its
+   * own sample (a conversation's turns), never on other samples': the runner scores a version a few
+   * whole samples at a time.
+   */
   score(outputs: readonly EvalOutput[]): EvalReport;
   /**
    * The gold answer with one injected mistake, written as a model would (the `noisy-oracle` model);
@@ -81,11 +86,14 @@ export interface BenchmarkScorer {
    */
   unitOf?(item: EvalItem): string;
   /**
-   * Optional: the report's tables from items already judged (their `details` figures), grouped in
-   * units, each unit counted as its own dialogue (a unit given twice counts twice), without judging
-   * again. Without it a resample is scored whole by `score`, which judges every answer again.
+   * The report's tables from items already judged (their `details` figures), grouped in units, each
+   * unit counted as its own dialogue (a unit given twice counts twice), without judging again. The
+   * runner scores a version a few samples at a time and makes the tables with this, so it must give
+   * the tables `score` gives for the same items. It reads of an item only its `id`, `sampleId`,
+   * `category` and the plain fields of its `gold` (strings, numbers, booleans, null): judged items
+   * are kept in that compact form, never with their messages and tools.
    */
-  tablesOf?(units: readonly (readonly JudgedItem[])[]): ReportTables;
+  tablesOf(units: readonly (readonly JudgedItem[])[]): ReportTables;
 }
 
 /** An item with the figures `score` gave it (its entry of `EvalReport.details`). */

@@ -1,3 +1,4 @@
+import { HashedStringSet } from './collections.ts';
 import { stableStringify } from './hash.ts';
 import { ArgumentValidator, describeProblems } from './json-schema.ts';
 import { isJsonObject, isRef, type ArgValue, type Call, type Json, type Sample, type ToolSpec } from './records.ts';
@@ -51,7 +52,8 @@ export class SampleInvariants {
   private readonly byName = new Map<string, ToolSpec>();
   private readonly byFolded = new Map<string, ToolSpec[]>();
   private readonly shapes = new Map<ToolSpec, string>();
-  private readonly ids = new Set<string>();
+  /** Every sample id met (a whole version's worth, so kept as hashes). */
+  private readonly ids = new HashedStringSet();
   private readonly validator: ArgumentValidator;
 
   /** `library`: the version's tool library. */
@@ -86,8 +88,7 @@ export class SampleInvariants {
     const add = (check: InvariantCheck, where: string, problem: string) => findings.push({ check, sampleId: sample.id, where, problem });
 
     this.checked['sample-id-unique']++;
-    if (this.ids.has(sample.id)) add('sample-id-unique', 'id', `another sample of the version has the id ${JSON.stringify(sample.id)}`);
-    this.ids.add(sample.id);
+    if (!this.ids.add(sample.id)) add('sample-id-unique', 'id', `another sample of the version has the id ${JSON.stringify(sample.id)}`);
 
     const offered = this.checkOffered(sample, add);
     const overnight = saysOvernight(textOf(sample));

@@ -21,6 +21,7 @@ import { emotionalHandler } from '../stages/toole/emotional.ts';
 import { jobStage } from '../stages/toole/jobs.ts';
 import { jobItem, type TooleItem } from '../stages/toole/records.ts';
 import { startOpenAiServer, type OpenAiTestServer, type RecordedRequest } from './helpers/openai-server.ts';
+import { versionSamples, versionRejects } from './helpers/version.ts';
 
 /**
  * Model chatter is never data: garbage, refusals in words and cut-off answers, fed to every
@@ -260,8 +261,8 @@ describe('the ToolE recipe against an endpoint that talks', () => {
     });
     expect(result.status).toBe('published');
     const store = new DatasetStore(home);
-    const samples = store.samples(result.ref!);
-    const rejects = store.rejects(result.ref!);
+    const samples = versionSamples(store, result.ref!);
+    const rejects = versionRejects(store, result.ref!);
     const queries = samples.map((s) => s.dialogue.find((t) => t.role === 'user')!.content);
     expect(queries.some((q) => q.includes('errand'))).toBe(true);
     for (const q of queries) expect(q, q).not.toMatch(/not json|cannot help|can't assist|Here are ten|Sure!|Here is the rewritten/);

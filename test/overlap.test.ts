@@ -21,6 +21,7 @@ import { sourceStage } from '../core/stage.ts';
 import { DatasetStore } from '../core/store.ts';
 import { commonExporters } from '../stages/export/index.ts';
 import { readDatasetCard } from './helpers/dataset-card.ts';
+import { versionRejects, versionSamples } from './helpers/version.ts';
 
 /**
  * Overlap with test sets: the canonical call signatures and the n-grams they rest on, the
@@ -264,7 +265,7 @@ describe('the gate at publishing', () => {
     const logged: string[] = [];
     const result = await runPipeline({ pipeline: pipelineWith('report', file), llm: new OfflineGateway(42), home: at, cwd: at, projectDir: PROJECT, progress: { quiet: true }, log: (m) => logged.push(m) });
     const store = new DatasetStore(at);
-    expect(store.samples(result.ref!).map((s) => s.id)).toEqual(['leaked', 'fresh']);
+    expect(versionSamples(store, result.ref!).map((s) => s.id)).toEqual(['leaked', 'fresh']);
     const summary = result.manifest!.stats.testOverlap as OverlapSummary;
     expect(summary).toMatchObject({ mode: 'report', rejected: 0, samples: 2, missing: [] });
     expect(summary.total[file]).toEqual({ 'ngram-8': 1, 'ngram-13': 1, 'call-exact': 1, 'call-near': 1, embedding: 1, any: 1 });
@@ -284,9 +285,9 @@ describe('the gate at publishing', () => {
     writeFileSync(file, referenceSamples.map((s) => JSON.stringify(s)).join('\n') + '\n');
     const result = await runPipeline({ pipeline: pipelineWith('reject', file), llm: new OfflineGateway(42), home: at, cwd: at, projectDir: PROJECT, progress: { quiet: true } });
     const store = new DatasetStore(at);
-    expect(store.samples(result.ref!).map((s) => s.id)).toEqual(['fresh']);
+    expect(versionSamples(store, result.ref!).map((s) => s.id)).toEqual(['fresh']);
     expect(store.tools(result.ref!).map((t) => t.name)).toEqual(['BookHotel', 'GetWeather']);
-    expect(store.rejects(result.ref!)).toEqual([
+    expect(versionRejects(store, result.ref!)).toEqual([
       {
         stage: 'test-overlap',
         reason: 'overlap_ngram_8',

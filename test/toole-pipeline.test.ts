@@ -16,6 +16,7 @@ import { containsName } from '../stages/toole/text.ts';
 import { samplesInMemory } from '../core/sample-source.ts';
 import { TOOLE_FIXTURE_CONFIG } from './helpers/toole-fixture.ts';
 import { defaultRun } from './helpers/default-run.ts';
+import { versionSamples, versionRejects } from './helpers/version.ts';
 
 const projectDir = fileURLToPath(new URL('..', import.meta.url));
 const FIXTURE_CONFIG = TOOLE_FIXTURE_CONFIG;
@@ -33,7 +34,7 @@ async function run(configOverrides: unknown, limit?: number): Promise<Run> {
   const home = mkdtempSync(join(tmpdir(), 'tk-toole-'));
   const result = await runPipeline({ pipeline: toolePipeline, configOverrides, llm: new OfflineGateway(42), home, projectDir, cwd: projectDir, limit, progress: { quiet: true } });
   const store = new DatasetStore(home);
-  return { home, result, store, samples: store.samples(result.ref!), rejects: store.rejects(result.ref!), runDir: join(home, '.toolkiln', 'runs', result.runId) };
+  return { home, result, store, samples: versionSamples(store, result.ref!), rejects: versionRejects(store, result.ref!), runDir: join(home, '.toolkiln', 'runs', result.runId) };
 }
 
 /** Every stage accounts for its input: out + rejected − fanned = in, its rejects are on file, and it takes what the stage before gave. */

@@ -7,6 +7,7 @@ import { runPipeline } from '../core/run.ts';
 import { DatasetStore } from '../core/store.ts';
 import { pipelines } from '../pipelines/index.ts';
 import { importTools } from '../stages/sources/tools/import.ts';
+import { versionRejects, versionSamples } from './helpers/version.ts';
 
 /**
  * Recipes over an imported tool library (the `tools` block): ToolE's queries and overlap merging
@@ -29,7 +30,7 @@ async function run(recipe: string, config: unknown, options: { force?: boolean; 
   const home = options.home ?? mkdtempSync(join(tmpdir(), `tools-${recipe}-`));
   const result = await runPipeline({ pipeline: pipelines[recipe], configOverrides: config, llm: new OfflineGateway(42), home, projectDir: PROJECT, cwd: PROJECT, force: options.force, allowEmpty: true, progress: { quiet: true } });
   const store = new DatasetStore(home);
-  return { home, result, manifest: result.manifest!, samples: store.samples(result.ref!), tools: store.tools(result.ref!), rejects: store.rejects(result.ref!) };
+  return { home, result, manifest: result.manifest!, samples: versionSamples(store, result.ref!), tools: store.tools(result.ref!), rejects: versionRejects(store, result.ref!) };
 }
 
 describe('ToolE over imported tools', () => {

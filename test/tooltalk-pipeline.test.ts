@@ -20,6 +20,7 @@ import { scenarioProblem, type Scenario } from '../stages/tooltalk/scenarios.ts'
 import { createWorld } from '../stages/tooltalk/world.ts';
 import { tempDirs } from './helpers/files.ts';
 import { samplesInMemory } from '../core/sample-source.ts';
+import { versionSamples, versionRejects } from './helpers/version.ts';
 
 const tmp = tempDirs('tk-tooltalk-');
 const bin = new URL('../bin/toolkiln.js', import.meta.url).pathname;
@@ -34,10 +35,10 @@ describe('ToolTalk recipe, offline', () => {
     await runOffline(home, { conversations: 12, plugins: ['Alarm', 'Calendar', 'Reminder', 'Weather', 'AccountTools'] });
     const store = new DatasetStore(home);
     const ref = store.resolve('tooltalk@v1');
-    const samples = store.samples(ref);
+    const samples = versionSamples(store, ref);
     // One per tool: the publish gate rejects none (CreateEvent's enum sits on event_type, where ToolTalk's code checks it).
     expect(samples.filter((s) => s.category === 'easy')).toHaveLength(28);
-    expect(store.rejects(ref).filter((r) => r.stage === 'invariants')).toEqual([]);
+    expect(versionRejects(store, ref).filter((r) => r.stage === 'invariants')).toEqual([]);
     expect(samples.filter((s) => s.category === 'tooltalk').length).toBeGreaterThanOrEqual(10);
     const initial = readDatabasesReport(ref.dir)!;
     expect(initial).not.toBeNull();
@@ -65,7 +66,7 @@ describe('ToolTalk recipe, offline', () => {
     expect(overlays).toBeGreaterThan(0);
     const manifest = store.manifest(ref);
     // The statistics stage counts what the stages made, before the publish gate rejected some.
-    const gated = store.rejects(ref).filter((r) => r.stage === 'invariants').length;
+    const gated = versionRejects(store, ref).filter((r) => r.stage === 'invariants').length;
     expect(manifest.stats.tooltalk).toMatchObject({ version: { conversations: samples.length + gated }, released: { conversations: 78 } });
     expect(readFileSync(join(ref.dir, 'reports', 'tooltalk-statistics.md'), 'utf8')).toContain('| calls per conversation |');
 

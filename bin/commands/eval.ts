@@ -128,8 +128,7 @@ export const evalCommand: Command = {
       const result = await evaluate({ scorer, samples: store.sampleSource(ref), version: ref, model, limit, outDir: store.derivedDir(ref, 'eval', modelDirName(model)), onProgress: io.json ? undefined : io.err });
       const { report } = result;
       if (io.json) {
-        const { details: _details, ...tables } = report;
-        io.out(JSON.stringify({ dataset: `${ref.name}@${ref.version}`, model: modelDirName(model), ...tables, ...lowerIsBetterOf(scorer), missing: result.missing, ...(result.interaction ? { interaction: result.interaction } : {}), ...(result.noise ? { noise: result.noise } : {}), ...(result.usage ? { usage: result.usage } : {}), files: result.files }));
+        io.out(JSON.stringify({ dataset: `${ref.name}@${ref.version}`, model: modelDirName(model), ...report, ...lowerIsBetterOf(scorer), missing: result.missing, ...(result.interaction ? { interaction: result.interaction } : {}), ...(result.noise ? { noise: result.noise } : {}), ...(result.usage ? { usage: result.usage } : {}), files: result.files }));
       } else {
         io.out(`${ref.name}@${ref.version} scored by ${report.benchmark} rules: ${report.items} item(s), ${result.missing} without output (model ${modelDirName(model)})`);
         io.out(metricsTable(scorer, { all: report.metrics, ...report.byCategory }));
