@@ -19,6 +19,7 @@ import { translateStage } from '../stages/acebench/translate.ts';
 import { judgeStage, ruleCheckStage } from '../stages/acebench/verify.ts';
 import { commonExporters } from '../stages/export/index.ts';
 import { openAIChatExporter } from '../stages/export/openai-chat.ts';
+import { RECIPE_SUMMARIES } from './summaries.ts';
 
 /**
  * ACEBench (Chen et al.), §3.1: a context tree domain → subdomain → functionality grown step by
@@ -74,7 +75,7 @@ export const RELEASED_ACEBENCH: ReleasedSamples = {
 export const acebenchPipeline = definePipeline<AceBenchConfig>({
   name: 'acebench',
   benchmark: 'acebench',
-  description: 'ACEBench: synthesised APIs from a context tree, normal / special / agent records, rule and judge verification, en and zh',
+  description: RECIPE_SUMMARIES.acebench.description,
   configSchema: AceBenchConfig,
   sourceFiles: (config) => [config.tree.fieldsFile, config.tree.sealFieldsFile, ...config.documents, config.importDir, config.referenceDir].filter(Boolean),
   stages: (config) => {

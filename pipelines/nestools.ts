@@ -17,6 +17,7 @@ import { tagForReviewStage } from '../stages/nestools/tag-for-review.ts';
 import { nestoolsAudits } from '../stages/nestools/audit.ts';
 import { importFileStage, loadDomainsStage } from '../stages/sources/nestools.ts';
 import { releasedNesTools, releasedSealTools } from '../stages/nestools/released.ts';
+import { RECIPE_SUMMARIES } from './summaries.ts';
 
 /**
  * NesTools (Han et al.): nested call chains generated as Python code per domain (§3.1), checked
@@ -75,7 +76,7 @@ export const RELEASED_NESTOOLS: ReleasedSamples = { name: 'nestools', path: '../
 export const nestoolsPipeline = definePipeline<NesToolsConfig>({
   name: 'nestools',
   benchmark: 'nestools',
-  description: 'NesTools: nested tool-call chains generated as Python programs, checked by AST, queries normalised and refined',
+  description: RECIPE_SUMMARIES.nestools.description,
   configSchema: NesToolsConfig,
   sourceFiles: (config) =>
     config.importFile

@@ -1,0 +1,136 @@
+// `npm run bench -- startup [--rounds 9] [--variants compiled,source] [--before dir] [--run-rounds 3]`:
+// how soon the CLI answers. Each quick command (--version, --help, datasets list, runs list, every
+// command's --help) is started as a fresh process, round after round with `node -e 0` in every round,
+// and its wall time (spawn to exit) is given as the median of the rounds and as a ratio to the median of
+// `node -e 0` of the same run, so that a busy moment of a shared machine weighs on both alike. Then
+// `run mtu` (the default recipe, offline): the time until its first stage starts (its folder appears
+// under the run's stages/), after which the run is stopped.
+//
+// Variants (columns): `compiled` runs bin/toolkiln.js as installed (the compiled JavaScript in dist/);
+// `source` the TypeScript through tsx (TOOLKILN_FROM_SOURCE=1); `source-nocache` the same with tsx's
+// transpile cache off (TSX_DISABLE_CACHE=1); `--before dir` adds another checkout's bin/toolkiln.js
+// (e.g. the code before a change, extracted with `git archive <commit> | tar -x -C dir` and its
+// node_modules linked) measured in the same rounds.
+import { spawn, spawnSync } from 'node:child_process';
+import { existsSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
+import { cpus, loadavg, tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { parseArgs } from 'node:util';
+import { registry } from '../bin/cli.ts';
+import { formatTable } from '../core/table.ts';
+import { median } from './lib/timing.ts';
+
+const PROJECT = fileURLToPath(new URL('..', import.meta.url));
+
+interface Variant {
+  name: string;
+  bin: string;
+  env: Record<string, string>;
+}
+
+const VARIANTS: Record<string, (project: string) => Variant> = {
+  compiled: (project) => ({ name: 'compiled', bin: join(project, 'bin/toolkiln.js'), env: {} }),
+  source: (project) => ({ name: 'source (tsx)', bin: join(project, 'bin/toolkiln.js'), env: { TOOLKILN_FROM_SOURCE: '1' } }),
+  'source-nocache': (project) => ({ name: 'source (tsx, no cache)', bin: join(project, 'bin/toolkiln.js'), env: { TOOLKILN_FROM_SOURCE: '1', TSX_DISABLE_CACHE: '1' } }),
+};
+
+/** The environment of every measured process: offline, in the bench's own home. */
+function environment(home: string, variant: Variant | undefined): NodeJS.ProcessEnv {
+  return { ...process.env, TOOLKILN_HOME: home, OPENAI_API_KEY: '', OPENAI_BASE_URL: '', TOOLKILN_FROM_SOURCE: '', ...variant?.env };
+}
+
+/** Milliseconds from spawn to exit; a failed command stops the bench (a fast wrong answer is no answer). */
+function wallTime(argv: string[], env: NodeJS.ProcessEnv, cwd: string): number {
+  const started = performance.now();
+  const child = spawnSync(process.execPath, argv, { env, cwd, encoding: 'utf8' });
+  const ms = performance.now() - started;
+  if (child.status !== 0) throw new Error(`bench startup: node ${argv.join(' ')} exited ${child.status}: ${child.stderr.trim().split('\n').slice(-3).join(' | ')}`);
+  return ms;
+}
+
+/** Milliseconds from spawn until the run's first stage has its folder; the run is stopped then. */
+async function firstStage(variant: Variant, home: string, recipe: string): Promise<number> {
+  const runs = join(home, '.toolkiln', 'runs');
+  const started = performance.now();
+  const child = spawn(process.execPath, [variant.bin, 'run', recipe, '--quiet'], { env: environment(home, variant), cwd: home, stdio: ['ignore', 'ignore', 'pipe'] });
+  let stderr = '';
+  child.stderr.on('data', (chunk) => (stderr += String(chunk)));
+  const exited = new Promise<number | null>((done) => child.on('exit', (code) => done(code)));
+  let ms: number | undefined;
+  let finished = false;
+  void exited.then(() => (finished = true));
+  while (ms === undefined && !finished) {
+    await new Promise((wake) => setTimeout(wake, 2));
+    const begun = existsSync(runs) && readdirSync(runs).some((run) => existsSync(join(runs, run, 'stages')) && readdirSync(join(runs, run, 'stages')).length > 0);
+    if (begun) ms = performance.now() - started;
+  }
+  child.kill('SIGKILL');
+  await exited;
+  rmSync(runs, { recursive: true, force: true });
+  if (ms === undefined) throw new Error(`bench startup: run ${recipe} ended before a stage started: ${stderr.trim().split('\n').slice(-3).join(' | ')}`);
+  return ms;
+}
+
+export async function run(args: string[]): Promise<void> {
+  const { values } = parseArgs({
+    args,
+    options: {
+      rounds: { type: 'string', default: '9' },
+      'run-rounds': { type: 'string', default: '3' },
+      variants: { type: 'string', default: 'compiled,source' },
+      before: { type: 'string' },
+      recipe: { type: 'string', default: 'mtu' },
+    },
+  });
+  const rounds = Number(values.rounds);
+  const variants = values.variants.split(',').filter(Boolean).map((name) => {
+    if (!VARIANTS[name]) throw new Error(`bench startup: unknown variant "${name}": choose from ${Object.keys(VARIANTS).join(', ')}`);
+    return VARIANTS[name](PROJECT);
+  });
+  if (values.before) variants.unshift({ name: 'before', bin: join(resolve(values.before), 'bin/toolkiln.js'), env: {} });
+
+  // The compiled copy as `npm ci` leaves it (a no-op when it is current).
+  if (existsSync(join(PROJECT, 'bin/compile.js'))) wallTime([join(PROJECT, 'bin/compile.js')], process.env, PROJECT);
+
+  const home = mkdtempSync(join(tmpdir(), 'toolkiln-bench-startup-'));
+  try {
+    // One published version and one run folder, so that the lists list something.
+    const seeded = spawnSync(process.execPath, [variants.at(-1)!.bin, 'run', values.recipe, '--limit', '20', '--quiet'], { env: environment(home, variants.at(-1)), cwd: home, encoding: 'utf8' });
+    if (seeded.status !== 0) throw new Error(`bench startup: seeding the home failed: ${seeded.stderr.trim()}`);
+
+    const commands: string[][] = [['--version'], ['--help'], ['datasets', 'list'], ['runs', 'list'], ...registry.map((entry) => [...entry.path, '--help'])];
+    const load = loadavg();
+    const baseline: number[] = [];
+    const times = variants.map(() => commands.map((): number[] => []));
+    for (let round = 0; round < rounds; round++) {
+      baseline.push(wallTime(['-e', '0'], process.env, home));
+      for (const [v, variant] of variants.entries()) {
+        for (const [c, command] of commands.entries()) times[v][c].push(wallTime([variant.bin, ...command], environment(home, variant), home));
+      }
+    }
+    const base = median(baseline);
+    const firstStages = variants.map((): number[] => []);
+    for (let round = 0; round < Number(values['run-rounds']); round++) {
+      for (const [v, variant] of variants.entries()) firstStages[v].push(await firstStage(variant, home, values.recipe));
+    }
+    const loadAfter = loadavg();
+
+    const cell = (samples: number[]) => `${(median(samples) / base).toFixed(2)}× (${median(samples).toFixed(0)} ms)`;
+    const rows = commands.map((command, c) => [`toolkiln ${command.join(' ')}`, ...variants.map((_, v) => cell(times[v][c]))]);
+    const worst = variants.map((_, v) => Math.max(...times[v].map((samples) => median(samples))) / base);
+    process.stdout.write(
+      `Wall time of each command (spawn to exit) as a ratio to \`node -e 0\` (median ${base.toFixed(0)} ms), median of ${rounds} rounds; ` +
+        `load average ${load[0].toFixed(1)} at the start, ${loadAfter[0].toFixed(1)} at the end, on ${cpus().length} cores; Node ${process.version}.\n\n`,
+    );
+    process.stdout.write(`${formatTable(['command', ...variants.map((v) => v.name)], [...rows, ['slowest of these', ...worst.map((w) => `${w.toFixed(2)}×`)]])}\n\n`);
+    process.stdout.write(
+      `${formatTable(
+        [`toolkiln run ${values.recipe} (offline)`, ...variants.map((v) => v.name)],
+        [[`until its first stage starts, median of ${values['run-rounds']}`, ...firstStages.map((samples) => `${(median(samples) / 1000).toFixed(2)} s`)]],
+      )}\n`,
+    );
+  } finally {
+    rmSync(home, { recursive: true, force: true });
+  }
+}

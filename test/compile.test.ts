@@ -1,0 +1,109 @@
+import { spawnSync } from 'node:child_process';
+import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, utimesSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { describe, expect, it } from 'vitest';
+
+/**
+ * bin/compile.js and bin/toolkiln.js on a small project of their own (the real bin/toolkiln.js and
+ * bin/compile.js, a bin/cli.ts printing where it runs from and what it imported), so that edits,
+ * broken files and locks do not touch the project's own dist/.
+ */
+
+const ROOT = fileURLToPath(new URL('..', import.meta.url));
+
+function project(): string {
+  const root = mkdtempSync(join(tmpdir(), 'tk-compile-'));
+  mkdirSync(join(root, 'bin'));
+  mkdirSync(join(root, 'core'));
+  for (const file of ['bin/toolkiln.js', 'bin/compile.js']) copyFileSync(join(ROOT, file), join(root, file));
+  symlinkSync(join(ROOT, 'node_modules'), join(root, 'node_modules'));
+  writeFileSync(join(root, 'package.json'), JSON.stringify({ name: 'compile-test', type: 'module' }));
+  writeFileSync(
+    join(root, 'bin/cli.ts'),
+    [
+      "import { z } from 'zod';",
+      "import { message } from '../core/message.ts';",
+      'export async function main(argv: string[]): Promise<number> {',
+      "  const where: string = import.meta.url.endsWith('/dist/bin/cli.js') ? 'compiled' : import.meta.url.endsWith('/bin/cli.ts') ? 'source' : import.meta.url;",
+      "  process.stdout.write(`${where} ${message} ${z.string().parse(argv[0] ?? '-')}\\n`);",
+      '  return 0;',
+      '}',
+      '',
+    ].join('\n'),
+  );
+  writeFileSync(join(root, 'core/message.ts'), "export const message: string = 'first';\n");
+  return root;
+}
+
+function toolkiln(root: string, env: NodeJS.ProcessEnv = {}): { code: number | null; out: string; err: string } {
+  const run = spawnSync(process.execPath, [join(root, 'bin/toolkiln.js'), 'arg'], { cwd: root, encoding: 'utf8', env: { ...process.env, TOOLKILN_FROM_SOURCE: '', ...env } });
+  return { code: run.status, out: run.stdout.trim(), err: run.stderr.trim() };
+}
+
+/** Rewrites a file with a modification time clearly after the one the last compile recorded. */
+function edit(root: string, file: string, text: string, secondsLater = 10): void {
+  writeFileSync(join(root, file), text);
+  const when = new Date(Date.now() + secondsLater * 1000);
+  utimesSync(join(root, file), when, when);
+}
+
+describe('compiled CLI', () => {
+  it('a checkout without dist/ compiles at its first start and runs compiled; an edited, added or removed file is followed at the next start', () => {
+    const root = project();
+    expect(existsSync(join(root, 'dist'))).toBe(false);
+    expect(toolkiln(root)).toMatchObject({ code: 0, out: 'compiled first arg' });
+    // Relative imports point at the compiled files; a bundled package at its one-file bundle.
+    const cli = readFileSync(join(root, 'dist/bin/cli.js'), 'utf8');
+    expect(cli).toContain('from "../core/message.js"');
+    expect(cli).toContain('from "../packages/zod.js"');
+    expect(existsSync(join(root, 'dist/packages/zod.js'))).toBe(true);
+
+    edit(root, 'core/message.ts', "export const message: string = 'second';\n");
+    expect(toolkiln(root).out).toBe('compiled second arg');
+
+    // A new module, imported by an edited one.
+    writeFileSync(join(root, 'core/extra.ts'), "export const extra = 'third';\n");
+    edit(root, 'core/message.ts', "import { extra } from './extra.ts';\nexport const message: string = extra;\n", 20);
+    expect(toolkiln(root).out).toBe('compiled third arg');
+    expect(existsSync(join(root, 'dist/core/extra.js'))).toBe(true);
+
+    edit(root, 'core/message.ts', "export const message: string = 'fourth';\n", 30);
+    rmSync(join(root, 'core/extra.ts'));
+    expect(toolkiln(root).out).toBe('compiled fourth arg');
+    expect(existsSync(join(root, 'dist/core/extra.js'))).toBe(false);
+
+    // Nothing changed: nothing compiled.
+    const compile = spawnSync(process.execPath, [join(root, 'bin/compile.js')], { cwd: root, encoding: 'utf8' });
+    expect(compile.stdout).toBe('dist/ is up to date\n');
+    rmSync(root, { recursive: true, force: true });
+  });
+
+  it('a file that does not compile, or another process compiling, leaves the source to run through tsx; a lock left by a dead process is taken over', () => {
+    const root = project();
+    expect(toolkiln(root).out).toBe('compiled first arg');
+    // A broken file nothing imports: the source runs as it did before there was a compiled copy.
+    writeFileSync(join(root, 'core/broken.ts'), 'export const = ;\n');
+    edit(root, 'core/message.ts', "export const message: string = 'edited';\n");
+    expect(toolkiln(root)).toMatchObject({ code: 0, out: 'source edited arg' });
+    const compile = spawnSync(process.execPath, [join(root, 'bin/compile.js')], { cwd: root, encoding: 'utf8' });
+    expect(compile.status).toBe(1);
+    expect(compile.stderr).toMatch(/^toolkiln compile: .*core\/broken\.ts/m);
+    rmSync(join(root, 'core/broken.ts'));
+    expect(toolkiln(root).out).toBe('compiled edited arg');
+
+    // Another process holds the lock: this one does not wait for it.
+    mkdirSync(join(root, 'dist/.compiling'));
+    edit(root, 'core/message.ts', "export const message: string = 'locked';\n", 20);
+    expect(toolkiln(root).out).toBe('source locked arg');
+    // A lock a minute old was left by a process that died compiling.
+    const old = new Date(Date.now() - 120_000);
+    utimesSync(join(root, 'dist/.compiling'), old, old);
+    expect(toolkiln(root).out).toBe('compiled locked arg');
+    expect(existsSync(join(root, 'dist/.compiling'))).toBe(false);
+
+    expect(toolkiln(root, { TOOLKILN_FROM_SOURCE: '1' }).out).toBe('source locked arg');
+    rmSync(root, { recursive: true, force: true });
+  });
+});
