@@ -11,7 +11,7 @@
 // a file that does not compile, another process compiling just then), and the source then runs
 // through tsx as before. This file is plain JavaScript: it runs before anything is compiled.
 import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
-import { dirname, join, relative } from 'node:path';
+import { dirname, join, relative, sep } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
@@ -39,22 +39,22 @@ export const BUNDLED_PACKAGES = ['zod', 'hyparquet-writer'];
  * each bundled package → `mtime:size`.
  */
 function sourceState(root) {
+  // Paths joined as strings: this runs at every start, and path.join would normalise each one.
+  const base = root.endsWith(sep) ? root : root + sep;
   const files = {};
-  for (const name of BUNDLED_PACKAGES) {
-    const stat = statSync(join(root, packageJson(name)));
-    files[packageJson(name)] = `${stat.mtimeMs}:${stat.size}`;
-  }
+  const add = (path) => {
+    const stat = statSync(base + path);
+    files[path] = `${stat.mtimeMs}:${stat.size}`;
+  };
   const walk = (folder) => {
-    for (const entry of readdirSync(join(root, folder), { withFileTypes: true })) {
+    for (const entry of readdirSync(base + folder, { withFileTypes: true })) {
       const path = `${folder}/${entry.name}`;
       if (entry.isDirectory()) walk(path);
-      else if (entry.name.endsWith('.ts') && !entry.name.endsWith('.d.ts')) {
-        const stat = statSync(join(root, path));
-        files[path] = `${stat.mtimeMs}:${stat.size}`;
-      }
+      else if (entry.name.endsWith('.ts') && !entry.name.endsWith('.d.ts')) add(path);
     }
   };
-  for (const folder of SOURCE_FOLDERS) if (existsSync(join(root, folder))) walk(folder);
+  for (const name of BUNDLED_PACKAGES) add(packageJson(name));
+  for (const folder of SOURCE_FOLDERS) if (existsSync(base + folder)) walk(folder);
   return files;
 }
 
