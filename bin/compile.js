@@ -26,13 +26,14 @@ const LOCK = '.compiling';
 /** A lock older than this was left by a process that died compiling. */
 const STALE_LOCK_MS = 60_000;
 /** Raised when the way files are compiled changes, so that copies compiled the old way are compiled again. */
-const FORMAT = 1;
+const FORMAT = 2;
 /**
- * Packages of many small ES modules that most commands load, each bundled into one file under
- * dist/packages/ that the compiled code imports instead: Node 20 pays for every module file it loads,
- * and zod alone is 95 of them (0.6× `node -e 0` at start-up; bundled, 0.15×).
+ * Packages of many module files that commands load, each bundled into one file under dist/packages/
+ * that the compiled code imports instead: Node 20 pays for every module file it loads (zod is 95 of
+ * them, hyparquet-writer with hyparquet 49, yaml 72). Not ajv: ajv-formats reaches into ajv's own
+ * modules, so bundled apart each would hold a copy of them.
  */
-export const BUNDLED_PACKAGES = ['zod', 'hyparquet-writer'];
+export const BUNDLED_PACKAGES = ['zod', 'hyparquet-writer', 'yaml'];
 
 /**
  * Every TypeScript file of the source folders (root-relative, `/`-separated) and the package.json of
@@ -117,12 +118,14 @@ async function compileFiles(root, outDir, files) {
   const packages = BUNDLED_PACKAGES.filter((name) => files.includes(packageJson(name)));
   const builds = [
     ...(sources.length ? [esbuild.build({ ...COMMON, absWorkingDir: root, entryPoints: sources, outdir: outDir, outbase: root, plugins: [keepImports(root)] })] : []),
-    ...packages.map((name) =>
+    ...(await Promise.all(packages.map((name) => packageEntry(name)))).map((contents, i) =>
       esbuild.build({
         ...COMMON,
-        entryPoints: [name],
-        absWorkingDir: root,
-        outfile: join(outDir, bundledPath(name)),
+        // An .mjs entry: a CommonJS package's default export is then its module.exports, as Node makes it.
+        stdin: { contents, resolveDir: root, sourcefile: `${packages[i]}.mjs` },
+        // A CommonJS package's require() of Node's own modules, which an ES module has no require for.
+        banner: { js: "import { createRequire as __createRequire } from 'node:module';\nconst require = __createRequire(import.meta.url);" },
+        outfile: join(outDir, bundledPath(packages[i])),
       }),
     ),
   ];
@@ -133,6 +136,17 @@ async function compileFiles(root, outDir, files) {
     throw new Error(oneLine(error));
   }
   for (const result of results) for (const output of result.outputFiles) writeAtomic(output.path, output.contents);
+}
+
+/**
+ * A bundle's entry: the names Node gives the package's exports when it is imported (a CommonJS
+ * package's are the ones Node detects), exported again, so that the bundle exports the same.
+ */
+async function packageEntry(name) {
+  const names = Object.keys(await import(name));
+  const odd = names.filter((n) => !/^[A-Za-z_$][\w$]*$/.test(n));
+  if (odd.length) throw new Error(`${name} exports ${odd.join(', ')}, which a bundle cannot name`);
+  return `export { ${names.join(', ')} } from ${JSON.stringify(name)};\n`;
 }
 
 /** esbuild's errors on one line: `file:line:column: what`, each. */

@@ -23,11 +23,12 @@ function project(): string {
   writeFileSync(
     join(root, 'bin/cli.ts'),
     [
+      "import { stringify } from 'yaml';",
       "import { z } from 'zod';",
       "import { message } from '../core/message.ts';",
       'export async function main(argv: string[]): Promise<number> {',
       "  const where: string = import.meta.url.endsWith('/dist/bin/cli.js') ? 'compiled' : import.meta.url.endsWith('/bin/cli.ts') ? 'source' : import.meta.url;",
-      "  process.stdout.write(`${where} ${message} ${z.string().parse(argv[0] ?? '-')}\\n`);",
+      "  process.stdout.write(`${where} ${message} ${stringify(z.string().parse(argv[0] ?? '-')).trim()}\\n`);",
       '  return 0;',
       '}',
       '',
@@ -73,6 +74,15 @@ describe('compiled CLI', () => {
     rmSync(join(root, 'core/extra.ts'));
     expect(toolkiln(root).out).toBe('compiled fourth arg');
     expect(existsSync(join(root, 'dist/core/extra.js'))).toBe(false);
+
+    // Each bundled package exports what the package does, and works as an ES module (yaml is CommonJS).
+    const same = spawnSync(
+      process.execPath,
+      ['--input-type=module', '-e', `for (const name of ['zod', 'hyparquet-writer', 'yaml']) { const [bundle, real] = [await import('./dist/packages/' + name + '.js'), await import(name)]; if (Object.keys(bundle).join() !== Object.keys(real).join()) throw new Error(name); } process.stdout.write((await import('./dist/packages/yaml.js')).stringify({ ok: true }));`],
+      { cwd: root, encoding: 'utf8' },
+    );
+    expect(same.stderr).toBe('');
+    expect(same.stdout).toBe('ok: true\n');
 
     // Nothing changed: nothing compiled.
     const compile = spawnSync(process.execPath, [join(root, 'bin/compile.js')], { cwd: root, encoding: 'utf8' });
