@@ -90,6 +90,22 @@ async function firstStage(variant: Variant, home: string, recipe: string): Promi
   return ms;
 }
 
+/**
+ * What a start pays before any command code: an ES module process, tsx's loader registered, and each
+ * package bin/compile.js bundles, imported from node_modules and as its bundle (run in the project
+ * folder, where the bare names resolve).
+ */
+async function floorsOf(): Promise<[string, string[]][]> {
+  const module = (name: string, code: string): [string, string[]] => [name, ['--input-type=module', '-e', code]];
+  const compile = join(PROJECT, 'bin/compile.js');
+  const bundled = existsSync(compile) ? ((await import(compile)) as { BUNDLED_PACKAGES: string[] }).BUNDLED_PACKAGES : [];
+  return [
+    module('an ES module, nothing loaded', '0'),
+    module("tsx's loader registered, nothing loaded", "(await import('tsx/esm/api')).register()"),
+    ...bundled.flatMap((name) => [module(`import ${name} (node_modules)`, `await import('${name}')`), module(`import ${name} (its bundle in dist/packages/)`, `await import('./dist/packages/${name}.js')`)]),
+  ];
+}
+
 export async function run(args: string[]): Promise<void> {
   const { values } = parseArgs({
     args,
@@ -119,14 +135,17 @@ export async function run(args: string[]): Promise<void> {
     if (seeded.status !== 0) throw new Error(`bench startup: seeding the home failed: ${seeded.stderr.trim()}`);
 
     const commands: string[][] = [['--version'], ['--help'], ['datasets', 'list'], ['runs', 'list'], ...registry.map((entry) => [...entry.path, '--help'])];
+    const floors = await floorsOf();
     const load = loadavg();
     const baseline: Timing[] = [];
     const times = variants.map(() => commands.map((): Timing[] => []));
+    const floorTimes = floors.map((): Timing[] => []);
     for (let round = 0; round < rounds; round++) {
       baseline.push(timing(['-e', '0'], process.env, home, scratch));
       for (const [v, variant] of variants.entries()) {
         for (const [c, command] of commands.entries()) times[v][c].push(timing([variant.bin, ...command], environment(home, variant), home, scratch));
       }
+      for (const [f, [, argv]] of floors.entries()) floorTimes[f].push(timing(argv, process.env, PROJECT, scratch));
     }
     const base = median(baseline.map((t) => t.wall));
     const baseCpu = baseline[0].cpu === undefined ? undefined : mean(baseline.map((t) => t.cpu!));
@@ -147,6 +166,7 @@ export async function run(args: string[]): Promise<void> {
         `; load average ${load[0].toFixed(1)} at the start, ${loadAfter[0].toFixed(1)} at the end, on ${cpus().length} cores; Node ${process.version}.\n\n`,
     );
     process.stdout.write(`${formatTable(['command', ...variants.map((v) => v.name)], [...rows, ['slowest of these', ...worst]])}\n\n`);
+    process.stdout.write(`${formatTable(['what a start pays (node -e …, in the project folder)', 'vs node -e 0'], floors.map(([label], f) => [label, cell(floorTimes[f])]))}\n\n`);
     process.stdout.write(
       `${formatTable(
         [`toolkiln run ${values.recipe} (offline)`, ...variants.map((v) => v.name)],
