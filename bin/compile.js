@@ -195,12 +195,13 @@ export async function compile(root = ROOT) {
   }
 }
 
-/** The compiled CLI's module URL (compiling what changed first), or null when only the source can run. */
-export async function compiledCli(root = ROOT) {
+/** The compiled CLI's module URL (compiling what changed first), or null when only the source can run (`why` is told why). */
+export async function compiledCli(root = ROOT, why = () => {}) {
   try {
     await compile(root);
     return pathToFileURL(join(root, OUT_FOLDER, 'bin', 'cli.js')).href;
-  } catch {
+  } catch (error) {
+    why(error.message);
     return null;
   }
 }

@@ -96,7 +96,8 @@ describe('compiled CLI', () => {
     // A broken file nothing imports: the source runs as it did before there was a compiled copy.
     writeFileSync(join(root, 'core/broken.ts'), 'export const = ;\n');
     edit(root, 'core/message.ts', "export const message: string = 'edited';\n");
-    expect(toolkiln(root)).toMatchObject({ code: 0, out: 'source edited arg' });
+    expect(toolkiln(root)).toMatchObject({ code: 0, out: 'source edited arg', err: '' });
+    expect(toolkiln(root, { TOOLKILN_DEBUG: '1' }).err).toMatch(/^toolkiln: running the TypeScript source through tsx: core\/broken\.ts:1:\d+: /);
     const compile = spawnSync(process.execPath, [join(root, 'bin/compile.js')], { cwd: root, encoding: 'utf8' });
     expect(compile.status).toBe(1);
     expect(compile.stderr).toMatch(/^toolkiln compile: .*core\/broken\.ts/m);
