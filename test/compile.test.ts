@@ -117,4 +117,31 @@ describe('compiled CLI', () => {
     expect(toolkiln(root, { TOOLKILN_FROM_SOURCE: '1' }).out).toBe('source locked arg');
     rmSync(root, { recursive: true, force: true });
   });
+
+  it("the project's compiled code runs a stage's worker thread without tsx", () => {
+    // A plain Node process (no loader: a TypeScript file would fail to load) running the NesTools
+    // recipe from dist/ with its program checks on a thread; a thread that cannot start says so in the log.
+    const script = `
+      import { mkdtempSync } from 'node:fs';
+      import { join } from 'node:path';
+      import { tmpdir } from 'node:os';
+      const { runPipeline } = await import('${ROOT}dist/core/run.js');
+      const { OfflineGateway } = await import('${ROOT}dist/core/llm/offline.js');
+      const { nestoolsPipeline } = await import('${ROOT}dist/pipelines/nestools.js');
+      const config = nestoolsPipeline.configSchema.parse({ count: 12 });
+      const threaded = nestoolsPipeline.stages(config).filter((stage) => stage.threads).map((stage) => stage.name);
+      const logs = [];
+      const result = await runPipeline({ pipeline: nestoolsPipeline, configOverrides: { count: 12 }, llm: new OfflineGateway(42), home: mkdtempSync(join(tmpdir(), 'tk-compiled-threads-')), projectDir: process.cwd(), cwd: process.cwd(), progress: { quiet: true }, threads: { count: 1, from: 0 }, log: (line) => logs.push(line) });
+      process.stdout.write(JSON.stringify({ status: result.status, threaded, threadLogs: logs.filter((line) => /thread/i.test(line)) }));
+    `;
+    // A file, not `--input-type=module -e`: a worker thread takes the process's flags, and with that one
+    // its CommonJS first code would be read as an ES module.
+    const file = join(mkdtempSync(join(tmpdir(), 'tk-compiled-threads-')), 'run.mjs');
+    writeFileSync(file, script);
+    const child = spawnSync(process.execPath, [file], { cwd: ROOT, encoding: 'utf8', env: { ...process.env, OPENAI_API_KEY: '', OPENAI_BASE_URL: '' } });
+    expect(child.stderr).toBe('');
+    const outcome = JSON.parse(child.stdout);
+    expect(outcome.threaded.length).toBeGreaterThan(0);
+    expect(outcome).toMatchObject({ status: 'published', threadLogs: [] });
+  }, 120_000);
 });
