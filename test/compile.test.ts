@@ -103,6 +103,12 @@ describe('compiled CLI', () => {
     expect(compile.stderr).toMatch(/^toolkiln compile: .*core\/broken\.ts/m);
     rmSync(join(root, 'core/broken.ts'));
     expect(toolkiln(root).out).toBe('compiled edited arg');
+    // A relative import of a file that is not TypeScript has no compiled copy to point at.
+    writeFileSync(join(root, 'core/data.json'), '{}');
+    writeFileSync(join(root, 'core/reads-json.ts'), "import data from './data.json' with { type: 'json' };\nexport const keys = Object.keys(data);\n");
+    const json = spawnSync(process.execPath, [join(root, 'bin/compile.js')], { cwd: root, encoding: 'utf8' });
+    expect(json.stderr).toMatch(/^toolkiln compile: core\/reads-json\.ts:1:\d+: "\.\/data\.json" is no TypeScript file/);
+    rmSync(join(root, 'core/reads-json.ts'));
 
     // Another process holds the lock: this one does not wait for it.
     mkdirSync(join(root, 'dist/.compiling'));
