@@ -2,6 +2,8 @@ import { readFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import { resolve } from 'node:path';
 import { UserError, fileSystemMessage, messageOf } from '../core/errors.ts';
+import { projectFile } from '../core/project-dir.ts';
+import { RECIPE_NAMES, recipeSummary } from '../pipelines/catalog.ts';
 import * as specs from './command-specs.ts';
 import { parserOptions, type Command, type CommandSpec, type Io } from './command.ts';
 import { attachNegativeNumbers, commonOptions } from './flags.ts';
@@ -43,13 +45,12 @@ export const registry: CommandEntry[] = [
 ];
 
 export function packageVersion(): string {
-  return (JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as { version: string }).version;
+  return (JSON.parse(readFileSync(projectFile('package.json'), 'utf8')) as { version: string }).version;
 }
 
-async function helpText(): Promise<string> {
-  // Loaded only for this help: the recipes are the heaviest import of all.
-  const { pipelines } = await import('../pipelines/index.ts');
-  const width = Math.max(...Object.keys(pipelines).map((name) => name.length));
+function helpText(): string {
+  // The recipes' summaries, not the recipes: those are the heaviest import of all.
+  const width = Math.max(...RECIPE_NAMES.map((name) => name.length));
   return [
     `toolkiln ${packageVersion()}: regenerate tool-use benchmark datasets`,
     '',
@@ -58,7 +59,7 @@ async function helpText(): Promise<string> {
     ...registry.map(commandEntry),
     '',
     'Pipelines (toolkiln run <pipeline>) and the formats their datasets export to (toolkiln export --format):',
-    ...Object.entries(pipelines).map(([name, p]) => `  ${name.padEnd(width)}  ${p.description}\n  ${''.padEnd(width)}  export formats: ${Object.keys(p.exports).join(', ')}`),
+    ...RECIPE_NAMES.map((name) => ({ name, ...recipeSummary(name) })).map(({ name, description, exportFormats }) => `  ${name.padEnd(width)}  ${description}\n  ${''.padEnd(width)}  export formats: ${exportFormats.join(', ')}`),
     '',
     'Every command takes --json (one JSON document on stdout) and --help. toolkiln --version prints the version.',
     'Environment: OPENAI_API_KEY, OPENAI_BASE_URL, TOOLKILN_MODEL, TOOLKILN_HOME (root of datasets/ and .toolkiln/).',
@@ -96,7 +97,7 @@ export async function main(argv: string[], io: Partial<Io> = {}): Promise<number
   const wantsHelp = argv.includes('--help') || argv.includes('-h');
   const words = argv.filter((a) => !a.startsWith('-'));
   if (!words.length) {
-    fullIo.out(await helpText());
+    fullIo.out(helpText());
     return wantsHelp ? 0 : 2;
   }
   const entry = findCommand(words);

@@ -15,6 +15,7 @@ import { createEmbedder } from './embed/index.ts';
 import { describeOverlap, OVERLAP_STAGE, OVERLAP_VERSION, overlapForPublishing, publishingReferences } from './overlap/gate.ts';
 import { formatZodError, type Manifest, type Sample, type StageStats, type ToolSpec } from './records.ts';
 import { runStages, type RemoteRecords } from './runner.ts';
+import { RUN_LOCK, RUN_OUTCOME } from './run-folder.ts';
 import { yieldShortfall } from './run-yield.ts';
 import type { StageThreadsOptions } from './stage-threads.ts';
 import { DatasetStore, type VersionRef } from './store.ts';
@@ -297,9 +298,6 @@ export async function runPipeline(options: RunPipelineOptions): Promise<RunPipel
     lock.release();
   }
 }
-
-export const RUN_LOCK = 'lock';
-export const RUN_OUTCOME = 'outcome.json';
 
 /** A new run folder with a name no other run has (time, fingerprint and randomness), locked by this process. */
 function createRun(runsDir: string, spec: RunSpec, fingerprint: string): { runId: string; lock: Lock } {

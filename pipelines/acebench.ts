@@ -24,6 +24,7 @@ import { commonExporters } from '../stages/export/index.ts';
 import { openAIChatExporter } from '../stages/export/openai-chat.ts';
 import { shareGptExporter } from '../stages/export/sharegpt.ts';
 import { trlExporter } from '../stages/export/trl.ts';
+import { RECIPE_SUMMARIES } from './summaries.ts';
 
 /**
  * ACEBench (Chen et al.), §3.1: a context tree domain → subdomain → functionality grown step by
@@ -81,7 +82,7 @@ export const RELEASED_ACEBENCH: ReleasedSamples = {
 export const acebenchPipeline = definePipeline<AceBenchConfig>({
   name: 'acebench',
   benchmark: 'acebench',
-  description: 'ACEBench: synthesised APIs from a context tree, normal / special / agent records, rule and judge verification, en and zh',
+  description: RECIPE_SUMMARIES.acebench.description,
   configSchema: AceBenchConfig,
   sourceFiles: (config) => (config.tools ? [...toolSourceFiles(config.tools), config.importDir, config.referenceDir] : [config.tree.fieldsFile, config.tree.sealFieldsFile, ...config.documents, config.importDir, config.referenceDir]).filter(Boolean),
   stages: (config) => {

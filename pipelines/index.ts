@@ -21,7 +21,3 @@ export function getPipeline(name: string): PipelineDefinition {
   return pipeline;
 }
 
-/** The pipeline that published a dataset knows its native export formats. */
-export function exportFormats(pipelineName: string): PipelineDefinition['exports'] {
-  return getPipeline(pipelineName).exports;
-}

@@ -21,6 +21,7 @@ import { releasedMtuSamples } from '../stages/mtu/released.ts';
 import { steerCompositionStage } from '../stages/mtu/steer.ts';
 import { documentToolsStage } from '../stages/mtu/tool-docs.ts';
 import { unifyToolSpecsStage } from '../stages/mtu/unify-tool-specs.ts';
+import { RECIPE_SUMMARIES } from './summaries.ts';
 
 /**
  * The MTU config (kept beside its stages, which read it) with a line of help on every key, as
@@ -184,7 +185,7 @@ export const RELEASED_MTU_EVAL: ReleasedSamples = {
 export const mtuPipeline = definePipeline<MtuConfig>({
   name: 'mtu',
   benchmark: 'mtu',
-  description: 'MTU-Bench: dialogue datasets → tools → clustered, documented tool library → ReAct tool-use samples (S-S, S-M, M-S, M-M, OOD, hard)',
+  description: RECIPE_SUMMARIES.mtu.description,
   configSchema: MtuConfig,
   sourceFiles: mtuSourceFiles,
   stages: (config) => [

@@ -20,6 +20,7 @@ import { importFileStage, importedDomainsStage, loadDomainsStage } from '../stag
 import { executeCallsStage } from '../stages/execute-calls.ts';
 import { ToolsConfigField, toolSourceFiles } from '../core/tool-source.ts';
 import { releasedNesTools, releasedSealTools } from '../stages/nestools/released.ts';
+import { RECIPE_SUMMARIES } from './summaries.ts';
 
 /**
  * NesTools (Han et al.): nested call chains generated as Python code per domain (§3.1), checked
@@ -80,7 +81,7 @@ export const RELEASED_NESTOOLS: ReleasedSamples = { name: 'nestools', path: '../
 export const nestoolsPipeline = definePipeline<NesToolsConfig>({
   name: 'nestools',
   benchmark: 'nestools',
-  description: 'NesTools: nested tool-call chains generated as Python programs, checked by AST, queries normalised and refined',
+  description: RECIPE_SUMMARIES.nestools.description,
   configSchema: NesToolsConfig,
   sourceFiles: (config) =>
     config.importFile

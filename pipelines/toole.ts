@@ -26,6 +26,7 @@ import { statisticsStage } from '../stages/toole/statistics.ts';
 import { tooleScorer } from '../stages/toole/score.ts';
 import { taskSetsStage } from '../stages/toole/task-sets.ts';
 import { toolDescriptionsStage } from '../stages/toole/tool-descriptions.ts';
+import { RECIPE_SUMMARIES } from './summaries.ts';
 
 const DATA = '../shared/data';
 const REFERENCE = `${DATA}/reference/metatool`;
@@ -208,7 +209,7 @@ export type TooleConfig = z.infer<typeof TooleConfig>;
 export const toolePipeline = definePipeline<TooleConfig>({
   name: 'toole',
   benchmark: 'toole',
-  description: 'ToolE / MetaTool: plugin descriptions → four generation methods → filters → overlap resolution → multi-tool queries → task sets',
+  description: RECIPE_SUMMARIES.toole.description,
   configSchema: TooleConfig,
   sourceFiles: (config) => [
     ...(config.tools ? toolSourceFiles(config.tools) : [config.source.file]),

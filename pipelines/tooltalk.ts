@@ -12,6 +12,7 @@ import { importConversationFile, importConversationsStage } from '../stages/tool
 import { tooltalkScorer } from '../stages/tooltalk/score.ts';
 import { PLUGINS, filterScenariosStage, generateScenariosStage, plausibilityStage, scenarioRequestsStage, selectScenariosStage } from '../stages/tooltalk/scenarios.ts';
 import { overlayConflictsStage, statisticsStage } from '../stages/tooltalk/statistics.ts';
+import { RECIPE_SUMMARIES } from './summaries.ts';
 
 /**
  * ToolTalk (Farn & Shin), §2.2: scenarios per 3-plugin subset and required tool, filtered and
@@ -51,7 +52,7 @@ export const RELEASED_TOOLTALK: ReleasedSamples = {
 export const tooltalkPipeline = definePipeline<ToolTalkConfig>({
   name: 'tooltalk',
   benchmark: 'tooltalk',
-  description: 'ToolTalk: scenarios per plugin triple, LLM-drafted conversations executed with the simulated tools (easy and hard sets)',
+  description: RECIPE_SUMMARIES.tooltalk.description,
   configSchema: ToolTalkConfig,
   sourceFiles: (config) => [...DATABASE_NAMES.map((name) => `${config.databasesDir}/${name}.json`), config.importDir, config.referenceDir].filter(Boolean),
   stages: (config) => {

@@ -13,7 +13,7 @@ import { DEFAULT_CONCURRENCY, DEFAULT_MAX_RETRIES, DEFAULT_OPENAI_MODEL } from '
 import { DEFAULT_MAX_TRANSPORT_REJECTS, DEFAULT_RECORDS_IN_FLIGHT } from '../core/runner.ts';
 import { DEFAULT_MIN_YIELD } from '../core/run-yield.ts';
 import { DEFAULT_THREADS_FROM } from '../core/stage-threads.ts';
-import { RECIPE_NAMES, loadRecipe } from '../pipelines/catalog.ts';
+import { RECIPE_NAMES, loadRecipe, recipeSummary } from '../pipelines/catalog.ts';
 import { pipelines } from '../pipelines/index.ts';
 import { DEFAULT_SELECTION } from '../review/options.ts';
 
@@ -132,9 +132,13 @@ describe('cli help', () => {
     expect(await cli('run', 'nope', '--help')).toMatchObject({ code: 2, err: `toolkiln: unknown pipeline "nope": choose one of ${Object.keys(pipelines).join(', ')}` });
   });
 
-  it('the lazily loaded recipes are the recipes', async () => {
+  it('the lazily loaded recipes are the recipes, and the summaries help prints without loading them are theirs', async () => {
     expect(RECIPE_NAMES).toEqual(Object.keys(pipelines));
-    for (const name of RECIPE_NAMES) expect(await loadRecipe(name)).toBe(pipelines[name]);
+    for (const name of RECIPE_NAMES) {
+      const pipeline = await loadRecipe(name);
+      expect(pipeline).toBe(pipelines[name]);
+      expect(recipeSummary(name), name).toEqual({ description: pipeline.description, exportFormats: Object.keys(pipeline.exports) });
+    }
   });
 
   it('help loads no command code and no recipe; run <pipeline> --help loads that recipe alone', () => {
@@ -145,7 +149,7 @@ describe('cli help', () => {
     const { startup, results } = JSON.parse(child.stdout) as { startup: Loaded; results: (Loaded & { argv: string[]; code: number })[] };
     type Loaded = { files: string[]; packages: string[] };
     // The CLI itself: its specs, flags and help, nothing of a command or a recipe.
-    expect(startup.files.filter((f) => !/^bin\/[a-z-]+\.ts$|^core\/(errors|seed)\.ts$/.test(f))).toEqual([]);
+    expect(startup.files.filter((f) => !/^bin\/[a-z-]+\.ts$|^core\/(errors|seed|project-dir)\.ts$|^pipelines\/(catalog|summaries)\.ts$/.test(f))).toEqual([]);
     expect(startup.packages).toEqual([]);
     const [runHelp, recipeHelp] = results.slice(-2);
     for (const result of results.slice(0, -2)) {
@@ -153,7 +157,7 @@ describe('cli help', () => {
       expect({ argv: result.argv.join(' '), files: result.files, packages: result.packages }).toEqual({ argv: result.argv.join(' '), files: [], packages: [] });
     }
     expect(runHelp.code).toBe(0);
-    expect(runHelp.files.sort()).toEqual(['bin/recipe-help.ts', 'pipelines/catalog.ts']);
+    expect(runHelp.files).toEqual(['bin/recipe-help.ts']);
     expect(recipeHelp.code).toBe(0);
     expect(recipeHelp.files).toContain('pipelines/toole.ts');
     expect(recipeHelp.files.filter((f) => f.startsWith('pipelines/') || f.startsWith('bin/commands/'))).toEqual(['pipelines/toole.ts']);

@@ -46,9 +46,9 @@ function folderOf(path: string): Folder | undefined {
   return (FOLDERS as readonly string[]).includes(top) ? (top as Folder) : undefined;
 }
 
-/** Recipes are what pipelines/ defines (index.ts and catalog.ts list them); their stages live in stages/<recipe>/. */
+/** Recipes are what pipelines/ defines (index.ts and catalog.ts list them, summaries.ts says what each makes); their stages live in stages/<recipe>/. */
 function recipesOf(graph: ImportGraph): Set<string> {
-  return new Set([...graph.keys()].filter((file) => /^pipelines\/[^/]+\.ts$/.test(file)).map((file) => posix.basename(file, '.ts')).filter((name) => name !== 'index' && name !== 'catalog'));
+  return new Set([...graph.keys()].filter((file) => /^pipelines\/[^/]+\.ts$/.test(file)).map((file) => posix.basename(file, '.ts')).filter((name) => !['index', 'catalog', 'summaries'].includes(name)));
 }
 
 /** Imports against bin → review / pipelines → stages → prompts → core, as `from → to (why)`. */

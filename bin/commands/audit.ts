@@ -10,7 +10,7 @@ import { pipelines } from '../../pipelines/index.ts';
 import type { Command } from '../command.ts';
 import { needPositionals, stringFlag } from '../flags.ts';
 import { DATASETS_AUDIT } from '../command-specs.ts';
-import { PROJECT_DIR } from './run.ts';
+import { PROJECT_DIR } from '../../core/project-dir.ts';
 
 
 export const datasetsAuditCommand: Command = {

@@ -56,9 +56,9 @@ export const checkNestoolsCommand: Command = {
     if (wantStats) {
       // Loaded only when asked: the plain check stays light to start.
       const { computeStatistics, formatStatistics, viewOfSample } = await import('../../stages/nestools/statistics.ts');
-      const [{ pipelines }, { pathResolver }, { PROJECT_DIR }] = await Promise.all([import('../../pipelines/index.ts'), import('../../core/run.ts'), import('./run.ts')]);
+      const [{ loadRecipe }, { pathResolver }, { PROJECT_DIR }] = await Promise.all([import('../../pipelines/catalog.ts'), import('../../core/run.ts'), import('../../core/project-dir.ts')]);
       // The released set as the NesTools recipe declares it (its place, and how it is read).
-      const released = pipelines.nestools.released!.find((set) => set.name === 'nestools')!;
+      const released = (await loadRecipe('nestools')).released!.find((set) => set.name === 'nestools')!;
       const resolvePath = pathResolver(io.cwd, PROJECT_DIR);
       const sets = [{ name: 'checked', stats: computeStatistics(report.chains) }];
       const given = stringFlag(values, 'reference');

@@ -1,6 +1,6 @@
 import { resolve } from 'node:path';
 import { readConfigFile, resolveConfig } from '../../core/run.ts';
-import { getPipeline } from '../../pipelines/index.ts';
+import { loadRecipe } from '../../pipelines/catalog.ts';
 import type { Command } from '../command.ts';
 import { needPositionals, stringFlag } from '../flags.ts';
 import { CONFIG_SHOW } from '../command-specs.ts';
@@ -9,7 +9,7 @@ export const configShowCommand: Command = {
   ...CONFIG_SHOW,
   async run(positionals, values, io) {
     needPositionals(positionals, 1, this.usage);
-    const pipeline = getPipeline(positionals[0]);
+    const pipeline = await loadRecipe(positionals[0]);
     const configFile = stringFlag(values, 'config');
     const overrides = configFile ? readConfigFile(resolve(io.cwd, configFile), configFile) : undefined;
     const config = resolveConfig(pipeline, overrides, configFile ?? 'config');

@@ -12,7 +12,7 @@ import { pipelines } from '../../pipelines/index.ts';
 import type { Command, Io, Values } from '../command.ts';
 import { intFlag, needPositionals, stringFlag } from '../flags.ts';
 import { gatewayFromFlags } from '../gateway.ts';
-import { PROJECT_DIR } from './run.ts';
+import { PROJECT_DIR } from '../../core/project-dir.ts';
 import { DEFAULT_SEED, SEED_RANGE } from '../../core/seed.ts';
 import { COMPARE_RESAMPLES, EVAL, EVAL_COMPARE } from '../command-specs.ts';
 

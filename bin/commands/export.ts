@@ -2,7 +2,7 @@ import { join } from 'node:path';
 import { UserError } from '../../core/errors.ts';
 import { writeFolderAtomic } from '../../core/folders.ts';
 import { DatasetStore } from '../../core/store.ts';
-import { exportFormats } from '../../pipelines/index.ts';
+import { loadRecipe } from '../../pipelines/catalog.ts';
 import { hfDatasetName } from '../../stages/export/hf-card.ts';
 import type { Command } from '../command.ts';
 import { needPositionals, stringFlag } from '../flags.ts';
@@ -18,7 +18,7 @@ export const exportCommand: Command = {
     const store = new DatasetStore(io.home, { warn: io.err });
     const ref = store.resolve(positionals[0]);
     const manifest = store.manifest(ref);
-    const formats = exportFormats(manifest.pipeline);
+    const formats = (await loadRecipe(manifest.pipeline)).exports;
     const format = stringFlag(values, 'format');
     if (!format) throw new UserError(`--format is required: one of ${Object.keys(formats).join(', ')}`);
     const exporter = formats[format];

@@ -15,7 +15,7 @@ import type { Command, Values } from '../command.ts';
 import { DATASETS_OVERLAP, OVERLAP_SHOWN_HITS } from '../command-specs.ts';
 import { intFlag, needPositionals, stringFlag } from '../flags.ts';
 import { gatewayFromFlags } from '../gateway.ts';
-import { PROJECT_DIR } from './run.ts';
+import { PROJECT_DIR } from '../../core/project-dir.ts';
 
 /** `--threshold` level names → the config's keys. */
 const THRESHOLD_KEYS: Record<string, keyof OverlapThresholds> = { ngram: 'ngram', 'call-exact': 'callExact', 'call-near': 'callNear', embedding: 'embedding' };

@@ -12,7 +12,7 @@ import { importReview, reviewAgreement, type SheetFile } from '../../review/impo
 import { describeDecision, importToolReview, isToolSheetFile } from '../../review/tool-import.ts';
 import { DEFAULT_SEED } from '../../core/run.ts';
 import { gatewayFromFlags } from '../gateway.ts';
-import { PROJECT_DIR } from './run.ts';
+import { PROJECT_DIR } from '../../core/project-dir.ts';
 import type { ImportProblem } from '../../review/sources.ts';
 import type { Command, Io, Values } from '../command.ts';
 import { choiceFlag, intFlag, needPositionals, numberFlag, stringFlag } from '../flags.ts';

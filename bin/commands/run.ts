@@ -1,9 +1,9 @@
 import { resolve } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { formatStageTable } from '../../core/table.ts';
 import { readConfigFile, readRunSpec, runPipeline } from '../../core/run.ts';
 import { UserError } from '../../core/errors.ts';
-import { getPipeline } from '../../pipelines/index.ts';
+import { PROJECT_DIR } from '../../core/project-dir.ts';
+import { loadRecipe } from '../../pipelines/catalog.ts';
 import type { Command } from '../command.ts';
 import { intFlag, needPositionals, numberFlag, stringFlag } from '../flags.ts';
 import { gatewayFromFlags } from '../gateway.ts';
@@ -13,13 +13,11 @@ import type { LlmGateway } from '../../core/llm/types.ts';
 import { DEFAULT_SEED, SEED_RANGE } from '../../core/seed.ts';
 import { DISTRIBUTED_IN_FLIGHT, RUN } from '../command-specs.ts';
 
-export const PROJECT_DIR = fileURLToPath(new URL('../..', import.meta.url));
-
 export const runCommand: Command = {
   ...RUN,
   async run(positionals, values, io) {
     needPositionals(positionals, 1, this.usage);
-    const pipeline = getPipeline(positionals[0]);
+    const pipeline = await loadRecipe(positionals[0]);
     const configFile = stringFlag(values, 'config');
     const resume = stringFlag(values, 'resume');
     const limit = intFlag(values, 'limit', { min: 1 });

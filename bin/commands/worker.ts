@@ -5,7 +5,7 @@ import { getPipeline } from '../../pipelines/index.ts';
 import type { Command } from '../command.ts';
 import { intFlag, needPositionals, stringFlag } from '../flags.ts';
 import { gatewayFromFlags } from '../gateway.ts';
-import { PROJECT_DIR } from './run.ts';
+import { PROJECT_DIR } from '../../core/project-dir.ts';
 import { WORKER, WORKER_CONCURRENCY } from '../command-specs.ts';
 
 export const workerCommand: Command = {
