@@ -1,5 +1,6 @@
 import { OverlapConfig } from '../../core/overlap/config.ts';
 import { z } from 'zod';
+import { ToolsConfigField } from '../../core/tool-source.ts';
 import { MergeToolsMtuConfig } from '../merge-tools-mtu.ts';
 
 /**
@@ -59,6 +60,18 @@ export const MtuConfig = z
               .strict(),
           )
           .default([]),
+      })
+      .strict()
+      .prefault({}),
+    /** An imported tool library (MCP servers, OpenAPI, function lists): dialogues are synthesised for its tools instead of read from `sources`. */
+    tools: ToolsConfigField,
+    /** Dialogues planned per imported tool and setting (read only with `tools`). */
+    importedDialogues: z
+      .object({
+        perTool: z
+          .object(Object.fromEntries(SETTINGS.map((setting) => [setting, z.number().int().min(0).default(1)])) as Record<Setting, z.ZodDefault<z.ZodNumber>>)
+          .strict()
+          .prefault({}),
       })
       .strict()
       .prefault({}),
