@@ -191,6 +191,8 @@ function formatted(format: string, name: string, rng: Rng, options: SchemaValueO
       return stringForPattern('^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$', rng);
     case 'ipv4':
       return `192.168.${rng.int(0, 255)}.${rng.int(1, 254)}`;
+    case 'ipv6':
+      return `2001:db8::${rng.int(1, 65535).toString(16)}`;
     case 'hostname':
       return `${rng.pick(['api', 'files', 'mail'])}.example.com`;
     default:
@@ -228,13 +230,27 @@ function numberValue(s: Schema, integer: boolean, rng: Rng): number {
   return Math.round((low + rng.next() * (high - low)) * 100) / 100;
 }
 
-/** The branch of a union the value is drawn from: the first that is not `null` alone. */
+/** Known string formats, drawn as values of their kind. */
+const FORMATS = new Set(['date', 'date-time', 'time', 'email', 'uri', 'url', 'uri-reference', 'uuid', 'ipv4', 'ipv6', 'hostname']);
+
+/** How sure a branch is to be met by a drawn value: a closed set, then a known format, then no pattern, then a pattern. */
+function certainty(branch: Schema): number {
+  if (branch.const !== undefined || Array.isArray(branch.enum)) return 0;
+  if (typeof branch.format === 'string' && FORMATS.has(branch.format)) return 1;
+  return typeof branch.pattern === 'string' ? 3 : 2;
+}
+
+/**
+ * The branch of a union the value is drawn from: among those a value can meet (not `null` alone,
+ * not a `not` — zod writes an optional as `anyOf [{not: {}}, X]`), one of the surest kind.
+ */
 function branchOf(s: Schema, rng: Rng): Schema | undefined {
   const branches = [s.anyOf, s.oneOf].find(Array.isArray) as Json[] | undefined;
   if (!branches?.length) return undefined;
-  const usable = branches.map(asSchema).filter((b) => b.type !== 'null');
+  const usable = branches.map(asSchema).filter((b) => b.type !== 'null' && b.not === undefined);
+  const surest = usable.length ? Math.min(...usable.map(certainty)) : 0;
   const { anyOf: _a, oneOf: _o, ...rest } = s;
-  return { ...rest, ...(usable.length ? rng.pick(usable) : asSchema(branches[0])) };
+  return { ...rest, ...(usable.length ? rng.pick(usable.filter((b) => certainty(b) === surest)) : asSchema(branches[0])) };
 }
 
 /** A value `schema` accepts; `name` (the property's) picks a realistic string. */
@@ -276,6 +292,12 @@ export function valueForSchema(schema: unknown, name: string, rng: Rng, options:
   }
 }
 
+/** A schema without what only annotates it. */
+function constraintsOf(schema: Json | undefined): string {
+  const { description: _d, title: _t, default: _v, examples: _e, ...rest } = asSchema(schema);
+  return JSON.stringify(rest);
+}
+
 /**
  * An object `schema` accepts: every required property, a share of the optional ones (none of
  * `omit`), ranges among them in order.
@@ -290,7 +312,8 @@ export function objectForSchema(schema: unknown, rng: Rng, options: SchemaValueO
     if (required.has(name) || rng.chance(options.optionalShare ?? 0.5)) out[name] = valueForSchema(property, name, rng, options);
   }
   for (const { start, end } of unorderedPairs(out)) {
-    if (JSON.stringify(properties[start]) === JSON.stringify(properties[end])) [out[start], out[end]] = [out[end], out[start]];
+    // Bounds of one schema (descriptions aside) may trade values and stay valid.
+    if (constraintsOf(properties[start]) === constraintsOf(properties[end])) [out[start], out[end]] = [out[end], out[start]];
     else for (let tries = 0; tries < 10 && unorderedPairs({ [start]: out[start], [end]: out[end] }).length; tries++) out[end] = valueForSchema(properties[end], end, rng, options);
   }
   return out;

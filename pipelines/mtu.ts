@@ -6,7 +6,7 @@ import { MERGE_CONFLICT_TAG, mergeToolsMtuStage, MTU_MERGE_CHECK, mtuToolQuestio
 import { commonExporters } from '../stages/export/index.ts';
 import { candidateToolsStage, mtuToolLibrary } from '../stages/mtu/candidates.ts';
 import { composeStage } from '../stages/mtu/compose.ts';
-import { MtuConfig as MtuConfigSchema } from '../stages/mtu/config.ts';
+import { ImportedDialogues, MtuConfig as MtuConfigSchema } from '../stages/mtu/config.ts';
 import { createToolsStage } from '../stages/mtu/create-tools.ts';
 import { mtuScorer, releasedMtuItems } from '../stages/mtu/score.ts';
 import { exportMtu } from '../stages/mtu/export.ts';
@@ -81,7 +81,7 @@ export const MtuConfig = describeKeys(MtuConfigSchema, {
   ],
   tools: 'an imported tool library as the domain (MCP servers, OpenAPI documents, OpenAI tool lists; docs/sources.md): single- and multi-tool dialogues are synthesised for its tools and sources is not read; unset: the dialogue datasets of sources',
   importedDialogues: [
-    'dialogues synthesised for an imported library (read only with tools)',
+    'dialogues synthesised for an imported library (read only with tools; unset: one of each setting per tool)',
     {
       perTool: [
         'dialogues planned per tool and setting (a multi-tool one pairs the tool with another of its server, else of its domain)',
@@ -236,7 +236,7 @@ function convertedStages(config: MtuConfig) {
 function importedStages(config: MtuConfig) {
   return [
     importedToolsStage(config.tools!),
-    planImportedDialoguesStage({ perTool: config.importedDialogues.perTool, testFraction: config.splits.testFraction }),
+    planImportedDialoguesStage({ perTool: ImportedDialogues.parse(config.importedDialogues ?? {}).perTool, testFraction: config.splits.testFraction }),
     writeImportedDialoguesStage({ today: config.today }),
   ];
 }

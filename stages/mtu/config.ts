@@ -20,6 +20,17 @@ export const MIX_SUM_TOLERANCE = 0.01;
 
 const SourceBase = { enabled: z.boolean().default(true) };
 
+/** Dialogues planned per imported tool and setting. */
+export const ImportedDialogues = z
+  .object({
+    perTool: z
+      .object(Object.fromEntries(SETTINGS.map((setting) => [setting, z.number().int().min(0).default(1)])) as Record<Setting, z.ZodDefault<z.ZodNumber>>)
+      .strict()
+      .prefault({}),
+  })
+  .strict();
+export type ImportedDialogues = z.infer<typeof ImportedDialogues>;
+
 export const MtuConfig = z
   .object({
     sources: z
@@ -65,16 +76,8 @@ export const MtuConfig = z
       .prefault({}),
     /** An imported tool library (MCP servers, OpenAPI, function lists): dialogues are synthesised for its tools instead of read from `sources`. */
     tools: ToolsConfigField,
-    /** Dialogues planned per imported tool and setting (read only with `tools`). */
-    importedDialogues: z
-      .object({
-        perTool: z
-          .object(Object.fromEntries(SETTINGS.map((setting) => [setting, z.number().int().min(0).default(1)])) as Record<Setting, z.ZodDefault<z.ZodNumber>>)
-          .strict()
-          .prefault({}),
-      })
-      .strict()
-      .prefault({}),
+    /** Dialogues planned per imported tool and setting (read only with `tools`; unset: one of each setting, so that a default run's config stays as it was). */
+    importedDialogues: ImportedDialogues.optional(),
     /** Intents not suited to tool calls (as their source names them, e.g. `atis_abbreviation`): their dialogues are dropped. */
     excludeIntents: z.array(z.string()).default([]),
     splits: z

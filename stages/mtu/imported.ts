@@ -8,7 +8,7 @@ import { mtuImportedDialoguePrompt, planText, type PlannedRound } from '../../pr
 import type { Situation } from '../../prompts/mtu-situation.ts';
 import { mtuToolDocPrompt } from '../../prompts/mtu-tool-doc.ts';
 import { importedToolRecords } from '../sources/imported-tools.ts';
-import { SETTINGS, type MtuConfig, type Setting } from './config.ts';
+import { SETTINGS, type ImportedDialogues, type Setting } from './config.ts';
 import { libraryLoader, ToolLibrary, toolReference } from './library.ts';
 import { assistantIndexes, categoryOf, expectedOf, toolKey, turnCalls, type MtuMeta } from './sample.ts';
 import { applyProse } from './tool-docs.ts';
@@ -52,7 +52,6 @@ export const DialogueRequest = z.object({
 });
 export type DialogueRequest = z.infer<typeof DialogueRequest>;
 
-export type ImportedDialoguesConfig = MtuConfig['importedDialogues'];
 type Link = DialogueRequest['links'][number];
 
 const folded = (name: string) => name.toLowerCase().replace(/[_-]/g, '');
@@ -86,7 +85,7 @@ function roundsOf(setting: Setting, count: number, ask: string | undefined): Dia
 }
 
 /** The dialogue requests of one tool: `perTool[setting]` of each setting, multi-tool ones with a partner tool. */
-export function planRequests(tool: ToolSpec, library: ToolSpec[], options: { perTool: ImportedDialoguesConfig['perTool']; testFraction: number }, rng: (...keys: (string | number)[]) => Rng): DialogueRequest[] {
+export function planRequests(tool: ToolSpec, library: ToolSpec[], options: { perTool: ImportedDialogues['perTool']; testFraction: number }, rng: (...keys: (string | number)[]) => Rng): DialogueRequest[] {
   const requests: DialogueRequest[] = [];
   for (const setting of SETTINGS) {
     for (let n = 0; n < options.perTool[setting]; n++) {
@@ -132,7 +131,7 @@ interface Plan {
  * where the source gave none, and any missing parameter description: paper step 4, its prose
  * part), then each tool's dialogue requests.
  */
-export function planImportedDialoguesStage(options: { perTool: ImportedDialoguesConfig['perTool']; testFraction: number }): ScanStage<ToolSpec, DialogueRequest, Plan> {
+export function planImportedDialoguesStage(options: { perTool: ImportedDialogues['perTool']; testFraction: number }): ScanStage<ToolSpec, DialogueRequest, Plan> {
   return scanStage<ToolSpec, DialogueRequest, Plan>({
     name: 'plan-imported-dialogues',
     version: 1,
