@@ -66,6 +66,7 @@ function request(call: PlannedCall, args: Record<string, Json>): string {
 
 /** Offline: template messages, arguments drawn from each tool's schema (every required one, some optional ones). */
 function offlineDialogue(vars: ImportedDialogueVars, rng: Rng): ImportedDialogueAnswer {
+  // A message that calls ends on a word, not a value: a joined request (compose) drops a message's closing punctuation, which a value may end with.
   const rounds: ImportedDialogueAnswer['rounds'] = [];
   // Calls whose request a round began without one value (asked for then): the next round gives it and makes them.
   let asked: { name: string; calls: ImportedDialogueAnswer['rounds'][number]['calls'] } | undefined;
@@ -78,17 +79,19 @@ function offlineDialogue(vars: ImportedDialogueVars, rng: Rng): ImportedDialogue
     if (round.ask) {
       const name = round.ask;
       asked = { name, calls };
-      const stated = calls.map((c, i) => request(round.calls[i], Object.fromEntries(Object.entries(c.arguments).filter(([p]) => p !== name))));
+      // The value is left out of the first call that takes it; a later call taking a parameter of that name states its own.
+      const holder = calls.findIndex((c) => name in c.arguments);
+      const stated = calls.map((c, i) => request(round.calls[i], Object.fromEntries(Object.entries(c.arguments).filter(([p]) => p !== name || i !== holder))));
       rounds.push({ user: `[offline template] I would like to ${stated.join(', and then ')}.`, assistant: `[offline template] What ${wordsOf(name)} should I use?`, calls: [] });
       continue;
     }
     if (asked && asked.calls.map((c) => c.tool).join() === calls.map((c) => c.tool).join()) {
       const value = asked.calls.find((c) => asked!.name in c.arguments)?.arguments[asked.name];
-      rounds.push({ user: `[offline template] The ${wordsOf(asked.name)} is ${said(value ?? '')}.`, assistant: '', calls: asked.calls });
+      rounds.push({ user: `[offline template] The ${wordsOf(asked.name)} is ${said(value ?? '')}; please go ahead.`, assistant: '', calls: asked.calls });
       asked = undefined;
       continue;
     }
-    rounds.push({ user: `[offline template] Please ${calls.map((c, i) => request(round.calls[i], c.arguments)).join(', and then ')}.`, assistant: '', calls });
+    rounds.push({ user: `[offline template] Could you ${calls.map((c, i) => request(round.calls[i], c.arguments)).join(', and then ')}, please?`, assistant: '', calls });
   }
   return { rounds };
 }
