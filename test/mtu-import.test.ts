@@ -6,6 +6,11 @@ import { describe, expect, it } from 'vitest';
 import { ArgumentValidator } from '../core/json-schema.ts';
 import { describeFinding, SampleInvariants } from '../core/invariants.ts';
 import { OfflineGateway } from '../core/llm/offline.ts';
+import type { GenerateOptions, GenerateResult } from '../core/llm/types.ts';
+import type { PromptFile } from '../core/prompt.ts';
+import { isReject, standaloneContext } from '../core/stage.ts';
+import { simulateCallsStage } from '../stages/simulate-calls.ts';
+import { observationsIntoTurns } from '../stages/mtu/imported.ts';
 import { Rng } from '../core/rng.ts';
 import { runPipeline } from '../core/run.ts';
 import { objectForSchema, valueForSchema } from '../core/schema-values.ts';
@@ -74,6 +79,68 @@ describe('values drawn from a JSON Schema', () => {
       expect(args.count).toBeLessThanOrEqual(4);
       expect(args.code).toMatch(/^[A-Z]{3}-\d{2}$/);
     }
+  });
+});
+
+/** A gateway whose result simulation answers `results`; other prompts as offline. */
+class ScriptedResults extends OfflineGateway {
+  constructor(private readonly results: unknown) {
+    super(42);
+  }
+  override async generate<V extends Record<string, unknown>, O>(prompt: PromptFile<V, O>, vars: V, options: GenerateOptions): Promise<GenerateResult<O>> {
+    if (prompt.id !== 'tools/simulate-results') return super.generate(prompt, vars, options);
+    return { ok: true, value: { results: this.results } as O, model: 'scripted', cached: false };
+  }
+}
+
+describe('simulate-calls: observations where no server answers', () => {
+  const counter: ToolSpec = {
+    name: 'count_words',
+    description: 'Count words.',
+    parameters: { type: 'object', properties: { text: { type: 'string' } }, required: ['text'] },
+    returns: { type: 'object', properties: { words: { type: 'integer' } }, required: ['words'] },
+  };
+  const call = { id: 'call_0', tool: 'count_words', arguments: { text: 'a b c' } };
+  const sample: Sample = {
+    id: 'mtu-x',
+    benchmark: 'mtu',
+    category: 'S-S',
+    split: 'train',
+    tools: [counter],
+    dialogue: [
+      { role: 'user', content: 'Count the words of "a b c".' },
+      { role: 'assistant', content: '', calls: [call] },
+    ],
+    expected: { calls: [call], turns: { '1': [call] } },
+    meta: { source: { dataset: 'test' }, lineage: [], checks: [], tags: [] },
+  };
+  const simulate = async (results: unknown, input = sample) => {
+    const stage = simulateCallsStage({ today: '2024-05-01', place: observationsIntoTurns });
+    const ctx = standaloneContext({ llm: new ScriptedResults(results), runDir: mkdtempSync(join(tmpdir(), 'simulate-')), stage });
+    return stage.run(input, ctx);
+  };
+
+  it('a result within the schema becomes the turn\'s observation (undeclared fields dropped), the sample marked simulated by the model', async () => {
+    const out = (await simulate([{ call_id: 'call_0', result: { words: 3, note: 'extra' } }])) as Sample;
+    expect(isReject(out)).toBe(false);
+    expect(out.dialogue[1].observations).toEqual({ call_0: { words: 3 } });
+    expect(out.meta.execution).toEqual({ mode: 'simulated', model: 'scripted' });
+    expect(out.meta.observations).toBeUndefined();
+  });
+
+  it('a result the schema refuses, or none, rejects the sample with the reason', async () => {
+    const wrong = await simulate([{ call_id: 'call_0', result: { words: 'three' } }]);
+    expect(wrong).toMatchObject({ reject: true, reason: 'simulated_result_invalid' });
+    expect((wrong as { detail: string }).detail).toMatch(/call_0 \(count_words\): words/);
+    expect(await simulate([])).toMatchObject({ reject: true, reason: 'simulated_result_invalid' });
+  });
+
+  it('an executed sample keeps its real results: moved into its turns, nothing asked', async () => {
+    const executed: Sample = { ...sample, meta: { ...sample.meta, execution: { mode: 'executed', servers: ['words'], cached: false }, observations: { call_0: { words: 3 } } } };
+    const out = (await simulate('not asked', executed)) as Sample;
+    expect(out.dialogue[1].observations).toEqual({ call_0: { words: 3 } });
+    expect(out.meta.execution).toMatchObject({ mode: 'executed' });
+    expect(out.meta.observations).toBeUndefined();
   });
 });
 
