@@ -27,6 +27,8 @@ export type ImportedDialogueVars = {
   plan: string;
   /** The same rounds, structured (the offline renderer's input). */
   rounds: PlannedRound[];
+  /** Empty, or what was wrong with the previous answer (the stage asks once more with it). */
+  feedback: string;
 };
 
 export const ImportedDialogueAnswer = z.object({
@@ -112,7 +114,8 @@ For each round write:
 - "calls": the API calls the assistant makes for that message, in the planned order, each {"tool": "<API name>", "arguments": {...}} with values taken from what the user said so far ([] when the plan says no call);
 - "assistant": in a round without calls, the assistant's reply (a question for the missing value, or a short closing line); "" in a round with calls.
 
-Answer as {"rounds": [{"user": "...", "calls": [{"tool": "...", "arguments": {...}}], "assistant": "..."}]}.`,
+Answer as {"rounds": [{"user": "...", "calls": [{"tool": "...", "arguments": {...}}], "assistant": "..."}]}.
+{{feedback}}`,
   schema: ImportedDialogueAnswer,
   offline: offlineDialogue,
   temperature: 0.8,

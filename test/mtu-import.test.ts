@@ -10,7 +10,8 @@ import type { GenerateOptions, GenerateResult } from '../core/llm/types.ts';
 import type { PromptFile } from '../core/prompt.ts';
 import { isReject, standaloneContext } from '../core/stage.ts';
 import { simulateCallsStage } from '../stages/simulate-calls.ts';
-import { observationsIntoTurns } from '../stages/mtu/imported.ts';
+import { observationsIntoTurns, writeImportedDialoguesStage, type DialogueRequest } from '../stages/mtu/imported.ts';
+import { ToolLibrary } from '../stages/mtu/library.ts';
 import { Rng } from '../core/rng.ts';
 import { runPipeline } from '../core/run.ts';
 import { objectForSchema, valueForSchema } from '../core/schema-values.ts';
@@ -141,6 +142,52 @@ describe('simulate-calls: observations where no server answers', () => {
     expect(out.dialogue[1].observations).toEqual({ call_0: { words: 3 } });
     expect(out.meta.execution).toMatchObject({ mode: 'executed' });
     expect(out.meta.observations).toBeUndefined();
+  });
+});
+
+/** A gateway whose dialogue writer answers a wrong call first (and on every retry while `stubborn`), then as offline; it keeps what it was asked. */
+class WrongFirst extends OfflineGateway {
+  readonly asked: { key: string; feedback: string }[] = [];
+  constructor(private readonly stubborn = false) {
+    super(42);
+  }
+  override async generate<V extends Record<string, unknown>, O>(prompt: PromptFile<V, O>, vars: V, options: GenerateOptions): Promise<GenerateResult<O>> {
+    if (prompt.id !== 'mtu/imported-dialogue') return super.generate(prompt, vars, options);
+    this.asked.push({ key: options.key, feedback: String(vars.feedback) });
+    if (this.asked.length > 1 && !this.stubborn) return super.generate(prompt, vars, options);
+    return { ok: true, value: { rounds: [{ user: 'Set the mode to turbo.', assistant: '', calls: [{ tool: 'set_mode', arguments: { mode: 'turbo' } }] }] } as O, model: 'scripted', cached: false };
+  }
+}
+
+describe('write-imported-dialogues: calls within the schema', () => {
+  const tool: ToolSpec = {
+    name: 'set_mode',
+    description: 'Set the device mode.',
+    parameters: { type: 'object', properties: { mode: { type: 'string', enum: ['eco', 'normal'], description: 'the mode' } }, required: ['mode'] },
+    returns: { type: 'object', properties: { result: { type: 'string' } }, required: ['result'] },
+    plugin: 'device',
+  };
+  const request: DialogueRequest = { id: 'r1', setting: 'S-S', tools: [{ name: 'set_mode', plugin: 'device' }], rounds: [{ calls: [0] }], links: [], sourceSplit: 'train', services: ['device'], domains: ['device'] };
+  const write = async (llm: WrongFirst) => {
+    const runDir = mkdtempSync(join(tmpdir(), 'write-'));
+    ToolLibrary.of([tool]).save(runDir);
+    const stage = writeImportedDialoguesStage({ today: '2024-05-01' });
+    return stage.run(request, standaloneContext({ llm, runDir, stage, key: request.id }));
+  };
+
+  it('a call outside its schema is asked for again with the complaint, and the second answer taken', async () => {
+    const llm = new WrongFirst();
+    const out = (await write(llm)) as Sample;
+    expect(isReject(out)).toBe(false);
+    expect(['eco', 'normal']).toContain(out.expected.calls![0].arguments.mode);
+    expect(llm.asked.map((a) => a.key)).toEqual(['r1', 'r1/retry-1']);
+    expect(llm.asked[1].feedback).toMatch(/invalid_call.*mode/);
+  });
+
+  it('a call still outside its schema after the retry rejects the request with the schema\'s complaint', async () => {
+    const out = await write(new WrongFirst(true));
+    expect(out).toMatchObject({ reject: true, reason: 'invalid_call' });
+    expect((out as { detail: string }).detail).toMatch(/argument-schema at dialogue\[1\]\.calls\[0\] set_mode: mode/);
   });
 });
 

@@ -2,9 +2,9 @@ import { z } from 'zod';
 import { describeFinding, SampleInvariants } from '../../core/invariants.ts';
 import { Sample, sampleId, ToolSpec, type ArgValue, type Call, type Json, type PropertySchema, type Turn } from '../../core/records.ts';
 import type { Rng } from '../../core/rng.ts';
-import { promptStep, reject, scanStage, sourceStage, type ScanStage, type SourceStage, type StageContext } from '../../core/stage.ts';
+import { mapStage, reject, scanStage, sourceStage, type MapStage, type ScanStage, type SourceStage, type StageContext } from '../../core/stage.ts';
 import type { ToolsConfig } from '../../core/tool-source.ts';
-import { mtuImportedDialoguePrompt, planText, type PlannedRound } from '../../prompts/mtu-imported-dialogue.ts';
+import { mtuImportedDialoguePrompt, planText, type ImportedDialogueAnswer, type PlannedRound } from '../../prompts/mtu-imported-dialogue.ts';
 import type { Situation } from '../../prompts/mtu-situation.ts';
 import { mtuToolDocPrompt } from '../../prompts/mtu-tool-doc.ts';
 import { importedToolRecords } from '../sources/imported-tools.ts';
@@ -218,35 +218,52 @@ function apisText(tools: ToolSpec[]): string {
   return JSON.stringify(tools.map((t) => ({ name: t.name, description: t.description, parameters: t.parameters, returns: t.returns })), null, 1);
 }
 
-export function writeImportedDialoguesStage(options: { today: string }) {
+/** Answers asked per request: the first, and one more told what was wrong with it. */
+const WRITE_ATTEMPTS = 2;
+
+/**
+ * The dialogue of each request, written by the model and checked: the plan followed (rounds, tools
+ * in order, a reply where nothing is called), every call within its tool's schema by the shared
+ * invariants as publishing checks them (tools, arguments, ranges in order), the setting as planned.
+ * A dialogue that fails is asked for once more with the complaint; failing again, the request is
+ * rejected with the reason (`plan_not_followed`, `missing_response`, `invalid_call`, `setting_mismatch`).
+ */
+export function writeImportedDialoguesStage(options: { today: string }): MapStage<DialogueRequest, Sample> {
   const library = libraryLoader();
   const toolsOf = (request: DialogueRequest, ctx: StageContext) => request.tools.map((ref) => library(ctx.runDir).get(ref) ?? ToolSpec.parse({ ...ref, description: '' }));
   const invariants = new WeakMap<ToolLibrary, SampleInvariants>();
-  return promptStep({
+  /** The sample the answer makes, or why it cannot be taken. */
+  const check = (rounds: ImportedDialogueAnswer['rounds'], request: DialogueRequest, tools: ToolSpec[], ctx: StageContext): Sample | { reason: string; detail: string } => {
+    const made = dialogueSample(request, rounds, tools);
+    if (!('benchmark' in made)) return made;
+    const lib = library(ctx.runDir);
+    if (!invariants.has(lib)) invariants.set(lib, new SampleInvariants(lib.list()));
+    // A record asked again (a resumed run) meets its own id: that finding is no fault of the dialogue.
+    const findings = invariants.get(lib)!.check(made).filter((f) => f.check !== 'sample-id-unique');
+    if (findings.length) return { reason: 'invalid_call', detail: findings.map(describeFinding).join('; ') };
+    if (made.category !== request.setting) return { reason: 'setting_mismatch', detail: `written as ${made.category}, planned ${request.setting}` };
+    return made;
+  };
+  return mapStage({
     name: 'write-imported-dialogues',
     version: 1,
     input: DialogueRequest,
     output: Sample,
-    prompt: mtuImportedDialoguePrompt,
+    prompts: [mtuImportedDialoguePrompt],
     keyOf: (request) => request.id,
-    variables: (request, ctx) => {
+    run: async (request, ctx) => {
       const tools = toolsOf(request, ctx);
       const linked = (i: number) => request.links.filter((l) => l.to === i).map((l) => l.parameter);
       const rounds: PlannedRound[] = request.rounds.map((round) => ({ calls: round.calls.map((i) => ({ tool: tools[i].name, parameters: tools[i].parameters, linked: linked(i) })), ...(round.ask ? { ask: round.ask } : {}), ...(round.chat ? { chat: true } : {}) }));
-      return { today: options.today, apis: apisText(tools), plan: planText(rounds), rounds };
-    },
-    result: (answer, request, ctx) => {
-      const tools = toolsOf(request, ctx);
-      const made = dialogueSample(request, answer.value.rounds, tools);
-      if (!('benchmark' in made)) return reject(made.reason, made.detail);
-      // The shared invariants, as publishing checks them: tools exist, arguments fit their schemas, ranges in order.
-      const lib = library(ctx.runDir);
-      if (!invariants.has(lib)) invariants.set(lib, new SampleInvariants(lib.list()));
-      // A record asked again (a resumed run) meets its own id: that finding is no fault of the dialogue.
-      const findings = invariants.get(lib)!.check(made).filter((f) => f.check !== 'sample-id-unique');
-      if (findings.length) return reject('invalid_call', findings.map(describeFinding).join('; '));
-      if (made.category !== request.setting) return reject('setting_mismatch', `written as ${made.category}, planned ${request.setting}`);
-      return { ...made, tools: tools.map(toolReference), meta: { ...made.meta, lineage: [answer.lineage] } };
+      const vars = { today: options.today, apis: apisText(tools), plan: planText(rounds), rounds, feedback: '' };
+      let outcome: Sample | { reason: string; detail: string } = { reason: 'invalid_call', detail: 'not asked' };
+      for (let attempt = 0; attempt < WRITE_ATTEMPTS; attempt++) {
+        const answer = await ctx.ask(mtuImportedDialoguePrompt, vars, attempt ? { part: `retry-${attempt}` } : {});
+        outcome = check(answer.value.rounds, request, tools, ctx);
+        if ('benchmark' in outcome) return { ...outcome, tools: tools.map(toolReference), meta: { ...outcome.meta, lineage: [answer.lineage] } };
+        vars.feedback = `Your previous answer was refused (${outcome.reason}): ${outcome.detail.slice(0, 1000)}. Write the dialogue again, following the plan and the schemas.`;
+      }
+      return reject(outcome.reason, outcome.detail);
     },
   });
 }
