@@ -6,12 +6,16 @@ import { MERGE_CONFLICT_TAG, mergeToolsMtuStage, MTU_MERGE_CHECK, mtuToolQuestio
 import { commonExporters } from '../stages/export/index.ts';
 import { candidateToolsStage, mtuToolLibrary } from '../stages/mtu/candidates.ts';
 import { composeStage } from '../stages/mtu/compose.ts';
-import { MtuConfig as MtuConfigSchema } from '../stages/mtu/config.ts';
+import { ImportedDialogues, MtuConfig as MtuConfigSchema } from '../stages/mtu/config.ts';
 import { createToolsStage } from '../stages/mtu/create-tools.ts';
 import { mtuScorer, releasedMtuItems } from '../stages/mtu/score.ts';
 import { exportMtu } from '../stages/mtu/export.ts';
 import { hardSetStage } from '../stages/mtu/hard.ts';
 import { loadSourcesStage, mtuSourceFiles } from '../stages/mtu/load-sources.ts';
+import { importedToolsStage, observationsIntoTurns, planImportedDialoguesStage, writeImportedDialoguesStage } from '../stages/mtu/imported.ts';
+import { libraryLoader } from '../stages/mtu/library.ts';
+import { executeCallsStage } from '../stages/execute-calls.ts';
+import { simulateCallsStage } from '../stages/simulate-calls.ts';
 import { qualityFilterStage } from '../stages/mtu/quality.ts';
 import { synthesizeReactStage } from '../stages/mtu/react.ts';
 import { assignSplitsStage } from '../stages/mtu/splits.ts';
@@ -72,6 +76,21 @@ export const MtuConfig = describeKeys(MtuConfigSchema, {
           file: 'the JSONL file of dialogues',
           domain: 'topic of every dialogue that names none itself (default: General)',
           split: 'source split of every dialogue that names none itself (mapped by splits.map)',
+        },
+      ],
+    },
+  ],
+  tools: 'an imported tool library as the domain (MCP servers, OpenAPI documents, OpenAI tool lists; docs/sources.md): single- and multi-tool dialogues are synthesised for its tools and sources is not read; unset: the dialogue datasets of sources',
+  importedDialogues: [
+    'dialogues synthesised for an imported library (read only with tools; unset: one of each setting per tool)',
+    {
+      perTool: [
+        'dialogues planned per tool and setting (a multi-tool one pairs the tool with another of its server, else of its domain)',
+        {
+          'S-S': 'one request, one call',
+          'S-M': 'one request, two calls (a parameter takes the first call\'s result field of the same name and type where one exists)',
+          'M-S': 'a request missing a required value, the assistant asking for it, then the call (or a closing round when nothing is required)',
+          'M-M': 'as M-S, with two calls in the round that makes them',
         },
       ],
     },
@@ -189,20 +208,8 @@ export const mtuPipeline = definePipeline<MtuConfig>({
   configSchema: MtuConfig,
   sourceFiles: mtuSourceFiles,
   stages: (config) => [
-    loadSourcesStage(config),
-    createToolsStage({ excludeIntents: config.excludeIntents }),
-    unifyToolSpecsStage(),
-    mergeToolsMtuStage(config.clustering),
-    documentToolsStage(config.documentation),
-    assignSplitsStage(config.splits),
-    composeStage(config.compose),
-    // Opt-in (targets.steer): the test set sampled toward the targets' composition.
-    ...(config.targets.steer ? [steerCompositionStage({ targets: config.targets, reference: config.reference, compose: config.compose })] : []),
-    synthesizeReactStage({ today: config.today, multiwozDir: config.sources.multiwoz.dir }),
-    qualityFilterStage(config.quality),
-    hardSetStage(config.hard),
-    statisticsStage({ released: { set: RELEASED_MTU_EVAL, path: config.reference, setting: 'reference' }, targets: config.targets, instructions: config.export.instructions }),
-    candidateToolsStage(config.candidates),
+    ...(config.tools ? importedStages(config) : convertedStages(config)),
+    ...synthesisStages(config),
   ],
   exports: { ...commonExporters, mtu: exportMtu },
   toolLibrary: mtuToolLibrary,
@@ -220,3 +227,37 @@ export const mtuPipeline = definePipeline<MtuConfig>({
     withDecisions: (config, decisions) => ({ ...config, clustering: { ...config.clustering, decisions: withMtuDecisions(config.clustering.decisions, decisions) } }),
   },
 });
+
+/** Paper steps 1–4 over the dialogue datasets: collection, tool creation, clustering, documentation. */
+function convertedStages(config: MtuConfig) {
+  return [loadSourcesStage(config), createToolsStage({ excludeIntents: config.excludeIntents }), unifyToolSpecsStage(), mergeToolsMtuStage(config.clustering), documentToolsStage(config.documentation)];
+}
+
+/** Over an imported library: its tools documented where they lack prose, dialogues planned per tool and setting and written for them. */
+function importedStages(config: MtuConfig) {
+  return [
+    importedToolsStage(config.tools!),
+    planImportedDialoguesStage({ perTool: ImportedDialogues.parse(config.importedDialogues ?? {}).perTool, testFraction: config.splits.testFraction }),
+    writeImportedDialoguesStage({ today: config.today }),
+  ];
+}
+
+/** Step 5, tool-use synthesis: splits, composition, observations (executed or simulated for an imported library), ReAct turns, filters, hard set, statistics, candidate lists. */
+function synthesisStages(config: MtuConfig) {
+  const live = config.tools && config.tools.execute.enabled && config.tools.sources.some((source) => source.kind === 'mcp-stdio');
+  const library = libraryLoader();
+  return [
+    assignSplitsStage(config.splits),
+    composeStage(config.compose),
+    // Opt-in (targets.steer): the test set sampled toward the targets' composition.
+    ...(config.targets.steer ? [steerCompositionStage({ targets: config.targets, reference: config.reference, compose: config.compose })] : []),
+    // An imported library's calls run on its live server where there is one; the others' results are simulated within the tools' result schemas.
+    ...(live ? [executeCallsStage(config.tools!)] : []),
+    ...(config.tools ? [simulateCallsStage({ today: config.today, toolsOf: (sample, ctx) => library(ctx.runDir).resolve(sample), place: observationsIntoTurns })] : []),
+    synthesizeReactStage({ today: config.today, multiwozDir: config.sources.multiwoz.dir }),
+    qualityFilterStage(config.quality),
+    hardSetStage(config.hard),
+    statisticsStage({ released: { set: RELEASED_MTU_EVAL, path: config.reference, setting: 'reference' }, targets: config.targets, instructions: config.export.instructions }),
+    candidateToolsStage(config.candidates),
+  ];
+}
