@@ -4,7 +4,7 @@ import { UserError, messageOf } from './errors.ts';
 import { hashOf } from './hash.ts';
 import { ResponseCache } from './llm/cache.ts';
 import { isRef, parseRef, type Json } from './records.ts';
-import type { StdioToolSource } from './tool-source.ts';
+import type { StdioToolSource, ToolsConfig } from './tool-source.ts';
 
 /**
  * A live MCP server over stdio (the official SDK's client): lists its tools and calls them. The
@@ -261,4 +261,35 @@ export class ToolExecutor {
     await Promise.all([...this.servers.values()].map((server) => server.close()));
     this.cache?.close();
   }
+}
+
+/**
+ * What the live (mcp-stdio) servers of a config's `tools` block list, for the run's fingerprint: a
+ * live server is not a file, so a server whose tools changed (a tool added, removed, renamed, or its
+ * description or schemas changed) must show as a changed input by what it lists when the run starts.
+ * `{"mcp-stdio:<server>": {<tool name>: <hash of its listed definition>}}`; empty without such servers.
+ */
+export async function liveToolHashes(config: unknown, options: { timeoutMs?: number; log?: (message: string) => void } = {}): Promise<Record<string, Record<string, string>>> {
+  const tools = (config as { tools?: ToolsConfig } | null)?.tools;
+  const out: Record<string, Record<string, string>> = {};
+  for (const source of tools?.sources ?? []) {
+    if (source.kind !== 'mcp-stdio') continue;
+    const server = new McpStdioServer(source, { timeoutMs: options.timeoutMs ?? tools?.execute?.timeoutMs ?? 20_000, restarts: 0, log: options.log });
+    try {
+      const hashes: Record<string, string> = {};
+      for (const tool of await server.listTools()) {
+        const name = String((tool as { name?: unknown }).name);
+        let key = name;
+        for (let n = 2; key in hashes; n++) key = `${name}#${n}`;
+        hashes[key] = hashOf(tool, 16);
+      }
+      out[`mcp-stdio:${source.name}`] = hashes;
+    } catch (error) {
+      if (error instanceof UserError) throw error;
+      throw new UserError(`MCP server "${source.name}": tools/list failed when the run started: ${messageOf(error)}`);
+    } finally {
+      await server.close();
+    }
+  }
+  return out;
 }
