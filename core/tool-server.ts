@@ -94,8 +94,11 @@ export class McpStdioServer {
     return tools;
   }
 
-  /** Calls one tool; an exit or a hang is retried on a fresh process up to `restarts` times. */
-  async call(tool: string, args: Record<string, Json>): Promise<CallOutcome> {
+  /**
+   * Calls one tool; an exit is retried on a fresh process up to `restarts` times (`retryOnExit:
+   * false`: not retried, the caller retries what it needs, e.g. a whole sequence), a hang fails.
+   */
+  async call(tool: string, args: Record<string, Json>, options: { retryOnExit?: boolean } = {}): Promise<CallOutcome> {
     for (let attempt = 0; ; attempt++) {
       let client: Client;
       try {
@@ -115,6 +118,7 @@ export class McpStdioServer {
         // A hung or dead process cannot be trusted with the next call: start a fresh one.
         await this.stop(client);
         if (timedOut) return { ok: false, reason: 'tool_timeout', detail: `${this.name}.${tool} did not answer within ${this.options.timeoutMs} ms` };
+        if (options.retryOnExit === false) return { ok: false, reason: 'server_exited', detail: `MCP server "${this.name}" exited during ${tool} (${message})` };
         if (attempt >= this.options.restarts) return { ok: false, reason: 'server_exited', detail: `MCP server "${this.name}" exited during ${tool} ${attempt + 1} time(s) (${message}); gave up after ${this.options.restarts} restart(s)` };
         this.restarts++;
         this.options.log?.(`MCP server "${this.name}" exited during ${tool}: starting it again (restart ${attempt + 1} of ${this.options.restarts})`);
@@ -197,7 +201,8 @@ export type SequenceOutcome =
   | { ok: false; index: number; reason: string; detail: string };
 
 /**
- * Runs the calls of one record against live servers, in order, with the results kept in a
+ * Runs the calls of one record against live servers, in order (a server that exits is started
+ * again and the record sent again from its first call, up to `restarts` times), with the results kept in a
  * content-addressed cache keyed by the whole sequence as written (references unresolved): a tool
  * with state answers a call after the calls before it, so a record's results are recorded and
  * replayed together, and a re-run sends nothing. In `cacheOnly` mode (`--llm replay`) a miss is a
@@ -205,10 +210,12 @@ export type SequenceOutcome =
  */
 export class ToolExecutor {
   private readonly servers = new Map<string, McpStdioServer>();
+  /** Times a server exited and the record was sent again, so far. */
+  restarts = 0;
 
   constructor(
     sources: StdioToolSource[],
-    options: ToolServerOptions,
+    private readonly options: ToolServerOptions,
     private readonly cache: ResponseCache | undefined,
     private readonly cacheOnly = false,
   ) {
@@ -234,6 +241,21 @@ export class ToolExecutor {
     const hit = this.cache?.get(key) as { value: Json; isError: boolean }[] | undefined;
     if (hit) return { ok: true, results: hit, cached: true };
     if (this.cacheOnly) return { ok: false, index: 0, reason: 'replay_miss', detail: `no recorded results for these ${calls.length} call(s) (replay sends nothing: run once without --llm replay)` };
+    // A server that exits loses the state the record's earlier calls made: the record is sent again from its first call, on a fresh process.
+    for (let attempt = 0; ; attempt++) {
+      const outcome = await this.runOnce(calls);
+      if (outcome.ok) {
+        this.cache?.put(key, outcome.results);
+        return outcome;
+      }
+      if (outcome.reason !== 'server_exited') return outcome;
+      if (attempt >= this.options.restarts) return { ...outcome, detail: `${outcome.detail}; the record was sent ${attempt + 1} time(s), gave up after ${this.options.restarts} restart(s)` };
+      this.restarts++;
+      this.options.log?.(`${outcome.detail}: starting it again and sending the record's ${calls.length} call(s) again (restart ${attempt + 1} of ${this.options.restarts})`);
+    }
+  }
+
+  private async runOnce(calls: SequenceCall[]): Promise<SequenceOutcome> {
     const results: { value: Json; isError: boolean }[] = [];
     const byId = new Map<string, Json>();
     for (const [index, call] of calls.entries()) {
@@ -245,7 +267,7 @@ export class ToolExecutor {
       } catch (error) {
         return { ok: false, index, reason: 'unresolved_reference', detail: messageOf(error) };
       }
-      const outcome = await live.call(call.tool, args);
+      const outcome = await live.call(call.tool, args, { retryOnExit: false });
       if (!outcome.ok) return { ok: false, index, reason: outcome.reason, detail: outcome.detail };
       const value: Json = call.textResult && !outcome.isError ? { result: outcome.text } : outcome.value;
       results.push({ value, isError: outcome.isError });
@@ -253,7 +275,6 @@ export class ToolExecutor {
       // A call that failed gives later calls nothing to work on: the sequence ends with its error.
       if (outcome.isError) break;
     }
-    this.cache?.put(key, results);
     return { ok: true, results, cached: false };
   }
 
