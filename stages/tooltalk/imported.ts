@@ -240,7 +240,7 @@ export function executeImportedCallsStage(tools: ToolsConfig): ScanStage<Importe
       return { ...conversation, results: outcome.results, execution, lineage: [...conversation.lineage, ctx.lineage()] };
     },
     finish: (state, ctx) => {
-      ctx.report('execution', state.counts);
+      ctx.report('execution', { ...state.counts, restarts: state.execution?.executor.restarts ?? 0 });
     },
     // Also when the run fails: the server processes must not outlive it.
     dispose: (state) => state.execution?.executor.close(),
