@@ -6,7 +6,7 @@ import type { Rng } from '../core/rng.ts';
  * schema accepts — its `const`, an `enum` member, its `default`, the first non-null branch of
  * `anyOf` / `oneOf`, objects with their required properties (and the rest when `all`), one to two
  * items for arrays within `minItems` / `maxItems`, numbers within their bounds, strings in the
- * standard formats (date, date-time, time, email, uri, uuid) and within their lengths. A `pattern`
+ * standard formats (date, date-time, time, email, uri, ipv4, ipv6, hostname, uuid) and within their lengths. A `pattern`
  * is not followed: such a value may fail the check the caller makes. Plainly template values.
  */
 
@@ -93,6 +93,12 @@ function stringIn(s: Schema, name: string, rng: Rng): string {
     case 'uri':
     case 'url':
       return `https://example.com/${word}`;
+    case 'ipv4':
+      return `192.0.2.${rng.int(1, 254)}`;
+    case 'ipv6':
+      return `2001:db8::${rng.int(1, 255).toString(16)}`;
+    case 'hostname':
+      return `${word}.example.com`;
     case 'uuid': {
       const hex = () => rng.int(0, 15).toString(16);
       return [8, 4, 4, 4, 12].map((n) => Array.from({ length: n }, hex).join('')).join('-');
