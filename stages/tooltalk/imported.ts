@@ -45,12 +45,15 @@ export const ImportedConversation = z.object({
 });
 export type ImportedConversation = z.infer<typeof ImportedConversation>;
 
+/** A scenario request over an imported library: a plugin (server) with fewer than two others may stand with one or none. */
+const ImportedScenarioRequest = ScenarioRequest.extend({ plugins: z.array(z.string()).min(1).max(3) });
+
 /** One prompt per tool, over its plugin and two others (library.ts `pluginsFor`); refused tools are this stage's rejects. */
 export function importedScenarioRequestsStage(tools: ToolsConfig): SourceStage<ScenarioRequest> {
   return sourceStage({
     name: 'imported-scenario-requests',
     version: 1,
-    output: ScenarioRequest.extend({ plugins: z.array(z.string()).min(1).max(3) }),
+    output: ImportedScenarioRequest,
     load: async function* (ctx) {
       const imported: ToolSpec[] = [];
       for await (const item of importedToolRecords(tools, ctx, (tool) => tool)) {
@@ -69,7 +72,7 @@ export function generateImportedScenariosStage(load: LibraryLoad, options: { tem
   return mapStage({
     name: 'generate-imported-scenarios',
     version: 1,
-    input: ScenarioRequest.extend({ plugins: z.array(z.string()).min(1).max(3) }),
+    input: ImportedScenarioRequest,
     output: Scenario,
     fanOut: true,
     prompts: [scenariosPrompt],
