@@ -235,7 +235,8 @@ export class ToolExecutor {
       kind: 'mcp-sequence',
       calls: calls.map((call) => {
         const live = this.servers.get(call.server);
-        return { id: call.id, textResult: call.textResult ?? false, server: call.server, command: live ? [live.source.command, ...live.source.args] : null, tool: call.tool, arguments: call.arguments };
+        // The environment and folder are the server's too: one started otherwise may answer otherwise (its key holds only their hash).
+        return { id: call.id, textResult: call.textResult ?? false, server: call.server, command: live ? [live.source.command, ...live.source.args] : null, ...(live && (Object.keys(live.source.env ?? {}).length || live.source.cwd) ? { setup: hashOf({ env: live.source.env, cwd: live.source.cwd ?? null }) } : {}), tool: call.tool, arguments: call.arguments };
       }),
     });
     const hit = this.cache?.get(key) as { value: Json; isError: boolean }[] | undefined;

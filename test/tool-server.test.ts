@@ -137,6 +137,18 @@ describe('a live MCP server over stdio', () => {
     expect(!failed.ok && failed.detail).toMatch(/MCP server "notes" exited during crash_once .*the record was sent 1 time\(s\), gave up after 0 restart\(s\)/);
   }, 60_000);
 
+  it('results are cached per server setup: the same calls to a server started with another environment are sent to it', async () => {
+    const cacheDir = mkdtempSync(join(tmpdir(), 'tools-cache-'));
+    const calls = [{ id: 'call_0', server: 'notes', tool: 'word_count', arguments: { text: 'a b c' } }];
+    const executor = new ToolExecutor([notes({ NOTES_TOOLS: 'word_count' })], { timeoutMs: 20_000, restarts: 0 }, ResponseCache.open(cacheDir));
+    open.push(executor);
+    expect(await executor.run(calls)).toMatchObject({ ok: true, cached: false });
+    expect(await executor.run(calls)).toMatchObject({ ok: true, cached: true });
+    const other = new ToolExecutor([notes({ NOTES_TOOLS: 'word_count,create_note' })], { timeoutMs: 20_000, restarts: 0 }, ResponseCache.open(cacheDir));
+    open.push(other);
+    expect(await other.run(calls)).toMatchObject({ ok: true, cached: false });
+  }, 60_000);
+
   it('a server that cannot start is one clear line', async () => {
     const broken: StdioToolSource = { kind: 'mcp-stdio', name: 'nothing', command: process.execPath, args: ['-e', 'process.exit(1)'], env: {} };
     await expect(importTools([broken])).rejects.toThrow(/^MCP server "nothing" \(.+\) did not start: /);
