@@ -20,6 +20,7 @@ import { yieldShortfall } from './run-yield.ts';
 import type { StageThreadsOptions } from './stage-threads.ts';
 import { DatasetStore, type VersionRef } from './store.ts';
 import { checkSourceFile, readSourceText } from './source-files.ts';
+import { liveToolHashes } from './tool-server.ts';
 import { makeFolder } from './folders.ts';
 import { DEFAULT_SEED } from './seed.ts';
 import { promptHashes } from './stage.ts';
@@ -175,7 +176,8 @@ export async function runPipeline(options: RunPipelineOptions): Promise<RunPipel
 
   const stages = options.pipeline.stages(spec.config);
   const inputs: RunInputs = {
-    sources: await hashSources(options.pipeline.sourceFiles(spec.config), resolvePath, options.projectDir),
+    // A live tool server is an input too: what it lists now (a changed server is a changed input).
+    sources: { ...(await hashSources(options.pipeline.sourceFiles(spec.config), resolvePath, options.projectDir)), ...(await liveToolHashes(spec.config, { log })) },
     stages: stages.map((s) => [s.name, s.version]),
     prompts: promptHashes(stages),
   };

@@ -888,7 +888,12 @@ async function runScanChain(chain: StageRun[], input: StageInput, options: RunSt
       await open(k + 1);
     });
   };
-  await open(0);
+  try {
+    await open(0);
+  } finally {
+    // Also when a record or a later stage of the chain threw: what a state holds must not outlive the run.
+    for (const { stage, state } of members) if (state !== undefined) await Promise.resolve(stage.dispose?.(state)).catch((error) => members[0].plain.log(`stage ${stage.name}: could not release its state: ${messageOf(error)}`));
+  }
   members.forEach((member, k) => member.progress.finish(outputs[k].counts.in));
   return outputs.map((stageOutputs) => stageOutputs.counts);
 }

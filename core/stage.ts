@@ -183,6 +183,12 @@ export interface ScanStage<I, O, S = void> extends StageBase<I, O> {
    * with the rejects of records it made and did not keep.
    */
   finish?: (state: S, ctx: StageContext) => void | O[] | ScanMade<O> | Promise<void | O[] | ScanMade<O>>;
+  /**
+   * Releases what the state holds (a server process, an open file) once the stage is over: after
+   * `finish`, or when the run fails before it (a record that throws, a later stage of the chain that
+   * throws). Without it a process the state started would outlive the failed run and keep it alive.
+   */
+  dispose?: (state: S) => void | Promise<void>;
 }
 
 /** What a scan stage's `finish` made of its own: records to write after the others, and the ones it dropped, with why. */
@@ -403,17 +409,21 @@ export async function applyScanStage<I, O, S>(stage: ScanStage<I, O, S>, records
   const state = (stage.begin ? stage.begin(ctx) : stage.collect ? await stage.collect(records, ctx) : undefined) as S;
   const out: O[] = [];
   const rejects: RejectReason[] = [];
-  for (const record of records) {
-    const key = recordKey(stage, record);
-    const result = await runRecord(stage.run, record, { ...ctx, key, state, rng: (...keys: (string | number)[]) => ctx.rng(key, ...keys) });
-    if (isReject(result)) rejects.push(result);
-    else out.push(...(Array.isArray(result) && stage.fanOut ? result : [result as O]));
-  }
-  const made = await stage.finish?.(state, ctx);
-  if (Array.isArray(made)) out.push(...made);
-  else if (made) {
-    out.push(...(made.out ?? []));
-    rejects.push(...(made.rejects ?? []));
+  try {
+    for (const record of records) {
+      const key = recordKey(stage, record);
+      const result = await runRecord(stage.run, record, { ...ctx, key, state, rng: (...keys: (string | number)[]) => ctx.rng(key, ...keys) });
+      if (isReject(result)) rejects.push(result);
+      else out.push(...(Array.isArray(result) && stage.fanOut ? result : [result as O]));
+    }
+    const made = await stage.finish?.(state, ctx);
+    if (Array.isArray(made)) out.push(...made);
+    else if (made) {
+      out.push(...(made.out ?? []));
+      rejects.push(...(made.rejects ?? []));
+    }
+  } finally {
+    await stage.dispose?.(state);
   }
   return { out, rejects };
 }

@@ -4,7 +4,7 @@ import { UserError, messageOf } from './errors.ts';
 import { hashOf } from './hash.ts';
 import { ResponseCache } from './llm/cache.ts';
 import { isRef, parseRef, type Json } from './records.ts';
-import type { StdioToolSource } from './tool-source.ts';
+import type { StdioToolSource, ToolsConfig } from './tool-source.ts';
 
 /**
  * A live MCP server over stdio (the official SDK's client): lists its tools and calls them. The
@@ -94,8 +94,11 @@ export class McpStdioServer {
     return tools;
   }
 
-  /** Calls one tool; an exit or a hang is retried on a fresh process up to `restarts` times. */
-  async call(tool: string, args: Record<string, Json>): Promise<CallOutcome> {
+  /**
+   * Calls one tool; an exit is retried on a fresh process up to `restarts` times (`retryOnExit:
+   * false`: not retried, the caller retries what it needs, e.g. a whole sequence), a hang fails.
+   */
+  async call(tool: string, args: Record<string, Json>, options: { retryOnExit?: boolean } = {}): Promise<CallOutcome> {
     for (let attempt = 0; ; attempt++) {
       let client: Client;
       try {
@@ -115,6 +118,7 @@ export class McpStdioServer {
         // A hung or dead process cannot be trusted with the next call: start a fresh one.
         await this.stop(client);
         if (timedOut) return { ok: false, reason: 'tool_timeout', detail: `${this.name}.${tool} did not answer within ${this.options.timeoutMs} ms` };
+        if (options.retryOnExit === false) return { ok: false, reason: 'server_exited', detail: `MCP server "${this.name}" exited during ${tool} (${message})` };
         if (attempt >= this.options.restarts) return { ok: false, reason: 'server_exited', detail: `MCP server "${this.name}" exited during ${tool} ${attempt + 1} time(s) (${message}); gave up after ${this.options.restarts} restart(s)` };
         this.restarts++;
         this.options.log?.(`MCP server "${this.name}" exited during ${tool}: starting it again (restart ${attempt + 1} of ${this.options.restarts})`);
@@ -197,7 +201,8 @@ export type SequenceOutcome =
   | { ok: false; index: number; reason: string; detail: string };
 
 /**
- * Runs the calls of one record against live servers, in order, with the results kept in a
+ * Runs the calls of one record against live servers, in order (a server that exits is started
+ * again and the record sent again from its first call, up to `restarts` times), with the results kept in a
  * content-addressed cache keyed by the whole sequence as written (references unresolved): a tool
  * with state answers a call after the calls before it, so a record's results are recorded and
  * replayed together, and a re-run sends nothing. In `cacheOnly` mode (`--llm replay`) a miss is a
@@ -205,10 +210,12 @@ export type SequenceOutcome =
  */
 export class ToolExecutor {
   private readonly servers = new Map<string, McpStdioServer>();
+  /** Times a server exited and the record was sent again, so far. */
+  restarts = 0;
 
   constructor(
     sources: StdioToolSource[],
-    options: ToolServerOptions,
+    private readonly options: ToolServerOptions,
     private readonly cache: ResponseCache | undefined,
     private readonly cacheOnly = false,
   ) {
@@ -228,12 +235,28 @@ export class ToolExecutor {
       kind: 'mcp-sequence',
       calls: calls.map((call) => {
         const live = this.servers.get(call.server);
-        return { id: call.id, textResult: call.textResult ?? false, server: call.server, command: live ? [live.source.command, ...live.source.args] : null, tool: call.tool, arguments: call.arguments };
+        // The environment and folder are the server's too: one started otherwise may answer otherwise (its key holds only their hash).
+        return { id: call.id, textResult: call.textResult ?? false, server: call.server, command: live ? [live.source.command, ...live.source.args] : null, ...(live && (Object.keys(live.source.env ?? {}).length || live.source.cwd) ? { setup: hashOf({ env: live.source.env, cwd: live.source.cwd ?? null }) } : {}), tool: call.tool, arguments: call.arguments };
       }),
     });
     const hit = this.cache?.get(key) as { value: Json; isError: boolean }[] | undefined;
     if (hit) return { ok: true, results: hit, cached: true };
     if (this.cacheOnly) return { ok: false, index: 0, reason: 'replay_miss', detail: `no recorded results for these ${calls.length} call(s) (replay sends nothing: run once without --llm replay)` };
+    // A server that exits loses the state the record's earlier calls made: the record is sent again from its first call, on a fresh process.
+    for (let attempt = 0; ; attempt++) {
+      const outcome = await this.runOnce(calls);
+      if (outcome.ok) {
+        this.cache?.put(key, outcome.results);
+        return outcome;
+      }
+      if (outcome.reason !== 'server_exited') return outcome;
+      if (attempt >= this.options.restarts) return { ...outcome, detail: `${outcome.detail}; the record was sent ${attempt + 1} time(s), gave up after ${this.options.restarts} restart(s)` };
+      this.restarts++;
+      this.options.log?.(`${outcome.detail}: starting it again and sending the record's ${calls.length} call(s) again (restart ${attempt + 1} of ${this.options.restarts})`);
+    }
+  }
+
+  private async runOnce(calls: SequenceCall[]): Promise<SequenceOutcome> {
     const results: { value: Json; isError: boolean }[] = [];
     const byId = new Map<string, Json>();
     for (const [index, call] of calls.entries()) {
@@ -245,7 +268,7 @@ export class ToolExecutor {
       } catch (error) {
         return { ok: false, index, reason: 'unresolved_reference', detail: messageOf(error) };
       }
-      const outcome = await live.call(call.tool, args);
+      const outcome = await live.call(call.tool, args, { retryOnExit: false });
       if (!outcome.ok) return { ok: false, index, reason: outcome.reason, detail: outcome.detail };
       const value: Json = call.textResult && !outcome.isError ? { result: outcome.text } : outcome.value;
       results.push({ value, isError: outcome.isError });
@@ -253,7 +276,6 @@ export class ToolExecutor {
       // A call that failed gives later calls nothing to work on: the sequence ends with its error.
       if (outcome.isError) break;
     }
-    this.cache?.put(key, results);
     return { ok: true, results, cached: false };
   }
 
@@ -261,4 +283,35 @@ export class ToolExecutor {
     await Promise.all([...this.servers.values()].map((server) => server.close()));
     this.cache?.close();
   }
+}
+
+/**
+ * What the live (mcp-stdio) servers of a config's `tools` block list, for the run's fingerprint: a
+ * live server is not a file, so a server whose tools changed (a tool added, removed, renamed, or its
+ * description or schemas changed) must show as a changed input by what it lists when the run starts.
+ * `{"mcp-stdio:<server>": {<tool name>: <hash of its listed definition>}}`; empty without such servers.
+ */
+export async function liveToolHashes(config: unknown, options: { timeoutMs?: number; log?: (message: string) => void } = {}): Promise<Record<string, Record<string, string>>> {
+  const tools = (config as { tools?: ToolsConfig } | null)?.tools;
+  const out: Record<string, Record<string, string>> = {};
+  for (const source of tools?.sources ?? []) {
+    if (source.kind !== 'mcp-stdio') continue;
+    const server = new McpStdioServer(source, { timeoutMs: options.timeoutMs ?? tools?.execute?.timeoutMs ?? 20_000, restarts: 0, log: options.log });
+    try {
+      const hashes: Record<string, string> = {};
+      for (const tool of await server.listTools()) {
+        const name = String((tool as { name?: unknown }).name);
+        let key = name;
+        for (let n = 2; key in hashes; n++) key = `${name}#${n}`;
+        hashes[key] = hashOf(tool, 16);
+      }
+      out[`mcp-stdio:${source.name}`] = hashes;
+    } catch (error) {
+      if (error instanceof UserError) throw error;
+      throw new UserError(`MCP server "${source.name}": tools/list failed when the run started: ${messageOf(error)}`);
+    } finally {
+      await server.close();
+    }
+  }
+  return out;
 }

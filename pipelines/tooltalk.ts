@@ -13,6 +13,9 @@ import { tooltalkScorer } from '../stages/tooltalk/score.ts';
 import { PLUGINS, filterScenariosStage, generateScenariosStage, plausibilityStage, scenarioRequestsStage, selectScenariosStage } from '../stages/tooltalk/scenarios.ts';
 import { overlayConflictsStage, statisticsStage } from '../stages/tooltalk/statistics.ts';
 import { RECIPE_SUMMARIES } from './summaries.ts';
+import { ToolsConfigField, toolSourceFiles } from '../core/tool-source.ts';
+import { completeConversationStage, draftOverToolsStage, easyImportedScenarios, executeImportedCallsStage, filterImportedScenariosStage, generateImportedScenariosStage, importedScenarioRequestsStage } from '../stages/tooltalk/imported.ts';
+import { libraryLoader } from '../stages/tooltalk/library.ts';
 
 /**
  * ToolTalk (Farn & Shin), §2.2: scenarios per 3-plugin subset and required tool, filtered and
@@ -38,6 +41,7 @@ export const ToolTalkConfig = z.object({
   draftTemperature: z.number().min(0).max(2).default(0.7).describe('sampling temperature of the conversation drafts'),
   importDir: z.string().default('').describe('instead of generating: import this folder of ToolTalk conversation files (*.json at any depth; under a folder easy/: category easy)'),
   testOverlap: OverlapConfig,
+  tools: ToolsConfigField,
 });
 export type ToolTalkConfig = z.infer<typeof ToolTalkConfig>;
 
@@ -54,8 +58,9 @@ export const tooltalkPipeline = definePipeline<ToolTalkConfig>({
   benchmark: 'tooltalk',
   description: RECIPE_SUMMARIES.tooltalk.description,
   configSchema: ToolTalkConfig,
-  sourceFiles: (config) => [...DATABASE_NAMES.map((name) => `${config.databasesDir}/${name}.json`), config.importDir, config.referenceDir].filter(Boolean),
+  sourceFiles: (config) => (config.tools ? toolSourceFiles(config.tools) : [...DATABASE_NAMES.map((name) => `${config.databasesDir}/${name}.json`), config.importDir, config.referenceDir].filter(Boolean)),
   stages: (config) => {
+    if (config.tools) return importedToolsStages(config);
     const statistics = statisticsStage({ released: { set: RELEASED_TOOLTALK, path: config.referenceDir, setting: 'referenceDir' } });
     return config.importDir
       ? [importConversationsStage({ importDir: config.importDir, databasesDir: config.databasesDir }), statistics]
@@ -77,9 +82,31 @@ export const tooltalkPipeline = definePipeline<ToolTalkConfig>({
   scorer: tooltalkScorer,
   // An import publishes the released conversations as they are: what breaks an invariant is counted, not dropped.
   invariants: { gate: (config) => (config.importDir ? 'record' : 'reject') },
-  audits: (config, resolvePath) => tooltalkAudits(resolvePath(config.databasesDir)),
+  // Over imported tools there are no databases to run the calls on again: the results are the recorded ones.
+  audits: (config, resolvePath) => (config.tools ? [] : tooltalkAudits(resolvePath(config.databasesDir))),
   released: [RELEASED_TOOLTALK],
   testOverlap: (config) => config.testOverlap,
 });
+
+/**
+ * Over an imported tool library (`tools`): the servers as plugins, scenarios and conversations over
+ * their tools, the calls executed on the live servers or their results simulated (stages/tooltalk/imported.ts).
+ */
+function importedToolsStages(config: ToolTalkConfig) {
+  const tools = config.tools!;
+  const load = libraryLoader(tools);
+  const live = tools.execute.enabled && tools.sources.some((source) => source.kind === 'mcp-stdio');
+  return [
+    importedScenarioRequestsStage(tools),
+    generateImportedScenariosStage(load, { temperature: config.scenarioTemperature }),
+    filterImportedScenariosStage(load),
+    plausibilityStage(),
+    selectScenariosStage({ conversations: config.conversations, easy: config.easy, easyScenarios: (ctx) => easyImportedScenarios(load, ctx) }),
+    draftOverToolsStage(load, { temperature: config.draftTemperature }),
+    ...(live ? [executeImportedCallsStage(tools)] : []),
+    completeConversationStage(load),
+    statisticsStage({}),
+  ];
+}
 
 export default tooltalkPipeline;

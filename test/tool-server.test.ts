@@ -108,6 +108,47 @@ describe('a live MCP server over stdio', () => {
     expect(!outcome.ok && outcome.detail).toMatch(/MCP server "notes" exited during crash_once/);
   }, 60_000);
 
+  it('a server killed in the middle of a record is started again and the whole record sent again, so the state its earlier calls made is there', async () => {
+    const calls = [
+      { id: 'call_0', server: 'notes', tool: 'create_note', arguments: { title: 'Plan', body: 'one two' } },
+      { id: 'call_1', server: 'notes', tool: 'crash_once', arguments: {} },
+      { id: 'call_2', server: 'notes', tool: 'get_note', arguments: { note_id: { $ref: 'call_0.note_id' } } },
+    ];
+    const marker = join(mkdtempSync(join(tmpdir(), 'tools-crash-')), 'crashed');
+    const executor = new ToolExecutor([notes({ CRASH_MARKER: marker })], { timeoutMs: 20_000, restarts: 1 }, undefined);
+    open.push(executor);
+    const outcome = await executor.run(calls);
+    expect(outcome).toEqual({
+      ok: true,
+      cached: false,
+      results: [
+        { value: { note_id: 'note-1', title: 'Plan' }, isError: false },
+        { value: { ok: true }, isError: false },
+        { value: { title: 'Plan', body: 'one two', words: 2 }, isError: false },
+      ],
+    });
+    expect(executor.restarts).toBe(1);
+
+    const marker2 = join(mkdtempSync(join(tmpdir(), 'tools-crash-')), 'crashed');
+    const giving = new ToolExecutor([notes({ CRASH_MARKER: marker2 })], { timeoutMs: 20_000, restarts: 0 }, undefined);
+    open.push(giving);
+    const failed = await giving.run(calls);
+    expect(failed).toMatchObject({ ok: false, index: 1, reason: 'server_exited' });
+    expect(!failed.ok && failed.detail).toMatch(/MCP server "notes" exited during crash_once .*the record was sent 1 time\(s\), gave up after 0 restart\(s\)/);
+  }, 60_000);
+
+  it('results are cached per server setup: the same calls to a server started with another environment are sent to it', async () => {
+    const cacheDir = mkdtempSync(join(tmpdir(), 'tools-cache-'));
+    const calls = [{ id: 'call_0', server: 'notes', tool: 'word_count', arguments: { text: 'a b c' } }];
+    const executor = new ToolExecutor([notes({ NOTES_TOOLS: 'word_count' })], { timeoutMs: 20_000, restarts: 0 }, ResponseCache.open(cacheDir));
+    open.push(executor);
+    expect(await executor.run(calls)).toMatchObject({ ok: true, cached: false });
+    expect(await executor.run(calls)).toMatchObject({ ok: true, cached: true });
+    const other = new ToolExecutor([notes({ NOTES_TOOLS: 'word_count,create_note' })], { timeoutMs: 20_000, restarts: 0 }, ResponseCache.open(cacheDir));
+    open.push(other);
+    expect(await other.run(calls)).toMatchObject({ ok: true, cached: false });
+  }, 60_000);
+
   it('a server that cannot start is one clear line', async () => {
     const broken: StdioToolSource = { kind: 'mcp-stdio', name: 'nothing', command: process.execPath, args: ['-e', 'process.exit(1)'], env: {} };
     await expect(importTools([broken])).rejects.toThrow(/^MCP server "nothing" \(.+\) did not start: /);

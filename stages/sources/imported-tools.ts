@@ -25,3 +25,13 @@ export async function* importedToolRecords<O>(config: ToolsConfig, ctx: StageCon
   }
   for (const [index, tool] of tools.entries()) yield make(tool, index);
 }
+
+/**
+ * A tool as the recipes that call it see it: one that declares no result fields (most MCP tools:
+ * their result is text content) returns one string field `result`, which is what such a tool
+ * answers when executed (core/tool-server.ts) and what a simulated result holds.
+ */
+export function withTextResult(tool: ToolSpec): ToolSpec {
+  if (Object.keys(tool.returns.properties).length) return tool;
+  return { ...tool, returns: { type: 'object' as const, properties: { result: { type: 'string', description: `the text ${tool.name} answers` } }, required: ['result'] } };
+}

@@ -4,7 +4,7 @@ import { z } from 'zod';
 import { UserError, messageOf } from '../../core/errors.ts';
 import { Sample as SampleSchema, ToolSpec, type Sample } from '../../core/records.ts';
 import type { ToolsConfig } from '../../core/tool-source.ts';
-import { importedToolRecords } from './imported-tools.ts';
+import { importedToolRecords, withTextResult } from './imported-tools.ts';
 import { Rng } from '../../core/rng.ts';
 import { eachJsonlLine, jsonlErrorMessage, readJsonFile, readJsonlLines } from '../../core/source-files.ts';
 import { reject, sourceStage, type SourceStage } from '../../core/stage.ts';
@@ -110,10 +110,8 @@ function flatDescriptions(properties: ToolSpec['parameters']['properties']): Too
  * field `result`, which is what such a tool answers (its provenance says `returnsGiven: false`).
  */
 export function nestoolsToolView(tool: ToolSpec): ToolSpec {
-  const returns = Object.keys(tool.returns.properties).length
-    ? { ...tool.returns, properties: flatDescriptions(tool.returns.properties) }
-    : { type: 'object' as const, properties: { result: { type: 'string', description: `the text ${tool.name} answers` } }, required: ['result'] };
-  return { ...tool, description: oneParagraph(tool.description), parameters: { ...tool.parameters, properties: flatDescriptions(tool.parameters.properties) }, returns };
+  const { returns } = withTextResult(tool);
+  return { ...tool, description: oneParagraph(tool.description), parameters: { ...tool.parameters, properties: flatDescriptions(tool.parameters.properties) }, returns: { ...returns, properties: flatDescriptions(returns.properties) } };
 }
 
 /**

@@ -40,6 +40,7 @@ export function withOverlapPlots<S>(merge: ScanStage<Sample, Sample, S>, options
   return {
     ...merge,
     begin: undefined,
+    dispose: merge.dispose && ((state) => merge.dispose!(state.merge)),
     collect: async (samples, ctx) => {
       const before = new Map<string, ToolSpec>();
       // The library received is gathered as the merging stage collects.

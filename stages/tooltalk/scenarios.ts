@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { hashOf } from '../../core/hash.ts';
-import { promptStep, reject, sourceStage, type MapStage, type RejectReason, type ScanStage, type SourceStage } from '../../core/stage.ts';
+import { promptStep, reject, sourceStage, type MapStage, type RejectReason, type ScanStage, type SourceStage, type StageContext } from '../../core/stage.ts';
 import plausibilityPrompt from '../../prompts/tooltalk-plausibility.ts';
 import scenariosPrompt from '../../prompts/tooltalk-scenarios.ts';
 import { attachDatabases, readDatabasesFolder } from './database-report.ts';
@@ -101,10 +101,14 @@ export function generateScenariosStage(options: { temperature?: number } = {}): 
 /** CamelCase words a scenario may use to name an API. */
 const API_NAME = /\b[A-Z][a-z]+(?:[A-Z][a-z]*)+\b/g;
 
-/** Why a scenario is unusable (§2.2's filters and Appendix B's counts), or null. */
-export function scenarioProblem(scenario: Pick<Scenario, 'plugins' | 'requiredApi' | 'description' | 'calls'>): RejectReason | null {
-  const offered = new Set(toolsOfPlugins(scenario.plugins).map((tool) => tool.name));
-  const named = new Set([...scenario.calls, ...(scenario.description.match(API_NAME) ?? [])]);
+/**
+ * Why a scenario is unusable (§2.2's filters and Appendix B's counts), or null. `offered`: the tools
+ * of an imported library's plugins (default: the built-in plugins' tools, whose CamelCase names
+ * the description is also searched for; imported names are checked in the calls only).
+ */
+export function scenarioProblem(scenario: Pick<Scenario, 'plugins' | 'requiredApi' | 'description' | 'calls'>, imported?: ReadonlySet<string>): RejectReason | null {
+  const offered = imported ?? new Set(toolsOfPlugins(scenario.plugins).map((tool) => tool.name));
+  const named = new Set([...scenario.calls, ...(imported ? [] : (scenario.description.match(API_NAME) ?? []))]);
   const unknown = [...named].filter((name) => !offered.has(name) && (scenario.calls.includes(name) || TOOLS_BY_NAME.has(name) || /[A-Z][a-z]+[A-Z]/.test(name)));
   if (unknown.length) return { reason: 'unknown_tool', detail: `names ${unknown.join(', ')}, not among the tools of ${scenario.plugins.join(', ')}` };
   if (!scenario.calls.includes(scenario.requiredApi)) return { reason: 'missing_required_tool', detail: `does not call ${scenario.requiredApi}` };
@@ -145,6 +149,8 @@ export interface SelectOptions {
   conversations: number;
   /** Also draft one easy conversation per tool. */
   easy: boolean;
+  /** The easy scenarios (default: one per built-in tool). */
+  easyScenarios?: (ctx: StageContext) => Scenario[] | Promise<Scenario[]>;
 }
 
 /**
@@ -176,10 +182,12 @@ export function selectScenariosStage(options: SelectOptions): ScanStage<Scenario
       return chosen;
     },
     run: (scenario, ctx) => (ctx.state.has(scenario.id) ? scenario : reject('not_sampled', `${options.conversations} conversation(s) asked for; scenarios are sampled evenly over the tools`)),
-    finish: () =>
-      options.easy
-        ? TOOLTALK_TOOLS.map((tool) => ({ id: `${tool.name}-easy`, category: 'easy' as const, plugins: [tool.plugin], requiredApi: tool.name, description: `${tool.name} easy scenario`, calls: [tool.name] }))
-        : [],
+    finish: (_, ctx) =>
+      !options.easy
+        ? []
+        : options.easyScenarios
+          ? options.easyScenarios(ctx)
+          : TOOLTALK_TOOLS.map((tool) => ({ id: `${tool.name}-easy`, category: 'easy' as const, plugins: [tool.plugin], requiredApi: tool.name, description: `${tool.name} easy scenario`, calls: [tool.name] })),
   };
 }
 

@@ -31,6 +31,8 @@ export interface ToolTalkGold {
   apis: CallRecord[];
   /** The turn's reply to the user, after its calls (what the oracle in the loop ends the turn with). */
   reply: string;
+  /** Over imported tools (no databases): every call of the conversation with its recorded result, which answers the same call in evaluation (recorded.ts). */
+  recorded?: CallRecord[];
 }
 
 const SYSTEM_PROMPT = (metadata: Record<string, Json>) =>
@@ -41,13 +43,15 @@ export function toolTalkItems(sample: Sample): EvalItem[] {
   const conversation = sampleToConversation(sample);
   const metadata = conversation.metadata as Record<string, Json>;
   const start: ConversationStart = { timestamp: conversation.metadata.timestamp, user: conversation.user as ConversationStart['user'] };
-  const overlay = toolTalkMetaOf(sample).overlay as Record<string, Json>;
+  const meta = toolTalkMetaOf(sample);
+  const overlay = meta.overlay as Record<string, Json>;
+  const recorded = meta.toolsImported ? conversation.conversation.flatMap((turn) => (turn.apis ?? []).map((api) => ({ request: api.request, response: api.response, exception: api.exception }) as CallRecord)) : undefined;
   const items: EvalItem[] = [];
   const history: ToolRequest[] = [];
   conversation.conversation.forEach((turn, position) => {
     if (turn.role !== 'assistant') return;
     const apis = (turn.apis ?? []).map((api) => ({ request: api.request, response: api.response, exception: api.exception }) as CallRecord);
-    const gold: ToolTalkGold = { turn: position, start, overlay, history: [...history], apis, reply: turn.text };
+    const gold: ToolTalkGold = { turn: position, start, overlay, history: [...history], apis, reply: turn.text, ...(recorded ? { recorded } : {}) };
     items.push({
       id: `${sample.id}#${position}`,
       sampleId: sample.id,

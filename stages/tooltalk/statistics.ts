@@ -16,6 +16,9 @@ export interface ConversationFigures {
   category: string;
   turns: number;
   tools: string[];
+  /** Per call: its tool's plugin and whether it is an action (from the sample's tools; imported tools are not built in). */
+  plugins?: string[];
+  actions?: boolean[];
 }
 
 export interface ToolTalkStatistics {
@@ -28,11 +31,11 @@ export interface ToolTalkStatistics {
   perTool: Record<string, number>;
 }
 
-export function summarise(figures: readonly ConversationFigures[]): ToolTalkStatistics {
+export function summarise(figures: readonly ConversationFigures[], options: { builtinTools?: boolean } = {}): ToolTalkStatistics {
   const n = figures.length || 1;
   const calls = figures.flatMap((f) => f.tools);
   const perTool: Record<string, number> = {};
-  for (const name of [...TOOLS_BY_NAME.keys()].sort()) perTool[name] = 0;
+  if (options.builtinTools ?? true) for (const name of [...TOOLS_BY_NAME.keys()].sort()) perTool[name] = 0;
   for (const tool of calls) perTool[tool] = (perTool[tool] ?? 0) + 1;
   const byCategory: Record<string, number> = {};
   for (const f of figures) byCategory[f.category] = (byCategory[f.category] ?? 0) + 1;
@@ -42,14 +45,17 @@ export function summarise(figures: readonly ConversationFigures[]): ToolTalkStat
     byCategory,
     turnsPerConversation: round(figures.reduce((s, f) => s + f.turns, 0) / n),
     callsPerConversation: round(calls.length / n),
-    actionShare: round(calls.filter((tool) => TOOLS_BY_NAME.get(tool)?.isAction).length / (calls.length || 1)),
-    pluginsPerConversation: round(figures.reduce((s, f) => s + new Set(f.tools.map((tool) => TOOLS_BY_NAME.get(tool)?.plugin)).size, 0) / n),
+    actionShare: round(figures.reduce((s, f) => s + f.tools.filter((tool, i) => f.actions?.[i] ?? TOOLS_BY_NAME.get(tool)?.isAction).length, 0) / (calls.length || 1)),
+    pluginsPerConversation: round(figures.reduce((s, f) => s + new Set(f.tools.map((tool, i) => f.plugins?.[i] ?? TOOLS_BY_NAME.get(tool)?.plugin)).size, 0) / n),
     perTool,
   };
 }
 
 export function figuresOfSample(sample: Sample): ConversationFigures {
-  return { category: sample.category, turns: sample.dialogue.length, tools: sample.dialogue.flatMap((turn) => (turn.calls ?? []).map((call) => call.tool)) };
+  const tools = sample.dialogue.flatMap((turn) => (turn.calls ?? []).map((call) => call.tool));
+  if (!(sample.meta as { tooltalk?: { toolsImported?: boolean } }).tooltalk?.toolsImported) return { category: sample.category, turns: sample.dialogue.length, tools };
+  const offered = new Map(sample.tools.map((tool) => [tool.name, tool]));
+  return { category: sample.category, turns: sample.dialogue.length, tools, plugins: tools.map((tool) => offered.get(tool)?.plugin ?? ''), actions: tools.map((tool) => offered.get(tool)?.isAction === true) };
 }
 
 export function statisticsTable(ours: ToolTalkStatistics, released: ToolTalkStatistics | null): string {
@@ -84,12 +90,13 @@ function logTable(ours: ToolTalkStatistics, released: ToolTalkStatistics | null)
   );
 }
 
+/** Without `released` (over an imported library), the per-tool counts list only the tools called. */
 export function statisticsStage(options: { released?: ReleasedPlace }): ScanStage<Sample, Sample, Tally<ConversationFigures, ToolTalkStatistics>> {
   return statisticsBesideReleased({
     version: 1,
     title: 'ToolTalk statistics',
     figures: figuresOfSample,
-    tally: listTally(summarise),
+    tally: listTally((figures: readonly ConversationFigures[]) => summarise(figures, { builtinTools: !!options.released })),
     released: options.released,
     close: (ours, released) => ({
       reports: { tooltalk: { version: ours, ...(released ? { released } : {}) } },
