@@ -101,13 +101,18 @@ function openAINames(sample: Sample): Map<string, string> {
   const names = new Map<string, string>();
   const taken = new Map<string, string>();
   for (const tool of sample.tools) {
-    const name = FUNCTION_NAME.test(tool.name) ? tool.name : tool.name.replace(/[^A-Za-z0-9_-]/g, '_').slice(0, 64) || '_';
+    const name = openAIFunctionName(tool.name);
     const other = taken.get(name);
     if (other !== undefined && other !== tool.name) throw new UserError(`sample ${sample.id}: tools "${other}" and "${tool.name}" both become "${name}" as OpenAI function names; rename one`);
     taken.set(name, tool.name);
     names.set(tool.name, name);
   }
   return names;
+}
+
+/** A tool's name as an OpenAI function name: each character OpenAI refuses becomes `_` (at most 64). */
+export function openAIFunctionName(name: string): string {
+  return FUNCTION_NAME.test(name) ? name : name.replace(/[^A-Za-z0-9_-]/g, '_').slice(0, 64) || '_';
 }
 
 /** A tool as an OpenAI function; toolkiln's own fields (and a changed name's original) under `x-toolkiln` only when kept. */

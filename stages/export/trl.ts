@@ -1,4 +1,6 @@
 import { join } from 'node:path';
+import { isDeepStrictEqual } from 'node:util';
+import type { BenchmarkScorer, EvalItem } from '../../core/eval.ts';
 import { mapIterable } from '../../core/collections.ts';
 import { UserError } from '../../core/errors.ts';
 import { AtomicJsonlFile, writeFileAtomic } from '../../core/jsonl.ts';
@@ -6,7 +8,7 @@ import type { Exporter, ExportOptions } from '../../core/pipeline.ts';
 import { isRef, parseRef, type ArgValue, type Call, type Json, type OpenAIFunctionTool, type Sample, type Turn } from '../../core/records.ts';
 import { readManifest } from '../../core/store.ts';
 import { datasetCard, hfSplitName } from './hf-card.ts';
-import { sampleToChat, type ChatMessage, type GoldReply } from './openai-chat.ts';
+import { dialogueMessages, sampleToChat, type ChatMessage, type GoldReply } from './openai-chat.ts';
 import { chatExampleProblems } from './openai-chat-validate.ts';
 import { writeParquet, type Column } from './parquet.ts';
 
@@ -54,10 +56,25 @@ export interface TrlRow {
   category: string;
   messages: TrlMessage[];
   tools: OpenAIFunctionTool[];
+  /**
+   * The evaluation items the row holds (`toolkiln eval` of the version scores them): each item's id
+   * and where its gold answer is: `messages.slice(0, at)` is what a model is shown, `messages.slice(at,
+   * end)` the gold turn (its calls, their results, its reply). Empty for a sample the recipe does not
+   * score (a training split).
+   */
+  items: TrlItem[];
+}
+
+export interface TrlItem {
+  id: string;
+  at: number;
+  end: number;
 }
 
 export interface TrlOptions extends ExportOptions {
   goldReply?: GoldReply;
+  /** The recipe's evaluation items of a sample (its scorer's `items`): the `items` column names them. */
+  itemsOf?: (sample: Sample) => Pick<EvalItem, 'id' | 'turn'>[];
 }
 
 /** A sample's training row; a sample that makes no valid chat example stops the export, named with its problems. */
@@ -66,6 +83,24 @@ export function sampleToTrl(sample: Sample, options: TrlOptions = {}): TrlRow {
   const example = sampleToChat(callsAfterTheirInputs(prepared), { goldReply: options.goldReply });
   const problems = chatExampleProblems(example);
   if (problems.length) throw new UserError(`sample ${sample.id} (split ${sample.split}) makes no training row: ${problems.join('; ')}`);
+  const messages = rowMessages(example.messages, ids, options);
+  // An item without a turn answers the sample's last answer: its last assistant turn, or the gold after its dialogue.
+  const lastAnswer = prepared.dialogue.at(-1)?.role === 'assistant' ? prepared.dialogue.length - 1 : prepared.dialogue.length;
+  const items = (options.itemsOf?.(sample) ?? []).map((item): TrlItem => {
+    // What the row shows before the item's turn is the dialogue before it, rendered the same way.
+    const before = rowMessages(dialogueMessages(callsAfterTheirInputs({ ...prepared, dialogue: prepared.dialogue.slice(0, item.turn ?? lastAnswer) })), ids, options);
+    const at = before.length;
+    const shown = isDeepStrictEqual(before, messages.slice(0, at));
+    if (!shown || messages[at]?.role !== 'assistant') throw new UserError(`sample ${sample.id} (split ${sample.split}): its evaluation item ${item.id} has no assistant message of its own in the training row${shown ? '' : ' (its answer was joined to the reply before it)'}; report it with the sample`);
+    let end = at + 1;
+    while (end < messages.length && messages[end].role !== 'user') end++;
+    return { id: item.id, at, end };
+  });
+  return { id: sample.id, category: sample.category, messages, tools: example.tools ?? [], items };
+}
+
+/** A row's messages from the chat messages: its call ids, tool names on results, replies joined, one call per message when asked. */
+function rowMessages(chat: ChatMessage[], ids: Map<string, string>, options: TrlOptions): TrlMessage[] {
   // The ids of the sample's calls are already row ids; a recipe's gold reply brings its own.
   const rowIds = new Map([...ids.values()].map((id) => [id, id]));
   const idOf = (id: string) => {
@@ -74,15 +109,14 @@ export function sampleToTrl(sample: Sample, options: TrlOptions = {}): TrlRow {
   };
   const names = new Map<string, string>();
   const messages: TrlMessage[] = [];
-  for (const message of example.messages) {
+  for (const message of chat) {
     const converted = trlMessages(message, idOf, names);
     const last = messages.at(-1);
     // Chat templates (Mistral's) and LLaMA-Factory alternate user and assistant: two texts in a row are one reply.
     if (isText(last) && isText(converted)) last.content = `${last.content}\n\n${converted.content}`;
     else messages.push(converted);
   }
-  const rows = options.oneCallPerMessage ? oneCallEach(messages) : messages;
-  return { id: sample.id, category: sample.category, messages: rows, tools: example.tools ?? [] };
+  return options.oneCallPerMessage ? oneCallEach(messages) : messages;
 }
 
 /** The thoughts of a sample's assistant turns that call nothing: a row has no place for them (its reply is the message's text). */
@@ -212,7 +246,7 @@ function oneCallEach(messages: TrlMessage[]): TrlMessage[] {
   return out;
 }
 
-const ROW_COLUMNS: { [K in keyof TrlRow]-?: Column } = { id: 'string', category: 'string', messages: 'json-list', tools: 'json-list' };
+const ROW_COLUMNS: { [K in keyof TrlRow]-?: Column } = { id: 'string', category: 'string', messages: 'json-list', tools: 'json-list', items: 'json-list' };
 
 /**
  * `--format trl`: a folder to load with `datasets.load_dataset(<folder>)` or upload to the Hub as it
@@ -221,10 +255,13 @@ const ROW_COLUMNS: { [K in keyof TrlRow]-?: Column } = { id: 'string', category:
  * (`README.md`) and the run's config. A sample that makes no valid row stops the export before a
  * file is kept.
  */
-export function trlExporter(goldReply?: GoldReply): Exporter {
+export function trlExporter(goldReply?: GoldReply, scorer?: BenchmarkScorer): Exporter {
   return async (samples, _tools, outDir, version, options = {}) => {
     if (!version) throw new UserError('the trl format needs the published version (its manifest goes into the dataset card): export a version with toolkiln export <name>@v --format trl');
     const manifest = readManifest(version.dir);
+    // The scorer numbers some things across the version (NesTools' API ids); item ids never depend on them.
+    const evalVersion = { dir: version.dir, samples };
+    const itemsOf = scorer && ((sample: Sample) => scorer.items(sample, evalVersion));
     const written: string[] = [];
     const dataFiles: { split: string; path: string }[] = [];
     let unsaidThoughts = 0;
@@ -234,7 +271,7 @@ export function trlExporter(goldReply?: GoldReply): Exporter {
       const jsonl = new AtomicJsonlFile(join(outDir, 'jsonl', `${name}.jsonl`));
       try {
         const rows = mapIterable(samples.inSplit(split), (sample) => {
-          const row = sampleToTrl(sample, { ...options, goldReply });
+          const row = sampleToTrl(sample, { ...options, goldReply, itemsOf });
           unsaidThoughts += thoughtsWithoutCalls(sample);
           jsonl.write(row);
           return row;

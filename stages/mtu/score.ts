@@ -1,5 +1,5 @@
 import { join } from 'node:path';
-import { rate, tablesByCategory, type BenchmarkScorer, type Corruption, type EvalItem, type EvalOutput, type EvalReport, type JudgedItem, type MetricTable, type ReportTables } from '../../core/eval.ts';
+import { rate, tablesByCategory, type BenchmarkScorer, type Corruption, type EvalItem, type EvalOutput, type EvalReport, type JudgedItem, type MetricTable, type ModelReply, type ReportTables } from '../../core/eval.ts';
 import { eachJsonlLine } from '../../core/jsonl.ts';
 import { pythonRepr } from '../../core/python-json.ts';
 import type { Json, Sample } from '../../core/records.ts';
@@ -7,7 +7,7 @@ import type { Rng } from '../../core/rng.ts';
 import { toMtuRecords, type MtuRecord } from './mtu-format.ts';
 import { RELEASED_MTU_FILES } from './released.ts';
 import { readPythonLiteral } from '../../core/python-literal.ts';
-import { categoryOf, DEFAULT_TODAY, mtuMeta } from './sample.ts';
+import { assistantIndexes, categoryOf, DEFAULT_TODAY, mtuMeta } from './sample.ts';
 import type { InstructionTemplates } from '../../prompts/mtu-instructions.ts';
 import { versionInstructionTemplates } from './instructions.ts';
 
@@ -87,7 +87,9 @@ function mtuItems(sample: Sample, version?: { dir: string }): EvalItem[] {
   const setting = categoryOf(sample);
   const records = toMtuRecords(sample, 0, meta.today ?? DEFAULT_TODAY, templatesOf(version));
   const context = { setting, category: sample.split === 'ood' ? 'OOD' : setting, dialogue: sample.id, hard: !!meta.hard?.length, sampleId: sample.id, tools: sample.tools };
-  return records.map((record, turn) => mtuRecordItem(`${sample.id}#${turn}`, record, { ...context, turn }));
+  // A record per assistant turn that answers a user message (toMtuRecords): the dialogue index each answers.
+  const answered = assistantIndexes(sample).filter((a) => sample.dialogue[a - 1]?.role === 'user');
+  return records.map((record, turn) => ({ ...mtuRecordItem(`${sample.id}#${turn}`, record, { ...context, turn }), turn: answered[turn] }));
 }
 
 /** The instruction templates a version was exported with, read once per version (the export shows a model the same text). */
@@ -113,6 +115,30 @@ function react(calls: [string, Record<string, Json>][]): string {
 
 function oracle(item: EvalItem): string {
   return react(Object.entries(goldOf(item).answer));
+}
+
+/**
+ * A chat model's reply as MTU-Eval's ReAct answer: its calls as Action / Action Input, in order (a
+ * reply in words: no call). An argument naming an earlier call of the reply's field —
+ * `"<call id>.<field>"` or `{"$ref": …}`, as the chat exports write a reference without a result (a
+ * call without an id is `call00001`, … in the reply's order) — is written `Tool.field`, MTU-Bench's
+ * notation. A value the model copied from a result it was shown stays a value: the chat exports
+ * fill in a same-turn reference whose result the sample holds, so MTU's `Tool.field` gold for it
+ * cannot be told from a value the user gave (docs/eval.md, "Scoring a trained model").
+ */
+function answerOfReply(_item: EvalItem, reply: ModelReply): string {
+  const calls = reply.calls.map((call, k): [string, Record<string, Json>] => {
+    const earlier = reply.calls.slice(0, k);
+    const source = (value: Json): Json => {
+      const ref = value && typeof value === 'object' && !Array.isArray(value) && typeof value.$ref === 'string' ? value.$ref : value;
+      if (typeof ref !== 'string') return value;
+      const dot = ref.lastIndexOf('.');
+      const named = dot > 0 ? earlier.find((c, i) => ref.slice(0, dot) === (c.id ?? `call${String(i + 1).padStart(5, '0')}`)) : undefined;
+      return named ? `${named.name}.${ref.slice(dot + 1)}` : value;
+    };
+    return [call.name, Object.fromEntries(Object.entries(call.arguments).map(([name, value]) => [name, source(value)]))];
+  });
+  return react(calls);
 }
 
 function corrupt(item: EvalItem, corruption: Corruption, rng: Rng): string | null {
@@ -360,7 +386,7 @@ function tablesOf(units: readonly (readonly JudgedItem[])[]): ReportTables {
   );
 }
 
-export const mtuScorer: BenchmarkScorer = { benchmark: 'mtu-bench', items: mtuItems, oracle, score, corrupt, unitOf: (item) => goldOf(item).dialogue, tablesOf };
+export const mtuScorer: BenchmarkScorer = { benchmark: 'mtu-bench', items: mtuItems, oracle, answerOfReply, score, corrupt, unitOf: (item) => goldOf(item).dialogue, tablesOf };
 
 /**
  * The records of the released MTU-Eval files in `dir` as items: the setting from the file (OOD: from

@@ -2,7 +2,7 @@ import type { BenchmarkScorer, EvalOutput, EvalReport, JudgedItem, MetricTable, 
 import { createComparator, type CallRecord, type ComparatorOptions, type ToolTalkComparator } from './comparators.ts';
 import type { DatabasesJson } from './databases.ts';
 import { DEFAULT_DATABASES_DIR, loadDatabases } from './databases.ts';
-import { parsePredictedCalls, toolTalkItems, toolTalkOracle, withoutSessionToken, type ToolTalkGold } from './score-items.ts';
+import { parsePredictedCalls, toolTalkAnswerOfReply, toolTalkItems, toolTalkOracle, withoutSessionToken, type ToolTalkGold } from './score-items.ts';
 import type { Databases } from './tool.ts';
 import { toolTalkSession } from './session.ts';
 import { TOOLS_BY_NAME } from './tools/index.ts';
@@ -64,6 +64,7 @@ export function createToolTalkScorer(options: ToolTalkScorerOptions = {}): Bench
     items: toolTalkItems,
     lowerIsBetter: ['incorrect_action_rate'],
     oracle: toolTalkOracle,
+    answerOfReply: toolTalkAnswerOfReply,
     session: (item) => toolTalkSession(item, { databases: initialDatabases(), maxCalls: options.maxCallsPerTurn }),
     tablesOf: toolTalkTablesOf,
     score: (outputs) => scoreToolTalk(outputs, initialDatabases(), comparator),
