@@ -14,7 +14,7 @@ import { openAIFunctionName } from '../stages/export/openai-chat.ts';
  * - `messages`: several such messages, the item's whole answer in order, with the `tool` (or
  *   ShareGPT `observation`) results between them that the model was shown: a turn whose later
  *   calls came after earlier results (each result goes to the call its `tool_call_id` names, else
- *   to the first call without one); an assistant message whose text holds calls (a model served
+ *   to the first call still without one: calls read from text have no ids); an assistant message whose text holds calls (a model served
  *   without a tool parser) is read as `text` is;
  * - `tool_calls`: the `tool_calls` list alone;
  * - `text`: the generated text as it came, its calls in Hermes `<tool_call>{…}</tool_call>` blocks,
@@ -52,7 +52,8 @@ export function readReply(line: Record<string, unknown>): ModelReply {
 function withResult(calls: ReplyCall[], message: Record<string, unknown>, where: string): void {
   const content = 'value' in message ? message.value : message.content;
   if (typeof content !== 'string') throw new ReplyError(`${where}: a tool result's content must be text`);
-  const call = typeof message.tool_call_id === 'string' ? calls.find((c) => c.id === message.tool_call_id) : calls.find((c) => !('result' in c));
+  const named = typeof message.tool_call_id === 'string' ? calls.find((c) => c.id === message.tool_call_id) : undefined;
+  const call = named ?? calls.find((c) => !('result' in c));
   if (!call) return;
   const parsed = jsonOf(content);
   call.result = parsed === undefined ? content : (parsed as Json);

@@ -80,7 +80,7 @@ export interface TrlOptions extends ExportOptions {
 /** A sample's training row; a sample that makes no valid chat example stops the export, named with its problems. */
 export function sampleToTrl(sample: Sample, options: TrlOptions = {}): TrlRow {
   const { sample: prepared, ids } = renumberCalls(sample);
-  const example = sampleToChat(callsAfterTheirInputs(prepared), { goldReply: options.goldReply });
+  const example = sampleToChat(prepared, { goldReply: options.goldReply });
   const problems = chatExampleProblems(example);
   if (problems.length) throw new UserError(`sample ${sample.id} (split ${sample.split}) makes no training row: ${problems.join('; ')}`);
   const messages = rowMessages(example.messages, ids, options);
@@ -88,7 +88,7 @@ export function sampleToTrl(sample: Sample, options: TrlOptions = {}): TrlRow {
   const lastAnswer = prepared.dialogue.at(-1)?.role === 'assistant' ? prepared.dialogue.length - 1 : prepared.dialogue.length;
   const items = (options.itemsOf?.(sample) ?? []).map((item): TrlItem => {
     // What the row shows before the item's turn is the dialogue before it, rendered the same way.
-    const before = rowMessages(dialogueMessages(callsAfterTheirInputs({ ...prepared, dialogue: prepared.dialogue.slice(0, item.turn ?? lastAnswer) })), ids, options);
+    const before = rowMessages(dialogueMessages({ ...prepared, dialogue: prepared.dialogue.slice(0, item.turn ?? lastAnswer) }), ids, options);
     const at = before.length;
     const shown = isDeepStrictEqual(before, messages.slice(0, at));
     if (!shown || messages[at]?.role !== 'assistant') throw new UserError(`sample ${sample.id} (split ${sample.split}): its evaluation item ${item.id} has no assistant message of its own in the training row${shown ? '' : ' (its answer was joined to the reply before it)'}; report it with the sample`);
@@ -160,54 +160,6 @@ function renumberCalls(sample: Sample): { sample: Sample; ids: Map<string, strin
     ...(sample.expected.turns ? { turns: Object.fromEntries(Object.entries(sample.expected.turns).map(([k, calls]) => [k, renamed(calls)])) } : {}),
   };
   return { sample: { ...sample, dialogue, expected }, ids };
-}
-
-/**
- * The sample with each turn's calls that use another call of the same turn's result moved to a turn
- * of their own after that result (the value filled in): a model sees what it uses before it calls.
- * A reference to a call without a result stays in its turn, as the `<call>.<field>` text. The turn's
- * thought stays with its first calls, its reply with its last ones.
- */
-function callsAfterTheirInputs(sample: Sample): Sample {
-  const dialogue: Turn[] = [];
-  for (const turn of sample.dialogue) dialogue.push(...turnSteps(turn));
-  if (dialogue.length === sample.dialogue.length) return sample;
-  const next = sample.expected.turns?.[String(sample.dialogue.length)];
-  return { ...sample, dialogue, expected: { ...sample.expected, turns: next ? { [String(dialogue.length)]: next } : undefined } };
-}
-
-function turnSteps(turn: Turn): Turn[] {
-  const calls = turn.calls ?? [];
-  const observed = turn.observations ?? {};
-  const step = new Map<string, number>();
-  const stepOf = (call: Call): number => {
-    if (!step.has(call.id)) {
-      step.set(call.id, 0);
-      const inputs = refsOf(Object.values(call.arguments)).filter((id) => id !== call.id && id in observed && calls.some((c) => c.id === id));
-      step.set(call.id, Math.max(0, ...inputs.map((id) => stepOf(calls.find((c) => c.id === id)!) + 1)));
-    }
-    return step.get(call.id)!;
-  };
-  const last = Math.max(0, ...calls.map(stepOf));
-  if (last === 0) return [turn];
-  const { thought, response, content, ...rest } = turn;
-  return Array.from({ length: last + 1 }, (_, k): Turn => {
-    const mine = calls.filter((call) => stepOf(call) === k);
-    const results = Object.fromEntries(mine.filter((call) => call.id in observed).map((call) => [call.id, observed[call.id]]));
-    return {
-      ...rest,
-      content: k === last ? content : '',
-      ...(k === 0 && thought !== undefined ? { thought } : {}),
-      calls: mine,
-      observations: results,
-      ...(k === last && response !== undefined ? { response } : {}),
-    };
-  });
-}
-
-/** The call ids a value's references name. */
-function refsOf(values: ArgValue[]): string[] {
-  return values.flatMap((value): string[] => (isRef(value) ? [parseRef(value).callId] : Array.isArray(value) ? refsOf(value) : []));
 }
 
 /** An assistant message of text only. */

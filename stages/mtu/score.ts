@@ -119,27 +119,36 @@ function oracle(item: EvalItem): string {
 
 /**
  * A chat model's reply as MTU-Eval's ReAct answer: its calls as Action / Action Input, in order (a
- * reply in words: no call). An argument naming an earlier call of the reply's field —
- * `"<call id>.<field>"` or `{"$ref": …}`, as the chat exports write a reference without a result (a
- * call without an id is `call00001`, … in the reply's order) — is written `Tool.field`, MTU-Bench's
- * notation. A value the model copied from a result it was shown stays a value: the chat exports
- * fill in a same-turn reference whose result the sample holds, so MTU's `Tool.field` gold for it
- * cannot be told from a value the user gave (docs/eval.md, "Scoring a trained model").
+ * reply in words: no call). A value taken from an earlier call of the reply is written in MTU-Bench's
+ * notation `Tool.field`:
+ *  - an argument naming that call's field, `"<call id>.<field>"` or `{"$ref": …}` (how the chat
+ *    exports write a reference whose result the sample lacks; a call without an id is `call00001`, …
+ *    in the reply's order);
+ *  - an argument whose gold is `Tool.field` and whose value is that field of the result the reply
+ *    holds for its earlier `Tool` call. The chat exports show a call that uses a same-turn result after
+ *    that result, with the value (stages/export/trl.ts), where MTU writes every call of the turn at
+ *    once with the reference; the value of the very result shown is the same answer. A value the
+ *    gold has as a literal is never rewritten.
  */
-function answerOfReply(_item: EvalItem, reply: ModelReply): string {
+function answerOfReply(item: EvalItem, reply: ModelReply): string {
+  const gold = goldOf(item).answer;
   const calls = reply.calls.map((call, k): [string, Record<string, Json>] => {
     const earlier = reply.calls.slice(0, k);
-    const source = (value: Json): Json => {
+    const written = (name: string, value: Json): Json => {
       const ref = value && typeof value === 'object' && !Array.isArray(value) && typeof value.$ref === 'string' ? value.$ref : value;
-      if (typeof ref !== 'string') return value;
-      const dot = ref.lastIndexOf('.');
-      const named = dot > 0 ? earlier.find((c, i) => ref.slice(0, dot) === (c.id ?? `call${String(i + 1).padStart(5, '0')}`)) : undefined;
-      return named ? `${named.name}.${ref.slice(dot + 1)}` : value;
+      const dot = typeof ref === 'string' ? ref.lastIndexOf('.') : -1;
+      const named = dot > 0 ? earlier.find((c, i) => (ref as string).slice(0, dot) === (c.id ?? `call${String(i + 1).padStart(5, '0')}`)) : undefined;
+      if (named) return `${named.name}.${(ref as string).slice(dot + 1)}`;
+      const reference = /^([^.\s]+)\.([^.\s]+)$/.exec(String(gold[call.name]?.[name] ?? ''));
+      const source = reference && earlier.find((c) => c.name === reference[1] && isRecord(c.result) && reference[2] in c.result);
+      return source && JSON.stringify((source.result as Record<string, Json>)[reference[2]]) === JSON.stringify(value) ? reference[0] : value;
     };
-    return [call.name, Object.fromEntries(Object.entries(call.arguments).map(([name, value]) => [name, source(value)]))];
+    return [call.name, Object.fromEntries(Object.entries(call.arguments).map(([name, value]) => [name, written(name, value)]))];
   });
   return react(calls);
 }
+
+const isRecord = (value: Json | undefined): value is Record<string, Json> => !!value && typeof value === 'object' && !Array.isArray(value);
 
 function corrupt(item: EvalItem, corruption: Corruption, rng: Rng): string | null {
   const calls = Object.entries(goldOf(item).answer).map(([tool, args]): [string, Record<string, Json>] => [tool, { ...args }]);
