@@ -24,8 +24,9 @@ import { writeParquet, type Column } from './parquet.ts';
  *   templates print), its `content` the result as JSON text. A turn's text reply (its response,
  *   or the text of a turn without calls: a question back, a refusal) is an assistant message of its
  *   own (two in a row are one, joined by a blank line); a message without calls has no `tool_calls`
- *   key at all (a template tests whether the key is there). A turn's calls that use another of its
- *   calls' results come in a message after that result, with the value. The thought of a turn
+ *   key at all (a template tests whether the key is there). A turn's calls keep their order; one
+ *   that uses the result of a call of the message being filled starts the next message, after that
+ *   result, with the value (stages/export/openai-chat.ts). The thought of a turn
  *   without calls has no place and is left out (the exporter counts them). What the dialogue does
  *   not hold yet is added as the gold answer, as for OpenAI chat (stages/export/openai-chat.ts); the
  *   row ends with the last assistant message.
@@ -251,6 +252,7 @@ const TRL_COLUMNS_TEXT = [
   '`messages`: roles `user`, `assistant`, `tool`. An assistant message that calls tools has `tool_calls` (`[{id, type: "function", function: {name, arguments}}]`, `arguments` a JSON object) and as `content` the ReAct thought before the calls (`""` without one); each result follows as a `tool` message with `tool_call_id`, the function\'s `name` and the result as JSON text in `content`. A reply in words (an answer after the results, a question back, a refusal) is an assistant message without a `tool_calls` key; two in a row are joined into one. The row ends with the assistant\'s last message; where the sample\'s dialogue stops before its gold answer, the gold calls (or its labels as text) are that message.',
   '`tools`: the sample\'s candidate tools, `{type: "function", function: {name, description, parameters}}` with JSON-Schema parameters.',
   'Call ids are `call00001`, `call00002`, … in the row\'s order (Mistral\'s template takes nine letters or digits).',
+  '`items`: the evaluation items the row holds, `{id, at, end}`: the item id `toolkiln eval --predictions` keys a model\'s answer by, `messages[0:at]` what the model is shown for it, `messages[at:end]` its gold turn (empty in a split the benchmark does not score).',
   'Both columns are lists of Parquet JSON values: `datasets` (5.0.1 with pyarrow 25) loads them as `List(Json())`, each message and tool exactly as written, and a reader without Parquet\'s JSON type (pandas) gets each element as its JSON text. A list of structs would give every message every other message\'s keys with null values, which chat templates read as present (a `tool_calls: null` is a defined `tool_calls`). The same rows are in `jsonl/`.',
 ].join(' ');
 
