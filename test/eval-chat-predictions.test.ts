@@ -5,6 +5,7 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { main } from '../bin/cli.ts';
 import { UserError } from '../core/errors.ts';
 import { eachJsonl } from '../core/jsonl.ts';
+import { readReply, replyOfText } from '../eval/chat-reply.ts';
 import { Predictions } from '../eval/predictions.ts';
 import type { TrlMessage, TrlRow, TrlToolCall } from '../stages/export/trl.ts';
 import { defaultRun } from './helpers/default-run.ts';
@@ -184,5 +185,39 @@ describe('a predictions line that is no answer', () => {
     const path = join(dir, 'text.jsonl');
     writeFileSync(path, '{"id": "a", "text": "<tool_call>\\n{not json\\n</tool_call>"}\n');
     expect(Predictions.open(path).answerOf('a')).toEqual({ reply: { calls: [], text: '<tool_call>\n{not json\n</tool_call>' } });
+  });
+});
+
+describe('generated text and messages read as a reply', () => {
+  const paris = { name: 'getWeather', arguments: { city: 'Paris' } };
+  it.each([
+    ['Hermes / Qwen, with a thought before', 'I look it up.\n<tool_call>\n{"name": "getWeather", "arguments": {"city": "Paris"}}\n</tool_call>', { calls: [paris], text: 'I look it up.' }],
+    ['Hermes, the block left open at the end', '<tool_call>\n{"name": "getWeather", "arguments": {"city": "Paris"}}', { calls: [paris], text: null }],
+    ['Llama 3.1 JSON, two calls joined by ;', '{"name": "getWeather", "parameters": {"city": "Paris"}}; {"name": "getWeather", "parameters": {"city": "Rome"}}', { calls: [paris, { name: 'getWeather', arguments: { city: 'Rome' } }], text: null }],
+    ['Mistral v3 with ids', '[TOOL_CALLS] [{"name": "getWeather", "arguments": {"city": "Paris"}, "id": "call00001"}]</s>', { calls: [{ ...paris, id: 'call00001' }], text: null }],
+    ['Mistral v11', '[TOOL_CALLS]getWeather[ARGS]{"city": "Paris"}', { calls: [paris], text: null }],
+    ['a reply in words', 'It is sunny in Paris.', { calls: [], text: 'It is sunny in Paris.' }],
+    ['JSON that is no call', '{"answer": 3}', { calls: [], text: '{"answer": 3}' }],
+  ])('%s', (_name, text, reply) => {
+    expect(replyOfText(text)).toEqual(reply);
+  });
+
+  it('messages: calls in an assistant message\'s text, results given to their calls (by id, else in order), ShareGPT turns', () => {
+    const reply = readReply({
+      messages: [
+        { role: 'assistant', content: '<tool_call>\n{"name": "getFlight", "arguments": {"from": "a"}}\n</tool_call>' },
+        { role: 'tool', tool_call_id: 'call00001', content: '{"id": "F1"}' },
+        { from: 'function_call', value: '[{"name": "getFare", "arguments": {"flight": "F1"}}]' },
+        { from: 'observation', value: '{"fare": 20}' },
+        { from: 'gpt', value: 'F1 costs 20.' },
+      ],
+    });
+    expect(reply).toEqual({
+      calls: [
+        { name: 'getFlight', arguments: { from: 'a' }, result: { id: 'F1' } },
+        { name: 'getFare', arguments: { flight: 'F1' }, result: { fare: 20 } },
+      ],
+      text: 'F1 costs 20.',
+    });
   });
 });
