@@ -11,6 +11,8 @@ import { NOISE_RATES, noisyAnswer } from './noisy-oracle.ts';
 import { JudgedItems, unitOf } from './judged.ts';
 import { inOrder } from './ordered.ts';
 import { Predictions } from './predictions.ts';
+import { withToolNames } from './chat-reply.ts';
+import { UserError } from '../core/errors.ts';
 
 /** Where the answers come from. */
 export type ModelChoice =
@@ -170,8 +172,13 @@ export async function evaluate(options: EvaluateOptions): Promise<EvaluateResult
         const noisy = noisyAnswer(scorer, item, model.seed);
         return { output: noisy.output, noise: { drawn: noisy.drawn, applied: noisy.applied } };
       }
-      case 'predictions':
-        return { output: predictions!.outputOf(item.id) };
+      case 'predictions': {
+        const given = predictions!.answerOf(item.id);
+        if ('output' in given) return given;
+        // A chat model's reply (a trained model's tool calls) becomes the benchmark's own answer text.
+        if (!scorer.answerOfReply) throw new UserError(`${model.shown}: the ${scorer.benchmark} scorer reads only its own answer text; give each line as {"id": …, "output": …}`);
+        return { output: scorer.answerOfReply(item, withToolNames(given.reply, item)) };
+      }
       case 'llm':
         return llmAnswer(item, model.llm);
     }

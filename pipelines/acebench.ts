@@ -108,7 +108,7 @@ export const acebenchPipeline = definePipeline<AceBenchConfig>({
       statistics,
     ];
   },
-  exports: { ...commonExporters, 'openai-chat': openAIChatExporter(aceGoldReply), trl: trlExporter(aceGoldReply), sharegpt: shareGptExporter(aceGoldReply), acebench: exportAceBench },
+  exports: { ...commonExporters, 'openai-chat': openAIChatExporter(aceGoldReply), trl: trlExporter(aceGoldReply, acebenchScorer), sharegpt: shareGptExporter(aceGoldReply), acebench: exportAceBench },
   scorer: acebenchScorer,
   // An import publishes the released records as they are: what breaks an invariant is counted, not dropped.
   invariants: { gate: (config) => (config.importDir ? 'record' : 'reject') },

@@ -4,6 +4,7 @@ import { EMBEDDER_CHOICES } from '../core/embed/index.ts';
 import { definePipeline, type ReleasedSamples } from '../core/pipeline.ts';
 import { MERGE_CONFLICT_TAG, mergeToolsMtuStage, MTU_MERGE_CHECK, mtuToolQuestions, withMtuDecisions, type MergeConflict } from '../stages/merge-tools-mtu.ts';
 import { commonExporters } from '../stages/export/index.ts';
+import { trlExporter } from '../stages/export/trl.ts';
 import { candidateToolsStage, mtuToolLibrary } from '../stages/mtu/candidates.ts';
 import { composeStage } from '../stages/mtu/compose.ts';
 import { ImportedDialogues, MtuConfig as MtuConfigSchema } from '../stages/mtu/config.ts';
@@ -211,7 +212,7 @@ export const mtuPipeline = definePipeline<MtuConfig>({
     ...(config.tools ? importedStages(config) : convertedStages(config)),
     ...synthesisStages(config),
   ],
-  exports: { ...commonExporters, mtu: exportMtu },
+  exports: { ...commonExporters, trl: trlExporter(undefined, mtuScorer), mtu: exportMtu },
   toolLibrary: mtuToolLibrary,
   // A hard-set variant renames one tool to a meaningless name: that name is left out of the library on purpose.
   invariants: { offeredOutsideLibrary: (sample) => Object.keys((sample.meta as { mtu?: { renamed?: Record<string, string> } }).mtu?.renamed ?? {}) },

@@ -68,12 +68,12 @@ describe('trl rows', () => {
     expect(row.category).toBe('M-M');
     expect(row.messages).toEqual([
       { role: 'user', content: 'Find a flight from a and its fare' },
-      { role: 'assistant', content: THOUGHT, tool_calls: [call('call00001', 'GetFlight', { from: 'a' }), call('call00003', 'GetFare', { from: 'a' })] },
+      { role: 'assistant', content: THOUGHT, tool_calls: [call('call00001', 'GetFlight', { from: 'a' })] },
       result('call00001', 'GetFlight', '{"id":"F1"}'),
-      result('call00003', 'GetFare', '{"fare":10}'),
-      // The call that uses the flight's id comes after it, with the value.
-      { role: 'assistant', content: '', tool_calls: [call('call00002', 'GetFare', { from: 'a', flight: 'F1' })] },
+      // The call that uses the flight's id comes after it, with the value; the calls keep the turn's order.
+      { role: 'assistant', content: '', tool_calls: [call('call00002', 'GetFare', { from: 'a', flight: 'F1' }), call('call00003', 'GetFare', { from: 'a' })] },
       result('call00002', 'GetFare', '{"fare":20}'),
+      result('call00003', 'GetFare', '{"fare":10}'),
       { role: 'assistant', content: 'Flight F1 costs 20.' },
       { role: 'user', content: 'Book it' },
       { role: 'assistant', content: 'For how many people?' },
@@ -91,10 +91,10 @@ describe('trl rows', () => {
     expect(messages.slice(1, 8)).toEqual([
       { role: 'assistant', content: THOUGHT, tool_calls: [call('call00001', 'GetFlight', { from: 'a' })] },
       result('call00001', 'GetFlight', '{"id":"F1"}'),
-      { role: 'assistant', content: '', tool_calls: [call('call00003', 'GetFare', { from: 'a' })] },
-      result('call00003', 'GetFare', '{"fare":10}'),
       { role: 'assistant', content: '', tool_calls: [call('call00002', 'GetFare', { from: 'a', flight: 'F1' })] },
       result('call00002', 'GetFare', '{"fare":20}'),
+      { role: 'assistant', content: '', tool_calls: [call('call00003', 'GetFare', { from: 'a' })] },
+      result('call00003', 'GetFare', '{"fare":10}'),
       { role: 'assistant', content: 'Flight F1 costs 20.' },
     ]);
     expect(messages).toHaveLength(12);
@@ -139,7 +139,7 @@ describe('trl rows', () => {
     const row = sampleToTrl(multiTurn);
     const want = rowCallsAndResults(row);
     expect(want.calls).toHaveLength(4);
-    expect(want.results).toEqual([{ id: 'F1' }, { fare: 10 }, { fare: 20 }]);
+    expect(want.results).toEqual([{ id: 'F1' }, { fare: 20 }, { fare: 10 }]);
     expect(hermes.readBack(hermes.render(row))).toEqual(want);
     expect(mistral.readBack(mistral.render(row))).toEqual(want);
     expect(() => llama31Json.render(row)).toThrow('This model only supports single tool-calls at once!');
@@ -217,7 +217,7 @@ describe('trl export', () => {
     const out = tmp();
     await exportTrl(store.sampleSource(ref), store.tools(ref), out, ref);
     const loaded = loadRowsInPython(out);
-    expect(loaded.features).toEqual({ id: "Value('string')", category: "Value('string')", messages: 'List(Json(decode=True))', tools: 'List(Json(decode=True))' });
+    expect(loaded.features).toEqual({ id: "Value('string')", category: "Value('string')", messages: 'List(Json(decode=True))', tools: 'List(Json(decode=True))', items: 'List(Json(decode=True))' });
     expect(loaded.splits.train).toEqual(readJsonl(join(out, 'jsonl/train.jsonl')));
     expect(Object.keys(loaded.splits).sort()).toEqual(['task_awareness', 'train']);
   });

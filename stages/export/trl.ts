@@ -1,4 +1,6 @@
 import { join } from 'node:path';
+import { isDeepStrictEqual } from 'node:util';
+import type { BenchmarkScorer, EvalItem } from '../../core/eval.ts';
 import { mapIterable } from '../../core/collections.ts';
 import { UserError } from '../../core/errors.ts';
 import { AtomicJsonlFile, writeFileAtomic } from '../../core/jsonl.ts';
@@ -6,7 +8,7 @@ import type { Exporter, ExportOptions } from '../../core/pipeline.ts';
 import { isRef, parseRef, type ArgValue, type Call, type Json, type OpenAIFunctionTool, type Sample, type Turn } from '../../core/records.ts';
 import { readManifest } from '../../core/store.ts';
 import { datasetCard, hfSplitName } from './hf-card.ts';
-import { sampleToChat, type ChatMessage, type GoldReply } from './openai-chat.ts';
+import { dialogueMessages, sampleToChat, type ChatMessage, type GoldReply } from './openai-chat.ts';
 import { chatExampleProblems } from './openai-chat-validate.ts';
 import { writeParquet, type Column } from './parquet.ts';
 
@@ -22,8 +24,9 @@ import { writeParquet, type Column } from './parquet.ts';
  *   templates print), its `content` the result as JSON text. A turn's text reply (its response,
  *   or the text of a turn without calls: a question back, a refusal) is an assistant message of its
  *   own (two in a row are one, joined by a blank line); a message without calls has no `tool_calls`
- *   key at all (a template tests whether the key is there). A turn's calls that use another of its
- *   calls' results come in a message after that result, with the value. The thought of a turn
+ *   key at all (a template tests whether the key is there). A turn's calls keep their order; one
+ *   that uses the result of a call of the message being filled starts the next message, after that
+ *   result, with the value (stages/export/openai-chat.ts). The thought of a turn
  *   without calls has no place and is left out (the exporter counts them). What the dialogue does
  *   not hold yet is added as the gold answer, as for OpenAI chat (stages/export/openai-chat.ts); the
  *   row ends with the last assistant message.
@@ -54,18 +57,51 @@ export interface TrlRow {
   category: string;
   messages: TrlMessage[];
   tools: OpenAIFunctionTool[];
+  /**
+   * The evaluation items the row holds (`toolkiln eval` of the version scores them): each item's id
+   * and where its gold answer is: `messages.slice(0, at)` is what a model is shown, `messages.slice(at,
+   * end)` the gold turn (its calls, their results, its reply). Empty for a sample the recipe does not
+   * score (a training split).
+   */
+  items: TrlItem[];
+}
+
+export interface TrlItem {
+  id: string;
+  at: number;
+  end: number;
 }
 
 export interface TrlOptions extends ExportOptions {
   goldReply?: GoldReply;
+  /** The recipe's evaluation items of a sample (its scorer's `items`): the `items` column names them. */
+  itemsOf?: (sample: Sample) => Pick<EvalItem, 'id' | 'turn'>[];
 }
 
 /** A sample's training row; a sample that makes no valid chat example stops the export, named with its problems. */
 export function sampleToTrl(sample: Sample, options: TrlOptions = {}): TrlRow {
   const { sample: prepared, ids } = renumberCalls(sample);
-  const example = sampleToChat(callsAfterTheirInputs(prepared), { goldReply: options.goldReply });
+  const example = sampleToChat(prepared, { goldReply: options.goldReply });
   const problems = chatExampleProblems(example);
   if (problems.length) throw new UserError(`sample ${sample.id} (split ${sample.split}) makes no training row: ${problems.join('; ')}`);
+  const messages = rowMessages(example.messages, ids, options);
+  // An item without a turn answers the sample's last answer: its last assistant turn, or the gold after its dialogue.
+  const lastAnswer = prepared.dialogue.at(-1)?.role === 'assistant' ? prepared.dialogue.length - 1 : prepared.dialogue.length;
+  const items = (options.itemsOf?.(sample) ?? []).map((item): TrlItem => {
+    // What the row shows before the item's turn is the dialogue before it, rendered the same way.
+    const before = rowMessages(dialogueMessages({ ...prepared, dialogue: prepared.dialogue.slice(0, item.turn ?? lastAnswer) }), ids, options);
+    const at = before.length;
+    const shown = isDeepStrictEqual(before, messages.slice(0, at));
+    if (!shown || messages[at]?.role !== 'assistant') throw new UserError(`sample ${sample.id} (split ${sample.split}): its evaluation item ${item.id} has no assistant message of its own in the training row${shown ? '' : ' (its answer was joined to the reply before it)'}; report it with the sample`);
+    let end = at + 1;
+    while (end < messages.length && messages[end].role !== 'user') end++;
+    return { id: item.id, at, end };
+  });
+  return { id: sample.id, category: sample.category, messages, tools: example.tools ?? [], items };
+}
+
+/** A row's messages from the chat messages: its call ids, tool names on results, replies joined, one call per message when asked. */
+function rowMessages(chat: ChatMessage[], ids: Map<string, string>, options: TrlOptions): TrlMessage[] {
   // The ids of the sample's calls are already row ids; a recipe's gold reply brings its own.
   const rowIds = new Map([...ids.values()].map((id) => [id, id]));
   const idOf = (id: string) => {
@@ -74,15 +110,14 @@ export function sampleToTrl(sample: Sample, options: TrlOptions = {}): TrlRow {
   };
   const names = new Map<string, string>();
   const messages: TrlMessage[] = [];
-  for (const message of example.messages) {
+  for (const message of chat) {
     const converted = trlMessages(message, idOf, names);
     const last = messages.at(-1);
     // Chat templates (Mistral's) and LLaMA-Factory alternate user and assistant: two texts in a row are one reply.
     if (isText(last) && isText(converted)) last.content = `${last.content}\n\n${converted.content}`;
     else messages.push(converted);
   }
-  const rows = options.oneCallPerMessage ? oneCallEach(messages) : messages;
-  return { id: sample.id, category: sample.category, messages: rows, tools: example.tools ?? [] };
+  return options.oneCallPerMessage ? oneCallEach(messages) : messages;
 }
 
 /** The thoughts of a sample's assistant turns that call nothing: a row has no place for them (its reply is the message's text). */
@@ -128,54 +163,6 @@ function renumberCalls(sample: Sample): { sample: Sample; ids: Map<string, strin
   return { sample: { ...sample, dialogue, expected }, ids };
 }
 
-/**
- * The sample with each turn's calls that use another call of the same turn's result moved to a turn
- * of their own after that result (the value filled in): a model sees what it uses before it calls.
- * A reference to a call without a result stays in its turn, as the `<call>.<field>` text. The turn's
- * thought stays with its first calls, its reply with its last ones.
- */
-function callsAfterTheirInputs(sample: Sample): Sample {
-  const dialogue: Turn[] = [];
-  for (const turn of sample.dialogue) dialogue.push(...turnSteps(turn));
-  if (dialogue.length === sample.dialogue.length) return sample;
-  const next = sample.expected.turns?.[String(sample.dialogue.length)];
-  return { ...sample, dialogue, expected: { ...sample.expected, turns: next ? { [String(dialogue.length)]: next } : undefined } };
-}
-
-function turnSteps(turn: Turn): Turn[] {
-  const calls = turn.calls ?? [];
-  const observed = turn.observations ?? {};
-  const step = new Map<string, number>();
-  const stepOf = (call: Call): number => {
-    if (!step.has(call.id)) {
-      step.set(call.id, 0);
-      const inputs = refsOf(Object.values(call.arguments)).filter((id) => id !== call.id && id in observed && calls.some((c) => c.id === id));
-      step.set(call.id, Math.max(0, ...inputs.map((id) => stepOf(calls.find((c) => c.id === id)!) + 1)));
-    }
-    return step.get(call.id)!;
-  };
-  const last = Math.max(0, ...calls.map(stepOf));
-  if (last === 0) return [turn];
-  const { thought, response, content, ...rest } = turn;
-  return Array.from({ length: last + 1 }, (_, k): Turn => {
-    const mine = calls.filter((call) => stepOf(call) === k);
-    const results = Object.fromEntries(mine.filter((call) => call.id in observed).map((call) => [call.id, observed[call.id]]));
-    return {
-      ...rest,
-      content: k === last ? content : '',
-      ...(k === 0 && thought !== undefined ? { thought } : {}),
-      calls: mine,
-      observations: results,
-      ...(k === last && response !== undefined ? { response } : {}),
-    };
-  });
-}
-
-/** The call ids a value's references name. */
-function refsOf(values: ArgValue[]): string[] {
-  return values.flatMap((value): string[] => (isRef(value) ? [parseRef(value).callId] : Array.isArray(value) ? refsOf(value) : []));
-}
-
 /** An assistant message of text only. */
 const isText = (message: TrlMessage | undefined): message is TrlMessage => message?.role === 'assistant' && !message.tool_calls;
 
@@ -212,7 +199,7 @@ function oneCallEach(messages: TrlMessage[]): TrlMessage[] {
   return out;
 }
 
-const ROW_COLUMNS: { [K in keyof TrlRow]-?: Column } = { id: 'string', category: 'string', messages: 'json-list', tools: 'json-list' };
+const ROW_COLUMNS: { [K in keyof TrlRow]-?: Column } = { id: 'string', category: 'string', messages: 'json-list', tools: 'json-list', items: 'json-list' };
 
 /**
  * `--format trl`: a folder to load with `datasets.load_dataset(<folder>)` or upload to the Hub as it
@@ -221,10 +208,13 @@ const ROW_COLUMNS: { [K in keyof TrlRow]-?: Column } = { id: 'string', category:
  * (`README.md`) and the run's config. A sample that makes no valid row stops the export before a
  * file is kept.
  */
-export function trlExporter(goldReply?: GoldReply): Exporter {
+export function trlExporter(goldReply?: GoldReply, scorer?: BenchmarkScorer): Exporter {
   return async (samples, _tools, outDir, version, options = {}) => {
     if (!version) throw new UserError('the trl format needs the published version (its manifest goes into the dataset card): export a version with toolkiln export <name>@v --format trl');
     const manifest = readManifest(version.dir);
+    // The scorer numbers some things across the version (NesTools' API ids); item ids never depend on them.
+    const evalVersion = { dir: version.dir, samples };
+    const itemsOf = scorer && ((sample: Sample) => scorer.items(sample, evalVersion));
     const written: string[] = [];
     const dataFiles: { split: string; path: string }[] = [];
     let unsaidThoughts = 0;
@@ -234,7 +224,7 @@ export function trlExporter(goldReply?: GoldReply): Exporter {
       const jsonl = new AtomicJsonlFile(join(outDir, 'jsonl', `${name}.jsonl`));
       try {
         const rows = mapIterable(samples.inSplit(split), (sample) => {
-          const row = sampleToTrl(sample, { ...options, goldReply });
+          const row = sampleToTrl(sample, { ...options, goldReply, itemsOf });
           unsaidThoughts += thoughtsWithoutCalls(sample);
           jsonl.write(row);
           return row;
@@ -262,6 +252,7 @@ const TRL_COLUMNS_TEXT = [
   '`messages`: roles `user`, `assistant`, `tool`. An assistant message that calls tools has `tool_calls` (`[{id, type: "function", function: {name, arguments}}]`, `arguments` a JSON object) and as `content` the ReAct thought before the calls (`""` without one); each result follows as a `tool` message with `tool_call_id`, the function\'s `name` and the result as JSON text in `content`. A reply in words (an answer after the results, a question back, a refusal) is an assistant message without a `tool_calls` key; two in a row are joined into one. The row ends with the assistant\'s last message; where the sample\'s dialogue stops before its gold answer, the gold calls (or its labels as text) are that message.',
   '`tools`: the sample\'s candidate tools, `{type: "function", function: {name, description, parameters}}` with JSON-Schema parameters.',
   'Call ids are `call00001`, `call00002`, … in the row\'s order (Mistral\'s template takes nine letters or digits).',
+  '`items`: the evaluation items the row holds, `{id, at, end}`: the item id `toolkiln eval --predictions` keys a model\'s answer by, `messages[0:at]` what the model is shown for it, `messages[at:end]` its gold turn (empty in a split the benchmark does not score).',
   'Both columns are lists of Parquet JSON values: `datasets` (5.0.1 with pyarrow 25) loads them as `List(Json())`, each message and tool exactly as written, and a reader without Parquet\'s JSON type (pandas) gets each element as its JSON text. A list of structs would give every message every other message\'s keys with null values, which chat templates read as present (a `tool_calls: null` is a defined `tool_calls`). The same rows are in `jsonl/`.',
 ].join(' ');
 

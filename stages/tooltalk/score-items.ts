@@ -1,4 +1,4 @@
-import type { EvalItem } from '../../core/eval.ts';
+import type { EvalItem, ModelReply } from '../../core/eval.ts';
 import type { Json, Sample } from '../../core/records.ts';
 import { dialogueMessages } from '../export/openai-chat.ts';
 import type { CallRecord } from './comparators.ts';
@@ -59,6 +59,7 @@ export function toolTalkItems(sample: Sample): EvalItem[] {
       messages: [{ role: 'system', content: SYSTEM_PROMPT(metadata) }, ...dialogueMessages({ ...sample, dialogue: sample.dialogue.slice(0, position) }).map((message) => ({ ...message }))],
       tools: sample.tools,
       gold: gold as unknown as Json,
+      turn: position,
     });
     history.push(...apis.map((api) => api.request));
   });
@@ -69,6 +70,11 @@ export function toolTalkItems(sample: Sample): EvalItem[] {
 export function toolTalkOracle(item: EvalItem): string {
   const gold = item.gold as unknown as ToolTalkGold;
   return JSON.stringify(gold.apis.map(({ request }) => ({ api_name: request.api_name, parameters: withoutSessionToken(request.parameters) })));
+}
+
+/** A chat model's reply as the turn's answer: its calls as `{"api_name", "parameters"}`; a reply in words is a turn without calls (`[]`). */
+export function toolTalkAnswerOfReply(_item: EvalItem, reply: ModelReply): string {
+  return JSON.stringify(reply.calls.map((call) => ({ api_name: call.name, parameters: call.arguments })));
 }
 
 export function withoutSessionToken(parameters: Record<string, Json> | null): Record<string, Json> | null {

@@ -2,7 +2,7 @@ import type { BenchmarkScorer, EvalOutput, EvalReport, JudgedItem, MetricTable, 
 import { createComparator, type CallRecord, type ComparatorOptions, type ToolTalkComparator } from './comparators.ts';
 import type { DatabasesJson } from './databases.ts';
 import { DEFAULT_DATABASES_DIR, loadDatabases } from './databases.ts';
-import { parsePredictedCalls, toolTalkItems, toolTalkOracle, withoutSessionToken, type ToolTalkGold } from './score-items.ts';
+import { parsePredictedCalls, toolTalkAnswerOfReply, toolTalkItems, toolTalkOracle, withoutSessionToken, type ToolTalkGold } from './score-items.ts';
 import type { Databases } from './tool.ts';
 import { RecordedCalls } from './recorded.ts';
 import { toolTalkSession } from './session.ts';
@@ -65,6 +65,7 @@ export function createToolTalkScorer(options: ToolTalkScorerOptions = {}): Bench
     items: toolTalkItems,
     lowerIsBetter: ['incorrect_action_rate'],
     oracle: toolTalkOracle,
+    answerOfReply: toolTalkAnswerOfReply,
     // Read only for conversations over the built-in tools (imported ones answer from their recorded results).
     session: (item) => toolTalkSession(item, { databases: initialDatabases, maxCalls: options.maxCallsPerTurn }),
     tablesOf: toolTalkTablesOf,
