@@ -11,6 +11,7 @@ import { hfDatasetName, hfSplitName, sourceLicense } from '../stages/export/hf-c
 import { csvProblems, loadLikeDatasetsJson } from './helpers/datasets-json.ts';
 import { readDatasetCard } from './helpers/dataset-card.ts';
 import { readParquetRows } from './helpers/parquet-read.ts';
+import { wholeVersionPeerRuns } from './helpers/peer-code.ts';
 import { loadFilesInPython, pythonHasDatasets } from './helpers/python.ts';
 
 const LOADABLE = ['.json', '.jsonl', '.csv', '.parquet'];
@@ -116,7 +117,7 @@ for (const name of ['mtu', 'toole', 'nestools', 'tooltalk', 'acebench']) {
       expect(body).toContain(`npx toolkiln export ${name}@<version> --format hf`);
     }, 300_000);
 
-    it.skipIf(!pythonHasDatasets)('every file loads in Python with datasets (json, csv, parquet) and pandas, as the TypeScript loader says (skipped without python3 with datasets and pandas)', () => {
+    it.skipIf(!pythonHasDatasets || !wholeVersionPeerRuns)('every file loads in Python with datasets (json, csv, parquet) and pandas, as the TypeScript loader says (npm run test:peers; skipped without python3 with datasets and pandas)', () => {
       const loads = loadFilesInPython(distinct(files));
       expect(loads.filter((load) => load.datasets !== 'ok' || load.pandas !== 'ok')).toEqual([]);
       // The TypeScript loader agrees with datasets on the rows and on the columns kept as JSON text.

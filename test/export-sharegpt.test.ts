@@ -11,7 +11,7 @@ import { exportShareGpt, sampleToShareGpt, type ShareGptRow } from '../stages/ex
 import { shareGptRowProblems } from '../stages/export/sharegpt-validate.ts';
 import { sampleToTrl, type TrlRow } from '../stages/export/trl.ts';
 import { defaultRun } from './helpers/default-run.ts';
-import { hasPeer, peerFiles } from './helpers/peer-code.ts';
+import { hasPeer, peerFiles, wholeVersionPeerRuns } from './helpers/peer-code.ts';
 import { pythonHasDatasets } from './helpers/python.ts';
 import { draftManifest } from './fixtures/core/samples.ts';
 
@@ -175,7 +175,7 @@ for (const name of ['mtu', 'toole', 'nestools', 'tooltalk', 'acebench']) {
       expect(rows).toBe(run.manifest.counts.samples);
     }, 300_000);
 
-    it.skipIf(!pythonHasDatasets || !hasPeer('hiyouga/LLaMA-Factory'))("LLaMA-Factory's own code converts every row, and its qwen, llama3 and mistral tool formats read every call and tools text (skipped without python3 with datasets or a LLaMA-Factory checkout)", () => {
+    it.skipIf(!pythonHasDatasets || !hasPeer('hiyouga/LLaMA-Factory') || !wholeVersionPeerRuns)("LLaMA-Factory's own code converts every row, and its qwen, llama3 and mistral tool formats read every call and tools text (npm run test:peers; skipped without python3 with datasets or a LLaMA-Factory checkout)", () => {
       const report = runLlamaFactory(folder, ['qwen', 'llama3', 'mistral']);
       const totals = Object.values(report).reduce((sum, file) => ({ rows: sum.rows + file.rows, converted: sum.converted + file.converted }), { rows: 0, converted: 0 });
       expect(totals).toEqual({ rows: run.manifest.counts.samples, converted: run.manifest.counts.samples });

@@ -6,7 +6,7 @@ import { tooleScorer } from '../stages/toole/score.ts';
 import { TASK_FILES } from '../stages/toole/export.ts';
 import { PLUGIN_INFO_REPORT } from '../stages/toole/tool-descriptions.ts';
 import { defaultRun, type DefaultRun } from './helpers/default-run.ts';
-import { peerFiles, pythonHas, runPython } from './helpers/peer-code.ts';
+import { peerFiles, pythonHas, runPython, wholeVersionPeerRuns } from './helpers/peer-code.ts';
 
 const readJson = (path: string) => JSON.parse(readFileSync(path, 'utf8'));
 
@@ -70,8 +70,8 @@ describe('ToolE with --limit 200 (where "Weather" and "weather" both stay unmerg
     expect(await nameProblems(run)).toEqual([]);
   }, 600_000);
 
-  const peer = pythonHas(['pandas', 'numpy']) ? peerFiles('HowieHwong/MetaTool', ['src']) : null;
-  it.skipIf(!peer)("MetaTool's own prompt builder rebuilds every exported prompt and its runner, answering with the gold, reads back every answer (skipped without python3, pandas or a MetaTool checkout)", async () => {
+  const peer = wholeVersionPeerRuns && pythonHas(['pandas', 'numpy']) ? peerFiles('HowieHwong/MetaTool', ['src']) : null;
+  it.skipIf(!peer)("MetaTool's own prompt builder rebuilds every exported prompt and its runner, answering with the gold, reads back every answer (npm run test:peers; skipped without python3, pandas or a MetaTool checkout)", async () => {
     const dataset = join(await run.exportAs('toole'), 'dataset');
     const out = runPython(readFileSync(new URL('./peer/metatool_gold.py', import.meta.url), 'utf8'), [peer!, dataset, join(run.scratch, 'metatool-work')], { cwd: run.scratch, pythonPath: [] });
     const summary = JSON.parse(out.trim().split('\n').at(-1)!).summary as { read_back: Record<string, string>; problems: number };

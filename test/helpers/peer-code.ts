@@ -11,6 +11,14 @@ import { dirname, join } from 'node:path';
  */
 const MIRRORS = process.env.TOOLKILN_PEER_MIRRORS ?? '/work/.mirror';
 
+/**
+ * Whether to run the peer programs that go over a whole default version (datasets loading every
+ * exported file, MetaTool's prompt builder, LLaMA-Factory's converter on every row): minutes of CPU
+ * between them, so `npm test` leaves them to `npm run test:peers` (TOOLKILN_PEER_CHECKS=all). The
+ * TypeScript rules they stand beside run in both.
+ */
+export const wholeVersionPeerRuns = process.env.TOOLKILN_PEER_CHECKS === 'all';
+
 /** Whether there is a checkout of a benchmark's repository (`owner/name`) to run. */
 export function hasPeer(repo: string): boolean {
   return existsSync(join(MIRRORS, repo.replace('/', '+'), 'repo'));
