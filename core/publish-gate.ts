@@ -14,9 +14,10 @@ import type { SampleLine } from './store.ts';
  * kept as released) it is published and counted. The recipe's own audits run on the samples
  * published and are counted, never rejected. Counts per check go to the manifest (`stats.audit`).
  *
- * Memory: the samples are read from the run's files, one pass for the tool library, one for the
- * checks (which keep the ids seen and the positions of the rejected samples, not the samples),
- * and, when any was rejected, one more for the library of the samples published.
+ * Memory and CPU: the samples are read from the run's files, one pass for the tool library, and
+ * one that checks each sample while the store writes it (keeping the ids seen and the positions of
+ * the rejected samples, not the samples); when any was rejected, one more for the library of the
+ * samples published.
  */
 
 export const GATE_STAGE = 'invariants';
@@ -41,61 +42,86 @@ export interface GateSummary {
   checks: Record<string, Omit<CheckCount, 'check' | 'examples' | 'description'>>;
 }
 
+/**
+ * The gate over a run's samples, in the order the store takes what it gives: `lines` first (once),
+ * then `tools`, `rejects` and `summary`, which are known only when every sample has been checked.
+ */
 export interface GateResult {
-  /** The samples to publish, with their lines, read again from the run's files. */
-  lines: () => Generator<SampleLine>;
+  /** The samples to publish, each checked as it is read, with its line and the sample itself (the store writes it without parsing it again). */
+  lines: () => Generator<SampleLine & { sample: Sample }>;
   /** The tool library of the samples published. */
-  tools: ToolSpec[];
+  tools: () => Iterable<ToolSpec>;
   /** The samples the gate rejected, as Rejections. */
   rejects: () => Generator<Rejection>;
-  summary: GateSummary;
+  summary: () => GateSummary;
 }
 
-/** Runs the gate over a run's samples (`samples` and `lines` give them in the same order, each call a new pass). */
-export function gateForPublishing(run: { samples: () => Iterable<Sample>; lines: () => Iterable<SampleLine> }, options: GateOptions): GateResult {
+/** The gate over a run's samples (`samples` and `lines` give them in the same order, each call a new pass). */
+export function gateForPublishing(run: { samples: () => Iterable<Sample>; lines: () => Iterable<SampleLine & { sample: Sample }> }, options: GateOptions): GateResult {
   const library = options.toolLibrary(run.samples());
   const invariants = new SampleInvariants(library, options.invariants);
   const audits = options.audits ?? [];
   const tally = new AuditTally(audits);
   tally.add(invariants.libraryFindings());
   const rejectsPath = join(options.dir, 'invariant-rejects.jsonl');
-  rmSync(rejectsPath, { force: true });
-  const writer = new JsonlWriter(rejectsPath);
   const rejected = new Set<number>();
-  try {
-    let i = 0;
-    for (const sample of run.samples()) {
-      tally.samples++;
-      const findings = invariants.check(sample);
-      if (findings.length && options.mode === 'reject') {
-        rejected.add(i);
-        const reject: Rejection = { stage: GATE_STAGE, reason: findings[0].check.replace(/-/g, '_'), detail: findings.map(describeFinding).join('; '), recordId: sample.id, record: sample };
-        writer.write(reject);
-        tally.add(findings);
-      } else tally.add([...findings, ...audits.flatMap((audit) => audit.check(sample))]);
-      i++;
-    }
-  } finally {
-    writer.close();
-  }
-  for (const [check, checked] of Object.entries(invariants.checked)) tally.setChecked(check, checked);
-  for (const audit of audits) if (audit.checked) tally.setChecked(audit.name, audit.checked());
+  let checked = false;
+  const done = (what: string) => {
+    if (!checked) throw new Error(`the publish gate's ${what} is known once every sample has been checked (its lines read)`);
+  };
 
-  const kept = <T>(items: () => Iterable<T>) =>
-    function* (): Generator<T> {
+  function* lines(): Generator<SampleLine & { sample: Sample }> {
+    if (checked) throw new Error('the publish gate checks the samples once');
+    rmSync(rejectsPath, { force: true });
+    const writer = new JsonlWriter(rejectsPath);
+    try {
       let i = 0;
-      for (const item of items()) if (!rejected.has(i++)) yield item;
-    };
-  const report = tally.report();
+      for (const line of run.lines()) {
+        const { sample } = line;
+        tally.samples++;
+        const findings = invariants.check(sample);
+        if (findings.length && options.mode === 'reject') {
+          rejected.add(i);
+          const reject: Rejection = { stage: GATE_STAGE, reason: findings[0].check.replace(/-/g, '_'), detail: findings.map(describeFinding).join('; '), recordId: sample.id, record: sample };
+          writer.write(reject);
+          tally.add(findings);
+        } else {
+          tally.add([...findings, ...audits.flatMap((audit) => audit.check(sample))]);
+          yield line;
+        }
+        i++;
+      }
+    } finally {
+      writer.close();
+    }
+    for (const [check, count] of Object.entries(invariants.checked)) tally.setChecked(check, count);
+    for (const audit of audits) if (audit.checked) tally.setChecked(audit.name, audit.checked());
+    checked = true;
+  }
+
   return {
-    lines: kept(run.lines),
-    tools: rejected.size ? options.toolLibrary(kept(run.samples)()) : library,
-    rejects: () => eachJsonl<Rejection>(rejectsPath),
-    summary: {
-      gate: options.mode,
-      samples: report.samples,
-      rejected: rejected.size,
-      checks: Object.fromEntries(report.checks.map(({ check, kind, checked, findings, samples, first }) => [check, { kind, checked, findings, samples, first }])),
+    lines,
+    tools: () => {
+      done('tool library');
+      if (!rejected.size) return library;
+      let i = 0;
+      return options.toolLibrary((function* () {
+        for (const sample of run.samples()) if (!rejected.has(i++)) yield sample;
+      })());
+    },
+    rejects: () => {
+      done('rejects');
+      return eachJsonl<Rejection>(rejectsPath);
+    },
+    summary: () => {
+      done('summary');
+      const report = tally.report();
+      return {
+        gate: options.mode,
+        samples: report.samples,
+        rejected: rejected.size,
+        checks: Object.fromEntries(report.checks.map(({ check, kind, checked, findings, samples, first }) => [check, { kind, checked, findings, samples, first }])),
+      };
     },
   };
 }

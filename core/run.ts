@@ -229,7 +229,7 @@ export async function runPipeline(options: RunPipelineOptions): Promise<RunPipel
     const shortfall = yieldShortfall(result.stats, { minYield: options.minYield ?? options.pipeline.minYield?.(spec.config), allowEmpty: options.allowEmpty, resumeCommand });
     if (shortfall) throw shortfall;
 
-    // The shared invariants, checked where the samples are made: a sample that breaks one is not published.
+    // The shared invariants, checked as the samples are published: a sample that breaks one is not.
     const { pipeline } = options;
     const gate = gateForPublishing(
       { samples: result.samples, lines: result.sampleLines },
@@ -241,7 +241,6 @@ export async function runPipeline(options: RunPipelineOptions): Promise<RunPipel
         dir: join(runDir, 'publish'),
       },
     );
-    log(describeGate(gate.summary));
     // Requests workers sent count as much as this process's own.
     const usage = remote ? combineUsage(options.llm.usage(), remote.usage()) : options.llm.usage();
     const extraFiles = { ...Object.fromEntries(Object.entries(result.attachments).sort().map(([name, path]) => [`reports/${name}`, readFileSync(path, 'utf8')])), ...options.parent?.files };
@@ -250,7 +249,8 @@ export async function runPipeline(options: RunPipelineOptions): Promise<RunPipel
       force: options.force,
       extraFiles,
       samples: gate.lines(),
-      tools: gate.tools,
+      // Known once the gate has checked every sample (the store reads these after the samples).
+      tools: { [Symbol.iterator]: () => gate.tools()[Symbol.iterator]() },
       rejects: (function* () {
         yield* result.rejects();
         yield* gate.rejects();
@@ -265,9 +265,11 @@ export async function runPipeline(options: RunPipelineOptions): Promise<RunPipel
         models: Object.keys(usage.byModel).length ? Object.keys(usage.byModel).sort() : [spec.model],
         prompts: inputs.prompts,
         sources,
-        stats: { ...result.reports, audit: gate.summary, seed: spec.seed, limit: spec.limit ?? null, ...options.parent?.stats },
+        stats: { ...result.reports, audit: null, seed: spec.seed, limit: spec.limit ?? null, ...options.parent?.stats },
       },
+      lateStats: () => ({ audit: gate.summary() }),
     });
+    if (published.status === 'published') log(describeGate(gate.summary()));
     if (published.status === 'existing') log(`${spec.name}@${published.ref.version} with the same fingerprint was published meanwhile: nothing new to publish`);
     writeOutcome(runDir, { status: published.status, dataset: `${published.ref.name}@${published.ref.version}`, finishedAt: new Date().toISOString() });
     return { runId, fingerprint, status: published.status, ref: published.ref, manifest: published.manifest, stats: published.status === 'existing' ? published.manifest.stages : result.stats };

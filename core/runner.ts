@@ -14,7 +14,7 @@ import { Rejection, Sample, StageStats, formatZodError } from './records.ts';
 import { Rng } from './rng.ts';
 import { StageThreads, type StageThreadsOptions } from './stage-threads.ts';
 import type { SampleLine } from './store.ts';
-import { entryOf, prepareRecord, recordContext, validateInput, validateOutputs } from './stage-records.ts';
+import { entryOf, parsedRecord, prepareRecord, recordContext, returnsInput, validateInput, validateOutputs, type StageRecord } from './stage-records.ts';
 import { parseRecord } from './validate.ts';
 import { isReject, recordKey, runRecord, stageContextMethods, StepRejected, type MapStage, type RejectReason, type ScanMade, type ScanStage, type SourceReject, type SourceStage, type Stage, type StageContext } from './stage.ts';
 
@@ -74,7 +74,7 @@ export interface RunStagesResult {
   /** The Samples of the last stage, one at a time, read from its output file (never all in memory). */
   samples: () => Generator<Sample>;
   /** The same, each with its line of JSON text (to write it again without serialising it). */
-  sampleLines: () => Generator<SampleLine>;
+  sampleLines: () => Generator<SampleLine & { sample: Sample }>;
   /** Every stage's rejects, stage by stage, read from their files. */
   rejects: () => Generator<Rejection>;
   stats: StageStats[];
@@ -277,7 +277,7 @@ export async function runStages(options: RunStagesOptions): Promise<RunStagesRes
     } else if (stage.kind === 'scan') {
       // The scan stages after it that need no pass over their input take its records as they come.
       const chain: StageRun[] = [run];
-      while (beginsWithoutInput(stages[index + chain.length]) && !existsSync(statsPathOf(index + chain.length))) chain.push(stageRun(index + chain.length));
+      while (needsNoPass(stages[index + chain.length]) && !existsSync(statsPathOf(index + chain.length))) chain.push(stageRun(index + chain.length));
       const chainCounts: StageCounts[] = await runScanChain(chain, input as StageInput, options, abort.signal).catch(stopAll);
       // The stages still running before the chain complete first: stats are kept in stage order.
       await Promise.all(running);
@@ -316,47 +316,13 @@ export async function runStages(options: RunStagesOptions): Promise<RunStagesRes
       i++;
     }
   }
-  function* sampleLines(): Generator<SampleLine> {
-    if (!last) return;
-    // Samples the last stage validated are filed by their first keys, not parsed whole.
-    if (validated) {
-      for (const { text, number } of jsonlTexts(last)) yield sampleHead(text) ?? headOf(parseJsonLine<Sample>(text, last, number), text);
-    } else for (const { sample, text } of checkedSamples()) yield headOf(sample, text);
+  function* sampleLines(): Generator<SampleLine & { sample: Sample }> {
+    for (const { sample, text } of checkedSamples()) yield { id: sample.id, category: sample.category, split: sample.split, text, sample };
   }
   function* rejects(): Generator<Rejection> {
     for (const file of rejectFiles) yield* eachJsonl<Rejection>(file);
   }
   return { samples, sampleLines, rejects, stats, reports, attachments };
-}
-
-/** The keys JSON.stringify writes first for a Sample the Sample schema made (in the schema's order). */
-const SAMPLE_HEAD = ['{"id":', ',"benchmark":', ',"category":', ',"split":'];
-
-/**
- * A Sample's line, filed by its id, category and split read from the line's first keys (the line
- * is not parsed whole); null when the line does not start with them.
- */
-export function sampleHead(text: string): SampleLine | null {
-  const values: string[] = [];
-  let at = 0;
-  for (const key of SAMPLE_HEAD) {
-    if (!text.startsWith(key, at)) return null;
-    at += key.length;
-    if (text.charCodeAt(at) !== 34) return null; // a string value
-    let end = at + 1;
-    for (let c = text.charCodeAt(end); c !== 34; c = text.charCodeAt(end)) {
-      if (Number.isNaN(c)) return null;
-      end += c === 92 ? 2 : 1; // a backslash escapes the next character
-    }
-    const token = text.slice(at, end + 1);
-    values.push(token.includes('\\') ? (JSON.parse(token) as string) : token.slice(1, -1));
-    at = end + 1;
-  }
-  return { id: values[0], category: values[2], split: values[3], text };
-}
-
-function headOf(sample: Sample, text: string): SampleLine {
-  return { id: sample.id, category: sample.category, split: sample.split, text };
 }
 
 function resumeCommandOf(options: RunStagesOptions): string {
@@ -451,14 +417,14 @@ interface StageRun {
   complete: (counts: StageCounts) => void;
 }
 
-/** A scan stage that needs no pass over its input: it works on records as they come. */
-function beginsWithoutInput(stage: Stage | undefined): stage is ScanStage<unknown, unknown, unknown> {
-  return stage?.kind === 'scan' && !!stage.begin;
+/** A scan stage that needs no pass over its input (it starts from `begin`, or from nothing): it works on records as they come. */
+function needsNoPass(stage: Stage | undefined): stage is ScanStage<unknown, unknown, unknown> {
+  return stage?.kind === 'scan' && (!!stage.begin || !stage.collect);
 }
 
 /** A stage that can take the records of the per-record stage before it as they finish. */
 function takesRecordsAsTheyFinish(stage: Stage | undefined): boolean {
-  return stage?.kind === 'map' || beginsWithoutInput(stage);
+  return stage?.kind === 'map' || needsNoPass(stage);
 }
 
 /**
@@ -473,8 +439,11 @@ class OrderedRelease {
   total: number | undefined;
   private failure: { error: unknown } | undefined;
   private wake: (() => void) | undefined;
-  /** The output text of entries just finished, handed over without reading them back (a few: the rest are read from the journal). */
-  private readonly recent = new Map<number, readonly string[]>();
+  /**
+   * The outputs of entries just finished, handed over in memory (a few: the rest are read back from
+   * the journal): the object the stage made and checked, with its line of JSON.
+   */
+  private readonly recent = new Map<number, readonly StageRecord[]>();
   /** Entries below this index are known to be made for the records now at their index (a resumed run's entries are checked as the stage reaches them). */
   private confirmed = 0;
 
@@ -486,9 +455,9 @@ class OrderedRelease {
 
   constructor(private readonly journalPath: string) {}
 
-  /** Record `i` was journalled with these outputs (their JSON text). */
-  finished(i: number, outputs: readonly string[]): void {
-    if (this.recent.size < RECENT_ENTRIES) this.recent.set(i, outputs);
+  /** Record `i` was journalled with these outputs (made only when they are kept here). */
+  finished(i: number, outputs: () => readonly StageRecord[]): void {
+    if (this.recent.size < RECENT_ENTRIES) this.recent.set(i, outputs());
     this.changed();
   }
 
@@ -513,7 +482,7 @@ class OrderedRelease {
   }
 
   /** The outputs, in order, as they become available, each with its line of JSON; stops when `signal` aborts. */
-  async *records(signal: AbortSignal): AsyncGenerator<{ value: unknown; text: string }> {
+  async *records(signal: AbortSignal): AsyncGenerator<StageRecord> {
     const fd = openSync(this.journalPath, 'r');
     const onAbort = () => this.changed();
     signal.addEventListener('abort', onAbort);
@@ -522,10 +491,11 @@ class OrderedRelease {
         if (this.failure) throw this.failure.error;
         if (signal.aborted) return;
         if (next < this.confirmed && this.done.has(next)) {
-          // Parsed from their text: the next stage gets records of its own, as if read from the file.
-          const texts = this.recent.get(next) ?? outputBytes(this.done.readLine(fd, next)).outputs.map((bytes) => bytes.toString('utf8'));
-          this.recent.delete(next++);
-          for (const text of texts) yield { value: JSON.parse(text) as unknown, text };
+          const recent = this.recent.get(next);
+          this.recent.delete(next);
+          if (recent) yield* recent;
+          else for (const bytes of outputBytes(this.done.readLine(fd, next)).outputs) yield parsedRecord(bytes.toString('utf8'));
+          next++;
           continue;
         }
         if (this.total !== undefined && next >= this.total) return;
@@ -567,14 +537,16 @@ async function runMapStage(
   const share = options.maxTransportRejects ?? DEFAULT_MAX_TRANSPORT_REJECTS;
   let failure: UserError | undefined;
 
-  const runOne = async (i: number, raw: unknown, batch: BatchRound) => {
+  // A record the stage returns as it came was checked where it was made: its line is copied.
+  const copiesUnchanged = !checkInput && stage.output === stage.input;
+  const runOne = async (i: number, { value: raw, text }: StageRecord, batch: BatchRound) => {
     if (stop()) return;
     let key = `#${i}`;
     try {
       const prepared = prepareRecord(stage, raw, i, checkInput);
       key = prepared.key;
       let entry: JournalEntry;
-      // Outputs a worker thread already serialised.
+      // Outputs already serialised (by a worker thread, or the input's own line).
       let texts: string[] | undefined;
       const onThread = threads && (await threads.run(prepared.record, key));
       if (options.remote) {
@@ -587,7 +559,10 @@ async function runMapStage(
       } else {
         const result = await runRecord(stage.run, prepared.record, recordContext(ctx, key, batch.watch(tally.watch(ctx.llm, key), key)));
         if (batch.deferred(key)) return;
-        entry = entryOf(stage, i, key, result);
+        if (copiesUnchanged && returnsInput(stage, result, raw)) {
+          entry = { i, out: [raw] };
+          texts = [text];
+        } else entry = entryOf(stage, i, key, result);
       }
       if (tally.keys.has(key)) entry.transport = true;
       // A result delivered twice (a redelivered job) is journalled once.
@@ -597,7 +572,8 @@ async function runMapStage(
       const outputs = texts ?? (out ?? []).map((record) => JSON.stringify(record));
       const { start, length } = journal.appendText(journalLine({ ...rest, k: key }, outputs));
       done.set(i, start, length, key);
-      flow.release?.finished(i, outputs);
+      // The next stage takes the objects made here (a thread's outputs are parsed from their text).
+      flow.release?.finished(i, () => outputs.map((output, k) => (out ? { value: out[k], text: output } : parsedRecord(output))));
       progress.tick();
       // An endpoint that is down fails every record: stop as soon as that is clear, not after all of them.
       // Piped from a stage still running, the input's count is an estimate until it ends: a stage that fans out sends more.
@@ -626,17 +602,17 @@ async function runMapStage(
   try {
     for (;;) {
       let i = 0;
-      for await (const { value: raw } of input.piped ? input.piped.records(flow.signal) : eachJsonlLine(input.path)) {
+      for await (const record of input.piped ? input.piped.records(flow.signal) : eachJsonlLine(input.path)) {
         if (stop()) break;
         read = Math.max(read, i + 1);
         // A journalled entry stands for this record only if it was made for it: records of a stage
         // still running can shift when a resumed run redoes one that could not reach the endpoint.
-        if (done.has(i) && !done.madeFor(i, prepareRecord(stage, raw, i, checkInput).key)) done.delete(i);
+        if (done.has(i) && !done.madeFor(i, prepareRecord(stage, record.value, i, checkInput).key)) done.delete(i);
         flow.release?.checked(i + 1);
         if (!done.has(i)) {
           // Backpressure: only a few records wait in the queue, so the input is never all in memory.
           await queue.onSizeLessThan(concurrency);
-          queue.add(runOne.bind(null, i, raw, batch));
+          queue.add(runOne.bind(null, i, record, batch));
         }
         i++;
       }
@@ -843,7 +819,7 @@ async function runScanChain(chain: StageRun[], input: StageInput, options: RunSt
     const record = validateInput(stage, raw, out.counts.in++, checkInput);
     const key = recordKey(stage, record);
     const result = await runRecord(stage.run, record, { ...plain, key, state, rng: (...keys: (string | number)[]) => plain.rng(key, ...keys) });
-    if (copyUnchanged && (result === record || (stage.fanOut && Array.isArray(result) && result.length === 1 && result[0] === record))) {
+    if (copyUnchanged && returnsInput(stage, result, record)) {
       out.outputText(text);
       await feed(k + 1, raw, text);
     } else if (isReject(result)) {
@@ -855,27 +831,34 @@ async function runScanChain(chain: StageRun[], input: StageInput, options: RunSt
       await emit(k, produced, `record ${key}`);
     }
   };
-  /** Stage `k`'s records, checked and written, each then through the stages after it (as parsed from its line). */
-  const emit = async (k: number, produced: unknown[], where: string): Promise<void> => {
-    for (const output of validateOutputs(members[k].stage, produced, where)) {
+  /** Stage `k`'s records, each checked and written, then handed to the stages after it as it is (not parsed again from its line). */
+  const emit = async (k: number, produced: Iterable<unknown>, where: string): Promise<void> => {
+    for (const made of produced) {
+      const [output] = validateOutputs(members[k].stage, [made], where);
       const text = JSON.stringify(output);
       outputs[k].outputText(text);
-      if (k + 1 < members.length) await feed(k + 1, JSON.parse(text), text);
+      if (k + 1 < members.length) await feed(k + 1, output, text);
     }
   };
-  const records = async function* (): AsyncGenerator<{ raw: unknown; text: string }> {
-    if (input.piped) for await (const { value, text } of input.piped.records(signal)) yield { raw: value, text };
-    else for (const { value, text } of eachJsonlLine(input.path)) yield { raw: value, text };
-  };
+  const records = (): AsyncIterable<StageRecord> | Iterable<StageRecord> => (input.piped ? input.piped.records(signal) : eachJsonlLine(input.path));
   const fill = async () => {
-    for await (const { raw, text } of records()) await feed(0, raw, text);
+    for await (const { value, text } of records()) await feed(0, value, text);
     for (const [k, { stage, plain, state }] of members.entries()) {
       const finished = await stage.finish?.(state, plain);
-      const made = Array.isArray(finished) ? { out: finished } : finished && typeof finished === 'object' ? (finished as ScanMade<unknown>) : {};
-      const count = (made.out?.length ?? 0) + (made.rejects?.length ?? 0);
-      if (count && !stage.fanOut) throw new Error(`stage ${stage.name} made ${count} records of its own in finish without declaring fanOut`);
-      await emit(k, made.out ?? [], 'finish');
-      for (const { reject: _flag, ...rejected } of (made.rejects ?? []) as (RejectReason & { record: unknown; reject?: boolean })[]) outputs[k].reject(Rejection.parse({ stage: stage.name, ...rejected }));
+      const made = isIterable(finished) ? { out: finished } : finished && typeof finished === 'object' ? (finished as ScanMade<unknown>) : {};
+      // Records it makes of its own are taken one at a time: a stage may make them as they are written.
+      const noFanOut = () => new Error(`stage ${stage.name} made records of its own in finish without declaring fanOut`);
+      const ownRecords = function* (records: Iterable<unknown>) {
+        for (const record of records) {
+          if (!stage.fanOut) throw noFanOut();
+          yield record;
+        }
+      };
+      await emit(k, ownRecords(made.out ?? []), 'finish');
+      for (const { reject: _flag, ...rejected } of (made.rejects ?? []) as (RejectReason & { record: unknown; reject?: boolean })[]) {
+        if (!stage.fanOut) throw noFanOut();
+        outputs[k].reject(Rejection.parse({ stage: stage.name, ...rejected }));
+      }
     }
   };
   // Every stage's files appear whole when the chain completes, or not at all.
@@ -889,6 +872,10 @@ async function runScanChain(chain: StageRun[], input: StageInput, options: RunSt
   await open(0);
   members.forEach((member, k) => member.progress.finish(outputs[k].counts.in));
   return outputs.map((stageOutputs) => stageOutputs.counts);
+}
+
+function isIterable(value: unknown): value is Iterable<unknown> {
+  return !!value && typeof value === 'object' && typeof (value as Iterable<unknown>)[Symbol.iterator] === 'function';
 }
 
 /** A scan stage's state; in batch mode, collected again once the batch its requests went to has settled. */

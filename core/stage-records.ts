@@ -53,3 +53,23 @@ export function validateInput(stage: Stage, record: unknown, index: number, chec
   }
   return parsed.data;
 }
+
+/**
+ * A record on its way from one stage to the next: the object and its line of JSON (what the
+ * stage's file holds). Handed on in memory it is the object the stage made and checked, not
+ * parsed again from its line.
+ */
+export interface StageRecord {
+  value: unknown;
+  text: string;
+}
+
+/** A record read from its line. */
+export function parsedRecord(text: string): StageRecord {
+  return { value: JSON.parse(text) as unknown, text };
+}
+
+/** Whether a stage returned its input record itself ("unchanged": its line is copied, not checked and written again). */
+export function returnsInput(stage: { fanOut?: boolean }, result: unknown, record: unknown): boolean {
+  return result === record || (!!stage.fanOut && Array.isArray(result) && result.length === 1 && result[0] === record);
+}

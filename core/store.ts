@@ -31,6 +31,8 @@ export interface SampleLine {
   split: string;
   category: string;
   text: string;
+  /** The sample itself, when the reader has parsed it anyway: its line form is then written without parsing `text` again. */
+  sample?: Sample;
 }
 
 export interface PublishInput {
@@ -38,9 +40,12 @@ export interface PublishInput {
   manifest: ManifestDraft;
   /** Read once, as a stream (a run's samples come from its last stage's file, with their text). */
   samples: Iterable<Sample | SampleLine>;
-  tools: ToolSpec[];
-  /** Read once, as a stream. */
+  /** Read once, after the samples. */
+  tools: Iterable<ToolSpec>;
+  /** Read once, as a stream, after the samples. */
   rejects: Iterable<Rejection>;
+  /** Figures for the manifest's `stats` known only once the samples are written (what the publish gate found while they were read); replace keys of `manifest.stats` in place. */
+  lateStats?: () => Record<string, unknown>;
   /** Extra files written into the version before it is published (e.g. a review report), relative path → text. */
   extraFiles?: Record<string, string>;
   /**
@@ -349,7 +354,7 @@ export class DatasetStore {
             if (!SPLIT_NAME.test(sample.split)) throw new UserError(`sample ${sample.id} has split "${sample.split}": a split name is letters, digits, '-', '_' or '.'`);
             splitWriters.set(sample.split, new JsonlWriter(join(tmpDir, 'data', `${sample.split}.jsonl`), { sha256: true }));
           }
-          if (isSampleLine(sample)) splitWriters.get(sample.split)!.writeText(sampleTextToLineText(sample.text));
+          if (isSampleLine(sample)) splitWriters.get(sample.split)!.writeText(sample.sample ? JSON.stringify(sampleToLine(sample.sample)) : sampleTextToLineText(sample.text));
           else splitWriters.get(sample.split)!.write(sampleToLine(sample));
           byCategory[sample.category] = (byCategory[sample.category] ?? 0) + 1;
           sampleCount++;
@@ -368,6 +373,7 @@ export class DatasetStore {
       const version = `v${next}`;
       const manifest = Manifest.parse({
         ...input.manifest,
+        ...(input.lateStats ? { stats: { ...(input.manifest.stats as Record<string, unknown>), ...input.lateStats() } } : {}),
         name,
         version,
         counts: {

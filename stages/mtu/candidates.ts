@@ -31,7 +31,7 @@ export function candidateToolsStage(options: MtuConfig['candidates']): ScanStage
     input: Sample,
     output: Sample,
     // The library comes from the run folder, so nothing needs to be gathered from the samples first.
-    collect: (_samples, ctx) => {
+    begin: (ctx) => {
       const library = loadLibrary(ctx.runDir).list();
       const byPlugin = new Map<string, ToolSpec[]>();
       for (const tool of library) byPlugin.set(tool.plugin ?? '', [...(byPlugin.get(tool.plugin ?? '') ?? []), tool]);

@@ -41,23 +41,25 @@ function add(figures: SetFigures, records: { calls: { tool: string; args: number
     figures.multiTurnDialogues++;
     figures.multiTurnUserTurns += records.length;
   }
-  const tools = new Set(figures.tools);
+  let added: string[] | undefined;
   for (const record of records) {
     if (!record.calls.length) figures.noCallRecords++;
     for (const call of record.calls) {
       figures.calls++;
       if (call.dependent) figures.dependentCalls++;
       figures.arguments += call.args;
-      tools.add(call.tool);
+      if (!figures.tools.includes(call.tool) && !added?.includes(call.tool)) (added ??= []).push(call.tool);
     }
   }
-  figures.tools = [...tools].sort();
+  if (added) figures.tools = [...figures.tools, ...added].sort();
 }
 
-/** Figures of our samples by split and setting (`ood` pools its settings, as MTU-Eval's OOD file does). */
-export function ourFigures(samples: Iterable<Sample>): Record<string, Record<string, SetFigures>> {
-  const out: Record<string, Record<string, SetFigures>> = {};
-  for (const sample of samples) {
+/** Figures of our samples by split and setting (`ood` pools its settings, as MTU-Eval's OOD file does), tallied one sample at a time. */
+export class FiguresTally {
+  readonly figures: Record<string, Record<string, SetFigures>> = {};
+
+  add(sample: Sample): void {
+    const out = this.figures;
     const key = sample.split === 'ood' ? 'OOD' : sample.category;
     const records = assistantIndexes(sample)
       .filter((i) => sample.dialogue[i - 1]?.role === 'user')
@@ -65,7 +67,13 @@ export function ourFigures(samples: Iterable<Sample>): Record<string, Record<str
     add(((out[sample.split] ??= {})[key] ??= emptyFigures()), records);
     if (mtuMeta(sample).hard?.length) add(((out.hard ??= {})[key] ??= emptyFigures()), records);
   }
-  return out;
+}
+
+/** Figures of our samples by split and setting (`ood` pools its settings, as MTU-Eval's OOD file does). */
+export function ourFigures(samples: Iterable<Sample>): Record<string, Record<string, SetFigures>> {
+  const tally = new FiguresTally();
+  for (const sample of samples) tally.add(sample);
+  return tally.figures;
 }
 
 /** Figures of the released files (`<setting>_eval.jsonl`, `OOD_eval.jsonl`), or null when absent. */
@@ -226,16 +234,21 @@ export interface StatisticsOptions {
  * Reports the statistics to the manifest (`stats.mtuStatistics`), prints them and publishes them
  * as `reports/mtu-statistics.txt`; records pass unchanged.
  */
-export function statisticsStage(options: StatisticsOptions): ScanStage<Sample, Sample> {
+export function statisticsStage(options: StatisticsOptions): ScanStage<Sample, Sample, FiguresTally> {
   return {
     kind: 'scan',
     name: 'statistics',
     version: 3,
     input: Sample,
     output: Sample,
-    // Figures are gathered in one pass over the samples; the samples themselves pass through unchanged.
-    collect: (samples, ctx) => {
-      const ours = ourFigures(samples);
+    // Figures are tallied as the samples pass through unchanged, and reported at the end.
+    begin: () => new FiguresTally(),
+    run: (sample, ctx) => {
+      ctx.state.add(sample);
+      return sample;
+    },
+    finish: (tally, ctx) => {
+      const ours = tally.figures;
       const released = releasedFigures(ctx.resolvePath(options.reference));
       const summary = (f: SetFigures) => ({ ...f, tools: f.tools.length });
       const mapFigures = (m: Record<string, SetFigures>) => Object.fromEntries(Object.entries(m).map(([k, f]) => [k, summary(f)]));
@@ -266,6 +279,5 @@ export function statisticsStage(options: StatisticsOptions): ScanStage<Sample, S
       // The export's instruction text travels with the version (see instructions.ts).
       ctx.attach(INSTRUCTIONS_REPORT, `${JSON.stringify(loadInstructionTemplates(options.instructions && ctx.resolvePath(options.instructions)), null, 2)}\n`);
     },
-    run: (sample) => sample,
   };
 }
