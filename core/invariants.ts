@@ -1,7 +1,8 @@
 import { stableStringify } from './hash.ts';
-import { ArgumentValidator, describeProblems } from './json-schema.ts';
+import { ArgumentValidator, describeProblems, type SchemaProblem } from './json-schema.ts';
 import { isJsonObject, isRef, type ArgValue, type Call, type Json, type Sample, type ToolSpec } from './records.ts';
 import { rangeProblems, saysOvernight } from './value-ranges.ts';
+import { IdSet } from './id-set.ts';
 
 /**
  * What every sample of every version must hold, whatever benchmark it comes from: its id is its
@@ -50,8 +51,10 @@ export class SampleInvariants {
   readonly checked: Record<InvariantCheck, number> = { 'sample-id-unique': 0, 'tool-names-unique': 0, 'tool-exists': 0, 'argument-schema': 0, 'range-order': 0 };
   private readonly byName = new Map<string, ToolSpec>();
   private readonly byFolded = new Map<string, ToolSpec[]>();
-  private readonly shapes = new Map<ToolSpec, string>();
-  private readonly ids = new Set<string>();
+  /** Checkers of the library tools' parameters, compiled once (a library tool is never edited). */
+  private readonly checkers = new Map<ToolSpec, (args: unknown) => SchemaProblem[]>();
+  /** Every id checked so far (a version's worth: held compactly). */
+  private readonly ids = new IdSet();
   private readonly validator: ArgumentValidator;
 
   /** `library`: the version's tool library. */
@@ -86,8 +89,7 @@ export class SampleInvariants {
     const add = (check: InvariantCheck, where: string, problem: string) => findings.push({ check, sampleId: sample.id, where, problem });
 
     this.checked['sample-id-unique']++;
-    if (this.ids.has(sample.id)) add('sample-id-unique', 'id', `another sample of the version has the id ${JSON.stringify(sample.id)}`);
-    this.ids.add(sample.id);
+    if (!this.ids.add(sample.id)) add('sample-id-unique', 'id', `another sample of the version has the id ${JSON.stringify(sample.id)}`);
 
     const offered = this.checkOffered(sample, add);
     const overnight = saysOvernight(textOf(sample));
@@ -108,7 +110,7 @@ export class SampleInvariants {
       }
       const { literal, refPaths } = withoutRefs(call.arguments);
       this.checked['argument-schema']++;
-      const problems = this.validator.validate(tool.parameters, literal).filter((p) => !refPaths.some((ref) => p.path === ref || p.path.startsWith(`${ref}.`) || p.path.startsWith(`${ref}[`)) && !givenByReference(p, refPaths));
+      const problems = this.checkerOf(tool)(literal).filter((p) => !refPaths.some((ref) => p.path === ref || p.path.startsWith(`${ref}.`) || p.path.startsWith(`${ref}[`)) && !givenByReference(p, refPaths));
       // One finding per call: its problems together.
       if (problems.length) add('argument-schema', where, describeProblems(problems));
       const ranges = rangeProblems(literal, { overnight });
@@ -138,34 +140,68 @@ export class SampleInvariants {
       const known = this.byName.get(tool.name);
       if (!known) {
         if (!alike.length) add('tool-exists', where, `the candidate ${JSON.stringify(tool.name)} is not in the version's tool library`);
-      } else if (known !== tool && this.shapeOf(known) !== shapeOf(tool)) {
+      } else if (known !== tool && !sameShape(known.parameters, tool.parameters)) {
         add('tool-names-unique', where, `offers ${JSON.stringify(tool.name)} with parameters other than the version's tool of that name (two tools share one name)`);
+      } else if (offered.get(tool.name) === tool) {
+        // The same parameters as the library's tool: its calls are checked against that tool's schema, compiled once.
+        offered.set(tool.name, known);
       }
     });
     return offered;
   }
 
-  private shapeOf(tool: ToolSpec): string {
-    let shape = this.shapes.get(tool);
-    if (shape === undefined) this.shapes.set(tool, (shape = shapeOf(tool)));
-    return shape;
+  /** The checker of a tool's parameters: a library tool's is kept, another's made for the call. */
+  private checkerOf(tool: ToolSpec): (args: unknown) => SchemaProblem[] {
+    const kept = this.checkers.get(tool);
+    if (kept) return kept;
+    const checker = this.validator.checker(tool.parameters);
+    if (this.byName.get(tool.name) === tool) this.checkers.set(tool, checker);
+    return checker;
   }
 }
 
 /** Keys of a parameter schema that document it without changing what a call must give. */
 const DOCUMENTING = new Set(['description', 'default', 'examples', 'title']);
 
-/** A tool's parameters as a model must fill them (names, types, enums, formats, required …), documentation aside. */
-function shapeOf(tool: ToolSpec): string {
-  // A schema's documenting keys go; under `properties` the keys are parameter names and stay.
-  const strip = (schema: unknown): unknown => {
-    if (Array.isArray(schema)) return schema.map(strip);
-    if (!isJsonObject(schema)) return schema;
-    return Object.fromEntries(
-      Object.entries(schema).map(([key, inner]) => [key, DOCUMENTING.has(key) ? undefined : key === 'properties' && isJsonObject(inner) ? Object.fromEntries(Object.entries(inner).map(([name, property]) => [name, strip(property)])) : strip(inner)]),
-    );
-  };
-  return stableStringify(strip(tool.parameters));
+/**
+ * Whether two parameter schemas ask the same of a call (names, types, enums, formats, required …):
+ * equal as JSON, key order aside and the documenting keys of each schema left out (under
+ * `properties` the keys are parameter names and all count). Compared in place, nothing built.
+ */
+export function sameShape(a: unknown, b: unknown): boolean {
+  if (a === b) return true;
+  if (Array.isArray(a) || Array.isArray(b)) {
+    if (!Array.isArray(a) || !Array.isArray(b) || a.length !== b.length) return false;
+    // JSON writes a missing element as null.
+    for (let i = 0; i < a.length; i++) if (!sameShape(a[i] ?? null, b[i] ?? null)) return false;
+    return true;
+  }
+  if (isJsonObject(a) && isJsonObject(b)) {
+    return sameEntries(a, b, DOCUMENTING, (key, x, y) => (key === 'properties' && isJsonObject(x) && isJsonObject(y) ? sameEntries(x, y, NONE, (_name, p, q) => sameShape(p, q)) : sameShape(x, y)));
+  }
+  if ((a !== null && typeof a === 'object') || (b !== null && typeof b === 'object')) return false;
+  return jsonPrimitive(a) === jsonPrimitive(b);
+}
+
+const NONE: ReadonlySet<string> = new Set();
+
+/** The entries of two objects, those set to undefined (which JSON leaves out) and the `skipped` keys aside, pairwise `same`. */
+function sameEntries(a: Record<string, unknown>, b: Record<string, unknown>, skipped: ReadonlySet<string>, same: (key: string, x: unknown, y: unknown) => boolean): boolean {
+  let count = 0;
+  for (const key in a) {
+    const x = a[key];
+    if (x === undefined || skipped.has(key) || !Object.prototype.hasOwnProperty.call(a, key)) continue;
+    const y = Object.prototype.hasOwnProperty.call(b, key) ? b[key] : undefined;
+    if (y === undefined || !same(key, x, y)) return false;
+    count++;
+  }
+  for (const key in b) if (b[key] !== undefined && !skipped.has(key) && Object.prototype.hasOwnProperty.call(b, key)) count--;
+  return count === 0;
+}
+
+/** A primitive as JSON writes it: a number that is not finite as null. */
+function jsonPrimitive(value: unknown): unknown {
+  return typeof value === 'number' && !Number.isFinite(value) ? null : value;
 }
 
 /** A required argument the validator misses because a reference gives it. */

@@ -3,6 +3,7 @@ import { join } from 'node:path';
 import { AuditTally, type CheckCount, type SampleAudit } from './audit.ts';
 import { describeFinding, SampleInvariants, type InvariantOptions } from './invariants.ts';
 import { eachJsonl, JsonlWriter } from './jsonl.ts';
+import type { ToolLibraryTally } from './pipeline.ts';
 import type { Rejection, Sample, ToolSpec } from './records.ts';
 import type { SampleLine } from './store.ts';
 
@@ -14,10 +15,9 @@ import type { SampleLine } from './store.ts';
  * kept as released) it is published and counted. The recipe's own audits run on the samples
  * published and are counted, never rejected. Counts per check go to the manifest (`stats.audit`).
  *
- * Memory and CPU: the samples are read from the run's files, one pass for the tool library, and
- * one that checks each sample while the store writes it (keeping the ids seen and the positions of
- * the rejected samples, not the samples); when any was rejected, one more for the library of the
- * samples published.
+ * Memory and CPU: the samples are read from the run's files once, each checked while the store
+ * writes it (keeping the ids seen, not the samples), the library of the samples published made as
+ * they go; a pass before it makes the library of them all, unless the run made it as it wrote them.
  */
 
 export const GATE_STAGE = 'invariants';
@@ -27,7 +27,9 @@ export const GATE_VERSION = 1;
 export interface GateOptions {
   mode: 'reject' | 'record';
   /** The dataset's tool library from its samples (the recipe's, or every distinct tool). */
-  toolLibrary: (samples: Iterable<Sample>) => ToolSpec[];
+  toolLibrary: () => ToolLibraryTally;
+  /** The library of every sample, when it was made as they were written (no pass over them to make it). */
+  library?: ToolSpec[];
   invariants?: InvariantOptions;
   audits?: readonly SampleAudit[];
   /** A folder of the run where the rejects wait to be published. */
@@ -58,13 +60,15 @@ export interface GateResult {
 
 /** The gate over a run's samples (`samples` and `lines` give them in the same order, each call a new pass). */
 export function gateForPublishing(run: { samples: () => Iterable<Sample>; lines: () => Iterable<SampleLine & { sample: Sample }> }, options: GateOptions): GateResult {
-  const library = options.toolLibrary(run.samples());
+  const library = options.library ?? libraryOf(run.samples(), options.toolLibrary());
+  // The library of the samples published, should any be rejected.
+  const published = options.toolLibrary();
   const invariants = new SampleInvariants(library, options.invariants);
   const audits = options.audits ?? [];
   const tally = new AuditTally(audits);
   tally.add(invariants.libraryFindings());
   const rejectsPath = join(options.dir, 'invariant-rejects.jsonl');
-  const rejected = new Set<number>();
+  let rejected = 0;
   let checked = false;
   const done = (what: string) => {
     if (!checked) throw new Error(`the publish gate's ${what} is known once every sample has been checked (its lines read)`);
@@ -75,21 +79,20 @@ export function gateForPublishing(run: { samples: () => Iterable<Sample>; lines:
     rmSync(rejectsPath, { force: true });
     const writer = new JsonlWriter(rejectsPath);
     try {
-      let i = 0;
       for (const line of run.lines()) {
         const { sample } = line;
         tally.samples++;
         const findings = invariants.check(sample);
         if (findings.length && options.mode === 'reject') {
-          rejected.add(i);
+          rejected++;
           const reject: Rejection = { stage: GATE_STAGE, reason: findings[0].check.replace(/-/g, '_'), detail: findings.map(describeFinding).join('; '), recordId: sample.id, record: sample };
           writer.write(reject);
           tally.add(findings);
         } else {
           tally.add([...findings, ...audits.flatMap((audit) => audit.check(sample))]);
+          published.add(sample);
           yield line;
         }
-        i++;
       }
     } finally {
       writer.close();
@@ -103,11 +106,7 @@ export function gateForPublishing(run: { samples: () => Iterable<Sample>; lines:
     lines,
     tools: () => {
       done('tool library');
-      if (!rejected.size) return library;
-      let i = 0;
-      return options.toolLibrary((function* () {
-        for (const sample of run.samples()) if (!rejected.has(i++)) yield sample;
-      })());
+      return rejected ? published.tools() : library;
     },
     rejects: () => {
       done('rejects');
@@ -119,11 +118,16 @@ export function gateForPublishing(run: { samples: () => Iterable<Sample>; lines:
       return {
         gate: options.mode,
         samples: report.samples,
-        rejected: rejected.size,
+        rejected,
         checks: Object.fromEntries(report.checks.map(({ check, kind, checked, findings, samples, first }) => [check, { kind, checked, findings, samples, first }])),
       };
     },
   };
+}
+
+function libraryOf(samples: Iterable<Sample>, tally: ToolLibraryTally): ToolSpec[] {
+  for (const sample of samples) tally.add(sample);
+  return tally.tools();
 }
 
 /** One line for the run's log: what the gate checked and rejected (or recorded), and what the recipe's audits counted. */

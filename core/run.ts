@@ -8,7 +8,7 @@ import { describeOwner, tryLock, type Lock } from './lock.ts';
 import { writeFileAtomic } from './jsonl.ts';
 import type { LlmGateway } from './llm/types.ts';
 import { combineUsage } from './llm/usage.ts';
-import type { PipelineDefinition } from './pipeline.ts';
+import type { PipelineDefinition, ToolLibraryTally } from './pipeline.ts';
 import type { ProgressOptions } from './progress.ts';
 import { describeGate, gateForPublishing, GATE_VERSION } from './publish-gate.ts';
 import { formatZodError, type Manifest, type Sample, type StageStats, type ToolSpec } from './records.ts';
@@ -73,6 +73,8 @@ export interface RunPipelineOptions {
   concurrency?: number;
   /** Worker threads for the stages whose work is pure computation (default: the cores but one, from 500 records). */
   threads?: StageThreadsOptions;
+  /** Remove each stage's records once the stage after it is complete, and the last stage's once published (see RunStagesOptions). */
+  pruneStageFiles?: boolean;
   /** Stop before publishing when more than this share of a stage's records could not reach the endpoint (default 0.1). */
   maxTransportRejects?: number;
   /** Stop before publishing when the samples are fewer than this share of the records loaded (default 0.05; none is always too few). */
@@ -206,7 +208,11 @@ export async function runPipeline(options: RunPipelineOptions): Promise<RunPipel
     log(`run ${runId} (resume with --resume ${runId})`);
     const remote = await options.distribute?.forRun(runId, { ...spec, inputs });
     const resumeCommand = `toolkiln run ${spec.pipeline} --resume ${runId}`;
+    // The tool library of the samples, made as the last stage writes them.
+    const toolLibrary = options.pipeline.toolLibrary ?? (() => new DistinctTools());
+    const written = toolLibrary();
     const result = await runStages({
+      onSample: (sample) => written.add(sample),
       pipeline: options.pipeline,
       config: spec.config,
       seed: spec.seed,
@@ -215,6 +221,7 @@ export async function runPipeline(options: RunPipelineOptions): Promise<RunPipel
       limit: spec.limit,
       concurrency: options.concurrency,
       threads: options.threads,
+      pruneStageFiles: options.pruneStageFiles,
       maxTransportRejects: options.maxTransportRejects,
       resumeCommand,
       resolvePath,
@@ -235,7 +242,8 @@ export async function runPipeline(options: RunPipelineOptions): Promise<RunPipel
       { samples: result.samples, lines: result.sampleLines },
       {
         mode: pipeline.invariants?.gate?.(spec.config) ?? 'reject',
-        toolLibrary: pipeline.toolLibrary ?? distinctTools,
+        toolLibrary,
+        library: result.sawEverySample ? written.tools() : undefined,
         invariants: { offeredOutsideLibrary: pipeline.invariants?.offeredOutsideLibrary },
         audits: pipeline.audits?.(spec.config, resolvePath) ?? [],
         dir: join(runDir, 'publish'),
@@ -272,6 +280,7 @@ export async function runPipeline(options: RunPipelineOptions): Promise<RunPipel
     if (published.status === 'published') log(describeGate(gate.summary()));
     if (published.status === 'existing') log(`${spec.name}@${published.ref.version} with the same fingerprint was published meanwhile: nothing new to publish`);
     writeOutcome(runDir, { status: published.status, dataset: `${published.ref.name}@${published.ref.version}`, finishedAt: new Date().toISOString() });
+    result.pruneLast();
     return { runId, fingerprint, status: published.status, ref: published.ref, manifest: published.manifest, stats: published.status === 'existing' ? published.manifest.stages : result.stats };
   } catch (error) {
     const disk = fileSystemMessage(error);
@@ -354,9 +363,22 @@ function assertSameInputs(runId: string, spec: RunSpec, now: RunInputs, pipeline
 
 /** Every distinct tool the samples offer, by name (first definition wins), sorted by name. */
 export function distinctTools(samples: Iterable<Sample>): ToolSpec[] {
-  const byName = new Map<string, ToolSpec>();
-  for (const sample of samples) for (const tool of sample.tools) if (!byName.has(tool.name)) byName.set(tool.name, tool);
-  return [...byName.values()].sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+  const tally = new DistinctTools();
+  for (const sample of samples) tally.add(sample);
+  return tally.tools();
+}
+
+/** The default tool library of a version (see {@link distinctTools}), made one sample at a time. */
+export class DistinctTools implements ToolLibraryTally {
+  private readonly byName = new Map<string, ToolSpec>();
+
+  add(sample: Sample): void {
+    for (const tool of sample.tools) if (!this.byName.has(tool.name)) this.byName.set(tool.name, tool);
+  }
+
+  tools(): ToolSpec[] {
+    return [...this.byName.values()].sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+  }
 }
 
 /** Each source path of the config → its files (relative path, `''` for a single file) → sha256. */

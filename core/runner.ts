@@ -1,5 +1,5 @@
 import { closeSync, existsSync, openSync, readFileSync, readSync, renameSync, rmSync } from 'node:fs';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import PQueue from 'p-queue';
 import { countBy } from './collections.ts';
 import { UserError, fileSystemMessage, messageOf } from './errors.ts';
@@ -44,6 +44,18 @@ export interface RunStagesOptions {
   remote?: RemoteRecords;
   /** Worker threads for the stages whose work is pure computation (`MapStage.threads`). */
   threads?: StageThreadsOptions;
+  /**
+   * Remove a stage's records (`out.jsonl`, `journal.jsonl`) once the stage after it is complete:
+   * no stage still to run, nor a resumed run, reads them again. The run folder then holds about
+   * the records of the stages running rather than of every stage (a large run fits its disk);
+   * stats, rejects and attachments stay.
+   */
+  pruneStageFiles?: boolean;
+  /**
+   * Sees each Sample a whole-set last stage writes, as it writes it (a tool library made on the way
+   * needs no pass over the samples); `RunStagesResult.sawEverySample` says whether all went by.
+   */
+  onSample?: (sample: Sample) => void;
 }
 
 /** One record of a per-record stage, sent to be run elsewhere. */
@@ -82,6 +94,10 @@ export interface RunStagesResult {
   reports: Record<string, unknown>;
   /** Files stages attached: name → path of the copy in the run folder. */
   attachments: Record<string, string>;
+  /** With `pruneStageFiles`, removes the last stage's records too (once they are published); otherwise does nothing. */
+  pruneLast: () => void;
+  /** Every sample of the last stage went through `onSample` (it ran in this process). */
+  sawEverySample: boolean;
 }
 
 export type { JournalEntry };
@@ -98,13 +114,17 @@ interface StageCounts {
 export class TransportTally {
   readonly keys = new Set<string>();
   readonly byReason: Record<string, number> = {};
-  /** Keys that asked the LLM at all: a whole-set stage's requests are keyed by what it asks about, not by its input records. */
+  /**
+   * Keys a loading or whole-set stage asked about: its requests are keyed by what it asks about,
+   * not by its input records. (A record's requests are counted among the stage's input records:
+   * their keys are not kept.)
+   */
   readonly asked = new Set<string>();
 
   /** The gateway a stage (or one record of it) sees: transport failures are counted under `key`. */
   watch(llm: LlmGateway, key?: string): LlmGateway {
     return observeResults(llm, (result, _prompt, _vars, options) => {
-      this.asked.add(key ?? options.key);
+      if (key === undefined) this.asked.add(options.key);
       if (!result.ok && TRANSPORT_FAILURES.has(result.reason)) this.add(key ?? options.key, result.reason);
     });
   }
@@ -124,6 +144,11 @@ export class TransportTally {
       1,
     );
   }
+}
+
+/** Removes a complete stage's records (its journal and output), once no stage reads them again. */
+function pruneRecords(folder: string): void {
+  for (const file of ['journal.jsonl', 'out.jsonl']) rmSync(join(folder, file), { force: true });
 }
 
 /** Folder name of stage `index`, e.g. `02-decode-slots`. */
@@ -147,6 +172,7 @@ export async function runStages(options: RunStagesOptions): Promise<RunStagesRes
   const attachments: Record<string, string> = {};
   const stats: StageStats[] = [];
   const rejectFiles: string[] = [];
+  let sawEverySample = false;
   let input: StageInput | null = null;
   // Consecutive per-record stages run together, each taking the records of the one before as they
   // finish (in order), so the endpoint is not left idle at stage boundaries. Not in batch mode,
@@ -232,6 +258,7 @@ export async function runStages(options: RunStagesOptions): Promise<RunStagesRes
         Object.assign(reports, stageReports);
         stats.push(stageStats);
         rejectFiles.push(files.rejects);
+        if (options.pruneStageFiles && index > 0) pruneRecords(stageFolder(options.runDir, index - 1, stages[index - 1]));
       },
     };
   };
@@ -278,7 +305,10 @@ export async function runStages(options: RunStagesOptions): Promise<RunStagesRes
       // The scan stages after it that need no pass over their input take its records as they come.
       const chain: StageRun[] = [run];
       while (needsNoPass(stages[index + chain.length]) && !existsSync(statsPathOf(index + chain.length))) chain.push(stageRun(index + chain.length));
-      const chainCounts: StageCounts[] = await runScanChain(chain, input as StageInput, options, abort.signal).catch(stopAll);
+      const last = index + chain.length === stages.length;
+      const onSample = last && chain.at(-1)!.stage.output === Sample ? options.onSample : undefined;
+      const chainCounts: StageCounts[] = await runScanChain(chain, input as StageInput, options, abort.signal, onSample).catch(stopAll);
+      sawEverySample = !!onSample;
       // The stages still running before the chain complete first: stats are kept in stage order.
       await Promise.all(running);
       chain.forEach((member, k) => member.complete(chainCounts[k]));
@@ -322,7 +352,10 @@ export async function runStages(options: RunStagesOptions): Promise<RunStagesRes
   function* rejects(): Generator<Rejection> {
     for (const file of rejectFiles) yield* eachJsonl<Rejection>(file);
   }
-  return { samples, sampleLines, rejects, stats, reports, attachments };
+  const pruneLast = () => {
+    if (options.pruneStageFiles && last) pruneRecords(dirname(last));
+  };
+  return { samples, sampleLines, rejects, stats, reports, attachments, pruneLast, sawEverySample };
 }
 
 function resumeCommandOf(options: RunStagesOptions): string {
@@ -778,9 +811,10 @@ function sourceError(stage: Stage, error: unknown): unknown {
  * transport checks), then record by record through `run`. Each record a stage emits goes straight
  * on to the next stage of the chain, which needs no pass over its input (`begin`); at the end each
  * stage's `finish`, in order, its records going on to the stages after it. Every stage writes its
- * own files, with the same bytes as when run one after the other.
+ * own files, with the same bytes as when run one after the other. `onLastOutput` sees each record
+ * the last one writes.
  */
-async function runScanChain(chain: StageRun[], input: StageInput, options: RunStagesOptions, signal: AbortSignal): Promise<StageCounts[]> {
+async function runScanChain(chain: StageRun[], input: StageInput, options: RunStagesOptions, signal: AbortSignal, onLastOutput?: (sample: Sample) => void): Promise<StageCounts[]> {
   const members = chain.map(({ stage, stageCtx, tally, files, checkInput }) => {
     const scan = stage as ScanStage<unknown, unknown, unknown>;
     const plain = { ...stageCtx, llm: withoutLlm(stageCtx.llm, scan.name) };
@@ -821,6 +855,7 @@ async function runScanChain(chain: StageRun[], input: StageInput, options: RunSt
     const result = await runRecord(stage.run, record, { ...plain, key, state, rng: (...keys: (string | number)[]) => plain.rng(key, ...keys) });
     if (copyUnchanged && returnsInput(stage, result, record)) {
       out.outputText(text);
+      if (k === members.length - 1) onLastOutput?.(raw as Sample);
       await feed(k + 1, raw, text);
     } else if (isReject(result)) {
       const { reject: _flag, ...reason } = result;
@@ -838,6 +873,7 @@ async function runScanChain(chain: StageRun[], input: StageInput, options: RunSt
       const text = JSON.stringify(output);
       outputs[k].outputText(text);
       if (k + 1 < members.length) await feed(k + 1, output, text);
+      else onLastOutput?.(output as Sample);
     }
   };
   const records = (): AsyncIterable<StageRecord> | Iterable<StageRecord> => (input.piped ? input.piped.records(signal) : eachJsonlLine(input.path));

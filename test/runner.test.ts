@@ -16,8 +16,8 @@ import { slowPipeline } from './fixtures/core/slow-pipeline.ts';
 
 const script = new URL('./fixtures/core/run-slow.ts', import.meta.url).pathname;
 
-function startRun(home: string, resume?: string) {
-  const child = spawn(process.execPath, ['--import', 'tsx', script, home, ...(resume ? [resume] : [])], { stdio: ['ignore', 'pipe', 'pipe'] });
+function startRun(home: string, resume?: string, flags: string[] = []) {
+  const child = spawn(process.execPath, ['--import', 'tsx', script, home, ...(resume ? [resume] : []), ...flags], { stdio: ['ignore', 'pipe', 'pipe'] });
   let stdout = '';
   let stderr = '';
   child.stdout.on('data', (d) => (stdout += d));
@@ -127,6 +127,32 @@ describe('runner', () => {
     const cleanHome = mkdtempSync(join(tmpdir(), 'tk-soak-clean-'));
     await runPipeline({ pipeline: slowPipeline, llm: new OfflineGateway(42), home: cleanHome, projectDir: process.cwd(), progress: { quiet: true } });
     expect(dataFiles(new DatasetStore(home).resolve('slow@v1').dir)).toEqual(dataFiles(new DatasetStore(cleanHome).resolve('slow@v1').dir));
+  }, 60_000);
+
+  it('with pruneStageFiles removes each stage\'s records once the next is complete, and a run killed mid-way resumes to the same bytes', async () => {
+    const home = mkdtempSync(join(tmpdir(), 'tk-prune-'));
+    const first = startRun(home, undefined, ['--prune']);
+    const deadline = Date.now() + 30_000;
+    while (journalLines(home, '03-check-slowly').length < 15 && Date.now() < deadline) await sleep(20);
+    first.child.kill('SIGKILL');
+    expect((await first.done).signal).toBe('SIGKILL');
+    const runDir = runDirOf(home);
+    const second = await startRun(home, runDir.split('/').pop(), ['--prune']).done;
+    expect(second.code, second.stderr).toBe(0);
+
+    const cleanHome = mkdtempSync(join(tmpdir(), 'tk-prune-clean-'));
+    await runPipeline({ pipeline: slowPipeline, llm: new OfflineGateway(42), home: cleanHome, projectDir: process.cwd(), progress: { quiet: true } });
+    expect(dataFiles(new DatasetStore(home).resolve('slow@v1').dir)).toEqual(dataFiles(new DatasetStore(cleanHome).resolve('slow@v1').dir));
+    // Every stage's records are gone (the last one's once published); what the stages counted, rejected and attached stays.
+    const stages = readdirSync(join(runDir, 'stages'));
+    expect(stages).toHaveLength(4);
+    for (const stage of stages) {
+      const files = readdirSync(join(runDir, 'stages', stage));
+      expect(files.filter((f) => f === 'out.jsonl' || f === 'journal.jsonl'), stage).toEqual([]);
+      expect(files).toEqual(expect.arrayContaining(['stats.json', 'rejects.jsonl']));
+    }
+    // Without the option every stage keeps them.
+    for (const stage of readdirSync(join(runDirOf(cleanHome), 'stages'))) expect(existsSync(join(runDirOf(cleanHome), 'stages', stage, 'out.jsonl'))).toBe(true);
   }, 60_000);
 
   it('runs a scan stage: one pass to collect, one per record, then finish; rejects keep their record', async () => {

@@ -19,7 +19,7 @@ export const PROJECT_DIR = fileURLToPath(new URL('../..', import.meta.url));
 
 export const runCommand: Command = {
   path: ['run'],
-  usage: 'toolkiln run <pipeline> [--config f] [--llm offline|openai|replay] [--model m] [--limit n] [--seed n] [--concurrency n] [--rpm n] [--tpm n] [--name dataset] [--resume runId] [--force] [--no-cache] [--dry-run] [--price-table f] [--max-retries n] [--max-transport-rejects share] [--min-yield share] [--allow-empty] [--batch | --batch-file out.jsonl] [--batch-results in.jsonl] [--redis url] [--redis-wait s] [--threads n] [--quiet] [--json]',
+  usage: 'toolkiln run <pipeline> [--config f] [--llm offline|openai|replay] [--model m] [--limit n] [--seed n] [--concurrency n] [--rpm n] [--tpm n] [--name dataset] [--resume runId] [--force] [--no-cache] [--dry-run] [--price-table f] [--max-retries n] [--max-transport-rejects share] [--min-yield share] [--allow-empty] [--batch | --batch-file out.jsonl] [--batch-results in.jsonl] [--redis url] [--redis-wait s] [--threads n] [--prune-stages] [--quiet] [--json]',
   summary: 'run a recipe end to end and publish the next dataset version',
   options: {
     config: { type: 'string' },
@@ -42,6 +42,7 @@ export const runCommand: Command = {
     redis: { type: 'string' },
     'redis-wait': { type: 'string' },
     threads: { type: 'string' },
+    'prune-stages': { type: 'boolean' },
   },
   async run(positionals, values, io) {
     needPositionals(positionals, 1, this.usage);
@@ -96,6 +97,7 @@ export const runCommand: Command = {
         // With workers, records in flight are bounded by what all workers take at once, not by this process.
         concurrency: concurrency ?? (coordinator ? DISTRIBUTED_IN_FLIGHT : undefined),
         threads: threads === undefined ? undefined : { count: threads },
+        pruneStageFiles: values['prune-stages'] === true,
         maxTransportRejects: numberFlag(values, 'max-transport-rejects', { min: 0, max: 1 }),
         minYield: numberFlag(values, 'min-yield', { min: 0 }),
         allowEmpty: values['allow-empty'] === true,
