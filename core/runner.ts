@@ -362,7 +362,6 @@ function resumeCommandOf(options: RunStagesOptions): string {
   return options.resumeCommand ?? 'toolkiln run <pipeline> --resume <runId>';
 }
 
-/** The stage's outputs, checked against its output schema (once, here where they are made: not again downstream). */
 /** Where each finished record's journal entry is (byte offset and length, and a hash of the record's key), by input index. */
 class JournalIndex {
   private starts = new Float64Array(1024).fill(-1);
@@ -423,8 +422,14 @@ function keyHash(key: string): number {
   return hash >>> 0 || 1;
 }
 
-/** Finished entries a running stage keeps in memory for the next one; beyond that they are read back from the journal. */
-const RECENT_ENTRIES = 256;
+/**
+ * How far a per-record stage may run ahead of the stage taking its records (input records started
+ * and not yet taken): what it finishes meanwhile is handed over in memory, not read back from the
+ * journal and parsed.
+ */
+const AHEAD = 256;
+/** Finished entries kept in memory for the next stage at most (records in flight when it waits add to AHEAD); beyond, they are read back from the journal. */
+const RECENT_ENTRIES = 1024;
 
 /** A finished stage's output file, with its record count. */
 interface FileInput {
@@ -472,6 +477,10 @@ class OrderedRelease {
   total: number | undefined;
   private failure: { error: unknown } | undefined;
   private wake: (() => void) | undefined;
+  /** Entries the next stage has taken. */
+  private taken = 0;
+  private halted = false;
+  private wakeWriter: (() => void) | undefined;
   /**
    * The outputs of entries just finished, handed over in memory (a few: the rest are read back from
    * the journal): the object the stage made and checked, with its line of JSON.
@@ -494,11 +503,29 @@ class OrderedRelease {
     this.changed();
   }
 
+  /** The stage stops starting records (it failed): it no longer waits for room. */
+  halt(): void {
+    this.halted = true;
+    const wakeWriter = this.wakeWriter;
+    this.wakeWriter = undefined;
+    wakeWriter?.();
+  }
+
   /** A record finished (or the stage ended, or failed): the reader looks again. */
   changed(): void {
     const wake = this.wake;
     this.wake = undefined;
     wake?.();
+  }
+
+  /** Resolves once the stage may start input record `i`: it is not more than AHEAD records ahead of what the next stage took (or the run stops). */
+  async room(i: number, signal: AbortSignal): Promise<void> {
+    while (i - this.taken >= AHEAD && !signal.aborted && !this.failure && !this.halted) {
+      const onAbort = () => this.wakeWriter?.();
+      signal.addEventListener('abort', onAbort, { once: true });
+      await new Promise<void>((resolve) => (this.wakeWriter = resolve));
+      signal.removeEventListener('abort', onAbort);
+    }
   }
 
   ended(total: number): void {
@@ -528,7 +555,10 @@ class OrderedRelease {
           this.recent.delete(next);
           if (recent) yield* recent;
           else for (const bytes of outputBytes(this.done.readLine(fd, next)).outputs) yield parsedRecord(bytes.toString('utf8'));
-          next++;
+          this.taken = ++next;
+          const wakeWriter = this.wakeWriter;
+          this.wakeWriter = undefined;
+          wakeWriter?.();
           continue;
         }
         if (this.total !== undefined && next >= this.total) return;
@@ -595,7 +625,7 @@ async function runMapStage(
         if (copiesUnchanged && returnsInput(stage, result, raw)) {
           entry = { i, out: [raw] };
           texts = [text];
-        } else entry = entryOf(stage, i, key, result);
+        } else entry = entryOf(stage, i, key, result, copiesUnchanged ? raw : undefined);
       }
       if (tally.keys.has(key)) entry.transport = true;
       // A result delivered twice (a redelivered job) is journalled once.
@@ -614,6 +644,7 @@ async function runMapStage(
       if (excess) {
         failure ??= excess;
         queue.clear();
+        flow.release?.halt();
       }
     } catch (error) {
       if (batch.deferred(key)) return;
@@ -622,6 +653,7 @@ async function runMapStage(
         error instanceof UserError ? error.exitCode : 1,
       );
       queue.clear();
+      flow.release?.halt();
     }
   };
 
@@ -643,8 +675,10 @@ async function runMapStage(
         if (done.has(i) && !done.madeFor(i, prepareRecord(stage, record.value, i, checkInput).key)) done.delete(i);
         flow.release?.checked(i + 1);
         if (!done.has(i)) {
-          // Backpressure: only a few records wait in the queue, so the input is never all in memory.
+          // Backpressure: only a few records wait in the queue, so the input is never all in memory;
+          // and the stage stays close enough to the next one that its records go over in memory.
           await queue.onSizeLessThan(concurrency);
+          await flow.release?.room(i, flow.signal);
           queue.add(runOne.bind(null, i, record, batch));
         }
         i++;
@@ -863,13 +897,13 @@ async function runScanChain(chain: StageRun[], input: StageInput, options: RunSt
     } else {
       const produced = Array.isArray(result) && stage.fanOut ? result : [result];
       if (produced.length > 1 && !stage.fanOut) throw new Error(`stage ${stage.name} emitted ${produced.length} records for one input without declaring fanOut`);
-      await emit(k, produced, `record ${key}`);
+      await emit(k, produced, `record ${key}`, copyUnchanged ? record : undefined);
     }
   };
   /** Stage `k`'s records, each checked and written, then handed to the stages after it as it is (not parsed again from its line). */
-  const emit = async (k: number, produced: Iterable<unknown>, where: string): Promise<void> => {
+  const emit = async (k: number, produced: Iterable<unknown>, where: string, base?: unknown): Promise<void> => {
     for (const made of produced) {
-      const [output] = validateOutputs(members[k].stage, [made], where);
+      const [output] = validateOutputs(members[k].stage, [made], where, base);
       const text = JSON.stringify(output);
       outputs[k].outputText(text);
       if (k + 1 < members.length) await feed(k + 1, output, text);

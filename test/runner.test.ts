@@ -298,6 +298,60 @@ describe('runner', () => {
     expect(new DatasetStore(home).samples(result.ref!).map((s) => s.dialogue[0].content)).toEqual(['0', '1', '2', '3', '4', '5', '6', '7']);
   }, 60_000);
 
+  it('keeps a per-record stage close behind the next one, which takes its records in memory as made (the same objects), not parsed again', async () => {
+    const Item = z.object({ id: z.string(), n: z.number() });
+    let started = 0;
+    let taken = 0;
+    let ahead = 0;
+    const made = new WeakSet<object>();
+    let sameObjects = 0;
+    const pipeline = definePipeline({
+      name: 'ahead',
+      benchmark: 'scan',
+      description: 'a fast per-record stage before a slow one',
+      configSchema: z.object({}),
+      sourceFiles: () => [],
+      stages: () => [
+        sourceStage({ name: 'make', version: 1, output: Item, load: () => Array.from({ length: 1200 }, (_, n) => ({ id: `i-${n}`, n })) }),
+        {
+          kind: 'map',
+          name: 'fast',
+          version: 1,
+          input: Item,
+          output: Item,
+          run: async (item) => {
+            ahead = Math.max(ahead, ++started - taken);
+            const out = { ...item, n: item.n + 1 };
+            made.add(out);
+            return out;
+          },
+        } satisfies MapStage<z.infer<typeof Item>, z.infer<typeof Item>>,
+        {
+          kind: 'map',
+          name: 'slow',
+          version: 1,
+          input: Item,
+          output: Sample,
+          concurrency: 2,
+          run: async (item) => {
+            taken++;
+            if (made.has(item)) sameObjects++;
+            await sleep(1);
+            return { id: item.id, benchmark: 'scan', category: 'c', split: 'test', tools: [], dialogue: [{ role: 'user' as const, content: String(item.n) }], expected: {}, meta: { lineage: [], checks: [], tags: [] } };
+          },
+        } satisfies MapStage<z.infer<typeof Item>, Sample>,
+      ],
+      exports: {},
+    });
+    const home = mkdtempSync(join(tmpdir(), 'tk-ahead-'));
+    const result = await runPipeline({ pipeline, llm: new OfflineGateway(42), home, projectDir: process.cwd(), progress: { quiet: true } });
+    expect(result.stats.map((s) => [s.stage, s.out])).toEqual([['make', 1200], ['fast', 1200], ['slow', 1200]]);
+    // Never far ahead (256 records, and those in flight), however much faster it is.
+    expect(ahead).toBeLessThanOrEqual(256 + 16 + 2);
+    expect(sameObjects).toBe(1200);
+    expect(new DatasetStore(home).samples(result.ref!).map((s) => s.dialogue[0].content)).toEqual(Array.from({ length: 1200 }, (_, n) => String(n + 1)));
+  }, 60_000);
+
   it('runs scan stages that need no pass over their input behind the per-record stage before them, chained, to the same files as one after the other', async () => {
     const Item = z.object({ id: z.string(), n: z.number() });
     const asSample = (item: { id: string; n: number }, text: string): Sample => ({ id: item.id, benchmark: 'scan', category: 'c', split: 'test', tools: [], dialogue: [{ role: 'user', content: text }], expected: {}, meta: { lineage: [], checks: [], tags: [] } });
