@@ -402,16 +402,43 @@ class JournalIndex {
     return this.keys[i] === 0 || this.keys[i] === keyHash(key);
   }
 
-  /** The entry's line, read from the journal file. */
-  readLine(fd: number, i: number): Buffer {
-    const bytes = Buffer.allocUnsafe(this.lengths[i]);
-    for (let read = 0; read < bytes.length; ) read += readSync(fd, bytes, read, bytes.length - read, this.starts[i] + read);
-    return bytes;
+  /** The entry's line, read from the journal file (valid until the reader's next read). */
+  readLine(reader: JournalReader, i: number): Buffer {
+    return reader.read(this.starts[i], this.lengths[i]);
+  }
+}
+
+/**
+ * Reads a journal's entries by position through a 1 MiB window: entries are written about in
+ * input order, so reading them in input order takes one read(2) per window, not one per entry.
+ */
+class JournalReader {
+  private readonly fd: number;
+  private buffer = Buffer.alloc(0);
+  /** The window: `filled` bytes of the file from byte `from`. */
+  private from = 0;
+  private filled = 0;
+
+  constructor(path: string) {
+    this.fd = openSync(path, 'r');
   }
 
-  /** The entry, read from the journal file. */
-  read(fd: number, i: number): JournalEntry {
-    return JSON.parse(this.readLine(fd, i).toString('utf8')) as JournalEntry;
+  /** `length` bytes at `start` (a view: valid until the next read). */
+  read(start: number, length: number): Buffer {
+    if (start < this.from || start + length > this.from + this.filled) {
+      if (this.buffer.length < length) this.buffer = Buffer.allocUnsafe(Math.max(length, 1 << 20));
+      else if (!this.buffer.length) this.buffer = Buffer.allocUnsafe(1 << 20);
+      let got = 0;
+      for (let n = -1; got < length && n !== 0; got += n) n = readSync(this.fd, this.buffer, got, this.buffer.length - got, start + got);
+      if (got < length) throw new Error(`the journal ends before its entry at byte ${start} (${length} bytes)`);
+      this.from = start;
+      this.filled = got;
+    }
+    return this.buffer.subarray(start - this.from, start - this.from + length);
+  }
+
+  close(): void {
+    closeSync(this.fd);
   }
 }
 
@@ -543,7 +570,7 @@ class OrderedRelease {
 
   /** The outputs, in order, as they become available, each with its line of JSON; stops when `signal` aborts. */
   async *records(signal: AbortSignal): AsyncGenerator<StageRecord> {
-    const fd = openSync(this.journalPath, 'r');
+    const reader = new JournalReader(this.journalPath);
     const onAbort = () => this.changed();
     signal.addEventListener('abort', onAbort);
     try {
@@ -554,7 +581,7 @@ class OrderedRelease {
           const recent = this.recent.get(next);
           this.recent.delete(next);
           if (recent) yield* recent;
-          else for (const bytes of outputBytes(this.done.readLine(fd, next)).outputs) yield parsedRecord(bytes.toString('utf8'));
+          else for (const bytes of outputBytes(this.done.readLine(reader, next)).outputs) yield parsedRecord(bytes.toString('utf8'));
           this.taken = ++next;
           const wakeWriter = this.wakeWriter;
           this.wakeWriter = undefined;
@@ -566,7 +593,7 @@ class OrderedRelease {
       }
     } finally {
       signal.removeEventListener('abort', onAbort);
-      closeSync(fd);
+      reader.close();
     }
   }
 }
@@ -763,12 +790,12 @@ class StageOutputs {
  * rejected (its reject quotes it).
  */
 function writeInInputOrder(stage: MapStage<unknown, unknown>, input: { path: string }, journalPath: string, done: JournalIndex, files: { out: string; rejects: string }): Promise<StageCounts> {
-  const fd = openSync(journalPath, 'r');
+  const reader = new JournalReader(journalPath);
   return new StageOutputs(files)
     .write((outputs) => {
       let i = 0;
       for (const { text, number } of jsonlTexts(input.path)) {
-        const line = outputBytes(done.readLine(fd, i++));
+        const line = outputBytes(done.readLine(reader, i++));
         outputs.counts.in++;
         for (const bytes of line.outputs) outputs.outputBytes(bytes);
         const rejected = line.entry?.reject;
@@ -778,7 +805,7 @@ function writeInInputOrder(stage: MapStage<unknown, unknown>, input: { path: str
         }
       }
     })
-    .finally(() => closeSync(fd));
+    .finally(() => reader.close());
 }
 
 /** A loading stage: its records written as they are yielded; with `limit`, n of them spread evenly, in a second pass. */
