@@ -51,20 +51,26 @@ export class SampleInvariants {
   readonly checked: Record<InvariantCheck, number> = { 'sample-id-unique': 0, 'tool-names-unique': 0, 'tool-exists': 0, 'argument-schema': 0, 'range-order': 0 };
   private readonly byName = new Map<string, ToolSpec>();
   private readonly byFolded = new Map<string, ToolSpec[]>();
-  /** Checkers of the library tools' parameters, compiled once (a library tool is never edited). */
-  private readonly checkers = new Map<ToolSpec, (args: unknown) => SchemaProblem[]>();
+  /** Checkers of parameter schemas by object: a tool of the library or of samples made alike (never edited) is compiled once. */
+  private readonly checkers = new WeakMap<object, (args: unknown) => SchemaProblem[]>();
+  /**
+   * Without the library (`null`): the tools offered, by name, one of each shape (and the parameter
+   * objects already seen under a name), to check against the library once it is known.
+   */
+  private readonly deferred: { byParameters: WeakMap<object, Set<string>>; byName: Map<string, ToolSpec[]>; callsNotOffered: boolean } | null;
   /** Every id checked so far (a version's worth: held compactly). */
   private readonly ids = new IdSet();
   private readonly validator: ArgumentValidator;
 
-  /** `library`: the version's tool library. */
+  /** `library`: the version's tool library; null: not known yet, the checks that need it are made by `holdsWith`. */
   constructor(
-    library: readonly ToolSpec[],
+    library: readonly ToolSpec[] | null,
     private readonly options: InvariantOptions = {},
   ) {
     // A version may hold thousands of distinct tools: the compiled schemas kept are bounded.
     this.validator = options.validator ?? new ArgumentValidator({ maxCompiled: 1000 });
-    for (const tool of library) {
+    this.deferred = library ? null : { byParameters: new WeakMap(), byName: new Map(), callsNotOffered: false };
+    for (const tool of library ?? []) {
       if (!this.byName.has(tool.name)) this.byName.set(tool.name, tool);
       const folded = tool.name.toLowerCase();
       this.byFolded.set(folded, [...(this.byFolded.get(folded) ?? []), tool]);
@@ -104,6 +110,8 @@ export class SampleInvariants {
       const tool = offered.get(call.tool);
       if (!tool) {
         const alike = [...offered.keys()].find((name) => name.toLowerCase() === call.tool.toLowerCase());
+        // The words say whether the library has the tool: without it, known only at the end.
+        if (this.deferred && !alike) this.deferred.callsNotOffered = true;
         const known = alike ? ` (it offers ${JSON.stringify(alike)}, one name case aside)` : this.byName.has(call.tool) ? ' (the version has a tool of that name, but the sample does not offer it)' : '';
         add('tool-exists', where, `calls ${JSON.stringify(call.tool)}, which the sample's candidate list does not offer${known}`);
         continue;
@@ -120,11 +128,11 @@ export class SampleInvariants {
     return findings;
   }
 
-  /** The sample's candidate tools by name, after checking them against each other and the library. */
-  private checkOffered(sample: Sample, add: (check: InvariantCheck, where: string, problem: string) => void): Map<string, ToolSpec> {
+  /** The sample's candidate tools by name, after checking them against each other and the library (`outside`: the names the recipe leaves out of it). */
+  private checkOffered(sample: Sample, add: (check: InvariantCheck, where: string, problem: string) => void, outsideNames = this.options.offeredOutsideLibrary?.(sample) ?? []): Map<string, ToolSpec> {
     const offered = new Map<string, ToolSpec>();
     const offeredFolded = new Map<string, string>();
-    const outside = new Set(this.options.offeredOutsideLibrary?.(sample) ?? []);
+    const outside = new Set(outsideNames);
     sample.tools.forEach((tool, i) => {
       const where = `tools[${i}] ${tool.name}`;
       const folded = tool.name.toLowerCase();
@@ -135,6 +143,7 @@ export class SampleInvariants {
       else add('tool-names-unique', where, earlier === tool.name ? `the candidate list offers ${JSON.stringify(tool.name)} twice` : `the candidate list offers ${JSON.stringify(earlier)} and ${JSON.stringify(tool.name)}, one name case aside`);
       if (!offered.has(tool.name)) offered.set(tool.name, tool);
       if (outside.has(tool.name)) return;
+      if (this.deferred) return this.defer(tool);
       const alike = (this.byFolded.get(folded) ?? []).filter((t) => t.name !== tool.name).map((t) => JSON.stringify(t.name));
       if (alike.length) add('tool-names-unique', where, `the version's tool library also has ${[...new Set(alike)].join(', ')}, one name case aside`);
       const known = this.byName.get(tool.name);
@@ -150,13 +159,45 @@ export class SampleInvariants {
     return offered;
   }
 
-  /** The checker of a tool's parameters: a library tool's is kept, another's made for the call. */
+  /** The checker of a tool's parameters, compiled once per parameters object. */
   private checkerOf(tool: ToolSpec): (args: unknown) => SchemaProblem[] {
-    const kept = this.checkers.get(tool);
-    if (kept) return kept;
-    const checker = this.validator.checker(tool.parameters);
-    if (this.byName.get(tool.name) === tool) this.checkers.set(tool, checker);
+    const parameters = tool.parameters as object;
+    let checker = this.checkers.get(parameters);
+    if (!checker) this.checkers.set(parameters, (checker = this.validator.checker(parameters)));
     return checker;
+  }
+
+  /** Keeps an offered tool for the checks against the library (one of each name and shape). */
+  private defer(tool: ToolSpec): void {
+    const { byParameters, byName } = this.deferred!;
+    const parameters = tool.parameters as object;
+    const names = byParameters.get(parameters);
+    if (names?.has(tool.name)) return;
+    if (names) names.add(tool.name);
+    else byParameters.set(parameters, new Set([tool.name]));
+    const kept = byName.get(tool.name);
+    if (!kept) byName.set(tool.name, [tool]);
+    else if (!kept.some((other) => sameShape(other.parameters, parameters))) kept.push(tool);
+  }
+
+  /**
+   * Without the library at first: whether the checks that need it find nothing, now that it is
+   * known (the library's own names, and every tool offered against it). When they would, the
+   * findings already made are not those the samples have: check them again with the library.
+   */
+  holdsWith(library: readonly ToolSpec[]): boolean {
+    if (!this.deferred) throw new Error('holdsWith is for a check made without the library');
+    if (this.deferred.callsNotOffered) return false;
+    const withLibrary = new SampleInvariants(library, { ...this.options, validator: this.validator });
+    if (withLibrary.libraryFindings().length) return false;
+    for (const tools of this.deferred.byName.values()) {
+      for (const tool of tools) {
+        const findings: string[] = [];
+        withLibrary.checkOffered({ tools: [tool] } as Sample, (check) => findings.push(check), []);
+        if (findings.length) return false;
+      }
+    }
+    return true;
   }
 }
 

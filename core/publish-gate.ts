@@ -5,7 +5,7 @@ import { describeFinding, SampleInvariants, type InvariantOptions } from './inva
 import { eachJsonl, JsonlWriter } from './jsonl.ts';
 import type { ToolLibraryTally } from './pipeline.ts';
 import type { Rejection, Sample, ToolSpec } from './records.ts';
-import type { SampleLine } from './store.ts';
+import { SampleFiles, type PreparedSamples } from './store.ts';
 
 /**
  * The last check before a run publishes: every sample against the shared invariants
@@ -15,9 +15,13 @@ import type { SampleLine } from './store.ts';
  * kept as released) it is published and counted. The recipe's own audits run on the samples
  * published and are counted, never rejected. Counts per check go to the manifest (`stats.audit`).
  *
- * Memory and CPU: the samples are read from the run's files once, each checked while the store
- * writes it (keeping the ids seen, not the samples), the library of the samples published made as
- * they go; a pass before it makes the library of them all, unless the run made it as it wrote them.
+ * Memory and CPU: the gate takes the samples one at a time, in order, and writes each one it keeps
+ * in the line form to the version's data files in the run folder (the store moves them into the
+ * version), keeping the ids seen, not the samples. It runs as the last stage writes its samples,
+ * before the library is known (`library: null`): the checks that need the library are made at the
+ * end over the distinct tools offered; should one find anything (a version whose tools clash), the
+ * result is not used (`end` returns null) and the gate runs again over the last stage's file with
+ * the library, as it does when the last stage ran in an earlier process.
  */
 
 export const GATE_STAGE = 'invariants';
@@ -28,11 +32,11 @@ export interface GateOptions {
   mode: 'reject' | 'record';
   /** The dataset's tool library from its samples (the recipe's, or every distinct tool). */
   toolLibrary: () => ToolLibraryTally;
-  /** The library of every sample, when it was made as they were written (no pass over them to make it). */
-  library?: ToolSpec[];
+  /** The library of every sample; null: made as the samples come, and the checks that need it made at the end. */
+  library: ToolSpec[] | null;
   invariants?: InvariantOptions;
   audits?: readonly SampleAudit[];
-  /** A folder of the run where the rejects wait to be published. */
+  /** A folder of the run: the data files and the rejects wait there to be published. */
   dir: string;
 }
 
@@ -44,85 +48,119 @@ export interface GateSummary {
   checks: Record<string, Omit<CheckCount, 'check' | 'examples' | 'description'>>;
 }
 
-/**
- * The gate over a run's samples, in the order the store takes what it gives: `lines` first (once),
- * then `tools`, `rejects` and `summary`, which are known only when every sample has been checked.
- */
+/** What the gate made of every sample. */
 export interface GateResult {
-  /** The samples to publish, each checked as it is read, with its line and the sample itself (the store writes it without parsing it again). */
-  lines: () => Generator<SampleLine & { sample: Sample }>;
+  /** The data files of the samples published, to be moved into the version. */
+  prepared: PreparedSamples;
   /** The tool library of the samples published. */
-  tools: () => Iterable<ToolSpec>;
+  tools: ToolSpec[];
+  /** The library of every sample the gate saw. */
+  library: ToolSpec[];
   /** The samples the gate rejected, as Rejections. */
   rejects: () => Generator<Rejection>;
-  summary: () => GateSummary;
+  summary: GateSummary;
 }
 
-/** The gate over a run's samples (`samples` and `lines` give them in the same order, each call a new pass). */
-export function gateForPublishing(run: { samples: () => Iterable<Sample>; lines: () => Iterable<SampleLine & { sample: Sample }> }, options: GateOptions): GateResult {
-  const library = options.library ?? libraryOf(run.samples(), options.toolLibrary());
-  // The library of the samples published, should any be rejected.
-  const published = options.toolLibrary();
-  const invariants = new SampleInvariants(library, options.invariants);
-  const audits = options.audits ?? [];
-  const tally = new AuditTally(audits);
-  tally.add(invariants.libraryFindings());
-  const rejectsPath = join(options.dir, 'invariant-rejects.jsonl');
-  let rejected = 0;
-  let checked = false;
-  const done = (what: string) => {
-    if (!checked) throw new Error(`the publish gate's ${what} is known once every sample has been checked (its lines read)`);
-  };
+export class PublishGate {
+  private readonly invariants: SampleInvariants;
+  private readonly audits: readonly SampleAudit[];
+  private readonly tally: AuditTally;
+  /** Every sample's library, when it is made as they come. */
+  private readonly all: ToolLibraryTally | null;
+  /** The library of the samples published, should any be rejected. */
+  private readonly published: ToolLibraryTally;
+  private readonly files: SampleFiles;
+  private readonly rejectsPath: string;
+  private readonly rejectWriter: JsonlWriter;
+  private rejected = 0;
 
-  function* lines(): Generator<SampleLine & { sample: Sample }> {
-    if (checked) throw new Error('the publish gate checks the samples once');
-    rmSync(rejectsPath, { force: true });
-    const writer = new JsonlWriter(rejectsPath);
-    try {
-      for (const line of run.lines()) {
-        const { sample } = line;
-        tally.samples++;
-        const findings = invariants.check(sample);
-        if (findings.length && options.mode === 'reject') {
-          rejected++;
-          const reject: Rejection = { stage: GATE_STAGE, reason: findings[0].check.replace(/-/g, '_'), detail: findings.map(describeFinding).join('; '), recordId: sample.id, record: sample };
-          writer.write(reject);
-          tally.add(findings);
-        } else {
-          tally.add([...findings, ...audits.flatMap((audit) => audit.check(sample))]);
-          published.add(sample);
-          yield line;
-        }
-      }
-    } finally {
-      writer.close();
-    }
-    for (const [check, count] of Object.entries(invariants.checked)) tally.setChecked(check, count);
-    for (const audit of audits) if (audit.checked) tally.setChecked(audit.name, audit.checked());
-    checked = true;
+  constructor(private readonly options: GateOptions) {
+    this.invariants = new SampleInvariants(options.library, options.invariants);
+    this.audits = options.audits ?? [];
+    this.tally = new AuditTally(this.audits);
+    if (options.library) this.tally.add(this.invariants.libraryFindings());
+    this.all = options.library ? null : options.toolLibrary();
+    this.published = options.toolLibrary();
+    const data = join(options.dir, 'data');
+    rmSync(data, { recursive: true, force: true });
+    this.files = new SampleFiles(data);
+    this.rejectsPath = join(options.dir, 'invariant-rejects.jsonl');
+    this.rejectWriter = new JsonlWriter(this.rejectsPath);
   }
 
-  return {
-    lines,
-    tools: () => {
-      done('tool library');
-      return rejected ? published.tools() : library;
-    },
-    rejects: () => {
-      done('rejects');
-      return eachJsonl<Rejection>(rejectsPath);
-    },
-    summary: () => {
-      done('summary');
-      const report = tally.report();
-      return {
-        gate: options.mode,
+  /** Checks the next sample: rejected with the checks it breaks, or written to the data files. */
+  add(sample: Sample): void {
+    this.all?.add(sample);
+    this.tally.samples++;
+    const findings = this.invariants.check(sample);
+    if (findings.length && this.options.mode === 'reject') {
+      this.rejected++;
+      const reject: Rejection = { stage: GATE_STAGE, reason: findings[0].check.replace(/-/g, '_'), detail: findings.map(describeFinding).join('; '), recordId: sample.id, record: sample };
+      this.rejectWriter.write(reject);
+      this.tally.add(findings);
+    } else {
+      this.tally.add([...findings, ...this.audits.flatMap((audit) => audit.check(sample))]);
+      this.published.add(sample);
+      this.files.add(sample);
+    }
+  }
+
+  /**
+   * After the last sample: what the gate made of them all; `{ redo }` when the checks that needed
+   * the library find something now (what it wrote is dropped: run the gate again over the files
+   * with `library`, the library of every sample).
+   */
+  end(): GateResult | { redo: true; library: ToolSpec[] } {
+    this.rejectWriter.close();
+    const prepared = this.files.close();
+    const library = this.options.library ?? this.all!.tools();
+    if (!this.options.library && !this.invariants.holdsWith(library)) {
+      this.discard();
+      return { redo: true, library };
+    }
+    for (const [check, count] of Object.entries(this.invariants.checked)) this.tally.setChecked(check, count);
+    for (const audit of this.audits) if (audit.checked) this.tally.setChecked(audit.name, audit.checked());
+    const report = this.tally.report();
+    const rejectsPath = this.rejectsPath;
+    return {
+      prepared,
+      tools: this.rejected ? this.published.tools() : library,
+      library,
+      rejects: () => eachJsonl<Rejection>(rejectsPath),
+      summary: {
+        gate: this.options.mode,
         samples: report.samples,
-        rejected,
+        rejected: this.rejected,
         checks: Object.fromEntries(report.checks.map(({ check, kind, checked, findings, samples, first }) => [check, { kind, checked, findings, samples, first }])),
-      };
-    },
-  };
+      },
+    };
+  }
+
+  /** Drops what the gate wrote (a gate not used). */
+  discard(): void {
+    try {
+      this.rejectWriter.close();
+    } catch {
+      // Closed already, or the disk failed: the file goes either way.
+    }
+    this.files.discard();
+    rmSync(this.rejectsPath, { force: true });
+  }
+}
+
+/** The gate over samples read again from the run's files, with their library made in a pass before it unless given. */
+export function gateOverFiles(samples: () => Iterable<Sample>, options: Omit<GateOptions, 'library'> & { library?: ToolSpec[] }): GateResult {
+  const library = options.library ?? libraryOf(samples(), options.toolLibrary());
+  const gate = new PublishGate({ ...options, library });
+  try {
+    for (const sample of samples()) gate.add(sample);
+  } catch (error) {
+    gate.discard();
+    throw error;
+  }
+  const result = gate.end();
+  if ('redo' in result) throw new Error('the publish gate with its library known asked to be run again');
+  return result;
 }
 
 function libraryOf(samples: Iterable<Sample>, tally: ToolLibraryTally): ToolSpec[] {

@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { existsSync, mkdirSync, readdirSync, readFileSync, statSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { checkConfigKeys } from './config-keys.ts';
 import { UserError, fileSystemMessage, messageOf } from './errors.ts';
@@ -10,7 +10,7 @@ import type { LlmGateway } from './llm/types.ts';
 import { combineUsage } from './llm/usage.ts';
 import type { PipelineDefinition, ToolLibraryTally } from './pipeline.ts';
 import type { ProgressOptions } from './progress.ts';
-import { describeGate, gateForPublishing, GATE_VERSION } from './publish-gate.ts';
+import { describeGate, gateOverFiles, GATE_VERSION, PublishGate } from './publish-gate.ts';
 import { formatZodError, type Manifest, type Sample, type StageStats, type ToolSpec } from './records.ts';
 import { runStages, type RemoteRecords } from './runner.ts';
 import { yieldShortfall } from './run-yield.ts';
@@ -208,11 +208,19 @@ export async function runPipeline(options: RunPipelineOptions): Promise<RunPipel
     log(`run ${runId} (resume with --resume ${runId})`);
     const remote = await options.distribute?.forRun(runId, { ...spec, inputs });
     const resumeCommand = `toolkiln run ${spec.pipeline} --resume ${runId}`;
-    // The tool library of the samples, made as the last stage writes them.
-    const toolLibrary = options.pipeline.toolLibrary ?? (() => new DistinctTools());
-    const written = toolLibrary();
+    // The shared invariants, checked as the last stage writes its samples (no pass over them after
+    // it): a sample that breaks one is not published.
+    const { pipeline } = options;
+    const gateOptions = {
+      mode: pipeline.invariants?.gate?.(spec.config) ?? ('reject' as const),
+      toolLibrary: pipeline.toolLibrary ?? (() => new DistinctTools()),
+      invariants: { offeredOutsideLibrary: pipeline.invariants?.offeredOutsideLibrary },
+      audits: pipeline.audits?.(spec.config, resolvePath) ?? [],
+      dir: join(runDir, 'publish'),
+    };
+    const early = options.dryRun ? null : new PublishGate({ ...gateOptions, library: null });
     const result = await runStages({
-      onSample: (sample) => written.add(sample),
+      onSample: early ? (sample) => early.add(sample) : undefined,
       pipeline: options.pipeline,
       config: spec.config,
       seed: spec.seed,
@@ -228,27 +236,23 @@ export async function runPipeline(options: RunPipelineOptions): Promise<RunPipel
       log,
       progress: options.progress,
       remote,
+    }).catch((error) => {
+      early?.discard();
+      throw error;
     });
-    if (options.dryRun) {
+    if (!early) {
       writeOutcome(runDir, { status: 'dry-run', dataset: null, finishedAt: new Date().toISOString() });
       return { runId, fingerprint, status: 'dry-run', stats: result.stats };
     }
     const shortfall = yieldShortfall(result.stats, { minYield: options.minYield ?? options.pipeline.minYield?.(spec.config), allowEmpty: options.allowEmpty, resumeCommand });
-    if (shortfall) throw shortfall;
-
-    // The shared invariants, checked as the samples are published: a sample that breaks one is not.
-    const { pipeline } = options;
-    const gate = gateForPublishing(
-      { samples: result.samples, lines: result.sampleLines },
-      {
-        mode: pipeline.invariants?.gate?.(spec.config) ?? 'reject',
-        toolLibrary,
-        library: result.sawEverySample ? written.tools() : undefined,
-        invariants: { offeredOutsideLibrary: pipeline.invariants?.offeredOutsideLibrary },
-        audits: pipeline.audits?.(spec.config, resolvePath) ?? [],
-        dir: join(runDir, 'publish'),
-      },
-    );
+    if (shortfall) {
+      early.discard();
+      throw shortfall;
+    }
+    // The last stage ran in an earlier process (or the library found what the early checks could not): the gate reads its file.
+    const ended = result.sawEverySample ? early.end() : (early.discard(), null);
+    const gate = ended && !('redo' in ended) ? ended : gateOverFiles(result.samples, { ...gateOptions, library: ended?.library });
+    log(describeGate(gate.summary));
     // Requests workers sent count as much as this process's own.
     const usage = remote ? combineUsage(options.llm.usage(), remote.usage()) : options.llm.usage();
     const extraFiles = { ...Object.fromEntries(Object.entries(result.attachments).sort().map(([name, path]) => [`reports/${name}`, readFileSync(path, 'utf8')])), ...options.parent?.files };
@@ -256,9 +260,8 @@ export async function runPipeline(options: RunPipelineOptions): Promise<RunPipel
       name: spec.name,
       force: options.force,
       extraFiles,
-      samples: gate.lines(),
-      // Known once the gate has checked every sample (the store reads these after the samples).
-      tools: { [Symbol.iterator]: () => gate.tools()[Symbol.iterator]() },
+      prepared: gate.prepared,
+      tools: gate.tools,
       rejects: (function* () {
         yield* result.rejects();
         yield* gate.rejects();
@@ -273,12 +276,12 @@ export async function runPipeline(options: RunPipelineOptions): Promise<RunPipel
         models: Object.keys(usage.byModel).length ? Object.keys(usage.byModel).sort() : [spec.model],
         prompts: inputs.prompts,
         sources,
-        stats: { ...result.reports, audit: null, seed: spec.seed, limit: spec.limit ?? null, ...options.parent?.stats },
+        stats: { ...result.reports, audit: gate.summary, seed: spec.seed, limit: spec.limit ?? null, ...options.parent?.stats },
       },
-      lateStats: () => ({ audit: gate.summary() }),
     });
-    if (published.status === 'published') log(describeGate(gate.summary()));
     if (published.status === 'existing') log(`${spec.name}@${published.ref.version} with the same fingerprint was published meanwhile: nothing new to publish`);
+    // Data files a version that was there already did not take.
+    rmSync(gate.prepared.dir, { recursive: true, force: true });
     writeOutcome(runDir, { status: published.status, dataset: `${published.ref.name}@${published.ref.version}`, finishedAt: new Date().toISOString() });
     result.pruneLast();
     return { runId, fingerprint, status: published.status, ref: published.ref, manifest: published.manifest, stats: published.status === 'existing' ? published.manifest.stages : result.stats };

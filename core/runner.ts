@@ -13,7 +13,6 @@ import { Progress, type ProgressOptions } from './progress.ts';
 import { Rejection, Sample, StageStats, formatZodError } from './records.ts';
 import { Rng } from './rng.ts';
 import { StageThreads, type StageThreadsOptions } from './stage-threads.ts';
-import type { SampleLine } from './store.ts';
 import { entryOf, parsedRecord, prepareRecord, recordContext, returnsInput, validateInput, validateOutputs, type StageRecord } from './stage-records.ts';
 import { parseRecord } from './validate.ts';
 import { isReject, recordKey, runRecord, stageContextMethods, StepRejected, type MapStage, type RejectReason, type ScanMade, type ScanStage, type SourceReject, type SourceStage, type Stage, type StageContext } from './stage.ts';
@@ -85,8 +84,6 @@ export const DEFAULT_MAX_TRANSPORT_REJECTS = 0.1;
 export interface RunStagesResult {
   /** The Samples of the last stage, one at a time, read from its output file (never all in memory). */
   samples: () => Generator<Sample>;
-  /** The same, each with its line of JSON text (to write it again without serialising it). */
-  sampleLines: () => Generator<SampleLine & { sample: Sample }>;
   /** Every stage's rejects, stage by stage, read from their files. */
   rejects: () => Generator<Rejection>;
   stats: StageStats[];
@@ -333,21 +330,14 @@ export async function runStages(options: RunStagesOptions): Promise<RunStagesRes
   const validated = stages.at(-1)?.output === Sample;
   const name = options.pipeline.name;
   function* samples(): Generator<Sample> {
-    for (const { sample } of checkedSamples()) yield sample;
-  }
-  function* checkedSamples(): Generator<{ sample: Sample; text: string }> {
     if (!last) return;
     let i = 0;
-    for (const { value, text } of eachJsonlLine(last)) {
+    for (const value of eachJsonl(last)) {
       const parsed = validated ? { success: true as const, data: value as Sample } : parseRecord(Sample, value);
       if (!parsed.success) throw new Error(`pipeline ${name}: its last stage emitted record ${i} that is not a Sample: ${formatZodError(parsed.error)}`);
-      // A record the Sample schema changed (a default filled in) is written as parsed.
-      yield { sample: parsed.data, text: parsed.data === value ? text : JSON.stringify(parsed.data) };
+      yield parsed.data;
       i++;
     }
-  }
-  function* sampleLines(): Generator<SampleLine & { sample: Sample }> {
-    for (const { sample, text } of checkedSamples()) yield { id: sample.id, category: sample.category, split: sample.split, text, sample };
   }
   function* rejects(): Generator<Rejection> {
     for (const file of rejectFiles) yield* eachJsonl<Rejection>(file);
@@ -355,7 +345,7 @@ export async function runStages(options: RunStagesOptions): Promise<RunStagesRes
   const pruneLast = () => {
     if (options.pruneStageFiles && last) pruneRecords(dirname(last));
   };
-  return { samples, sampleLines, rejects, stats, reports, attachments, pruneLast, sawEverySample };
+  return { samples, rejects, stats, reports, attachments, pruneLast, sawEverySample };
 }
 
 function resumeCommandOf(options: RunStagesOptions): string {
