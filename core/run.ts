@@ -251,6 +251,7 @@ export async function runPipeline(options: RunPipelineOptions): Promise<RunPipel
     }
     // The last stage ran in an earlier process (or the library found what the early checks could not): the gate reads its file.
     const ended = result.sawEverySample ? early.end() : (early.discard(), null);
+    if (ended && 'redo' in ended) log("the samples' tools clash with the version's tool library: the invariants are checked again over the last stage's file");
     const gate = ended && !('redo' in ended) ? ended : gateOverFiles(result.samples, { ...gateOptions, library: ended?.library });
     log(describeGate(gate.summary));
     // Requests workers sent count as much as this process's own.
