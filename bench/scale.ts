@@ -11,13 +11,16 @@ import { join } from 'node:path';
 const project = new URL('..', import.meta.url).pathname;
 const sources = join(project, '../shared/data/sources');
 
-/** The MTU sources with every record repeated `n` times (SNIPS lists, ATIS lines, SGD dialogue files). */
+/**
+ * The MTU sources with every record repeated `n` times: SNIPS files copied under new names (a SNIPS
+ * file is one JSON document, read whole: n copies of a file, not one n times larger), ATIS lines
+ * repeated, SGD dialogue files copied.
+ */
 export function replicateMtu(dir: string, n: number): object {
   const snips = join(dir, 'snips');
   mkdirSync(snips, { recursive: true });
   for (const file of readdirSync(join(sources, 'snips')).filter((f) => f.endsWith('.json'))) {
-    const data = JSON.parse(readFileSync(join(sources, 'snips', file), 'utf8')) as Record<string, unknown[]>;
-    writeFileSync(join(snips, file), JSON.stringify(Object.fromEntries(Object.entries(data).map(([k, v]) => [k, Array.from({ length: n }, () => v).flat()]))));
+    for (let copy = 0; copy < n; copy++) cpSync(join(sources, 'snips', file), join(snips, copy ? file.replace(/\.json$/, `-${copy}.json`) : file));
   }
   for (const split of ['train', 'valid', 'test']) {
     mkdirSync(join(dir, 'atis', split), { recursive: true });
