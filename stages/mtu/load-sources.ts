@@ -2,8 +2,8 @@ import { sourceStage, type SourceStage } from '../../core/stage.ts';
 import { atisTopic, eachAtisUtterance } from '../sources/atis.ts';
 import { SourceDialogue, utteranceDialogue } from '../sources/dialogue.ts';
 import { parseGenericDialogues } from '../sources/generic-dialogue.ts';
-import { loadMultiwoz } from '../sources/multiwoz.ts';
-import { loadSgd } from '../sources/sgd.ts';
+import { eachMultiwozDialogue } from '../sources/multiwoz.ts';
+import { eachSgdDialogue } from '../sources/sgd.ts';
 import { eachSnipsUtterance, snipsTopic } from '../sources/snips.ts';
 import type { MtuConfig } from './config.ts';
 
@@ -25,8 +25,8 @@ export function* loadMtuSources(config: MtuConfig, resolvePath: (p: string) => s
   const { snips, atis, sgd, multiwoz, generic } = config.sources;
   if (snips.enabled) for (const u of eachSnipsUtterance(snips, resolvePath)) yield utteranceDialogue(u, u.intents.map(snipsTopic));
   if (atis.enabled) for (const u of eachAtisUtterance(atis, resolvePath)) yield utteranceDialogue(u, [...new Set(u.intents.map(atisTopic))]);
-  if (sgd.enabled) yield* loadSgd(sgd, resolvePath);
-  if (multiwoz.enabled) yield* loadMultiwoz(multiwoz, resolvePath);
+  if (sgd.enabled) yield* eachSgdDialogue(sgd, resolvePath);
+  if (multiwoz.enabled) yield* eachMultiwozDialogue(multiwoz, resolvePath);
   for (const source of generic) yield* parseGenericDialogues(resolvePath(source.file), source);
 }
 

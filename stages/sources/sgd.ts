@@ -203,14 +203,20 @@ export function sgdTopic(service: string): string {
   return service.replace(/_\d+$/, '');
 }
 
-export function loadSgd(options: SgdOptions, resolvePath: (p: string) => string): SourceDialogue[] {
+/** The configured SGD splits' dialogues, one dialogues file at a time (a file is one JSON document, read whole; the splits never are). */
+export function* eachSgdDialogue(options: SgdOptions, resolvePath: (p: string) => string): Generator<SourceDialogue> {
   const dir = resolvePath(options.dir);
   if (!existsSync(dir)) throw new UserError(`SGD folder not found: ${dir} (set sources.sgd.dir in the config)`);
-  return options.splits.flatMap((split) => {
+  for (const split of options.splits) {
     const folder = join(dir, split);
     const schemas = parseSchemaFile(join(folder, 'schema.json'));
     const files = dialogueFiles(folder);
     if (!files.length) throw new UserError(`${folder}: no dialogues_NNN.json files`);
-    return files.flatMap((path) => parseDialogueFile(path, { source: 'sgd', split, schemas, topicOf: sgdTopic }));
-  });
+    for (const path of files) yield* parseDialogueFile(path, { source: 'sgd', split, schemas, topicOf: sgdTopic });
+  }
+}
+
+/** Loads the configured SGD splits as a list (see `eachSgdDialogue`). */
+export function loadSgd(options: SgdOptions, resolvePath: (p: string) => string): SourceDialogue[] {
+  return [...eachSgdDialogue(options, resolvePath)];
 }
