@@ -434,17 +434,28 @@ export function resultFieldsOf(ctx: Pick<StageContext, 'runDir'>): ResultFields 
   };
 }
 
-/** The message the LLM writes for each job (undefined where it failed, the reason among `failures`). */
+/**
+ * Jobs asked at once at most: a request waiting in the gateway holds its rendered prompt, so asking
+ * every job at once held all of them (about 1 GB at a million samples).
+ */
+const ASKED_AT_ONCE = 256;
+
+/** The message the LLM writes for each job, in the jobs' order (undefined where it failed, the reason among `failures`). */
 export async function askMessages(jobs: Job[], ctx: StageContext, stage: string): Promise<{ asked: { job: Job; message?: string }[]; failures: string[] }> {
   const failures: string[] = [];
-  const asked = await Promise.all(
-    jobs.map(async (job) => {
+  const asked: { job: Job; message?: string }[] = new Array(jobs.length);
+  let next = 0;
+  const askInTurn = async () => {
+    while (next < jobs.length) {
+      const k = next++;
+      const job = jobs[k];
       const requests = job.parts.map((p, i) => `${i + 1}. ${p}`).join('\n');
       const result = await ctx.llm.generate(mtuComposePrompt, { mode: job.mode, requests, parts: job.parts }, { stage, key: job.id });
       if (!result.ok) failures.push(result.reason);
-      return { job, message: result.ok ? result.value.message : undefined };
-    }),
-  );
+      asked[k] = { job, message: result.ok ? result.value.message : undefined };
+    }
+  };
+  await Promise.all(Array.from({ length: Math.min(ASKED_AT_ONCE, jobs.length) }, askInTurn));
   return { asked, failures };
 }
 
