@@ -142,7 +142,7 @@ export async function run(args: string[]): Promise<void> {
   );
   const table = (row: Row, base: Row | undefined) => {
     if (!row.samples) return;
-    const perSample = base && base.samples ? (row.seconds / row.samples / (base.seconds / base.samples)).toFixed(2) : '1.00';
+    const perSample = base && base.samples ? (row.seconds / row.samples / (base.seconds / base.samples)).toFixed(2) : '–';
     const cpuPerSample = ((row.cpuSeconds * 1000) / row.samples).toFixed(2);
     const exported = row.exportSeconds ? `${row.exportSeconds.toFixed(1)} | ${row.exportRssGb.toFixed(2)}` : '– | –';
     process.stdout.write(
