@@ -269,7 +269,7 @@ function chainedSample(id: string, sample: Sample, chain: Chain, first: Call, se
 export function independentJob(singles: Single[], fields: ResultFields, take: () => boolean): Job {
   const ids = singles.map((s) => s.id);
   const id = sampleId('mtu', { compose: 'independent', from: ids });
-  const links = singles.map((s, j) => resultLinks(singles.slice(0, j), s.call, s.request, fields, take));
+  const links = linksAmong(singles, fields, take);
   return {
     id,
     mode: 'independent',
@@ -286,6 +286,15 @@ export function independentJob(singles: Single[], fields: ResultFields, take: ()
       ], 'independent', { situations: { '1': 'api_call' } });
     },
   };
+}
+
+/**
+ * The result links of each single-tool request to the ones before it. A function of its own: a
+ * closure here that names `singles` would keep them (tools and all) in the context the job's
+ * `build` shares until the job is built.
+ */
+function linksAmong(singles: Single[], fields: ResultFields, take: () => boolean): ReturnType<typeof resultLinks>[] {
+  return singles.map((s, j) => resultLinks(singles.slice(0, j), s.call, s.request, fields, take));
 }
 
 export function multiTurnJob(sample: Sample, turn: number, extra: Single, fields: ResultFields, take: () => boolean): Job {
