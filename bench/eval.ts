@@ -4,11 +4,13 @@
 // (ACEBench: but for the released records whose own gold breaks its rules).
 import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { parse } from 'csv-parse/sync';
 import type { BenchmarkScorer, EvalItem, EvalReport } from '../core/eval.ts';
 import { eachJsonl } from '../core/jsonl.ts';
-import { REFERENCE_ROOT, RELEASED_SETS, releasedItems } from '../eval/released.ts';
+import { pathResolver } from '../core/run.ts';
+import { releasedItems, releasedSets } from '../eval/released.ts';
 import { timeSync } from './lib/timing.ts';
 
 /** Every file under a folder (the floor reads them all). */
@@ -43,8 +45,10 @@ interface Case {
   items: () => EvalItem[];
 }
 
+const resolvePath = pathResolver(process.cwd(), fileURLToPath(new URL('..', import.meta.url)));
+
 /** Every released set a scorer reads (the ones `eval compare` compares with). */
-const CASES: Case[] = RELEASED_SETS.map((set) => ({ benchmark: `${set.name} (${set.files})`, dir: join(REFERENCE_ROOT, set.name), scorer: set.scorer, items: () => releasedItems(set) }));
+const CASES: Case[] = releasedSets().map((set) => ({ benchmark: `${set.name} (${set.files})`, dir: resolvePath(set.path), scorer: set.scorer, items: () => releasedItems(set, resolvePath) }));
 
 export async function run(args: string[]): Promise<void> {
   const { values } = parseArgs({ args, options: { runs: { type: 'string', default: '5' } } });

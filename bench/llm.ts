@@ -24,7 +24,7 @@ import { observeResults } from '../core/llm/observe.ts';
 import { definePrompt, type PromptFile } from '../core/prompt.ts';
 import { runPipeline } from '../core/run.ts';
 import { nestoolsPipeline } from '../pipelines/nestools.ts';
-import { startOpenAiServer, type Responder } from '../test/helpers/openai-server.ts';
+import { startOpenAiServer, type Responder } from './lib/openai-server.ts';
 
 const SERVER_ENV = 'TOOLKILN_BENCH_LLM_SERVER';
 

@@ -1,4 +1,4 @@
-// `npm run bench -- scale [--mtu 1,4,16] [--toole 1,8] [--nestools 100000] [--reference <checkout>] [--million]`:
+// `npm run bench -- scale [--mtu 1,4,16] [--toole 1,8] [--nestools 100000] [--commands 4,16] [--reference <checkout>] [--million]`:
 // each recipe on inputs made n times larger, each size in a fresh process, offline. Prints samples,
 // wall time, CPU time (user + system of the child) and CPU per sample, peak RSS and RSS per 1,000
 // samples, and the wall time and peak RSS of exporting the version in the recipe's own format
@@ -6,11 +6,15 @@
 // `--reference`, each MTU size is also run by another checkout of toolkiln (the code before a
 // change, its own node_modules or a link to these) on the same inputs, and a second table gives the
 // MTU runs side by side as ratios. `--million` adds an MTU run on the sources ×100 (about 1.04
-// million samples, `--prune-stages`, no export): a long one.
-import { spawnSync } from 'node:child_process';
+// million samples, `--prune-stages`, no export): a long one. Then, on the MTU versions of the sizes
+// `--commands` names (default ×4 and ×16; `--commands ""` leaves them out), every command that reads a
+// whole version, each in a fresh process: peak RSS and wall time, against the same command at the
+// smallest of those sizes in the same run.
+import { spawn, spawnSync } from 'node:child_process';
 import { cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { availableParallelism, loadavg, tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
+import { readCsv, writeCsvSheet } from '../review/csv.ts';
 
 const project = new URL('..', import.meta.url).pathname;
 const sources = join(project, '../shared/data/sources');
@@ -87,9 +91,15 @@ function timed(args: string[], home: string, checkout = project): { stdout: stri
 
 /**
  * One offline run in a fresh process, then the export of what it published in the recipe's own
- * format in another: samples, wall and CPU seconds, peak RSS of each.
+ * format in another: samples, wall and CPU seconds, peak RSS of each. `more` measures other commands
+ * on the version before its home is removed.
  */
-function measure(recipe: string, size: string, config: object, options: { checkout?: string; runArgs?: string[]; exported?: boolean; quiet?: boolean } = {}): Row {
+async function measure(
+  recipe: string,
+  size: string,
+  config: object,
+  options: { checkout?: string; runArgs?: string[]; exported?: boolean; quiet?: boolean; more?: (home: string, exported: CommandFigures) => Promise<void> } = {},
+): Promise<Row> {
   const home = mkdtempSync(join(tmpdir(), 'tk-scale-'));
   try {
     const configFile = join(home, 'config.json');
@@ -105,6 +115,7 @@ function measure(recipe: string, size: string, config: object, options: { checko
       return { recipe, size, samples: 0, ...run, exportSeconds: 0, exportRssGb: 0 };
     }
     const doc = JSON.parse(run.stdout) as { counts: { samples: number } };
+    await options.more?.(home, { seconds: exported.seconds, rssGb: exported.rssGb });
     return {
       recipe,
       size,
@@ -117,6 +128,109 @@ function measure(recipe: string, size: string, config: object, options: { checko
     };
   } finally {
     rmSync(home, { recursive: true, force: true });
+  }
+}
+
+/** A command's peak RSS and wall time on one version (or why it failed). */
+interface CommandFigures {
+  seconds: number;
+  rssGb: number;
+  failed?: string;
+}
+
+/**
+ * Every command that reads a whole version, on the MTU version `mtu@v1` in `home`, each in a fresh
+ * process: the checks (`datasets audit`, `show --compare-reference`), eval (the oracle; `eval compare`
+ * with 200 resamples), the review round (export, the two annotators' sheets filled, agreement,
+ * import, which publishes `mtu@v2`), `datasets diff v1 v2`, and `review serve` until its state is read.
+ */
+async function measureCommands(home: string, exported: CommandFigures): Promise<Map<string, CommandFigures>> {
+  const figures = new Map<string, CommandFigures>([['export --format mtu', exported]]);
+  const command = (name: string, args: string[]) => {
+    const run = timed(args, home);
+    figures.set(name, { seconds: run.seconds, rssGb: run.rssGb, ...(run.failed ? { failed: run.failed } : {}) });
+    return run;
+  };
+  command('datasets audit', ['datasets', 'audit', 'mtu@v1', '--json']);
+  command('datasets show --compare-reference', ['datasets', 'show', 'mtu@v1', '--compare-reference', '--json']);
+  command('eval --model oracle', ['eval', 'mtu@v1', '--model', 'oracle', '--json']);
+  command('eval compare --model oracle (200 resamples)', ['eval', 'compare', 'mtu@v1', '--model', 'oracle', '--resamples', '200', '--json']);
+  command('review export --format csv', ['review', 'export', 'mtu@v1', '--format', 'csv', '--json']);
+  const split = command('review export --format csv --annotators 2', ['review', 'export', 'mtu@v1', '--format', 'csv', '--annotators', '2', '--overlap', '0.1', '--json']);
+  if (!split.failed) {
+    const sheets = fillSheets(JSON.parse(split.stdout) as { sheets: { file: string }[] }, home);
+    command('review agreement (2 sheets)', ['review', 'agreement', 'mtu@v1', ...sheets, '--json']);
+    const imported = command('review import (2 sheets; publishes v2)', ['review', 'import', 'mtu@v1', ...sheets, '--json']);
+    if (!imported.failed) command('datasets diff v1 v2', ['datasets', 'diff', 'mtu@v1', 'mtu@v2', '--json']);
+  }
+  figures.set('review serve (until its state is read)', await served(home));
+  return figures;
+}
+
+/** The annotators' sheets filled: every row accepted, the first 50 rows only the first annotator has rejected (so both agree where they overlap). */
+function fillSheets(exported: { sheets: { file: string }[] }, home: string): string[] {
+  const read = exported.sheets.map((sheet) => readCsv(sheet.file));
+  const second = new Set(read[1].records.map((r) => r.cells.item_id));
+  let rejected = 0;
+  return read.map((sheet, i) => {
+    const rows = sheet.records.map(({ cells }) => {
+      const reject = i === 0 && !second.has(cells.item_id) && rejected < 50;
+      if (reject) rejected++;
+      return { ...cells, decision: reject ? 'reject' : 'accept', notes: reject ? 'off topic' : cells.notes };
+    });
+    const file = join(home, `filled-${i + 1}.csv`);
+    writeCsvSheet(file, sheet.header, rows);
+    return file;
+  });
+}
+
+/** `review serve` in a fresh process until it has answered its state: the process's peak RSS (VmHWM) then. */
+async function served(home: string): Promise<CommandFigures> {
+  const started = Date.now();
+  const child = spawn(process.execPath, [join(project, 'bin/toolkiln.js'), 'review', 'serve', 'mtu@v1', '--annotator', 'annotator-1', '--json'], { cwd: home, env: { ...process.env, TOOLKILN_HOME: home }, stdio: ['ignore', 'pipe', 'pipe'] });
+  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+  try {
+    let out = '';
+    let err = '';
+    child.stderr.on('data', (chunk: Buffer) => (err += chunk.toString('utf8')));
+    const line = await new Promise<string>((resolve, reject) => {
+      child.stdout.on('data', (chunk: Buffer) => {
+        out += chunk.toString('utf8');
+        if (out.includes('\n')) resolve(out.split('\n')[0]);
+      });
+      child.once('exit', (code) => reject(new Error(err.trim().split('\n').at(-1) ?? `exit ${code}`)));
+    });
+    const { url } = JSON.parse(line) as { url: string };
+    const state = await fetch(`${url}api/state`);
+    if (!state.ok) throw new Error(`api/state: HTTP ${state.status}`);
+    await state.arrayBuffer();
+    const peak = /VmHWM:\s+(\d+) kB/.exec(readFileSync(`/proc/${child.pid}/status`, 'utf8'));
+    return { seconds: (Date.now() - started) / 1000, rssGb: Number(peak?.[1] ?? 0) / 1048576 };
+  } catch (error) {
+    return { seconds: (Date.now() - started) / 1000, rssGb: 0, failed: (error as Error).message };
+  } finally {
+    child.kill('SIGTERM');
+    await exited;
+  }
+}
+
+/** The commands table: each command's figures per size, its peak against the smallest size's (the reference) in the same run. */
+function commandsTable(bySize: [number, Map<string, CommandFigures>][]): void {
+  if (!bySize.length) return;
+  const [reference, ...larger] = bySize;
+  process.stdout.write(
+    `\nCommands on the MTU versions above, each in a fresh process; reference: the same command on the ×${reference[0]} version of this run.\n\n` +
+      `| command | ${[...bySize.map(([n]) => `×${n} peak RSS MB | ×${n} wall s`), ...larger.map(([n]) => `peak ×${n} / ×${reference[0]}`)].join(' | ')} |\n` +
+      `|---|${[...bySize.map(() => '---:|---:'), ...larger.map(() => '---:')].join('|')}|\n`,
+  );
+  const cell = (f: CommandFigures | undefined) => (!f ? '– | –' : f.failed ? `failed: ${f.failed} | ${f.seconds.toFixed(1)}` : `${Math.round(f.rssGb * 1024)} | ${f.seconds.toFixed(1)}`);
+  for (const name of reference[1].keys()) {
+    const base = reference[1].get(name)!;
+    const ratios = larger.map(([, figures]) => {
+      const f = figures.get(name);
+      return f && !f.failed && !base.failed && base.rssGb ? (f.rssGb / base.rssGb).toFixed(2) : '–';
+    });
+    process.stdout.write(`| \`${name}\` | ${[...bySize.map(([, figures]) => cell(figures.get(name))), ...ratios].join(' | ')} |\n`);
   }
 }
 
@@ -151,13 +265,19 @@ export async function run(args: string[]): Promise<void> {
   };
   /** The MTU runs, each with the reference's run of the same inputs (when there is one). */
   const mtuRuns: { row: Row; before?: Row }[] = [];
+  const commandSizes = sizesOf(args, '--commands', [4, 16]);
+  const commands: [number, Map<string, CommandFigures>][] = [];
   try {
     let base: Row | undefined;
-    for (const n of sizesOf(args, '--mtu', [1, 4, 16])) {
+    for (const n of [...new Set([...sizesOf(args, '--mtu', [1, 4, 16]), ...commandSizes])].sort((a, b) => a - b)) {
       const dir = join(work, `mtu-${n}`);
       const config = replicateMtu(dir, n);
-      const row = measure('mtu', `×${n}`, config);
-      const before = reference ? measure('mtu', `×${n}`, config, { checkout: reference, exported: false, quiet: true }) : undefined;
+      const row = await measure('mtu', `×${n}`, config, {
+        more: async (home, exported) => {
+          if (commandSizes.includes(n)) commands.push([n, await measureCommands(home, exported)]);
+        },
+      });
+      const before = reference ? await measure('mtu', `×${n}`, config, { checkout: reference, exported: false, quiet: true }) : undefined;
       rmSync(dir, { recursive: true, force: true });
       if (n === 1) base = row;
       table(row, base);
@@ -166,7 +286,7 @@ export async function run(args: string[]): Promise<void> {
     if (million) {
       const dir = join(work, 'mtu-million');
       // Stage records are removed as the run goes: a million samples' stage files would fill a small disk.
-      const row = measure('mtu', `×${MILLION_COPIES}`, replicateMtu(dir, MILLION_COPIES), { runArgs: ['--prune-stages'], exported: false });
+      const row = await measure('mtu', `×${MILLION_COPIES}`, replicateMtu(dir, MILLION_COPIES), { runArgs: ['--prune-stages'], exported: false });
       rmSync(dir, { recursive: true, force: true });
       table(row, base);
       mtuRuns.push({ row });
@@ -175,12 +295,13 @@ export async function run(args: string[]): Promise<void> {
     for (const n of sizesOf(args, '--toole', [1, 8])) {
       const dir = join(work, `toole-${n}`);
       mkdirSync(dir, { recursive: true });
-      const row = measure('toole', `×${n}`, replicateToolE(dir, n));
+      const row = await measure('toole', `×${n}`, replicateToolE(dir, n));
       if (n === 1) tooleBase = row;
       table(row, tooleBase);
     }
-    for (const count of sizesOf(args, '--nestools', [100_000])) table(measure('nestools', `${count.toLocaleString('en-US')} domains`, { count }), undefined);
+    for (const count of sizesOf(args, '--nestools', [100_000])) table(await measure('nestools', `${count.toLocaleString('en-US')} domains`, { count }), undefined);
     if (mtuRuns.length) runTable(mtuRuns, reference);
+    commandsTable(commands);
     process.stdout.write(`\n${load()} at the end.\n`);
   } finally {
     rmSync(work, { recursive: true, force: true });

@@ -14,9 +14,9 @@ import { Coordinator } from '../core/distributed.ts';
 import { createGateway } from '../core/llm/index.ts';
 import { runPipeline } from '../core/run.ts';
 import { formatTable } from '../core/table.ts';
-import { echoPipeline } from '../test/fixtures/core/echo-pipeline.ts';
-import { echoChat, startOpenAiServer } from '../test/helpers/openai-server.ts';
-import { startRedis } from '../test/helpers/redis.ts';
+import { echoPipeline } from './lib/echo-pipeline.ts';
+import { echoChat, startOpenAiServer } from './lib/openai-server.ts';
+import { startRedis } from './lib/redis.ts';
 
 const SERVER_ENV = 'TOOLKILN_BENCH_WORKERS_SERVER';
 const CONCURRENCY = 8;
@@ -34,7 +34,7 @@ async function startServer(latencyMs: number): Promise<{ baseURL: string; child:
 }
 
 async function startWorker(redisUrl: string, home: string, env: NodeJS.ProcessEnv): Promise<ChildProcess> {
-  const child = spawn(process.execPath, ['--import', 'tsx', 'test/fixtures/core/run-worker.ts', redisUrl, home, '30000', String(CONCURRENCY)], { env, stdio: ['ignore', 'pipe', 'ignore'] });
+  const child = spawn(process.execPath, ['--import', 'tsx', 'bench/lib/echo-worker.ts', redisUrl, home, '30000', String(CONCURRENCY)], { env, stdio: ['ignore', 'pipe', 'ignore'] });
   await new Promise<void>((resolve, reject) => {
     child.stdout!.on('data', (chunk) => String(chunk).includes('ready') && resolve());
     child.once('exit', (code) => reject(new Error(`worker exited (${code}) before it was ready`)));

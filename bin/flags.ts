@@ -3,8 +3,8 @@ import type { Options, Values } from './command.ts';
 
 /** Flags every command accepts. */
 export const commonOptions: Options = {
-  json: { type: 'boolean' },
-  help: { type: 'boolean', short: 'h' },
+  json: { type: 'boolean', help: 'print one JSON document on stdout instead of text' },
+  help: { type: 'boolean', short: 'h', help: 'print this help' },
 };
 
 /**

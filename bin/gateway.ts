@@ -2,18 +2,8 @@ import { resolve } from 'node:path';
 import { UserError } from '../core/errors.ts';
 import { BACKENDS, createGateway, type BatchOptions, type GatewayOptions } from '../core/llm/index.ts';
 import type { LlmGateway } from '../core/llm/types.ts';
-import type { Options, Values } from './command.ts';
+import type { Values } from './command.ts';
 import { choiceFlag, intFlag, stringFlag } from './flags.ts';
-
-/** The flags of an endpoint's limits and cache that `gatewayFromFlags` reads (a command adds its own --llm / --model). */
-export const GATEWAY_LIMIT_OPTIONS: Options = {
-  concurrency: { type: 'string' },
-  rpm: { type: 'string' },
-  tpm: { type: 'string' },
-  'max-retries': { type: 'string' },
-  'no-cache': { type: 'boolean' },
-  'price-table': { type: 'string' },
-};
 
 /** The `--llm` backend and its limits, from flags and the environment; `sharedPermit` makes rpm / tpm hold across processes (`--redis`). */
 export function gatewayFromFlags(values: Values, env: NodeJS.ProcessEnv, home: string, seed: number, log: (message: string) => void, cwd = process.cwd(), sharedPermit?: GatewayOptions['sharedPermit']): LlmGateway {

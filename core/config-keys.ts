@@ -86,7 +86,7 @@ interface Def {
 }
 
 /** Schemas that only wrap another one; the value passes through to `innerType`. */
-const WRAPPERS = new Set(['optional', 'nonoptional', 'default', 'prefault', 'nullable', 'readonly', 'catch', 'success']);
+export const WRAPPERS = new Set(['optional', 'nonoptional', 'default', 'prefault', 'nullable', 'readonly', 'catch', 'success']);
 /** Schemas of JSON scalars: they never hold keys. */
 const SCALARS = new Set(['string', 'number', 'int', 'boolean', 'bigint', 'null', 'literal', 'enum', 'template_literal', 'nan', 'date']);
 

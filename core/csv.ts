@@ -1,5 +1,7 @@
 import { parse } from 'csv-parse/sync';
 import { stringify, type Options } from 'csv-stringify/sync';
+import { withPath } from './errors.ts';
+import { AtomicJsonlFile } from './jsonl.ts';
 
 /**
  * Every CSV file toolkiln writes (review sheets, problem lists, native formats such as ToolE's
@@ -45,6 +47,27 @@ function options(layout: CsvLayout): Options {
 /** A whole (small) CSV file: a header row, then the rows, every cell neutralised. */
 export function csvText(rows: Iterable<readonly string[]>, layout: CsvLayout): string {
   return stringify([...rows].map((cells) => cells.map(neutraliseCell)), options(layout));
+}
+
+/**
+ * Writes a CSV file whole or not at all, a row at a time (the rows are never built as one string):
+ * the same bytes `csvText` gives for the same rows.
+ */
+export function writeCsvAtomic(path: string, rows: Iterable<readonly string[]>, layout: CsvLayout): void {
+  const file = new AtomicJsonlFile(path);
+  try {
+    let first = true;
+    for (const cells of rows) {
+      const record = stringify([cells.map(neutraliseCell)], options({ ...layout, bom: first && layout.bom }));
+      // The file ends each text it is given with a line feed: the record's own, taken off here.
+      file.writeText(record.slice(0, -1));
+      first = false;
+    }
+  } catch (error) {
+    file.discard();
+    throw withPath(error, path);
+  }
+  file.commit();
 }
 
 /**

@@ -15,6 +15,28 @@ export interface EvalItem {
   messages: { role: 'system' | 'user' | 'assistant' | 'tool'; content: string | null; [key: string]: unknown }[];
   tools: ToolSpec[];
   gold: Json;
+  /**
+   * The dialogue index of the assistant turn the item answers (a turn of a multi-turn sample);
+   * absent: the sample's last answer (its last assistant turn, or the gold after its dialogue). A training row (`export --format trl`) names
+   * the message an item's answer starts at from it.
+   */
+  turn?: number;
+}
+
+/** A call as a model trained on chat data writes it (`tool_calls`, a ShareGPT `function_call`, a Hermes block). */
+export interface ReplyCall {
+  name: string;
+  arguments: Record<string, Json>;
+  /** The id the model gave the call, when its format has one (a reference to its result may name it). */
+  id?: string;
+  /** The call's result, when the reply holds it (a `tool` message between the assistant's messages). */
+  result?: Json;
+}
+
+/** What a model trained on chat data answered for an item: its calls in order, and its text (null: none). */
+export interface ModelReply {
+  calls: ReplyCall[];
+  text: string | null;
 }
 
 /** A model's output for one item, as the model wrote it (text), or null when it gave none. */
@@ -61,6 +83,17 @@ export interface BenchmarkScorer {
   lowerIsBetter?: readonly string[];
   /** The gold answer written exactly as a perfect model would write it (the `oracle` model). */
   oracle(item: EvalItem): string;
+  /**
+   * A chat model's reply (its tool calls and text, as a model trained on `export --format trl`
+   * writes them) as this benchmark's answer, the text `score` reads. Call names are the item's tool
+   * names. Optional: without it a predictions file must give the benchmark's own answer text.
+   */
+  answerOfReply?(item: EvalItem, reply: ModelReply): string;
+  /**
+   * Judges each output and gives the tables. An item's details may depend on the other items of its
+   * own sample (a conversation's turns), never on other samples': the runner scores a version a few
+   * whole samples at a time.
+   */
   score(outputs: readonly EvalOutput[]): EvalReport;
   /**
    * The gold answer with one injected mistake, written as a model would (the `noisy-oracle` model);
@@ -81,11 +114,14 @@ export interface BenchmarkScorer {
    */
   unitOf?(item: EvalItem): string;
   /**
-   * Optional: the report's tables from items already judged (their `details` figures), grouped in
-   * units, each unit counted as its own dialogue (a unit given twice counts twice), without judging
-   * again. Without it a resample is scored whole by `score`, which judges every answer again.
+   * The report's tables from items already judged (their `details` figures), grouped in units, each
+   * unit counted as its own dialogue (a unit given twice counts twice), without judging again. The
+   * runner scores a version a few samples at a time and makes the tables with this, so it must give
+   * the tables `score` gives for the same items. It reads of an item only its `id`, `sampleId`,
+   * `category` and the plain fields of its `gold` (strings, numbers, booleans, null): judged items
+   * are kept in that compact form, never with their messages and tools.
    */
-  tablesOf?(units: readonly (readonly JudgedItem[])[]): ReportTables;
+  tablesOf(units: readonly (readonly JudgedItem[])[]): ReportTables;
 }
 
 /** An item with the figures `score` gave it (its entry of `EvalReport.details`). */

@@ -1,8 +1,8 @@
+import { HashedStringSet } from './collections.ts';
 import { stableStringify } from './hash.ts';
 import { ArgumentValidator, describeProblems, type SchemaProblem } from './json-schema.ts';
 import { isJsonObject, isRef, type ArgValue, type Call, type Json, type Sample, type ToolSpec } from './records.ts';
 import { rangeProblems, saysOvernight } from './value-ranges.ts';
-import { IdSet } from './id-set.ts';
 
 /**
  * What every sample of every version must hold, whatever benchmark it comes from: its id is its
@@ -58,8 +58,8 @@ export class SampleInvariants {
    * objects already seen under a name), to check against the library once it is known.
    */
   private readonly deferred: { byParameters: WeakMap<object, Set<string>>; byName: Map<string, ToolSpec[]>; callsNotOffered: boolean } | null;
-  /** Every id checked so far (a version's worth: held compactly). */
-  private readonly ids = new IdSet();
+  /** Every sample id met (a whole version's worth, so kept as hashes). */
+  private readonly ids = new HashedStringSet();
   private readonly validator: ArgumentValidator;
 
   /** `library`: the version's tool library; null: not known yet, the checks that need it are made by `holdsWith`. */

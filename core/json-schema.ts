@@ -288,3 +288,22 @@ function metaSchemaValidator(): InstanceType<typeof Ajv> {
   metaValidator ??= new Ajv({ strict: false, logger: false, validateFormats: false });
   return metaValidator;
 }
+
+/**
+ * Why a schema is not usable JSON Schema (it fails the meta-schema, or a validator cannot compile
+ * it: an unknown format aside), or null when it is. For schemas from outside, such as imported tools.
+ */
+export function checkJsonSchema(schema: unknown): string | null {
+  const meta = metaSchemaValidator();
+  if (!meta.validateSchema(schema as object)) return (meta.errors ?? []).map((e) => `${pointerToPath(e.instancePath) || '(root)'} ${e.message ?? 'is invalid'}`).join('; ');
+  try {
+    compileValidator ??= new Ajv({ strict: false, logger: false, validateFormats: false, unicodeRegExp: false, validateSchema: false, code: { optimize: false } });
+    compileValidator.compile(normaliseSchema(schema) as object);
+    compileValidator.removeSchema();
+  } catch (error) {
+    return (error as Error).message;
+  }
+  return null;
+}
+
+let compileValidator: InstanceType<typeof Ajv> | undefined;

@@ -176,17 +176,19 @@ export class AtomicJsonlFile {
 }
 
 /**
- * Writes a JSON array whole or not at all, element by element, as `JSON.stringify(items, null, 2)`
+ * Writes a JSON array whole or not at all, element by element, as `JSON.stringify(items, null, indent)`
  * and a line break would (the same bytes), without building it as one string.
  */
-export function writeJsonArrayAtomic(path: string, items: Iterable<unknown>): void {
+export function writeJsonArrayAtomic(path: string, items: Iterable<unknown>, indent = 2): void {
   const file = new AtomicJsonlFile(path);
+  const space = ' '.repeat(indent);
   try {
     let pending: string | undefined;
     for (const item of items) {
       if (pending === undefined) file.writeText('[');
       else file.writeText(`${pending},`);
-      pending = `  ${String(JSON.stringify(item, null, 2)).replaceAll('\n', '\n  ')}`;
+      // JSON text holds no raw line break but those the indentation puts between its lines.
+      pending = `${space}${String(JSON.stringify(item, null, indent)).replaceAll('\n', `\n${space}`)}`;
     }
     if (pending === undefined) file.writeText('[]');
     else {

@@ -1,7 +1,8 @@
 import type { z } from 'zod';
 import type { SampleAudit } from './audit.ts';
-import type { BenchmarkScorer } from './eval.ts';
+import type { BenchmarkScorer, EvalItem } from './eval.ts';
 import type { Finding, InvariantOptions } from './invariants.ts';
+import type { OverlapConfig } from './overlap/config.ts';
 import type { Check, Sample, ToolSpec } from './records.ts';
 import type { SampleSource } from './sample-source.ts';
 import type { Stage } from './stage.ts';
@@ -18,6 +19,8 @@ export type Exporter = (samples: SampleSource, tools: ToolSpec[], outDir: string
 export interface ExportOptions {
   /** Keep toolkiln's own fields a format has no slot for (`x-toolkiln` in OpenAI chat tools), and records a benchmark's own code cannot load (ACEBench agent records over toolkiln's classes). */
   keepExtensions?: boolean;
+  /** Chat formats (trl): one tool call per assistant message, each followed by its result, for templates without parallel calls (Llama 3.1's). */
+  oneCallPerMessage?: boolean;
   /** Told, one line each, what the format left out. */
   notice?: (line: string) => void;
 }
@@ -30,15 +33,21 @@ export interface ToolLibraryTally {
 
 /**
  * A benchmark recipe: an ordered list of named stages, its config schema (every field defaulted)
- * and the native formats it exports. The first stage is a source (it loads the inputs);
- * the last one emits Samples.
+ * and the native formats it exports, and what the rest of toolkiln reaches the recipe through
+ * (review/ and eval/ never import its stage folder): its scorer, checks, audits, tool
+ * questions and released sets. The first stage is a source (it loads the inputs); the last one
+ * emits Samples.
  */
 export interface PipelineDefinition<C = any> {
   name: string;
   benchmark: string;
   description: string;
   configSchema: z.ZodType<C>;
-  /** Files the run reads, hashed into the fingerprint (paths relative to the project folder). */
+  /**
+   * Files and folders the run reads, hashed into the fingerprint (paths as the config gives them:
+   * relative against the current folder, then the project folder); one that is not there stops the
+   * run before it starts.
+   */
   sourceFiles: (config: C) => string[];
   stages: (config: C) => Stage[];
   exports: Record<string, Exporter>;
@@ -75,24 +84,40 @@ export interface PipelineDefinition<C = any> {
    * benchmark keeps every record as released).
    */
   invariants?: Pick<InvariantOptions, 'offeredOutsideLibrary'> & { gate?: (config: C) => 'reject' | 'record' };
-  /** Released benchmarks this recipe reads as samples (`toolkiln datasets audit --released <name>`). */
+  /**
+   * The released benchmarks this recipe knows, and how to read them: the one place toolkiln learns
+   * of a released set. `toolkiln datasets audit --released <name>` audits its samples, `toolkiln eval
+   * compare --reference <name>` scores its items, and the recipe's statistics stage (given the entry
+   * by the recipe) counts its figures beside the run's.
+   */
   released?: ReleasedSamples[];
+  /**
+   * How publishing measures the samples' overlap with test sets (core/overlap/gate.ts): the
+   * recipe's `testOverlap` config key. Absent: not measured.
+   */
+  testOverlap?: (config: C) => OverlapConfig;
 }
 
 /** A released benchmark read as canonical samples. */
 export interface ReleasedSamples {
-  /** The name `--released` takes. */
+  /** The name `--released` and `--reference` take. */
   name: string;
-  /** Its default place, relative to the project folder (like a config's default paths). */
+  /** Its default place, a folder relative to the project folder (like a config's default paths). */
   path: string;
   /** What is read, for messages. */
   files: string;
   /**
    * Its samples (read again on each call); when the release has one, its tool library (default: the
    * tools the samples offer); and the records it could not make into samples, each a finding of
-   * check `record-readable` (known once the samples were read).
+   * check `record-readable` (known once the samples were read). `path` is the set's folder.
    */
   read(path: string, resolvePath: (path: string) => string): { samples: () => Iterable<Sample>; tools?: () => ToolSpec[]; unreadable?: () => Finding[] };
+  /**
+   * The set as items of the recipe's scorer (`toolkiln eval compare`). Default: the items the scorer
+   * makes of each sample `read` gives. A function when the release is scored from its own records;
+   * false when the set is not compared with (it is read for audits only).
+   */
+  items?: false | ((path: string, resolvePath: (path: string) => string) => EvalItem[]);
 }
 
 export function definePipeline<C>(definition: PipelineDefinition<C>): PipelineDefinition<C> {

@@ -138,12 +138,14 @@ export const Check = z.object({
 });
 export type Check = z.infer<typeof Check>;
 
+/** One step of a record's history: the stage at its version and, for an LLM answer, the prompt and the model. */
+export const LineageEntry = z.object({ stage: z.string(), version: z.number().int(), prompt: z.string().optional(), promptHash: z.string().optional(), model: z.string().optional() });
+export type LineageEntry = z.infer<typeof LineageEntry>;
+
 export const SampleMeta = z
   .object({
     source: z.object({ dataset: z.string(), id: z.string().optional(), file: z.string().optional() }).passthrough().optional(),
-    lineage: z
-      .array(z.object({ stage: z.string(), version: z.number().int(), prompt: z.string().optional(), promptHash: z.string().optional(), model: z.string().optional() }))
-      .default([]),
+    lineage: z.array(LineageEntry).default([]),
     checks: z.array(Check).default([]),
     tags: z.array(z.string()).default([]),
     review: z.array(z.record(z.string(), z.unknown())).optional(),

@@ -11,12 +11,16 @@ import { combineUsage } from './llm/usage.ts';
 import type { PipelineDefinition, ToolLibraryTally } from './pipeline.ts';
 import type { ProgressOptions } from './progress.ts';
 import { describeGate, gateOverFiles, GATE_VERSION, PublishGate } from './publish-gate.ts';
+import { createEmbedder } from './embed/index.ts';
+import { describeOverlap, OVERLAP_STAGE, OVERLAP_VERSION, overlapForPublishing, publishingReferences } from './overlap/gate.ts';
 import { formatZodError, type Manifest, type Sample, type StageStats, type ToolSpec } from './records.ts';
 import { runStages, type RemoteRecords } from './runner.ts';
+import { RUN_LOCK, RUN_OUTCOME } from './run-folder.ts';
 import { yieldShortfall } from './run-yield.ts';
 import type { StageThreadsOptions } from './stage-threads.ts';
 import { DatasetStore, type VersionRef } from './store.ts';
 import { checkSourceFile, readSourceText } from './source-files.ts';
+import { liveToolHashes } from './tool-server.ts';
 import { makeFolder } from './folders.ts';
 import { DEFAULT_SEED } from './seed.ts';
 import { promptHashes } from './stage.ts';
@@ -174,7 +178,8 @@ export async function runPipeline(options: RunPipelineOptions): Promise<RunPipel
 
   const stages = options.pipeline.stages(spec.config);
   const inputs: RunInputs = {
-    sources: await hashSources(options.pipeline.sourceFiles(spec.config), resolvePath, options.projectDir),
+    // A live tool server is an input too: what it lists now (a changed server is a changed input).
+    sources: { ...(await hashSources(options.pipeline.sourceFiles(spec.config), resolvePath, options.projectDir)), ...(await liveToolHashes(spec.config, { log })) },
     stages: stages.map((s) => [s.name, s.version]),
     prompts: promptHashes(stages),
   };
@@ -190,6 +195,7 @@ export async function runPipeline(options: RunPipelineOptions): Promise<RunPipel
     prompts: inputs.prompts,
     sources,
     gate: GATE_VERSION,
+    ...(options.pipeline.testOverlap ? { testOverlap: OVERLAP_VERSION } : {}),
   });
 
   const store = new DatasetStore(options.home, { warn: log });
@@ -201,6 +207,10 @@ export async function runPipeline(options: RunPipelineOptions): Promise<RunPipel
       return { runId: options.resume ?? '-', fingerprint, status: 'existing', ref: existing, manifest, stats: manifest.stages };
     }
   }
+
+  // Resolved before the run: a reference the config names that is not there stops it before any work.
+  const overlapConfig = options.pipeline.testOverlap?.(spec.config);
+  const overlapReferences = overlapConfig && publishingReferences(overlapConfig, options.pipeline.released ?? [], { store, resolvePath, cwd: options.cwd ?? process.cwd() });
 
   const { runId, lock } = options.resume ? { runId: options.resume, lock: lockRun(runsDir, options.resume) } : createRun(runsDir, { ...spec, inputs }, fingerprint);
   const runDir = join(runsDir, runId);
@@ -254,6 +264,20 @@ export async function runPipeline(options: RunPipelineOptions): Promise<RunPipel
     if (ended && 'redo' in ended) log("the samples' tools clash with the version's tool library: the invariants are checked again over the last stage's file");
     const gate = ended && !('redo' in ended) ? ended : gateOverFiles(result.samples, { ...gateOptions, library: ended?.library });
     log(describeGate(gate.summary));
+    // Overlap with test sets: reported in the manifest, or rejected when the config says so.
+    const overlap =
+      overlapConfig && overlapReferences
+        ? await overlapForPublishing(gate.prepared, {
+            config: overlapConfig,
+            ...overlapReferences,
+            embedder: createEmbedder(overlapConfig.embedder, { gateway: options.llm, stage: OVERLAP_STAGE, resolvePath }),
+            dir: join(runDir, 'publish'),
+            toolLibrary: gateOptions.toolLibrary,
+          })
+        : undefined;
+    if (overlap) log(describeOverlap(overlap.summary));
+    // The data files the gate wrote, or (samples rejected for overlap) the ones written again without them.
+    const data = overlap?.prepared ?? gate.prepared;
     // Requests workers sent count as much as this process's own.
     const usage = remote ? combineUsage(options.llm.usage(), remote.usage()) : options.llm.usage();
     const extraFiles = { ...Object.fromEntries(Object.entries(result.attachments).sort().map(([name, path]) => [`reports/${name}`, readFileSync(path, 'utf8')])), ...options.parent?.files };
@@ -261,11 +285,12 @@ export async function runPipeline(options: RunPipelineOptions): Promise<RunPipel
       name: spec.name,
       force: options.force,
       extraFiles,
-      prepared: gate.prepared,
-      tools: gate.tools,
+      prepared: data,
+      tools: overlap?.tools ?? gate.tools,
       rejects: (function* () {
         yield* result.rejects();
         yield* gate.rejects();
+        if (overlap) yield* overlap.rejects();
       })(),
       manifest: {
         pipeline: spec.pipeline,
@@ -277,12 +302,12 @@ export async function runPipeline(options: RunPipelineOptions): Promise<RunPipel
         models: Object.keys(usage.byModel).length ? Object.keys(usage.byModel).sort() : [spec.model],
         prompts: inputs.prompts,
         sources,
-        stats: { ...result.reports, audit: gate.summary, seed: spec.seed, limit: spec.limit ?? null, ...options.parent?.stats },
+        stats: { ...result.reports, audit: gate.summary, ...(overlap ? { testOverlap: overlap.summary } : {}), seed: spec.seed, limit: spec.limit ?? null, ...options.parent?.stats },
       },
     });
     if (published.status === 'existing') log(`${spec.name}@${published.ref.version} with the same fingerprint was published meanwhile: nothing new to publish`);
     // Data files a version that was there already did not take.
-    rmSync(gate.prepared.dir, { recursive: true, force: true });
+    rmSync(data.dir, { recursive: true, force: true });
     writeOutcome(runDir, { status: published.status, dataset: `${published.ref.name}@${published.ref.version}`, finishedAt: new Date().toISOString() });
     result.pruneLast();
     return { runId, fingerprint, status: published.status, ref: published.ref, manifest: published.manifest, stats: published.status === 'existing' ? published.manifest.stages : result.stats };
@@ -293,9 +318,6 @@ export async function runPipeline(options: RunPipelineOptions): Promise<RunPipel
     lock.release();
   }
 }
-
-export const RUN_LOCK = 'lock';
-export const RUN_OUTCOME = 'outcome.json';
 
 /** A new run folder with a name no other run has (time, fingerprint and randomness), locked by this process. */
 function createRun(runsDir: string, spec: RunSpec, fingerprint: string): { runId: string; lock: Lock } {

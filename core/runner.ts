@@ -80,6 +80,8 @@ export interface RemoteRecords {
 }
 
 export const DEFAULT_MAX_TRANSPORT_REJECTS = 0.1;
+/** Records of a per-record stage in flight at once unless the run sets a concurrency. */
+export const DEFAULT_RECORDS_IN_FLIGHT = 16;
 
 export interface RunStagesResult {
   /** The Samples of the last stage, one at a time, read from its output file (never all in memory). */
@@ -612,7 +614,7 @@ async function runMapStage(
   const count = () => input.piped?.total ?? input.count;
   const progress = new Progress(stage.name, count(), options.progress);
   progress.tick(done.size);
-  const concurrency = Math.max(1, Math.min(stage.concurrency ?? Infinity, options.concurrency ?? 16));
+  const concurrency = Math.max(1, Math.min(stage.concurrency ?? Infinity, options.concurrency ?? DEFAULT_RECORDS_IN_FLIGHT));
   const queue = new PQueue({ concurrency });
   const share = options.maxTransportRejects ?? DEFAULT_MAX_TRANSPORT_REJECTS;
   let failure: UserError | undefined;
@@ -956,7 +958,12 @@ async function runScanChain(chain: StageRun[], input: StageInput, options: RunSt
       await open(k + 1);
     });
   };
-  await open(0);
+  try {
+    await open(0);
+  } finally {
+    // Also when a record or a later stage of the chain threw: what a state holds must not outlive the run.
+    for (const { stage, state } of members) if (state !== undefined) await Promise.resolve(stage.dispose?.(state)).catch((error) => members[0].plain.log(`stage ${stage.name}: could not release its state: ${messageOf(error)}`));
+  }
   members.forEach((member, k) => member.progress.finish(outputs[k].counts.in));
   return outputs.map((stageOutputs) => stageOutputs.counts);
 }

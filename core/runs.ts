@@ -2,7 +2,8 @@ import { existsSync, readdirSync, rmSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { readJsonFileOrNull } from './jsonl.ts';
 import { ownerIsAlive, readLockOwner } from './lock.ts';
-import { RUN_LOCK, RUN_OUTCOME, type RunOutcome, type RunSpec } from './run.ts';
+import type { RunOutcome, RunSpec } from './run.ts';
+import { RUN_LOCK, RUN_OUTCOME } from './run-folder.ts';
 
 /** One run folder under `<home>/.toolkiln/runs/`, as `toolkiln runs list` shows it. */
 export interface RunEntry {

@@ -1,8 +1,8 @@
-import type { Check, Sample, SampleMeta } from './records.ts';
+import type { Check, LineageEntry, Sample } from './records.ts';
 
 /** Small, pure edits of a Sample's meta, shared by the recipes' stages. */
 
-export type LineageEntry = SampleMeta['lineage'][number];
+export type { LineageEntry };
 
 export function withLineage(sample: Sample, entry: LineageEntry): Sample {
   return { ...sample, meta: { ...sample.meta, lineage: [...sample.meta.lineage, entry] } };

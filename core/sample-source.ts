@@ -112,3 +112,38 @@ export function* inOrder<K>(source: SampleSource, order: readonly { key: K; at: 
   let i = 0;
   for (const sample of source.readAt(order.map((e) => e.at))) yield { sample, key: order[i++].key };
 }
+
+/**
+ * Positions of many samples kept compactly (three numbers each in typed arrays, no object per
+ * sample), numbered in the order they were added: a whole-version pass can remember where every
+ * sample is without holding it.
+ */
+export class SamplePositions {
+  private parts = new Uint32Array(1024);
+  private starts = new Float64Array(1024);
+  private lengths = new Uint32Array(1024);
+  size = 0;
+
+  /** Keeps `at`; returns its number. */
+  add(at: SampleAt): number {
+    if (this.size === this.starts.length) {
+      const grow = <A extends Uint32Array | Float64Array>(array: A): A => {
+        const bigger = new (array.constructor as new (length: number) => A)(array.length * 2);
+        bigger.set(array);
+        return bigger;
+      };
+      this.parts = grow(this.parts);
+      this.starts = grow(this.starts);
+      this.lengths = grow(this.lengths);
+    }
+    this.parts[this.size] = at.part;
+    this.starts[this.size] = at.start;
+    this.lengths[this.size] = at.length;
+    return this.size++;
+  }
+
+  at(number: number): SampleAt {
+    if (number < 0 || number >= this.size) throw new RangeError(`no sample position ${number} (${this.size} kept)`);
+    return { part: this.parts[number], start: this.starts[number], length: this.lengths[number] };
+  }
+}

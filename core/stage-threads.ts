@@ -76,7 +76,7 @@ export class StageThreads {
     data: Omit<StageThreadData, 'module' | 'factory' | 'options' | 'name' | 'version'>,
     log: (message: string) => void,
   ) {
-    const workerData = { ...stage.threads!, name: stage.name, version: stage.version, ...data, entry: ENTRY, loader: LOADER } satisfies StageThreadData & { entry: string; loader: string };
+    const workerData = { ...stage.threads!, name: stage.name, version: stage.version, ...data, entry: ENTRY, loader: LOADER } satisfies StageThreadData & { entry: string; loader: string | null };
     const starts: Promise<void>[] = [];
     for (let n = 0; n < count; n++) {
       const worker = new Worker(BOOTSTRAP, { eval: true, workerData });
@@ -156,14 +156,16 @@ export class StageThreads {
 }
 
 /**
- * The thread's first code (CommonJS, as `eval` workers are): TypeScript is loaded through tsx's
- * loader, registered in the thread, as bin/toolkiln.js does for the process.
+ * The thread's first code (CommonJS, as `eval` workers are). The thread runs what this process runs:
+ * the compiled JavaScript (bin/compile.js) as it is, the TypeScript through tsx's loader registered
+ * in the thread, as bin/toolkiln.js does for the process.
  */
 const BOOTSTRAP = `
 const { workerData, parentPort } = require('node:worker_threads');
-import(workerData.loader)
-  .then(({ register }) => (register(), import(workerData.entry)))
+(workerData.loader ? import(workerData.loader).then(({ register }) => register()) : Promise.resolve())
+  .then(() => import(workerData.entry))
   .catch((error) => parentPort.postMessage({ failed: String(error && error.stack || error) }));
 `;
-const LOADER = pathToFileURL(createRequire(import.meta.url).resolve('tsx/esm/api').replace(/\.cjs$/, '.mjs')).href;
-const ENTRY = new URL('./stage-thread.ts', import.meta.url).href;
+const COMPILED = import.meta.url.endsWith('.js');
+const LOADER = COMPILED ? null : pathToFileURL(createRequire(import.meta.url).resolve('tsx/esm/api').replace(/\.cjs$/, '.mjs')).href;
+const ENTRY = new URL(COMPILED ? './stage-thread.js' : './stage-thread.ts', import.meta.url).href;

@@ -3,7 +3,7 @@ import { hashOf } from './hash.ts';
 import { Rng } from './rng.ts';
 import type { GenerateResult, LlmGateway } from './llm/types.ts';
 import type { PromptFile } from './prompt.ts';
-import type { Rejection, SampleMeta } from './records.ts';
+import type { LineageEntry, Rejection } from './records.ts';
 import { DEFAULT_SEED } from './seed.ts';
 
 /** What a stage says about one record it could not use. */
@@ -21,8 +21,7 @@ export interface StageIdentity {
   prompts?: readonly PromptFile<any, any>[];
 }
 
-/** One step of a record's history: the stage (at its version) and, for an LLM answer, the prompt and model. */
-export type LineageEntry = SampleMeta['lineage'][number];
+export type { LineageEntry };
 
 export interface AskOptions {
   /**
@@ -57,8 +56,12 @@ export interface StageContext {
    */
   ask<V extends Record<string, unknown>, O>(this: StageContext & { key?: string }, prompt: PromptFile<V, O>, vars: V, options?: AskOptions): Promise<Answer<O>>;
   tryAsk<V extends Record<string, unknown>, O>(this: StageContext & { key?: string }, prompt: PromptFile<V, O>, vars: V, options?: AskOptions): Promise<({ ok: true } & Answer<O>) | AskFailure>;
-  /** This stage's lineage entry (for a record it changed without the LLM). */
-  lineage(this: StageContext): LineageEntry;
+  /**
+   * This stage's lineage entry, for a record it changed without an answer of its own; with a
+   * prompt (one it declares), the entry names it (a record relabelled by a prompt's answer about
+   * many records).
+   */
+  lineage(this: StageContext, prompt?: PromptFile<any, any>): LineageEntry;
   /** The run seed; use `rng(...)` for randomness so results do not depend on scheduling. */
   seed: number;
   rng: (...keys: (string | number)[]) => Rng;
@@ -187,6 +190,12 @@ export interface ScanStage<I, O, S = void> extends StageBase<I, O> {
    * generator that makes each as it is asked for (reporting once it ends) holds none of them.
    */
   finish?: (state: S, ctx: StageContext) => void | Iterable<O> | ScanMade<O> | Promise<void | Iterable<O> | ScanMade<O>>;
+  /**
+   * Releases what the state holds (a server process, an open file) once the stage is over: after
+   * `finish`, or when the run fails before it (a record that throws, a later stage of the chain that
+   * throws). Without it a process the state started would outlive the failed run and keep it alive.
+   */
+  dispose?: (state: S) => void | Promise<void>;
 }
 
 /** What a scan stage's `finish` made of its own: records to write after the others, and the ones it dropped, with why. */
@@ -274,15 +283,16 @@ export const PASS = Symbol('pass');
 
 /**
  * The declared LLM step: one prompt, asked once per record. `variables` turns a record into the
- * prompt's variables (or `PASS`: the record needs no request and goes on unchanged); `result`
- * turns the answer into the record(s) the step emits, or a reject. The step's fingerprint entry,
+ * prompt's variables (or `PASS`: the record needs no request and goes on unchanged; or a
+ * `reject(…)`: the record cannot be asked about); `result` turns the answer into the record(s) the
+ * step emits, or a reject, and sees the variables it was asked with. The step's fingerprint entry,
  * the gateway's `{ stage, key }`, the answer's lineage (this stage at its version, the prompt, the
  * model) and the reject of a failed request come from the declaration.
  */
 export function promptStep<I, O, V extends Record<string, unknown>, A>(spec: Omit<MapStage<I, O>, 'kind' | 'run' | 'prompts'> & {
   prompt: PromptFile<V, A>;
-  variables: (record: I, ctx: StageContext & { key: string }) => V | typeof PASS;
-  result: (answer: Answer<A>, record: I, ctx: StageContext & { key: string }) => O | O[] | (RejectReason & { reject: true });
+  variables: (record: I, ctx: StageContext & { key: string }) => V | typeof PASS | (RejectReason & { reject: true });
+  result: (answer: Answer<A>, record: I, ctx: StageContext & { key: string }, vars: V) => O | O[] | (RejectReason & { reject: true });
   /** Request options (temperature, token limit) for this record. */
   options?: (record: I) => AskOptions;
 }): MapStage<I, O> {
@@ -293,7 +303,8 @@ export function promptStep<I, O, V extends Record<string, unknown>, A>(spec: Omi
     run: async (record, ctx) => {
       const vars = variables(record, ctx);
       if (vars === PASS) return record as unknown as O;
-      return result(await ctx.ask(prompt, vars, options?.(record)), record, ctx);
+      if (isReject(vars)) return vars;
+      return result(await ctx.ask(prompt, vars, options?.(record)), record, ctx, vars);
     },
   });
 }
@@ -340,8 +351,11 @@ export const stageContextMethods: Pick<StageContext, 'ask' | 'tryAsk' | 'lineage
     const lineage: LineageEntry = { stage: stage.name, version: stage.version, prompt: prompt.id, promptHash: prompt.hash, model: result.model };
     return { ok: true, value: result.value as never, model: result.model, cached: result.cached, lineage };
   },
-  lineage() {
-    return { stage: this.stage.name, version: this.stage.version };
+  lineage(prompt) {
+    const entry: LineageEntry = { stage: this.stage.name, version: this.stage.version };
+    if (!prompt) return entry;
+    if (!this.stage.prompts?.includes(prompt)) throw new Error(`stage ${this.stage.name} names prompt ${prompt.id} in lineage, which it does not declare in \`prompts\``);
+    return { ...entry, prompt: prompt.id, promptHash: prompt.hash };
   },
 };
 
@@ -402,17 +416,21 @@ export async function applyScanStage<I, O, S>(stage: ScanStage<I, O, S>, records
   const state = (stage.begin ? stage.begin(ctx) : stage.collect ? await stage.collect(records, ctx) : undefined) as S;
   const out: O[] = [];
   const rejects: RejectReason[] = [];
-  for (const record of records) {
-    const key = recordKey(stage, record);
-    const result = await runRecord(stage.run, record, { ...ctx, key, state, rng: (...keys: (string | number)[]) => ctx.rng(key, ...keys) });
-    if (isReject(result)) rejects.push(result);
-    else out.push(...(Array.isArray(result) && stage.fanOut ? result : [result as O]));
-  }
-  const made = await stage.finish?.(state, ctx);
-  if (made && Symbol.iterator in made) out.push(...made);
-  else if (made) {
-    out.push(...(made.out ?? []));
-    rejects.push(...(made.rejects ?? []));
+  try {
+    for (const record of records) {
+      const key = recordKey(stage, record);
+      const result = await runRecord(stage.run, record, { ...ctx, key, state, rng: (...keys: (string | number)[]) => ctx.rng(key, ...keys) });
+      if (isReject(result)) rejects.push(result);
+      else out.push(...(Array.isArray(result) && stage.fanOut ? result : [result as O]));
+    }
+    const made = await stage.finish?.(state, ctx);
+    if (made && Symbol.iterator in made) out.push(...made);
+    else if (made) {
+      out.push(...(made.out ?? []));
+      rejects.push(...(made.rejects ?? []));
+    }
+  } finally {
+    await stage.dispose?.(state);
   }
   return { out, rejects };
 }

@@ -42,7 +42,7 @@ export interface PublishInput {
   prepared?: PreparedSamples;
   /** Read once, after the samples. */
   tools: Iterable<ToolSpec>;
-  /** Read once, as a stream, after the samples. */
+  /** Read once, as a stream, after the samples (the rejects of a review gather while its samples are read). */
   rejects: Iterable<Rejection>;
   /** Extra files written into the version before it is published (e.g. a review report), relative path → text. */
   extraFiles?: Record<string, string>;
@@ -232,30 +232,22 @@ export class DatasetStore {
   }
 
   /**
-   * The records of one JSONL file of the version, read line by line and checked against the
-   * manifest's checksum as they are read (a mismatch is an error once the file is read).
+   * The records of one JSONL file of the version, read line by line as they are asked for (never
+   * held together) and checked against the manifest's checksum as they are read: a mismatch is an
+   * error once the file is read to its end.
    */
-  private readChecked<T>(ref: VersionRef, file: string, decode: (line: unknown, where: LineWhere) => T): T[] {
+  private *readChecked<T>(ref: VersionRef, file: string, decode: (line: unknown, where: LineWhere) => T): Generator<T> {
     const path = join(ref.dir, file);
     const expected = this.manifest(ref).files[file];
     if (!existsSync(path)) {
-      if (expected === undefined) return [];
+      if (expected === undefined) return;
       throw new UserError(intactMessage(ref, { file, problem: 'missing' }));
     }
     const check = expected !== undefined && !this.verified.has(ref.dir);
     const hash = createHash('sha256');
     let number = 0;
-    const records: T[] = [];
-    for (const line of eachJsonl(path, check ? (bytes) => hash.update(bytes) : undefined)) records.push(decode(line, `${path}: record ${++number}`));
+    for (const line of eachJsonl(path, check ? (bytes) => hash.update(bytes) : undefined)) yield decode(line, `${path}: record ${++number}`);
     if (check && hash.digest('hex') !== expected) throw new UserError(intactMessage(ref, { file, problem: 'changed' }));
-    return records;
-  }
-
-  /** All samples of a version, split by split in the order the manifest lists them. */
-  samples(ref: VersionRef): Sample[] {
-    const manifest = this.manifest(ref);
-    const { sample } = this.decoders(ref);
-    return Object.keys(manifest.counts.bySplit).flatMap((split) => this.readChecked(ref, `data/${split}.jsonl`, sample));
   }
 
   /** How the version's records are read back: by the line form its manifest records, or as they are (older versions). */
@@ -265,7 +257,8 @@ export class DatasetStore {
 
   /**
    * A version's samples as a stream read from its files on each pass (see `SampleSource`); the files
-   * are not checked here: call `assertIntact` first.
+   * are not checked here: call `assertIntact` first. There is no call that loads a version's samples
+   * whole: every command reads them through this, holding what it works on and compact figures only.
    */
   sampleSource(ref: VersionRef): SampleSource {
     const splits = Object.keys(this.manifest(ref).counts.bySplit);
@@ -277,11 +270,14 @@ export class DatasetStore {
 
   /** The version's tool library (none when it has no `tools.jsonl`: an empty library is not written). */
   tools(ref: VersionRef): ToolSpec[] {
-    return this.readChecked(ref, 'tools.jsonl', this.decoders(ref).tool);
+    return [...this.readChecked(ref, 'tools.jsonl', this.decoders(ref).tool)];
   }
 
-  /** The version's rejects (none when it has no `rejects.jsonl`: an empty file is not written). */
-  rejects(ref: VersionRef): Rejection[] {
+  /**
+   * The version's rejects, read one at a time as they are asked for (a version can have as many as
+   * it has samples, each with its whole record); none when it has no `rejects.jsonl`.
+   */
+  rejects(ref: VersionRef): Iterable<Rejection> {
     return this.readChecked(ref, 'rejects.jsonl', this.decoders(ref).rejection);
   }
 
@@ -416,16 +412,30 @@ export class DatasetStore {
     if (!latest && recorded !== null) rmSync(latestPath, { force: true });
   }
 
-  /** Sample ids added, removed and changed (same id, other content) from `a` to `b`. */
+  /**
+   * Sample ids added, removed and changed (same id, other content) from `a` to `b`. Both versions are
+   * streamed: what is kept is each sample id of `a` with a short hash of its content, and the ids listed.
+   */
   diff(a: VersionRef, b: VersionRef): DatasetDiff {
-    const index = (ref: VersionRef) => new Map(this.samples(ref).map((s) => [s.id, hashOf(s)]));
-    const before = index(a);
-    const after = index(b);
-    const added = [...after.keys()].filter((id) => !before.has(id)).sort();
-    const removed = [...before.keys()].filter((id) => !after.has(id)).sort();
-    const changed = [...after.keys()].filter((id) => before.has(id) && before.get(id) !== after.get(id)).sort();
-    const unchanged = [...after.keys()].filter((id) => before.get(id) === after.get(id)).length;
-    return { a: `${a.name}@${a.version}`, b: `${b.name}@${b.version}`, added, removed, changed, unchanged };
+    this.assertIntact(a);
+    this.assertIntact(b);
+    // Id → content hash of `a`; null once the id is met in `b`.
+    const before = new Map<string, string | null>();
+    for (const sample of this.sampleSource(a).all()) before.set(sample.id, hashOf(sample, 32));
+    const added: string[] = [];
+    const changed: string[] = [];
+    let unchanged = 0;
+    for (const sample of this.sampleSource(b).all()) {
+      const was = before.get(sample.id);
+      if (was === undefined) added.push(sample.id);
+      else if (was !== null) {
+        if (was === hashOf(sample, 32)) unchanged++;
+        else changed.push(sample.id);
+        before.set(sample.id, null);
+      }
+    }
+    const removed = [...before].filter(([, hash]) => hash !== null).map(([id]) => id);
+    return { a: `${a.name}@${a.version}`, b: `${b.name}@${b.version}`, added: added.sort(), removed: removed.sort(), changed: changed.sort(), unchanged };
   }
 
   /**
@@ -546,13 +556,17 @@ export class SampleFiles {
   constructor(readonly dir: string) {}
 
   add(sample: Sample | SampleLine): void {
+    this.addLineText(sample, isSampleLine(sample) ? sampleTextToLineText(sample.text) : JSON.stringify(sampleToLine(sample)));
+  }
+
+  /** A sample already in the line form, as the text of its line (copied from another version's data file). */
+  addLineText(sample: Pick<Sample, 'id' | 'split' | 'category'>, text: string): void {
     let writer = this.writers.get(sample.split);
     if (!writer) {
       if (!SPLIT_NAME.test(sample.split)) throw new UserError(`sample ${sample.id} has split "${sample.split}": a split name is letters, digits, '-', '_' or '.'`);
       this.writers.set(sample.split, (writer = new JsonlWriter(join(this.dir, `${sample.split}.jsonl`), { sha256: true })));
     }
-    if (isSampleLine(sample)) writer.writeText(sampleTextToLineText(sample.text));
-    else writer.write(sampleToLine(sample));
+    writer.writeText(text);
     this.byCategory[sample.category] = (this.byCategory[sample.category] ?? 0) + 1;
     this.samples++;
   }

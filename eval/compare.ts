@@ -1,8 +1,9 @@
 import { join } from 'node:path';
-import type { BenchmarkScorer, EvalItem, EvalOutput, JudgedItem, ReportTables } from '../core/eval.ts';
+import type { BenchmarkScorer, EvalItem, JudgedItem, ReportTables } from '../core/eval.ts';
 import { writeFileAtomic } from '../core/jsonl.ts';
 import type { SampleSource } from '../core/sample-source.ts';
 import { bootstrapDifferences, type Interval } from './compare-bootstrap.ts';
+import { unitOf } from './judged.ts';
 import { evaluate, type ModelChoice } from './run.ts';
 
 /** The two sides compared: a generated version and the released benchmark it belongs to. */
@@ -63,7 +64,7 @@ export const ALL = 'all';
  */
 export async function compareModel(options: CompareOptions): Promise<ModelComparison> {
   const { scorer } = options;
-  const units: Partial<Record<Side, JudgedOutput[][]>> = {};
+  const units: Partial<Record<Side, JudgedItem[][]>> = {};
   const tables: Partial<Record<Side, ReportTables>> = {};
   const items = {} as Record<Side, number>;
   const missing = {} as Record<Side, number>;
@@ -77,13 +78,14 @@ export async function compareModel(options: CompareOptions): Promise<ModelCompar
       outDir: join(options.outDir, side),
       onProgress: options.onProgress,
     });
-    units[side] = judgedUnits(scorer, result.outputs, result.report.details);
+    units[side] = result.units;
     tables[side] = result.report;
     items[side] = result.report.items;
     missing[side] = result.missing;
     files.push(...result.files);
   }
-  const intervals = bootstrapDifferences(units.generated!, units.released!, (drawn) => flatTables(resampledTables(scorer, drawn)), { resamples: options.resamples, seed: options.seed });
+  // A resample's tables come from the judged figures (each unit drawn counts as its own dialogue): nothing is judged again.
+  const intervals = bootstrapDifferences(units.generated!, units.released!, (drawn) => flatTables(scorer.tablesOf(drawn)), { resamples: options.resamples, seed: options.seed });
   return { model: options.model.name, items, missing, rows: rowsOf(tables.generated!, tables.released!, intervals), files };
 }
 
@@ -109,9 +111,6 @@ function rowsOf(generated: ReportTables, released: ReportTables, intervals: Reco
   });
 }
 
-/** The unit of an item: what the scorer scores together, else its sample. */
-const unitOf = (scorer: BenchmarkScorer, item: EvalItem) => scorer.unitOf?.(item) ?? item.sampleId;
-
 /** The items of the first `limit` units (all without a limit). */
 function firstUnits(scorer: BenchmarkScorer, items: EvalItem[], limit?: number): EvalItem[] {
   if (limit === undefined) return items;
@@ -121,37 +120,6 @@ function firstUnits(scorer: BenchmarkScorer, items: EvalItem[], limit?: number):
     if (!kept.has(unit) && kept.size < limit) kept.add(unit);
     return kept.has(unit);
   });
-}
-
-/** A judged item with its output, for a scorer that can only score a resample whole. */
-interface JudgedOutput extends JudgedItem {
-  output: string | null;
-}
-
-/** The judged items grouped in units, in first-seen order. */
-function judgedUnits(scorer: BenchmarkScorer, outputs: readonly EvalOutput[], details: readonly { id: string; figures: Record<string, number | boolean> }[]): JudgedOutput[][] {
-  const figures = new Map(details.map((d) => [d.id, d.figures]));
-  const groups = new Map<string, JudgedOutput[]>();
-  for (const { item, output } of outputs) {
-    const unit = unitOf(scorer, item);
-    const list = groups.get(unit) ?? groups.set(unit, []).get(unit)!;
-    const judged = figures.get(item.id);
-    // Every item scored has its figures; one without would count as all zero in every resample.
-    if (!judged) throw new Error(`the ${scorer.benchmark} scorer gave no figures for item ${item.id}`);
-    list.push({ item, output, figures: judged });
-  }
-  return [...groups.values()];
-}
-
-/**
- * The tables of a resample: from the figures already judged when the scorer can (`tablesOf`), else
- * by scoring the resample whole, each drawn unit's items renamed apart (`#<draw>` on item and sample
- * id) so that a unit drawn twice counts as two samples.
- */
-function resampledTables(scorer: BenchmarkScorer, drawn: readonly JudgedOutput[][]): ReportTables {
-  if (scorer.tablesOf) return scorer.tablesOf(drawn);
-  const outputs = drawn.flatMap((unit, draw) => unit.map(({ item, output }) => ({ item: { ...item, id: `${item.id}#${draw}`, sampleId: `${item.sampleId}#${draw}` }, output })));
-  return scorer.score(outputs);
 }
 
 export interface ComparisonFile {

@@ -34,20 +34,8 @@ export interface LlmAnswer {
   failure?: string;
 }
 
-/** Every item's answer from the model, in item order; at most `window` items are in hand at once. */
-export async function llmAnswers(items: readonly EvalItem[], llm: LlmGateway, options: { window?: number; onAnswer?: (done: number) => void } = {}): Promise<LlmAnswer[]> {
-  const window = options.window ?? 256;
-  const answers: LlmAnswer[] = [];
-  for (let start = 0; start < items.length; start += window) {
-    const batch = items.slice(start, start + window);
-    const results = await Promise.all(
-      batch.map(async (item): Promise<LlmAnswer> => {
-        const result = await llm.generate(answerPrompt, { messages: chatMessages(item) }, { stage: 'eval', key: item.id });
-        return result.ok ? { output: result.value.text } : { output: null, failure: `${result.reason}: ${result.detail}` };
-      }),
-    );
-    answers.push(...results);
-    options.onAnswer?.(answers.length);
-  }
-  return answers;
+/** The model's answer to one item, through the gateway. */
+export async function llmAnswer(item: EvalItem, llm: LlmGateway): Promise<LlmAnswer> {
+  const result = await llm.generate(answerPrompt, { messages: chatMessages(item) }, { stage: 'eval', key: item.id });
+  return result.ok ? { output: result.value.text } : { output: null, failure: `${result.reason}: ${result.detail}` };
 }

@@ -1,4 +1,3 @@
-import PQueue from 'p-queue';
 import type { BenchmarkScorer, Corruption, EvalItem, EvalSession, SessionRequest, SessionResult } from '../core/eval.ts';
 import type { LlmGateway } from '../core/llm/types.ts';
 import { answerPrompt } from './llm-model.ts';
@@ -74,7 +73,7 @@ function llmAnswerer(llm: LlmGateway, item: EvalItem, userLlm = llm): Answerer {
 }
 
 /** One item in the loop, or null when the scorer scores it on one answer. */
-async function runItem(scorer: BenchmarkScorer, item: EvalItem, model: LoopModel): Promise<LoopOutcome | null> {
+export async function runItem(scorer: BenchmarkScorer, item: EvalItem, model: LoopModel): Promise<LoopOutcome | null> {
   const session = scorer.session?.(item) ?? null;
   if (!session) return null;
   switch (model.kind) {
@@ -87,23 +86,4 @@ async function runItem(scorer: BenchmarkScorer, item: EvalItem, model: LoopModel
     case 'llm':
       return runSession(session, llmAnswerer(model.llm, item, model.userLlm));
   }
-}
-
-/**
- * Every item's outcome in the loop (null: a static item), in item order; at most `window` sessions
- * are open at once (the gateway's own limits pace the requests within them).
- */
-export async function runInLoop(scorer: BenchmarkScorer, items: readonly EvalItem[], model: LoopModel, options: { window?: number; onDone?: (done: number) => void } = {}): Promise<(LoopOutcome | null)[]> {
-  // A sliding window: a session that ends lets the next one start, none waits for the slowest of a batch.
-  const queue = new PQueue({ concurrency: options.window ?? 64 });
-  let done = 0;
-  return Promise.all(
-    items.map((item) =>
-      queue.add(async () => {
-        const outcome = await runItem(scorer, item, model);
-        options.onDone?.(++done);
-        return outcome;
-      }),
-    ),
-  );
 }

@@ -1,6 +1,6 @@
-import { UserError } from '../core/errors.ts';
 import type { PipelineDefinition } from '../core/pipeline.ts';
 import { acebenchPipeline } from './acebench.ts';
+import { unknownRecipe } from './catalog.ts';
 import { mtuPipeline } from './mtu.ts';
 import { nestoolsPipeline } from './nestools.ts';
 import { toolePipeline } from './toole.ts';
@@ -17,11 +17,7 @@ export const pipelines: Record<string, PipelineDefinition> = {
 
 export function getPipeline(name: string): PipelineDefinition {
   const pipeline = pipelines[name];
-  if (!pipeline) throw new UserError(`unknown pipeline "${name}": choose one of ${Object.keys(pipelines).join(', ')}`);
+  if (!pipeline) throw unknownRecipe(name);
   return pipeline;
 }
 
-/** The pipeline that published a dataset knows its native export formats. */
-export function exportFormats(pipelineName: string): PipelineDefinition['exports'] {
-  return getPipeline(pipelineName).exports;
-}

@@ -3,6 +3,7 @@ import { stableStringify } from '../core/hash.ts';
 import type { Sample } from '../core/records.ts';
 import { formatCallsJson } from './calls.ts';
 import { toCsv } from './csv.ts';
+import type { SampleLookup } from './items.ts';
 import type { QueueItem } from './queue.ts';
 import { ADJUDICATION_COLUMNS, ANNOTATIONS_COLUMN, sampleCells, sheetRow, type DatasetLabel, type Decision, type SheetRow } from './sheet.ts';
 import type { RowDecision } from './validate.ts';
@@ -81,7 +82,7 @@ export function describeAnswers(answers: RowDecision[]): string {
  * The adjudication sheet: the review sheet's columns plus `annotations` (what each annotator
  * answered) before `decision`. The adjudicator fills the same columns; on import, these decisions win.
  */
-export function adjudicationSheet(ref: DatasetLabel, disagreements: Disagreement[], items: Map<string, Sample>, queue: Map<string, QueueItem[]>): string {
+export function adjudicationSheet(ref: DatasetLabel, disagreements: Disagreement[], items: SampleLookup, queue: Map<string, QueueItem[]>): string {
   const rows: SheetRow[] = disagreements.map((d) => {
     const sample = items.get(d.itemId)!;
     const queued = queue.get(d.itemId)?.[0];

@@ -1,3 +1,4 @@
+import { mapIterable } from '../core/collections.ts';
 import { hashOf } from '../core/hash.ts';
 import { withTags } from '../core/sample-edits.ts';
 import type { Manifest, Rejection, Sample, StageStats } from '../core/records.ts';
@@ -27,17 +28,21 @@ export interface PublishReviewedResult {
   manifest: Manifest;
 }
 
-/** What a version's samples become: accepted kept, edited replaced, rejected moved to the rejects. */
-export function applyDecisions(reviewed: string, samples: Sample[], final: FinalDecision[]): { samples: Sample[]; rejects: Rejection[] } {
+/**
+ * What a version's samples become, one at a time as they are read: accepted kept, edited replaced,
+ * rejected moved to `rejects` (filled as the samples are read; only the decided samples are held).
+ * Once every sample is read, a decision whose sample never came is an error.
+ */
+export function* applyDecisions(reviewed: string, samples: Iterable<Sample>, final: readonly FinalDecision[], rejects: Rejection[]): Generator<Sample> {
   const byId = new Map(final.map((d) => [d.sampleId, d]));
-  const kept: Sample[] = [];
-  const rejects: Rejection[] = [];
+  const applied = new Set<string>();
   for (const sample of samples) {
     const decision = byId.get(sample.id);
     if (!decision) {
-      kept.push(sample);
+      yield sample;
       continue;
     }
+    applied.add(sample.id);
     const base = decision.decision === 'edit' && decision.edited ? decision.edited : sample;
     const entry = { version: reviewed, item: decision.itemId, decision: decision.decision, adjudicated: decision.adjudicated, answers: decision.answers };
     const lineage = decision.decision === 'edit' ? [...base.meta.lineage, { stage: 'review', version: REVIEW_STAGE_VERSION }] : base.meta.lineage;
@@ -45,9 +50,10 @@ export function applyDecisions(reviewed: string, samples: Sample[], final: Final
     if (decision.decision === 'reject') {
       const notes = decision.answers.map((a) => a.notes).filter(Boolean);
       rejects.push({ stage: 'review', reason: REVIEW_REJECT_REASON, ...(notes.length ? { detail: notes.join(' | ') } : {}), recordId: sample.id, record: reviewedSample });
-    } else kept.push(reviewedSample);
+    } else yield reviewedSample;
   }
-  return { samples: kept, rejects };
+  const missing = final.find((d) => !applied.has(d.sampleId));
+  if (missing) throw new Error(`a decision on sample ${missing.sampleId} (item ${missing.itemId}) has no sample in ${reviewed}`);
 }
 
 /**
@@ -66,23 +72,31 @@ export function publishReviewed(input: PublishReviewedInput): PublishReviewedRes
   const existing = store.findByFingerprint(ref.name, fingerprint);
   if (existing) return { status: 'existing', ref: existing, manifest: store.manifest(existing) };
 
-  const before = store.samples(ref);
-  const applied = applyDecisions(ref.version, before, input.final);
+  // The version is streamed into the next: only the decided samples and the new rejects are held.
+  store.assertIntact(ref);
+  const rejects: Rejection[] = [];
+  const applied = applyDecisions(ref.version, store.sampleSource(ref).all(), input.final, rejects);
   const flagged = new Set(flag?.samples);
-  const samples = flag ? applied.samples.map((s) => (flagged.has(s.id) ? withTags(s, [flag.tag]) : s)) : applied.samples;
-  const { rejects } = applied;
+  const samples = flag ? mapIterable(applied, (s) => (flagged.has(s.id) ? withTags(s, [flag.tag]) : s)) : applied;
+  // Known before the samples are read: every decision names a sample of the version (applyDecisions fails the publish otherwise).
+  const rejected = input.final.filter((d) => d.decision === 'reject').length;
   const stage: StageStats = {
     stage: 'review',
     version: REVIEW_STAGE_VERSION,
-    in: before.length,
-    out: samples.length,
-    rejected: rejects.length,
+    in: parent.counts.samples,
+    out: parent.counts.samples - rejected,
+    rejected,
     fanned: 0,
-    rejectsByReason: rejects.length ? { [REVIEW_REJECT_REASON]: rejects.length } : {},
+    rejectsByReason: rejected ? { [REVIEW_REJECT_REASON]: rejected } : {},
     seconds: 0,
   };
   const { name: _name, version: _version, files: _files, counts: _counts, createdAt: _createdAt, toolkilnVersion: _tv, ...inherited } = parent;
   const manifest: ManifestDraft = { ...inherited, fingerprint, parent: ref.version, stages: [...parent.stages, stage], stats: { ...parent.stats, review: input.stats } };
   // The store checks the fingerprint again under its lock: an identical import racing this one publishes once.
-  return store.publish({ name: ref.name, manifest, samples, tools: store.tools(ref), rejects: [...store.rejects(ref), ...rejects], extraFiles: input.extraFiles });
+  // The publisher reads the rejects after the samples, when the review's own have all been gathered.
+  const allRejects = function* () {
+    yield* store.rejects(ref);
+    yield* rejects;
+  };
+  return store.publish({ name: ref.name, manifest, samples, tools: store.tools(ref), rejects: allRejects(), extraFiles: input.extraFiles });
 }

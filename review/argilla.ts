@@ -2,7 +2,7 @@ import type { Sample } from '../core/records.ts';
 import { isJsonObject } from '../core/records.ts';
 import { readCell } from './csv.ts';
 import type { QueueItem } from './queue.ts';
-import type { ImportProblem, SheetSource } from './rows.ts';
+import type { ImportProblem, ReviewRow, SheetSource } from './rows.ts';
 import { datasetLabel, DECISIONS, EDITABLE_COLUMNS, SHEET_COLUMNS, sheetRow, type DatasetLabel } from './sheet.ts';
 
 /**
@@ -156,7 +156,8 @@ export function looksLikeArgillaRecords(list: readonly unknown[]): boolean {
  * record's 1-based position in the file, `annotation` the user's number within the record.
  */
 export function readArgillaRecords(records: readonly unknown[], shown: string): SheetSource {
-  const source: SheetSource = { file: shown, kind: 'annotator', format: 'argilla', columns: [...SHEET_COLUMNS], rows: [], problems: [] };
+  const rows: ReviewRow[] = [];
+  const source: SheetSource = { file: shown, kind: 'annotator', format: 'argilla', columns: [...SHEET_COLUMNS], rows, problems: [] };
   records.forEach((record, r) => {
     const row = r + 1;
     const id = isJsonObject(record) && typeof record.id === 'string' && record.id ? record.id : undefined;
@@ -192,7 +193,7 @@ export function readArgillaRecords(records: readonly unknown[], shown: string): 
       const formulaColumns: string[] = [];
       // Every answer but a discarded one is a row: a problem below makes it an invalid row, and a
       // draft (not an answer yet) stays blank, counted as pending.
-      source.rows.push({ file: shown, row, annotation, cells, formulaColumns, defaultAnnotator: `argilla-user-${answer.user}` });
+      rows.push({ file: shown, row, annotation, cells, formulaColumns, defaultAnnotator: `argilla-user-${answer.user}` });
       if (answer.status === null) return problem(null, `record ${id}: the response of ${who} has no status (submitted, draft or discarded); export with dataset.records.to_list(flatten=True), which keeps it (see review/README.md)`, annotation);
       if (!STATUSES.includes(answer.status)) return problem(null, `record ${id}: the response of ${who} has the status "${answer.status}", not one of ${STATUSES.join(', ')}`, annotation);
       if (answer.status === 'draft') return;

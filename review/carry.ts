@@ -1,7 +1,7 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { UserError } from '../core/errors.ts';
-import { stableStringify } from '../core/hash.ts';
+import { hashOf } from '../core/hash.ts';
 import { toJsonl } from '../core/jsonl.ts';
 import type { PipelineDefinition } from '../core/pipeline.ts';
 import type { Manifest, Sample } from '../core/records.ts';
@@ -92,10 +92,23 @@ function storedDecisions(store: DatasetStore, review: VersionRef): { reviewed: s
   return { reviewed, decisions: text.split('\n').filter((line) => line.trim()).map((line) => JSON.parse(line) as StoredDecision) };
 }
 
-/** What a decision judged: the sample without its meta (checks, tags, lineage change with a re-run). */
+/** What a decision judged, as a hash: the sample without its meta (checks, tags, lineage change with a re-run). */
 function content(sample: Sample): string {
   const { meta: _meta, ...rest } = sample;
-  return stableStringify(rest);
+  return hashOf(rest);
+}
+
+/**
+ * The decided samples of a version, streamed: each one's content hash, and the sample itself for
+ * an edit (which is applied to it).
+ */
+function contentOfDecided(store: DatasetStore, ref: VersionRef, decided: { all: ReadonlySet<string>; edited: ReadonlySet<string> }): Map<string, { content: string; sample?: Sample }> {
+  store.assertIntact(ref);
+  const found = new Map<string, { content: string; sample?: Sample }>();
+  for (const sample of store.sampleSource(ref).all()) {
+    if (decided.all.has(sample.id)) found.set(sample.id, { content: content(sample), ...(decided.edited.has(sample.id) ? { sample } : {}) });
+  }
+  return found;
 }
 
 /**
@@ -116,8 +129,10 @@ export function assertCarriable(store: DatasetStore, ref: VersionRef): void {
  */
 export function carryDecisions(store: DatasetStore, review: VersionRef, onto: VersionRef, pipeline?: Pick<PipelineDefinition, 'recheck'>): CarryResult {
   const { reviewed, decisions } = storedDecisions(store, review);
-  const before = new Map(store.samples(store.resolve(`${review.name}@${reviewed}`)).map((s) => [s.id, s]));
-  const target = new Map(store.samples(onto).map((s) => [s.id, s]));
+  // Only the decided samples are looked at: the content of each in both versions, and the target's sample of an edit.
+  const decided = { all: new Set(decisions.map((d) => d.sampleId)), edited: new Set(decisions.filter((d) => d.decision === 'edit').map((d) => d.sampleId)) };
+  const before = contentOfDecided(store, store.resolve(`${review.name}@${reviewed}`), decided);
+  const target = contentOfDecided(store, onto, decided);
   const library = store.tools(onto);
   const final: FinalDecision[] = [];
   const notCarried: NotCarried[] = [];
@@ -126,10 +141,10 @@ export function carryDecisions(store: DatasetStore, review: VersionRef, onto: Ve
     const now = target.get(d.sampleId);
     const skip = (reason: string) => notCarried.push({ item: d.itemId, sampleId: d.sampleId, decision: d.decision, reason });
     if (!now) skip(`the sample is not in ${datasetLabel(onto)}`);
-    else if (!was || content(was) !== content(now)) skip(`the tool decisions changed the sample (its tools, dialogue or gold answer)`);
+    else if (!was || was.content !== now.content) skip(`the tool decisions changed the sample (its tools, dialogue or gold answer)`);
     else if (d.decision !== 'edit') final.push({ ...d, itemId: itemIdOf(onto, d.sampleId) });
     else {
-      const edited = editedSample(now, d.correction, pipeline, library);
+      const edited = editedSample(now.sample!, d.correction, pipeline, library);
       if (edited.failed.length) skip(`the edit fails the recipe's check ${edited.failed.map((c) => c.name).join(', ')} in ${datasetLabel(onto)}`);
       else final.push({ ...d, itemId: itemIdOf(onto, d.sampleId), edited: edited.sample });
     }

@@ -1,6 +1,6 @@
-import { readFileSync } from 'node:fs';
+import { closeSync, openSync, readFileSync, readSync } from 'node:fs';
 import { parse } from 'csv-parse/sync';
-import { csvText, isNeutralised, restoreCell } from '../core/csv.ts';
+import { csvText, isNeutralised, restoreCell, writeCsvAtomic } from '../core/csv.ts';
 import { messageOf } from '../core/errors.ts';
 
 /**
@@ -17,9 +17,21 @@ export function readCell(raw: string): { text: string; formula: boolean } {
   return isNeutralised(raw) ? { text: restoreCell(raw), formula: false } : { text: raw, formula: TYPED_FORMULA.test(raw) };
 }
 
-/** UTF-8 with a BOM and CRLF between records, as Excel writes and reads it; every cell neutralised (core/csv.ts). */
+/** How review sheets are written: UTF-8 with a BOM and CRLF between records, as Excel writes and reads it. */
+const SHEET_LAYOUT = { bom: true, recordDelimiter: 'windows' } as const;
+
+/** A sheet as text; every cell neutralised (core/csv.ts). */
 export function toCsv(columns: readonly string[], rows: readonly Record<string, string>[]): string {
-  return csvText([columns, ...rows.map((row) => columns.map((c) => row[c] ?? ''))], { bom: true, recordDelimiter: 'windows' });
+  return csvText([columns, ...rows.map((row) => columns.map((c) => row[c] ?? ''))], SHEET_LAYOUT);
+}
+
+/** A sheet written row by row as the rows come (the bytes `toCsv` gives), whole or not at all. */
+export function writeCsvSheet(path: string, columns: readonly string[], rows: Iterable<Record<string, string>>): void {
+  function* records(): Generator<readonly string[]> {
+    yield columns;
+    for (const row of rows) yield columns.map((c) => row[c] ?? '');
+  }
+  writeCsvAtomic(path, records(), SHEET_LAYOUT);
 }
 
 export interface CsvRecord {
@@ -70,6 +82,109 @@ export function readCsv(path: string): ParsedCsv {
     records.push({ row, cells: Object.fromEntries(read.map(([h, cell]) => [h, cell.text])), formulaColumns: read.filter(([, cell]) => cell.formula).map(([h]) => h) });
   });
   return { header, records, problems };
+}
+
+/** A sheet read a part at a time: its header and problems from a first pass, its records again on each pass. */
+export interface CsvSheet {
+  header: string[];
+  /** As `readCsv` gives them: the file's own (no row), and rows with cells outside the columns. */
+  problems: ParsedCsv['problems'];
+  /** Records (rows not all empty). */
+  count: number;
+  records(): Generator<CsvRecord>;
+}
+
+/** Bytes read at a time, and so at least how much of the sheet is parsed at once. */
+const CSV_CHUNK = 1 << 20;
+
+/**
+ * `readCsv` a part at a time: the file is cut after line ends that are outside quoted cells (a
+ * quoted cell may hold line breaks), and each part of whole records is parsed as the whole file
+ * would be, so a sheet of any size is never held whole. A file the parts cannot read (a quote left
+ * open, an unreadable file) is read by `readCsv`, whose whole-file error it then reports.
+ */
+export function openCsv(path: string): CsvSheet {
+  let header: string[] | undefined;
+  let delimiter = ',';
+  const problems: ParsedCsv['problems'] = [];
+  let count = 0;
+  // Parses the parts, numbering rows across them: every record after the header, with its row.
+  const pass = function* (): Generator<{ cells: string[]; row: number }> {
+    let row = 1;
+    let first = true;
+    for (const part of csvParts(path)) {
+      if (first) delimiter = guessDelimiter(part);
+      const table: string[][] = parse(part, { bom: first, delimiter, relax_column_count: true, skip_empty_lines: false });
+      if (first && table.length) header ??= table[0].map((h) => h.trim());
+      for (const cells of first ? table.slice(1) : table) yield { cells, row: ++row };
+      first = false;
+    }
+  };
+  try {
+    for (const { cells, row } of pass()) {
+      if (cells.every((c) => c.trim() === '')) continue;
+      count++;
+      if (cells.length > header!.length && cells.slice(header!.length).some((c) => c.trim() !== '')) {
+        problems.push({ row, message: `the row has ${cells.length} cells but the header only ${header!.length}: a cell is outside the columns` });
+      }
+    }
+  } catch {
+    return whole(readCsv(path));
+  }
+  if (header === undefined) return whole(readCsv(path));
+  const columns = header;
+  return {
+    header: columns,
+    problems,
+    count,
+    *records() {
+      for (const { cells, row } of pass()) {
+        if (cells.every((c) => c.trim() === '')) continue;
+        const read = columns.map((h, k) => [h, readCell(cells[k] ?? '')] as const);
+        yield { row, cells: Object.fromEntries(read.map(([h, cell]) => [h, cell.text])), formulaColumns: read.filter(([, cell]) => cell.formula).map(([h]) => h) };
+      }
+    },
+  };
+}
+
+/** A sheet read whole, as a `CsvSheet`. */
+function whole(parsed: ParsedCsv): CsvSheet {
+  return { header: parsed.header, problems: parsed.problems, count: parsed.records.length, records: function* () { yield* parsed.records; } };
+}
+
+/** The file's text in parts of whole records: each ends after a line end outside quotes (the last where the file ends). */
+function* csvParts(path: string): Generator<string> {
+  const fd = openSync(path, 'r');
+  try {
+    const chunk = Buffer.allocUnsafe(CSV_CHUNK);
+    let carry = Buffer.alloc(0);
+    let quoted = false;
+    let scanned = 0;
+    for (;;) {
+      const read = readSync(fd, chunk, 0, CSV_CHUNK, null);
+      if (read === 0) break;
+      const bytes = carry.length ? Buffer.concat([carry, chunk.subarray(0, read)]) : Buffer.from(chunk.subarray(0, read));
+      let cut = -1;
+      // A doubled quote inside a quoted cell toggles twice: the state stays right.
+      for (let i = scanned; i < bytes.length; i++) {
+        const byte = bytes[i];
+        if (byte === 0x22) quoted = !quoted;
+        else if (byte === 0x0a && !quoted) cut = i + 1;
+      }
+      if (cut === -1) {
+        carry = bytes;
+        scanned = bytes.length;
+        continue;
+      }
+      yield bytes.toString('utf8', 0, cut);
+      carry = Buffer.from(bytes.subarray(cut));
+      // The rest was scanned already: its quote state is the one at its end, to be scanned on from there.
+      scanned = carry.length;
+    }
+    if (carry.length) yield carry.toString('utf8');
+  } finally {
+    closeSync(fd);
+  }
 }
 
 function guessDelimiter(text: string): string {

@@ -1,16 +1,16 @@
 import { join } from 'node:path';
-import { countBy } from '../core/collections.ts';
+import { countBy, mapIterable } from '../core/collections.ts';
 import { stageFolder } from '../core/folders.ts';
-import { writeFileAtomic } from '../core/jsonl.ts';
+import { writeFileAtomic, writeJsonArrayAtomic } from '../core/jsonl.ts';
 import type { PipelineDefinition } from '../core/pipeline.ts';
 import type { Sample } from '../core/records.ts';
 import type { DatasetStore, VersionRef } from '../core/store.ts';
 import { argillaRecord, argillaSettings } from './argilla.ts';
 import { annotatorName, assignItems } from './assign.ts';
-import { toCsv } from './csv.ts';
+import { writeCsvSheet } from './csv.ts';
 import { labelingConfig, labelStudioTask } from './labelstudio.ts';
 import { selectionFor, type ReviewSelection } from './options.ts';
-import { reasonKey, selectQueue, writeQueue, type QueueItem, type ReviewQueue } from './queue.ts';
+import { queueSelection, reasonKey, writeQueue, type QueueItem, type ReviewQueue } from './queue.ts';
 import { SHEET_COLUMNS, sheetRow } from './sheet.ts';
 import { writeToolSheet } from './tool-export.ts';
 
@@ -59,10 +59,16 @@ export function exportReview(options: ReviewExportOptions): ReviewExportResult {
   const { store, ref } = options;
   const annotators = options.annotators ?? 1;
   const manifest = store.manifest(ref);
-  const samples = store.samples(ref);
+  store.assertIntact(ref);
   const selection = selectionFor(manifest.config, options.selection);
   const toolReview = options.pipeline?.toolReview;
-  const queue = selectQueue(ref, samples, selection, toolReview);
+  const source = store.sampleSource(ref);
+  const { queue, positions } = queueSelection(ref, source, selection, toolReview);
+  // The sheets read each queued sample back by its position, as they write its row.
+  const withSamples = function* (items: readonly QueueItem[]): Generator<[QueueItem, Sample]> {
+    let next = 0;
+    for (const sample of source.readAt(items.map((item) => positions.get(item.sampleId)!))) yield [items[next++], sample];
+  };
   const assignment = assignItems(queue.items.length, { annotators, overlap: options.overlap ?? 0, raters: options.raters ?? 2, seed: selection.seed });
   const names = annotators > 1 ? [...Array(annotators).keys()].map(annotatorName) : [];
   queue.items.forEach((item, i) => {
@@ -74,7 +80,7 @@ export function exportReview(options: ReviewExportOptions): ReviewExportResult {
   const outStage = options.outDir === undefined || options.outDir === reviewDir ? reviewStage : stageFolder(options.outDir);
   const stages = [...new Set([reviewStage, outStage])];
   try {
-    const result = writeReviewFiles(options, ref, queue, assignment, names, samples, reviewStage.dir, outStage.dir);
+    const result = writeReviewFiles(options, ref, queue, assignment, names, withSamples, reviewStage.dir, outStage.dir);
     for (const stage of stages) stage.commit();
     const final = outStage.final;
     return { ...result, queueFile: reviewStage.final(result.queueFile), toolSheet: result.toolSheet && { ...result.toolSheet, file: final(result.toolSheet.file) }, sheets: result.sheets.map((sheet) => ({ ...sheet, file: final(sheet.file) })), files: result.files.map(final) };
@@ -90,14 +96,13 @@ function writeReviewFiles(
   queue: ReviewQueue,
   assignment: number[][],
   names: string[],
-  samples: Sample[],
+  withSamples: (items: readonly QueueItem[]) => Iterable<[QueueItem, Sample]>,
   reviewDir: string,
   outDir: string,
 ): ReviewExportResult {
   const { store } = options;
   const toolReview = options.pipeline?.toolReview;
   const queueFile = writeQueue(reviewDir, queue);
-  const byId = new Map(samples.map((s) => [s.id, s]));
   const prefix = `${ref.name}-${ref.version}`;
   const files: string[] = [];
   const sheets: ReviewExportResult['sheets'] = [];
@@ -118,13 +123,13 @@ function writeReviewFiles(
     let file: string;
     if (options.format === 'csv') {
       file = join(outDir, `${prefix}-${name ?? 'review'}.csv`);
-      writeFileAtomic(file, toCsv(SHEET_COLUMNS, items.map((item) => sheetRow(ref, item, byId.get(item.sampleId)!, name ?? ''))));
+      writeCsvSheet(file, SHEET_COLUMNS, mapIterable(withSamples(items), ([item, sample]) => sheetRow(ref, item, sample, name ?? '')));
     } else if (options.format === 'labelstudio') {
       file = join(outDir, `${prefix}-tasks${name ? `-${name}` : ''}.json`);
-      writeFileAtomic(file, JSON.stringify(items.map((item) => labelStudioTask(ref, item, byId.get(item.sampleId)!)), null, 1) + '\n');
+      writeJsonArrayAtomic(file, mapIterable(withSamples(items), ([item, sample]) => labelStudioTask(ref, item, sample)), 1);
     } else {
       file = join(outDir, `${prefix}-records${name ? `-${name}` : ''}.json`);
-      writeFileAtomic(file, JSON.stringify(items.map((item) => argillaRecord(ref, item, byId.get(item.sampleId)!)), null, 1) + '\n');
+      writeJsonArrayAtomic(file, mapIterable(withSamples(items), ([item, sample]) => argillaRecord(ref, item, sample)), 1);
     }
     files.push(file);
     sheets.push({ annotator: name, items: items.length, file });

@@ -11,8 +11,9 @@ import { withRecordIds } from './argilla.ts';
 import { carryNewSampleReview, type CarryResult } from './carry.ts';
 import { publishReviewed } from './apply.ts';
 import { toCsv } from './csv.ts';
-import { itemIndex, readQueueEntries } from './queue.ts';
-import type { ImportProblem, SheetSource } from './rows.ts';
+import { versionItems } from './items.ts';
+import { readQueueEntries } from './queue.ts';
+import { rowCount, type ImportProblem, type SheetSource } from './rows.ts';
 import { readSheetFile } from './sources.ts';
 import { validateSheets, type ValidationContext, type ValidationResult } from './validate.ts';
 
@@ -65,28 +66,44 @@ export interface ReviewImportResult {
 export const REPORT_FILE = 'import-report.json';
 export const PROBLEMS_FILE = 'import-problems.csv';
 
-interface Loaded {
+interface Loaded<S = SheetSource> {
   ctx: ValidationContext;
-  sources: SheetSource[];
+  sources: S[];
   validation: ValidationResult;
   agreement: AgreementReport;
 }
 
-/** Reads every sheet and validates every row against the version (nothing is written). */
-export function readAndValidate(store: DatasetStore, ref: VersionRef, files: SheetFile[], pipeline?: Pick<PipelineDefinition, 'recheck'>): Loaded {
-  const samples = store.samples(ref);
+/** What the report says of a sheet once its rows are validated (the rows themselves are let go). */
+type SheetSummary = Pick<SheetSource, 'file' | 'format' | 'kind'> & { rows: number };
+
+/**
+ * Reads every sheet and validates every row against the version (nothing is written). The samples
+ * of the items the sheets name, and of `alsoItems` (the review app's queue), are found in one pass
+ * over the version and read back when a row needs them. A CSV sheet's rows are read from its file
+ * on each pass (for their item ids, then to validate them): no sheet is held whole.
+ */
+export function readAndValidate(store: DatasetStore, ref: VersionRef, files: SheetFile[], pipeline?: Pick<PipelineDefinition, 'recheck'>, alsoItems: Iterable<string> = []): Loaded {
+  store.assertIntact(ref);
+  const sources = files.map((f) => readSheetFile(f.path, f.shown ?? f.path));
+  const wanted = new Set(alsoItems);
+  for (const source of sources) for (const row of source.rows) wanted.add((row.cells.item_id ?? '').trim());
   const ctx: ValidationContext = {
     ref,
-    items: itemIndex(ref, samples),
+    items: versionItems(ref, store.sampleSource(ref), wanted),
     queue: readQueueEntries(store.derivedDirForReading(ref, 'review'), ref),
     pipeline,
     library: store.tools(ref),
   };
-  const sources = files.map((f) => readSheetFile(f.path, f.shown ?? f.path));
   const validation = validateSheets(sources, ctx);
   validation.problems = withRecordIds(validation.problems, sources);
   const agreement = agreementReport(validation.decisions.filter((d) => d.kind === 'annotator').map((d) => ({ item: d.itemId, rater: d.annotator, label: d.decision })));
   return { ctx, sources, validation, agreement };
+}
+
+/** `readAndValidate` keeping of each sheet only its summary: what is published next streams the version, and the rows need not be held then. */
+function validated(store: DatasetStore, ref: VersionRef, files: SheetFile[], pipeline?: Pick<PipelineDefinition, 'recheck'>): Loaded<SheetSummary> {
+  const { sources, ...rest } = readAndValidate(store, ref, files, pipeline);
+  return { ...rest, sources: sources.map((s) => ({ file: s.file, format: s.format, kind: s.kind, rows: rowCount(s) })) };
 }
 
 /**
@@ -97,7 +114,7 @@ export function readAndValidate(store: DatasetStore, ref: VersionRef, files: She
  */
 export function importReview(options: ReviewImportOptions): ReviewImportResult {
   const { store, ref } = options;
-  const { ctx, sources, validation, agreement } = readAndValidate(store, ref, options.files, options.pipeline);
+  const { ctx, sources, validation, agreement } = validated(store, ref, options.files, options.pipeline);
   const reviewDir = store.derivedDir(ref, 'review');
   const { perItem, ...agreementSummary } = agreement;
   const resolution = resolveDecisions(validation.decisions);
@@ -138,7 +155,7 @@ export function importReview(options: ReviewImportOptions): ReviewImportResult {
   } else if (!blocked) {
     const stats = {
       reviewed: ref.version,
-      files: sources.map((s, i) => ({ file: basename(s.file), sha256: fileHash(options.files[i].path), format: s.format, kind: s.kind, rows: s.rows.length })),
+      files: sources.map((s, i) => ({ file: basename(s.file), sha256: fileHash(options.files[i].path), format: s.format, kind: s.kind, rows: s.rows })),
       rows: { total: validation.rows, decided: validation.decisions.length, pending: validation.pending, invalidSkipped: validation.invalidRows },
       items: { decided: result.counts.items, accepted: result.counts.accepted, rejected: result.counts.rejected, edited: result.counts.edited, adjudicated: result.counts.adjudicated },
       annotators: countBy(validation.decisions.filter((d) => d.kind === 'annotator').map((d) => d.annotator)),
@@ -175,7 +192,7 @@ export interface ReviewAgreementResult {
 
 /** `toolkiln review agreement`: agreement of the valid rows, and the adjudication sheet if any item disagrees. */
 export function reviewAgreement(store: DatasetStore, ref: VersionRef, files: SheetFile[], options: { outDir?: string; pipeline?: Pick<PipelineDefinition, 'recheck'> } = {}): ReviewAgreementResult {
-  const { ctx, validation, agreement } = readAndValidate(store, ref, files, options.pipeline);
+  const { ctx, validation, agreement } = validated(store, ref, files, options.pipeline);
   const { disagreements } = resolveDecisions(validation.decisions);
   const sheet = disagreements.length ? writeAdjudicationSheet(options.outDir ?? store.derivedDir(ref, 'review'), ref, disagreements, ctx) : null;
   return { dataset: `${ref.name}@${ref.version}`, agreement, disagreements: disagreements.length, problems: validation.problems, adjudicationSheet: sheet };

@@ -4,7 +4,7 @@ import type { Sample } from '../core/records.ts';
 import { readCell } from './csv.ts';
 import type { QueueItem } from './queue.ts';
 import { DECISIONS, dialogueParagraphs, EDITABLE_COLUMNS, paragraphsText, SHEET_COLUMNS, sheetRow, type DatasetLabel, type Paragraph } from './sheet.ts';
-import type { ImportProblem, SheetSource } from './rows.ts';
+import type { ImportProblem, ReviewRow, SheetSource } from './rows.ts';
 
 /**
  * Label Studio: a labeling config (dialogue as `Paragraphs`, decision as `Choices`, corrections and
@@ -83,7 +83,8 @@ interface ResultItem {
  * becomes one row; the task's `data` supplies the read-only columns.
  */
 export function readLabelStudioExport(path: string, shown = path): SheetSource {
-  const source: SheetSource = { file: shown, kind: 'annotator', format: 'labelstudio', columns: [], rows: [], problems: [] };
+  const rows: ReviewRow[] = [];
+  const source: SheetSource = { file: shown, kind: 'annotator', format: 'labelstudio', columns: [], rows, problems: [] };
   const fileProblem = (message: string) => (source.problems.push({ file: shown, row: null, column: null, message }), source);
   let tasks: unknown;
   try {
@@ -135,7 +136,7 @@ export function readLabelStudioExport(path: string, shown = path): SheetSource {
         }
         // Other controls (a rating someone added to the config) carry nothing toolkiln applies.
       }
-      source.rows.push({ file: shown, row, annotation: a + 1, cells, formulaColumns, defaultAnnotator: annotatorOf(entry.completed_by) });
+      rows.push({ file: shown, row, annotation: a + 1, cells, formulaColumns, defaultAnnotator: annotatorOf(entry.completed_by) });
     });
   });
   return source;

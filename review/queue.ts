@@ -1,9 +1,9 @@
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { groupBy } from '../core/collections.ts';
 import { hashOf } from '../core/hash.ts';
 import { writeFileAtomic } from '../core/jsonl.ts';
 import type { Sample } from '../core/records.ts';
+import { SamplePositions, samplesInMemory, type SampleAt, type SampleSource } from '../core/sample-source.ts';
 import { Rng } from '../core/rng.ts';
 import type { VersionRef } from '../core/store.ts';
 import type { ToolReview } from '../core/tool-review.ts';
@@ -37,48 +37,77 @@ export function itemIdOf(ref: Pick<VersionRef, 'name' | 'version'>, sampleId: st
   return `it-${hashOf({ dataset: ref.name, version: ref.version, sample: sampleId }, 12)}`;
 }
 
-/** Item id → sample for every sample of a version (any sample can be reviewed, queued or not). */
-export function itemIndex(ref: Pick<VersionRef, 'name' | 'version'>, samples: Sample[]): Map<string, Sample> {
-  const index = new Map<string, Sample>();
-  for (const sample of samples) {
-    const id = itemIdOf(ref, sample.id);
-    const clash = index.get(id);
-    if (clash && clash.id !== sample.id) throw new Error(`item id ${id} is shared by samples ${clash.id} and ${sample.id}`);
-    index.set(id, sample);
-  }
-  return index;
-}
-
 /**
  * Selects the samples to review and orders them by priority (ties keep the version's order):
  * failed checks, recipe tags, then a seeded random share of each category drawn from the rest.
  * Checks and tags the recipe's `toolReview` names ask about tools, not the sample: they are the tool
  * sheet's rows, and select nothing here.
  */
-export function selectQueue(ref: Pick<VersionRef, 'name' | 'version'>, samples: Sample[], selection: ReviewSelection, toolLevel?: Pick<ToolReview, 'checks' | 'tags'>): ReviewQueue {
-  const candidates = selection.skipReviewed ? samples.filter((s) => !s.meta.review?.length) : samples;
+export function selectQueue(ref: Pick<VersionRef, 'name' | 'version'>, samples: SampleSource | readonly Sample[], selection: ReviewSelection, toolLevel?: Pick<ToolReview, 'checks' | 'tags'>): ReviewQueue {
+  return queueSelection(ref, isSampleArray(samples) ? samplesInMemory(samples) : samples, selection, toolLevel).queue;
+}
+
+/** A queue and where each of its samples is in the version (to read them back one at a time). */
+export interface QueueSelection {
+  queue: ReviewQueue;
+  /** Sample id → its position in the source, for every sample of the queue. */
+  positions: Map<string, SampleAt>;
+}
+
+/**
+ * `selectQueue` in one pass over the version: a flagged sample becomes an item as it is read; of the
+ * others only their position is kept, by category, for the random draw (which draws positions, as
+ * it would draw the samples, in the same order).
+ */
+export function queueSelection(ref: Pick<VersionRef, 'name' | 'version'>, source: SampleSource, selection: ReviewSelection, toolLevel?: Pick<ToolReview, 'checks' | 'tags'>): QueueSelection {
   const flagged = new Map<string, QueueItem>();
-  const order = new Map(samples.map((s, i) => [s.id, i]));
-  const add = (sample: Sample, reason: QueueReason, weight: number) => {
+  /** Place in the version of each item (ties in priority keep it). */
+  const order = new Map<string, number>();
+  const positions = new Map<string, SampleAt>();
+  const all = new SamplePositions();
+  /** Per category: how many candidates, and the version places of those not flagged. */
+  const categories = new Map<string, { members: number; rest: number[] }>();
+  const add = (sample: Sample, place: number, at: SampleAt, reason: QueueReason, weight: number) => {
     let item = flagged.get(sample.id);
-    if (!item) flagged.set(sample.id, (item = { itemId: itemIdOf(ref, sample.id), sampleId: sample.id, category: sample.category, priority: 0, reasons: [] }));
+    if (!item) {
+      flagged.set(sample.id, (item = { itemId: itemIdOf(ref, sample.id), sampleId: sample.id, category: sample.category, priority: 0, reasons: [] }));
+      order.set(sample.id, place);
+      positions.set(sample.id, at);
+    }
     item.reasons.push(reason);
     item.priority += weight;
   };
 
-  for (const sample of candidates) {
-    if (selection.failedChecks) for (const check of sample.meta.checks) if (!check.pass && !toolLevel?.checks.includes(check.name)) add(sample, { kind: 'check', name: check.name, ...(check.reason ? { reason: check.reason } : {}) }, 100);
-    for (const tag of sample.meta.tags) if (!toolLevel?.tags.includes(tag) && selection.tags.some((p) => tagMatches(p, tag))) add(sample, { kind: 'tag', tag }, 10);
+  for (const { sample, at } of source.located()) {
+    if (selection.skipReviewed && sample.meta.review?.length) continue;
+    const place = all.add(at);
+    if (selection.failedChecks) for (const check of sample.meta.checks) if (!check.pass && !toolLevel?.checks.includes(check.name)) add(sample, place, at, { kind: 'check', name: check.name, ...(check.reason ? { reason: check.reason } : {}) }, 100);
+    for (const tag of sample.meta.tags) if (!toolLevel?.tags.includes(tag) && selection.tags.some((p) => tagMatches(p, tag))) add(sample, place, at, { kind: 'tag', tag }, 10);
+    const category = categories.get(sample.category) ?? categories.set(sample.category, { members: 0, rest: [] }).get(sample.category)!;
+    category.members++;
+    if (!flagged.has(sample.id)) category.rest.push(place);
   }
-  for (const [category, members] of groupBy(candidates, (s) => s.category)) {
+  const drawn: { place: number; rate: number }[] = [];
+  for (const [category, { members, rest }] of categories) {
     const rate = selection.perCategory?.[category] ?? selection.randomRate;
-    const rest = members.filter((s) => !flagged.has(s.id));
-    const count = Math.min(rest.length, Math.ceil(rate * members.length));
-    for (const sample of Rng.derive(selection.seed, 'review-queue', ref.name, ref.version, category).sample(rest, count)) add(sample, { kind: 'random', rate }, 1);
+    const count = Math.min(rest.length, Math.ceil(rate * members));
+    for (const place of Rng.derive(selection.seed, 'review-queue', ref.name, ref.version, category).sample(rest, count)) drawn.push({ place, rate });
+  }
+  // The drawn samples are read back by their positions, in the order they were drawn.
+  let next = 0;
+  for (const sample of source.readAt(drawn.map((d) => all.at(d.place)))) {
+    const { place, rate } = drawn[next++];
+    add(sample, place, all.at(place), { kind: 'random', rate }, 1);
   }
 
   const items = [...flagged.values()].sort((a, b) => b.priority - a.priority || order.get(a.sampleId)! - order.get(b.sampleId)!);
-  return { dataset: ref.name, version: ref.version, selection, items: selection.maxItems ? items.slice(0, selection.maxItems) : items };
+  const kept = selection.maxItems ? items.slice(0, selection.maxItems) : items;
+  const keptPositions = new Map(kept.map((item) => [item.sampleId, positions.get(item.sampleId)!]));
+  return { queue: { dataset: ref.name, version: ref.version, selection, items: kept }, positions: keptPositions };
+}
+
+function isSampleArray(samples: SampleSource | readonly Sample[]): samples is readonly Sample[] {
+  return Array.isArray(samples);
 }
 
 /** A reason without its detail (`check <name>`, `tag <tag>`, `random`), to count the queue by. */

@@ -37,6 +37,17 @@ export interface SheetSource {
   format: 'csv' | 'labelstudio' | 'argilla';
   /** Columns the file has (CSV header; for Label Studio every column, data fields are checked per task). */
   columns: string[];
-  rows: ReviewRow[];
+  /** The rows in file order: a list, or (a CSV sheet) read from the file again on each pass. */
+  rows: readonly ReviewRow[] | SheetRows;
   problems: ImportProblem[];
+}
+
+/** A sheet's rows read from its file on each pass, never held together. */
+export interface SheetRows extends Iterable<ReviewRow> {
+  readonly count: number;
+}
+
+/** How many rows a sheet has. */
+export function rowCount(source: Pick<SheetSource, 'rows'>): number {
+  return 'count' in source.rows ? source.rows.count : source.rows.length;
 }

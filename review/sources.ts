@@ -3,7 +3,7 @@ import { basename, extname } from 'node:path';
 import { messageOf } from '../core/errors.ts';
 import { isJsonObject } from '../core/records.ts';
 import { looksLikeArgillaRecords, readArgillaRecords } from './argilla.ts';
-import { readCsv } from './csv.ts';
+import { openCsv } from './csv.ts';
 import { readLabelStudioExport } from './labelstudio.ts';
 import type { SheetSource } from './rows.ts';
 import { ANNOTATIONS_COLUMN } from './sheet.ts';
@@ -16,15 +16,21 @@ export function readSheetFile(path: string, shown = path): SheetSource {
   const ext = extname(path).toLowerCase();
   if (ext === '.json') return readJsonExport(path, shown);
   if (ext !== '.csv' && ext !== '.tsv' && ext !== '.txt') return fileProblem(shown, 'not a review sheet: give a .csv sheet, a Label Studio .json export or Argilla records (.json)');
-  const parsed = readCsv(path);
+  // Read a part at a time: a sheet's rows are read again on each pass, not held.
+  const sheet = openCsv(path);
   const defaultAnnotator = basename(path, extname(path));
   return {
     file: shown,
-    kind: parsed.header.includes(ANNOTATIONS_COLUMN) ? 'adjudication' : 'annotator',
+    kind: sheet.header.includes(ANNOTATIONS_COLUMN) ? 'adjudication' : 'annotator',
     format: 'csv',
-    columns: parsed.header,
-    rows: parsed.records.map((r) => ({ file: shown, row: r.row, cells: r.cells, formulaColumns: r.formulaColumns, defaultAnnotator })),
-    problems: parsed.problems.map((p) => ({ file: shown, row: p.row, column: null, message: p.message })),
+    columns: sheet.header,
+    rows: {
+      count: sheet.count,
+      *[Symbol.iterator]() {
+        for (const r of sheet.records()) yield { file: shown, row: r.row, cells: r.cells, formulaColumns: r.formulaColumns, defaultAnnotator };
+      },
+    },
+    problems: sheet.problems.map((p) => ({ file: shown, row: p.row, column: null, message: p.message })),
   };
 }
 

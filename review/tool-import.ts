@@ -11,9 +11,9 @@ import { DEFAULT_SEED, runPipeline } from '../core/run.ts';
 import type { DatasetStore, VersionRef } from '../core/store.ts';
 import type { ToolDecision } from '../core/tool-review.ts';
 import { assertCarriable, carrySampleReviews, type CarryResult } from './carry.ts';
-import { readCsv } from './csv.ts';
+import { openCsv } from './csv.ts';
 import { problemsCsv, type SheetFile } from './import.ts';
-import type { ImportProblem, SheetSource } from './rows.ts';
+import { rowCount, type ImportProblem, type SheetSource } from './rows.ts';
 import { datasetLabel } from './sheet.ts';
 import { toolReviewContext, type ToolReviewContext } from './tool-export.ts';
 import { readSheetFile } from './sources.ts';
@@ -33,7 +33,7 @@ const QUOTED_PROBLEMS = 5;
 
 /** A tool sheet is told from a sample sheet by its header. */
 export function isToolSheetFile(path: string): boolean {
-  return /\.(csv|tsv|txt)$/i.test(path) && readCsv(path).header.includes(TOOL_SHEET_MARKER);
+  return /\.(csv|tsv|txt)$/i.test(path) && openCsv(path).header.includes(TOOL_SHEET_MARKER);
 }
 
 /** One annotator's valid decision on one question. */
@@ -196,7 +196,7 @@ export async function importToolReview(options: ToolImportOptions): Promise<Tool
   const decisions = validation.decided.map((d) => d.decision);
   const stats = {
     reviewed: ref.version,
-    files: sources.map((s, i) => ({ file: basename(s.file), sha256: sha256(readFileSync(options.files[i].path)), rows: s.rows.length })),
+    files: sources.map((s, i) => ({ file: basename(s.file), sha256: sha256(readFileSync(options.files[i].path)), rows: rowCount(s) })),
     questions: ctx.questions.size,
     decided: validation.decided.length,
     pending: validation.pending,

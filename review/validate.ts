@@ -1,10 +1,11 @@
 import type { PipelineDefinition } from '../core/pipeline.ts';
 import type { Sample, ToolSpec } from '../core/records.ts';
 import { formatCallsJson, goldCalls, parseCorrectedCalls, parseLabels, type Correction } from './calls.ts';
+import type { SampleLookup } from './items.ts';
 import type { QueueItem } from './queue.ts';
 import { callProblems, editedSample } from './schema-check.ts';
 import { ADJUDICATION_COLUMNS, datasetLabel, DECISIONS, EDITABLE_COLUMNS, QUEUE_COLUMNS, SAMPLE_COLUMNS, sampleCells, SHEET_COLUMNS, sheetRow, type DatasetLabel, type Decision } from './sheet.ts';
-import type { ImportProblem, ReviewRow, SheetKind, SheetSource } from './rows.ts';
+import { rowCount, type ImportProblem, type ReviewRow, type SheetKind, type SheetSource } from './rows.ts';
 import { formulaLead, RUNS_AS_FORMULA, sampleHolds } from './typed-text.ts';
 
 /** A valid, decided row: one annotator's (or the adjudicator's) decision on one item. */
@@ -26,8 +27,8 @@ export interface RowDecision {
 
 export interface ValidationContext {
   ref: DatasetLabel;
-  /** Item id → sample, for every sample of the version. */
-  items: Map<string, Sample>;
+  /** Item id → sample, for every item the sheets name (see `versionItems`). */
+  items: SampleLookup;
   /** Item id → its entries in the version's queues, latest first (read-only priority / what_to_check). */
   queue: Map<string, QueueItem[]>;
   pipeline?: Pick<PipelineDefinition, 'recheck'>;
@@ -66,8 +67,9 @@ export function difference(exported: string, now: string): string {
 export function validateSheets(sources: SheetSource[], ctx: ValidationContext): ValidationResult {
   const problems: ImportProblem[] = [];
   const decisions: RowDecision[] = [];
-  const seenInFile = new Map<string, ReviewRow>();
-  const seenByAnnotator = new Map<string, ReviewRow>();
+  // Where each item was first met (only that: rows are not held, a sheet may be read a part at a time).
+  const seenInFile = new Map<string, RowPlace>();
+  const seenByAnnotator = new Map<string, RowPlace>();
   let rows = 0;
   let pending = 0;
   let invalidRows = 0;
@@ -79,9 +81,9 @@ export function validateSheets(sources: SheetSource[], ctx: ValidationContext): 
     const required = source.kind === 'adjudication' ? ADJUDICATION_COLUMNS : SHEET_COLUMNS;
     const missing = fileBroken ? [] : required.filter((c) => !source.columns.includes(c));
     for (const column of missing) problems.push({ file: source.file, row: 1, column, message: `missing column "${column}": a sheet needs the columns ${required.join(', ')} (export a fresh sheet if they were deleted)` });
-    rows += source.rows.length;
+    rows += rowCount(source);
     if (fileBroken || missing.length) {
-      invalidRows += source.rows.length;
+      invalidRows += rowCount(source);
       continue;
     }
     const rowsWithSourceProblems = new Set(source.problems.map((p) => `${p.row}/${p.annotation ?? ''}`));
@@ -101,12 +103,12 @@ export function validateSheets(sources: SheetSource[], ctx: ValidationContext): 
         const fileKey = `${source.file}\u0000${itemId}`;
         const earlier = source.format === 'csv' ? seenInFile.get(fileKey) : undefined;
         if (earlier) problem('item_id', `item ${itemId} appears twice in this file (first at ${where(earlier)}); keep one row per item`);
-        else seenInFile.set(fileKey, row);
+        else seenInFile.set(fileKey, placeOf(row));
         // One adjudication per item, whoever wrote it; one answer per item from each annotator.
         const annotatorKey = source.kind === 'adjudication' ? `adjudication\u0000${itemId}` : `annotator\u0000${itemId}\u0000${annotator}`;
         const other = seenByAnnotator.get(annotatorKey);
         if (other && !earlier) problem('item_id', `${source.kind === 'adjudication' ? 'the adjudicator' : `annotator "${annotator}"`} already answered item ${itemId} in ${other.file} ${where(other)}; import each answer once`);
-        else if (!other) seenByAnnotator.set(annotatorKey, row);
+        else if (!other) seenByAnnotator.set(annotatorKey, placeOf(row));
       }
 
       if (found.length || rowsWithSourceProblems.has(`${row.row}/${row.annotation ?? ''}`)) {
@@ -143,7 +145,12 @@ export function typedFormulaProblems(row: ReviewRow, problem: (column: string, m
   }
 }
 
-function where(row: ReviewRow): string {
+/** Where a row is: its file, row and (Label Studio, Argilla) annotation. */
+type RowPlace = Pick<ReviewRow, 'file' | 'row' | 'annotation'>;
+
+const placeOf = (row: ReviewRow): RowPlace => ({ file: row.file, row: row.row, ...(row.annotation ? { annotation: row.annotation } : {}) });
+
+function where(row: RowPlace): string {
   return row.annotation ? `task ${row.row}, annotation ${row.annotation}` : `row ${row.row}`;
 }
 

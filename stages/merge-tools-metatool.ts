@@ -6,12 +6,12 @@ import { createEmbedder, EmbedderConfig, type Embedder } from '../core/embed/ind
 import { UserError, messageOf } from '../core/errors.ts';
 import { writeFileAtomic } from '../core/jsonl.ts';
 import { Sample, formatZodError, type Check, type ToolSpec } from '../core/records.ts';
-import type { ScanStage, StageContext } from '../core/stage.ts';
+import { scanStage, type LineageEntry, type ScanStage, type StageContext } from '../core/stage.ts';
 import { toolQuestionId, toolsChanged, type ToolDecision, type ToolEvidence, type ToolQuestion } from '../core/tool-review.ts';
 import mergeDescriptionPrompt from '../prompts/metatool-merge-description.ts';
 import { OverlapDecisions, planOverlap, proposalsAsDecisions, readDecisionsFile, type OverlapPlan, type Target } from './merge-tools-metatool-decisions.ts';
 import { proposeMerges, silhouetteCurve, type MergeProposal, type SilhouetteCurve } from './merge-tools-metatool-proposals.ts';
-import { flagForReview, mapCalls, noteChanges, replaceTools, ToolUsage } from './merge-tools-mtu.ts';
+import { flagForReview, goldTools, mapCalls, noteChanges, replaceTools, ToolUsage } from './tool-merge.ts';
 import { readSourceText } from '../core/source-files.ts';
 
 /**
@@ -123,6 +123,8 @@ interface Relabelling {
   unconfirmed: Set<string>;
   /** Decomposed tool → its targets and query assignments. */
   decomposed: Map<string, { targets: ToolSpec[]; queries: Record<string, number> }>;
+  /** The lineage entry of a relabelled sample: this stage at its version, with the description prompt it declares. */
+  lineage: LineageEntry;
 }
 
 function relabel(sample: Sample, plan: Relabelling): Sample {
@@ -164,12 +166,10 @@ function relabel(sample: Sample, plan: Relabelling): Sample {
     reason: `${tool} was decomposed into ${plan.decomposed.get(tool)!.targets.map((t) => t.name).join(', ')} and no decision says which takes this query; assign it in the decisions file`,
   }));
   // Only a changed gold answer needs a person: labels and calls, not the other candidates offered.
-  const gold = new Set(sample.expected.labels ?? []);
-  mapCalls(sample, (call) => (gold.add(call.tool), call));
-  const autoChecks: Check[] = [...gold]
+  const autoChecks: Check[] = [...goldTools(sample)]
     .filter((name) => plan.unconfirmed.has(name))
     .map((tool) => ({ name: AUTO_MERGE_CHECK, pass: false, soft: true, reason: autoMergeReason(tool, plan) }));
-  const noted = noteChanges(out, { stage: NAME, version: VERSION, prompt: mergeDescriptionPrompt.id, promptHash: mergeDescriptionPrompt.hash }, checks, DECOMPOSE_UNASSIGNED_TAG);
+  const noted = noteChanges(out, plan.lineage, checks, DECOMPOSE_UNASSIGNED_TAG);
   return flagForReview(noted, autoChecks, AUTO_MERGE_TAG);
 }
 
@@ -255,7 +255,7 @@ async function mergedTool(members: ToolSpec[], space: VectorSpace, indexOf: Map<
   let describedBy = 'decision';
   if (!description && config.describe) {
     const lines = members.map((m) => `- ${m.name}: ${m.description}`).join('\n');
-    const answer = await ctx.llm.generate(mergeDescriptionPrompt, { name, members: lines }, { stage: NAME, key: [...members.map((m) => m.name)].sort().join('+') });
+    const answer = await ctx.tryAsk(mergeDescriptionPrompt, { name, members: lines }, { key: [...members.map((m) => m.name)].sort().join('+') });
     if (answer.ok) [description, describedBy] = [answer.value.description, ctx.llm.model];
     else ctx.log(`merged description for ${name} failed (${answer.reason}: ${answer.detail}); joining the members' descriptions`);
   }
@@ -283,8 +283,7 @@ interface MergeState {
  */
 export function mergeToolsMetatoolStage(options: MergeToolsMetatoolConfig = {}): ScanStage<Sample, Sample, MergeState | null> {
   const config = MergeToolsMetatoolConfig.parse(options);
-  return {
-    kind: 'scan',
+  return scanStage<Sample, Sample, MergeState | null>({
     name: NAME,
     version: VERSION,
     input: Sample,
@@ -352,7 +351,9 @@ export function mergeToolsMetatoolStage(options: MergeToolsMetatoolConfig = {}):
         unknownTools: plan.unknownTools,
         undecided,
       };
-      return { plan: { renamed, decomposed, unconfirmed }, report: { ...report, silhouette }, relabelled: 0 };
+      // The entry names the prompt (no model): a sample's relabelling is not one answer's.
+      const lineage = ctx.lineage(mergeDescriptionPrompt);
+      return { plan: { renamed, decomposed, unconfirmed, lineage }, report: { ...report, silhouette }, relabelled: 0 };
     },
     run: (sample, ctx) => {
       const state = ctx.state;
@@ -366,5 +367,5 @@ export function mergeToolsMetatoolStage(options: MergeToolsMetatoolConfig = {}):
       const { silhouette, ...report } = state.report;
       ctx.report('toolMergeMetatool', { ...report, relabelled: state.relabelled, silhouette });
     },
-  };
+  });
 }

@@ -2,9 +2,10 @@ import { z } from 'zod';
 import { clusterSpace, VectorSpace } from '../core/cluster/index.ts';
 import { createEmbedder, EmbedderConfig, joinViews, lexicalEmbedder } from '../core/embed/index.ts';
 import { UserError } from '../core/errors.ts';
-import { Sample, type Call, type Check, type ToolSpec } from '../core/records.ts';
-import type { ScanStage } from '../core/stage.ts';
+import { Sample, type Check, type ToolSpec } from '../core/records.ts';
+import { scanStage, type LineageEntry, type ScanStage } from '../core/stage.ts';
 import { toolQuestionId, toolsChanged, type ToolDecision, type ToolEvidence, type ToolQuestion } from '../core/tool-review.ts';
+import { mapCalls, noteChanges, replaceTools, ToolUsage } from './tool-merge.ts';
 
 /**
  * MTU-Bench tool clustering (paper §3 "Tool Clustering", Appendix B "Redundancy Elimination"):
@@ -52,8 +53,6 @@ const NAME = 'merge-tools-mtu';
 /** The check a conflict fails on every sample using its tools (a tool-level question). */
 export const MTU_MERGE_CHECK = NAME;
 const VERSION = 4;
-/** Examples of queries kept per tool for the tool sheet. */
-const EXAMPLES_PER_TOOL = 3;
 
 /** One tool folded into its representative. */
 export interface ToolMapping {
@@ -96,68 +95,11 @@ export interface MtuMergePlan {
 
 // ---------------------------------------------------------------- sample rewriting
 
-/** Applies `rewrite` to every call of a sample: dialogue turns, expected calls, expected calls per turn. */
-export function mapCalls(sample: Sample, rewrite: (call: Call) => Call): Sample {
-  const expected = { ...sample.expected };
-  if (expected.calls) expected.calls = expected.calls.map(rewrite);
-  if (expected.turns) expected.turns = Object.fromEntries(Object.entries(expected.turns).map(([turn, calls]) => [turn, calls.map(rewrite)]));
-  return { ...sample, dialogue: sample.dialogue.map((turn) => (turn.calls ? { ...turn, calls: turn.calls.map(rewrite) } : turn)), expected };
-}
-
 /** Every tool name a sample offers or calls. */
-export function toolsUsedBy(sample: Sample): Set<string> {
+function toolsUsedBy(sample: Sample): Set<string> {
   const names = new Set(sample.tools.map((t) => t.name));
   mapCalls(sample, (call) => (names.add(call.tool), call));
   return names;
-}
-
-/** Replaces tools in a sample's candidate list (several old tools may become one), keeping first positions. */
-export function replaceTools(tools: readonly ToolSpec[], replacement: (tool: ToolSpec) => ToolSpec[]): ToolSpec[] {
-  const seen = new Set<string>();
-  const out: ToolSpec[] = [];
-  for (const tool of tools) {
-    for (const next of replacement(tool)) {
-      if (seen.has(next.name)) continue;
-      seen.add(next.name);
-      out.push(next);
-    }
-  }
-  return out;
-}
-
-/** Records a stage's changes on a sample: its lineage entry, failed soft checks, and `tag` when there are any. */
-export function noteChanges(sample: Sample, entry: Sample['meta']['lineage'][number], checks: Check[], tag: string): Sample {
-  const flagged = flagForReview(sample, checks, tag);
-  return { ...flagged, meta: { ...flagged.meta, lineage: [...flagged.meta.lineage, entry] } };
-}
-
-/** Adds failed soft checks to a sample, and `tag` when there are any: the review queue picks both up. */
-export function flagForReview(sample: Sample, checks: Check[], tag: string): Sample {
-  if (!checks.length) return sample;
-  const tags = sample.meta.tags.includes(tag) ? sample.meta.tags : [...sample.meta.tags, tag];
-  return { ...sample, meta: { ...sample.meta, tags, checks: [...sample.meta.checks, ...checks] } };
-}
-
-/** Per tool: how many samples' gold answer uses it, and the first few of their queries (what a tool sheet shows). */
-export class ToolUsage {
-  private readonly byTool = new Map<string, { samples: number; examples: string[] }>();
-
-  add(sample: Sample): void {
-    const gold = new Set(sample.expected.labels ?? []);
-    mapCalls(sample, (call) => (gold.add(call.tool), call));
-    const query = (sample.dialogue.find((turn) => turn.role === 'user')?.content ?? '').trim().slice(0, 300);
-    for (const name of gold) {
-      const entry = this.byTool.get(name) ?? { samples: 0, examples: [] };
-      entry.samples++;
-      if (query && entry.examples.length < EXAMPLES_PER_TOOL && !entry.examples.includes(query)) entry.examples.push(query);
-      this.byTool.set(name, entry);
-    }
-  }
-
-  evidence(name: string, description: string): ToolEvidence {
-    const entry = this.byTool.get(name);
-    return { name, description, samples: entry?.samples ?? 0, examples: entry?.examples ?? [] };
-  }
 }
 
 // ---------------------------------------------------------------- planning
@@ -423,8 +365,8 @@ export function withMtuDecisions(decisions: MtuToolDecisions | undefined, added:
 
 // ---------------------------------------------------------------- the stage
 
-/** Rewrites one sample by the plan: tools renamed and de-duplicated, calls renamed with their arguments. */
-export function applyMtuMerge(sample: Sample, plan: MtuMergePlan, mappingOf: Map<string, ToolMapping>, conflictOf: Map<string, MergeConflict>): Sample {
+/** Rewrites one sample by the plan: tools renamed and de-duplicated, calls renamed with their arguments; `entry` is the merge stage's lineage entry. */
+export function applyMtuMerge(sample: Sample, plan: MtuMergePlan, mappingOf: Map<string, ToolMapping>, conflictOf: Map<string, MergeConflict>, entry: LineageEntry): Sample {
   const used = toolsUsedBy(sample);
   const touched = [...used].some((name) => mappingOf.has(name) || plan.merged.has(name));
   const conflicts = [...new Set([...used].map((name) => conflictOf.get(name)).filter((c): c is MergeConflict => !!c))];
@@ -441,7 +383,7 @@ export function applyMtuMerge(sample: Sample, plan: MtuMergePlan, mappingOf: Map
     out = { ...out, tools: replaceTools(out.tools, (tool) => [plan.merged.get(mappingOf.get(tool.name)?.to ?? tool.name) ?? tool]) };
   }
   const checks: Check[] = conflicts.map((c) => ({ name: NAME, pass: false, soft: true, reason: `tools ${c.tools.join(', ')} cluster together but cannot be merged blindly (${c.reason}); decide it once in the tool sheet (review export)` }));
-  return noteChanges(out, { stage: NAME, version: VERSION }, checks, MERGE_CONFLICT_TAG);
+  return noteChanges(out, entry, checks, MERGE_CONFLICT_TAG);
 }
 
 interface MergeState {
@@ -452,8 +394,7 @@ interface MergeState {
 
 export function mergeToolsMtuStage(options: MergeToolsMtuConfig = {}): ScanStage<Sample, Sample, MergeState> {
   const config = MergeToolsMtuConfig.parse(options);
-  return {
-    kind: 'scan',
+  return scanStage<Sample, Sample, MergeState>({
     name: NAME,
     version: VERSION,
     input: Sample,
@@ -491,6 +432,6 @@ export function mergeToolsMtuStage(options: MergeToolsMtuConfig = {}): ScanStage
         conflictOf: new Map(plan.conflicts.flatMap((c) => c.tools.map((name) => [name, c] as const))),
       };
     },
-    run: (sample, { state }) => applyMtuMerge(sample, state.plan, state.mappingOf, state.conflictOf),
-  };
+    run: (sample, ctx) => applyMtuMerge(sample, ctx.state.plan, ctx.state.mappingOf, ctx.state.conflictOf, ctx.lineage()),
+  });
 }

@@ -12,6 +12,7 @@ import { compareIds, exportAceBench } from '../stages/acebench/export.ts';
 import { AceExpected, aceMetaOf, aceRecordLines, aceRecordToSample, NO_ANSWER_CHECK, sampleToAceRecord } from '../stages/acebench/format.ts';
 import { importAceFolder, importStage, readAceFolder } from '../stages/acebench/import.ts';
 import { statisticsStage } from '../stages/acebench/statistics.ts';
+import { RELEASED_ACEBENCH } from '../pipelines/acebench.ts';
 import { ACE_CATEGORIES, ACE_LANGUAGES } from '../stages/acebench/record.ts';
 import { tempDirs, userErrorOf } from './helpers/files.ts';
 import { samplesInMemory } from '../core/sample-source.ts';
@@ -194,7 +195,7 @@ const pipeline = definePipeline<z.infer<typeof Config>>({
   description: 'released ACEBench files imported, counted and exported',
   configSchema: Config,
   sourceFiles: (config) => [config.importDir, config.referenceDir],
-  stages: (config) => [importStage({ importDir: config.importDir }), statisticsStage({ referenceDir: config.referenceDir })],
+  stages: (config) => [importStage({ importDir: config.importDir }), statisticsStage({ released: { set: RELEASED_ACEBENCH, path: config.referenceDir, setting: 'referenceDir' } })],
   exports: { acebench: exportAceBench },
   // An import publishes the release as it is: what breaks the shared invariants is counted, not rejected.
   invariants: { gate: () => 'record' },

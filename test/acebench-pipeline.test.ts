@@ -17,6 +17,7 @@ import { ArgumentValidator } from '../core/json-schema.ts';
 import { tempDirs } from './helpers/files.ts';
 import { useTestEndpoint } from './helpers/openai-server.ts';
 import { samplesInMemory } from '../core/sample-source.ts';
+import { versionSamples } from './helpers/version.ts';
 
 const tmp = tempDirs('tk-acebench-');
 const validator = new ArgumentValidator();
@@ -47,7 +48,7 @@ describe('ACEBench recipe, offline', () => {
     home = tmp();
     await runOffline(home, SMALL);
     const store = new DatasetStore(home);
-    samples = store.samples(store.resolve('acebench@v1'));
+    samples = versionSamples(store, store.resolve('acebench@v1'));
   }, 300_000);
 
   it('publishes every released category, in both languages, each record (translations too) passing the hard rule checks', () => {
@@ -96,7 +97,7 @@ describe('ACEBench recipe, offline', () => {
     await runOffline(again, { importDir: first, referenceDir: '' });
     const store = new DatasetStore(again);
     const second = tmp();
-    await exportAceBench(samplesInMemory(store.samples(store.resolve('acebench@v1'))), [], second);
+    await exportAceBench(samplesInMemory(versionSamples(store, store.resolve('acebench@v1'))), [], second);
     expect(filesUnder(second)).toEqual(files);
   });
 });

@@ -10,6 +10,7 @@ import { importAceFolder } from '../stages/acebench/import.ts';
 import type { AceCategory, AceRecord } from '../stages/acebench/record.ts';
 import { acebenchScorer as scorer } from '../stages/acebench/score.ts';
 import { tempDirs } from './helpers/files.ts';
+import { versionSamples } from './helpers/version.ts';
 
 const RELEASED = '../shared/data/reference/acebench';
 const tmp = tempDirs('tk-acebench-score-');
@@ -81,7 +82,7 @@ describe('ACEBench scorer', () => {
     const home = tmp();
     await runPipeline({ pipeline: getPipeline('acebench'), configOverrides: { scale: 0.05, tree: { domains: 6 } }, llm: new OfflineGateway(42), home, projectDir: process.cwd(), progress: { quiet: true } });
     const store = new DatasetStore(home);
-    const generated = store.samples(store.resolve('acebench@v1'));
+    const generated = versionSamples(store, store.resolve('acebench@v1'));
     expect(getPipeline('acebench').scorer).toBe(scorer);
     const report = scorer.score(oracleOutputs(generated.flatMap((sample) => scorer.items(sample))));
     expect(report.metrics).toEqual({ normal: 1, special: 1, agent: 1, agent_process: 1, overall: 1 });

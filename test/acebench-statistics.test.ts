@@ -5,6 +5,7 @@ import { OfflineGateway } from '../core/llm/offline.ts';
 import { applyScanStage, standaloneContext } from '../core/stage.ts';
 import { importAceFolder } from '../stages/acebench/import.ts';
 import { figuresOfSample, statisticsStage, summarise } from '../stages/acebench/statistics.ts';
+import { RELEASED_ACEBENCH } from '../pipelines/acebench.ts';
 import { tempDirs } from './helpers/files.ts';
 
 const tmp = tempDirs('tk-acebench-statistics-');
@@ -88,7 +89,7 @@ describe('ACEBench statistics', () => {
     const dir = fixture();
     const samples = [...importAceFolder(dir)].slice(0, 2);
     const ctx = standaloneContext({ llm: new OfflineGateway(42), runDir: tmp() });
-    const { out } = await applyScanStage(statisticsStage({ referenceDir: dir }), samples, ctx);
+    const { out } = await applyScanStage(statisticsStage({ released: { set: RELEASED_ACEBENCH, path: dir, setting: 'referenceDir' } }), samples, ctx);
     expect(out).toEqual(samples);
     const report = ctx.reports.acebench as { version: { records: number; turns: Record<string, number> }; released: unknown };
     expect(report.released).toEqual(EXPECTED);

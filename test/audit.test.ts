@@ -12,6 +12,7 @@ import { sourceStage } from '../core/stage.ts';
 import { DatasetStore } from '../core/store.ts';
 import { commonExporters } from '../stages/export/index.ts';
 import { readDatasetCard } from './helpers/dataset-card.ts';
+import { versionSamples, versionRejects } from './helpers/version.ts';
 
 /**
  * The audit of a version with one planted fault of each kind (every one found, nothing else), the
@@ -138,8 +139,8 @@ describe('the publish gate', () => {
     const at = home();
     const result = await runPipeline({ pipeline: pipelineWith(), llm: new OfflineGateway(42), home: at, projectDir: PROJECT, progress: { quiet: true } });
     const store = new DatasetStore(at);
-    expect(store.samples(result.ref!).map((s) => s.id)).toEqual(['fine']);
-    expect(store.rejects(result.ref!)).toEqual([
+    expect(versionSamples(store, result.ref!).map((s) => s.id)).toEqual(['fine']);
+    expect(versionRejects(store, result.ref!)).toEqual([
       {
         stage: 'invariants',
         reason: 'range_order',
@@ -166,8 +167,8 @@ describe('the publish gate', () => {
     const at = home();
     const result = await runPipeline({ pipeline: pipelineWith('record'), llm: new OfflineGateway(42), home: at, projectDir: PROJECT, progress: { quiet: true } });
     const store = new DatasetStore(at);
-    expect(store.samples(result.ref!).map((s) => s.id)).toEqual(['fine', 'late-checkout']);
-    expect(store.rejects(result.ref!)).toEqual([]);
+    expect(versionSamples(store, result.ref!).map((s) => s.id)).toEqual(['fine', 'late-checkout']);
+    expect(versionRejects(store, result.ref!)).toEqual([]);
     expect(result.manifest!.stats.audit).toMatchObject({ gate: 'record', rejected: 0, checks: { 'range-order': { findings: 1, samples: 1 } } });
     expect(readFileSync(join(result.ref!.dir, 'manifest.json'), 'utf8')).toContain('"range-order"');
   });

@@ -17,9 +17,11 @@ import { checkProgram } from '../stages/nestools/check-program.ts';
 import { parseProgram } from '../stages/nestools/parse-program.ts';
 import { detailsHandler } from '../stages/toole/details.ts';
 import { directHandler } from '../stages/toole/direct.ts';
+import { emotionalHandler } from '../stages/toole/emotional.ts';
 import { jobStage } from '../stages/toole/jobs.ts';
 import { jobItem, type TooleItem } from '../stages/toole/records.ts';
 import { startOpenAiServer, type OpenAiTestServer, type RecordedRequest } from './helpers/openai-server.ts';
+import { versionSamples, versionRejects } from './helpers/version.ts';
 
 /**
  * Model chatter is never data: garbage, refusals in words and cut-off answers, fed to every
@@ -195,6 +197,12 @@ describe('a ToolE generation stage through the gateway', () => {
     expect(items.map((item) => item.kind === 'query' && item.query.text)).toEqual(['Find a hotel in Lima under $90.', 'Any motels near Oslo airport?']);
   });
 
+  it('names the job kind in the reason of a failed request when the stage answers several kinds', async () => {
+    server.setResponder('chat', () => ({ content: 'Sure! Here is what you asked: {not json' }));
+    const several = jobStage({ name: 'toole-generate', version: 1, handlers: { emotional: emotionalHandler, direct: directHandler({ details: false }) } });
+    expect(await several.run(job, contextFor(job.id))).toMatchObject({ reject: true, reason: 'direct:no_list', detail: expect.stringMatching(/no numbered list/) });
+  });
+
   it('rejects an answer cut off by the token limit as truncated, never reading it', async () => {
     server.setResponder('chat', () => ({ content: '1. User: Find a hotel in Li', finishReason: 'length' }));
     expect(await run()).toMatchObject({ reject: true, reason: 'truncated' });
@@ -253,8 +261,8 @@ describe('the ToolE recipe against an endpoint that talks', () => {
     });
     expect(result.status).toBe('published');
     const store = new DatasetStore(home);
-    const samples = store.samples(result.ref!);
-    const rejects = store.rejects(result.ref!);
+    const samples = versionSamples(store, result.ref!);
+    const rejects = versionRejects(store, result.ref!);
     const queries = samples.map((s) => s.dialogue.find((t) => t.role === 'user')!.content);
     expect(queries.some((q) => q.includes('errand'))).toBe(true);
     for (const q of queries) expect(q, q).not.toMatch(/not json|cannot help|can't assist|Here are ten|Sure!|Here is the rewritten/);

@@ -87,6 +87,21 @@ describe('cli', () => {
     expect(JSON.parse(json.stdout)).toEqual({ error: expect.stringContaining('unknown pipeline') });
   });
 
+  it('the installed binary prints help on stdout with exit 0: a command\'s flags with their defaults, a pipeline\'s config keys', () => {
+    const help = (...args: string[]) => spawnSync(process.execPath, [bin, ...args], { cwd: home, encoding: 'utf8', env: { ...process.env, TOOLKILN_HOME: home } });
+    const show = help('datasets', 'show', '--help');
+    expect(show.status).toBe(0);
+    expect(show.stdout).toMatch(/^ {2}--compare-reference +print the version's statistics beside the released benchmark's .*\(default: off\)$/m);
+    const run = help('run', 'tooltalk', '--help');
+    expect(run.status).toBe(0);
+    expect(run.stdout).toMatch(/^ {2}--seed <n> +seed of every random choice .*\(default: 42\)$/m);
+    expect(run.stdout).toMatch(/^ {2}conversations = 50 — conversations of the hard set to draft/m);
+    expect(run.stderr).toBe('');
+    const unknown = help('run', 'nope', '--help');
+    expect(unknown.status).toBe(2);
+    expect(unknown.stderr).toBe('toolkiln: unknown pipeline "nope": choose one of mtu, nestools, toole, tooltalk, acebench\n');
+  });
+
   it('a rerun of an unchanged pipeline prints only that it is unchanged, not the stored stage table', async () => {
     const again = await cli('run', 'mtu', '--limit', '30', '--quiet', '--name', 'small');
     expect(again.code).toBe(0);

@@ -5,6 +5,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { main } from '../bin/cli.ts';
+import { configKeys, describeKeys } from '../core/config-doc.ts';
 import { findUnknownKeys } from '../core/config-keys.ts';
 import { UserError } from '../core/errors.ts';
 import { resolveConfig } from '../core/run.ts';
@@ -133,6 +134,84 @@ describe('every shipped pipeline', () => {
     expect(() => resolveConfig(pipelines.mtu, { splits: { map: { mine: 'train' } }, sources: { generic: [{ name: 'shop', file: 'f', split: 'train', domian: 'x' }] } }, 'config.json')).toThrow(
       'config.json: unknown key "sources.generic[0].domian" — did you mean "domain"?',
     );
+  });
+});
+
+describe('config key descriptions', () => {
+  const Inner = z.object({ dir: z.string().default('d'), splits: z.array(z.string()).default(['a']) }).strict();
+  const Plain = z
+    .object({
+      source: Inner.prefault({}),
+      list: z.array(z.object({ name: z.string(), split: z.string().default('train'), note: z.string().optional() }).strict()).default([]),
+      mix: z.record(z.string(), z.number()).optional(),
+      count: z.number().default(2),
+    })
+    .strict()
+    .superRefine((value, ctx) => {
+      if (value.count > 10) ctx.addIssue({ code: 'custom', path: ['count'], message: 'too many' });
+    });
+
+  it('lists every key in dotted form, list entries as [], with the default a config leaving it out gets', () => {
+    const keys = configKeys(Plain, Plain.parse({}));
+    expect(keys.map((k) => [k.path, k.section, k.fallback])).toEqual([
+      ['source', true, { kind: 'value', value: { dir: 'd', splits: ['a'] } }],
+      ['source.dir', false, { kind: 'value', value: 'd' }],
+      ['source.splits', false, { kind: 'value', value: ['a'] }],
+      ['list', false, { kind: 'value', value: [] }],
+      ['list[].name', false, { kind: 'required' }],
+      ['list[].split', false, { kind: 'value', value: 'train' }],
+      ['list[].note', false, { kind: 'unset' }],
+      ['mix', false, { kind: 'unset' }],
+      ['count', false, { kind: 'value', value: 2 }],
+    ]);
+    expect(keys.every((k) => k.description === undefined)).toBe(true);
+  });
+
+  it('describeKeys gives every key its text and parses exactly as the schema it describes', () => {
+    const described = describeKeys(Plain, {
+      source: ['where from', { dir: 'the folder', splits: 'which splits' }],
+      list: ['entries', { name: 'its name', split: 'its split', note: 'a note' }],
+      mix: 'shares',
+      count: 'how many',
+    });
+    expect(configKeys(described, described.parse({})).map((k) => [k.path, k.description])).toEqual([
+      ['source', 'where from'],
+      ['source.dir', 'the folder'],
+      ['source.splits', 'which splits'],
+      ['list', 'entries'],
+      ['list[].name', 'its name'],
+      ['list[].split', 'its split'],
+      ['list[].note', 'a note'],
+      ['mix', 'shares'],
+      ['count', 'how many'],
+    ]);
+    for (const value of [{}, { source: { dir: 'x' } }, { list: [{ name: 'n' }] }, { count: 11 }, { source: { dri: 'x' } }, { list: [{ name: 'n', extra: 1 }] }, { other: 1 }, { count: 'two' }]) {
+      expect(described.safeParse(value)).toEqual(Plain.safeParse(value));
+    }
+    // A default is a fresh copy on each parse, as the schema's own.
+    const first = described.parse({});
+    first.source.splits.push('b');
+    expect(described.parse({}).source.splits).toEqual(['a']);
+    expect(() => describeKeys(Plain, { sorce: 'typo' })).toThrow('describeKeys: the schema has no key sorce');
+    expect(() => describeKeys(Plain, { count: ['a number', { x: 'y' }] })).toThrow('describeKeys: count holds no keys (a number)');
+  });
+
+  for (const pipeline of Object.values(pipelines)) {
+    it(`${pipeline.name}: every config key has a one-line description`, () => {
+      const keys = configKeys(pipeline.configSchema, pipeline.configSchema.parse({}));
+      expect(keys.length).toBeGreaterThan(5);
+      expect(keys.filter((k) => !k.description?.trim()).map((k) => k.path)).toEqual([]);
+      expect(keys.filter((k) => /\n/.test(k.description!)).map((k) => k.path)).toEqual([]);
+    });
+  }
+
+  it('walks into every nested object and every list of objects', () => {
+    const paths = (name: string) => configKeys(pipelines[name].configSchema, pipelines[name].configSchema.parse({})).map((k) => k.path);
+    expect(paths('mtu')).toEqual(expect.arrayContaining(['sources', 'sources.snips.dir', 'sources.generic', 'sources.generic[].file', 'clustering.decisions.merge[].into', 'targets.steer', 'today']));
+    expect(paths('toole')).toEqual(expect.arrayContaining(['source.file', 'descriptions.exclude[].tool', 'overlap.decisions', 'overlap.plotClusters', 'tasks.scenario.groups', 'statistics.reference']));
+    expect(paths('acebench')).toEqual(expect.arrayContaining(['tree.fieldsFile', 'embedder', 'importDir']));
+    expect(paths('nestools')).toEqual(expect.arrayContaining(['split', 'importFile']));
+    expect(paths('tooltalk')).toEqual(expect.arrayContaining(['databasesDir', 'importDir']));
   });
 });
 

@@ -113,7 +113,7 @@ describe('ACEBench agent tasks with the model in the loop', () => {
       expect(messagesOf(agentRequests[1]).at(-1)!.content).toMatch(/^execution result: .*Wi-Fi has been turned on/);
       // The agent's text went to the user, who ended the dialogue.
       expect(messagesOf(userRequests[1]).at(-1)).toEqual({ role: 'user', content: 'I sent your message to Frank.' });
-      expect(result.report.details[0].figures).toEqual({ valid: true, process: 1 });
+      expect(result.units[0][0].figures).toEqual({ valid: true, process: 1 });
       expect(JSON.parse(itemLines(outDir)[0].output!)).toEqual(agentSteps.slice(0, 4));
     });
 
@@ -134,7 +134,7 @@ describe('ACEBench agent tasks with the model in the loop', () => {
       expect(new Set(server.requests.filter((r) => !isUserSimulator(r)).map(modelOf))).toEqual(new Set(['test-model']));
       expect(result.usage!.byStage['eval-user'].requests).toBe(2);
       expect(result.usage!.byStage['eval'].requests).toBe(5);
-      expect(result.report.details[0].figures).toEqual({ valid: true, process: 1 });
+      expect(result.units[0][0].figures).toEqual({ valid: true, process: 1 });
     });
 
     it('a model that keeps calling hits the cap of 40 messages; the state and mile_stone reached are scored as ACEBench scores them (hand-computed)', async () => {
@@ -149,7 +149,7 @@ describe('ACEBench agent tasks with the model in the loop', () => {
       expect(server.count('chat')).toBe(20);
       expect(result.interaction).toMatchObject({ items: 1, steps: 20, capped: 1 });
       // The end state lacks the order (invalid); the first mile_stone step is found, then neither other: 1/3.
-      expect(result.report.details[0].figures).toEqual({ valid: false, process: 1 / 3 });
+      expect(result.units[0][0].figures).toEqual({ valid: false, process: 1 / 3 });
       const [line] = itemLines(outDir);
       expect(line.interaction!.note).toContain('cap of 40 messages');
       expect(line.interaction!.transcript.filter((e) => e.role === 'call')).toHaveLength(20);

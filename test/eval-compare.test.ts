@@ -6,15 +6,19 @@ import { main } from '../bin/cli.ts';
 import type { BenchmarkScorer, EvalItem, JudgedItem } from '../core/eval.ts';
 import { bootstrapDifferences, mean, percentileInterval } from '../eval/compare-bootstrap.ts';
 import { noisyAnswer } from '../eval/noisy-oracle.ts';
-import { REFERENCE_ROOT, releasedMetaToolItems, releasedSetFor, RELEASED_SETS } from '../eval/released.ts';
-import { mtuScorer, releasedMtuItems } from '../stages/mtu/score.ts';
+import { pathResolver } from '../core/run.ts';
+import { releasedItems, releasedSetFor, releasedSets } from '../eval/released.ts';
+import { mtuScorer } from '../stages/mtu/score.ts';
 import { nestoolsScorer } from '../stages/nestools/score.ts';
-import { loadNesToolsSamples } from '../stages/sources/nestools.ts';
 import { tooleScorer } from '../stages/toole/score.ts';
 import { acebenchScorer } from '../stages/acebench/score.ts';
 import { tooltalkScorer } from '../stages/tooltalk/score.ts';
 
 let home: string;
+
+const PROJECT = new URL('..', import.meta.url).pathname;
+/** The items of a released set its recipe declares, read from its default place. */
+const releasedItemsOf = (name: string) => releasedItems(releasedSets().find((set) => set.name === name)!, pathResolver(PROJECT, PROJECT));
 
 async function cli(argv: string[]) {
   const out: string[] = [];
@@ -94,11 +98,11 @@ function judged(scorer: BenchmarkScorer, items: EvalItem[], answer: (item: EvalI
 
 describe('re-aggregating judged figures (tablesOf)', () => {
   const cases: [string, BenchmarkScorer, () => EvalItem[]][] = [
-    ['MTU-Bench', mtuScorer, () => releasedMtuItems(join(REFERENCE_ROOT, 'mtu-bench'))],
-    ['NesTools', nestoolsScorer, () => loadNesToolsSamples(join(REFERENCE_ROOT, 'nestools/test_data.jsonl')).flatMap((s) => nestoolsScorer.items(s))],
-    ['MetaTool', tooleScorer, () => releasedMetaToolItems(join(REFERENCE_ROOT, 'metatool')).filter((_, i) => i % 20 === 0)],
-    ['ToolTalk', tooltalkScorer, () => RELEASED_SETS.find((set) => set.name === 'tooltalk')!.items(join(REFERENCE_ROOT, 'tooltalk'))],
-    ['ACEBench', acebenchScorer, () => RELEASED_SETS.find((set) => set.name === 'acebench')!.items(join(REFERENCE_ROOT, 'acebench'))],
+    ['MTU-Bench', mtuScorer, () => releasedItemsOf('mtu-bench')],
+    ['NesTools', nestoolsScorer, () => releasedItemsOf('nestools')],
+    ['MetaTool', tooleScorer, () => releasedItemsOf('metatool').filter((_, i) => i % 20 === 0)],
+    ['ToolTalk', tooltalkScorer, () => releasedItemsOf('tooltalk')],
+    ['ACEBench', acebenchScorer, () => releasedItemsOf('acebench')],
   ];
   /** Mistakes to score: the noisy oracle, or (a scorer without one) every third item unanswered. */
   const answers = (scorer: BenchmarkScorer) => {
@@ -116,7 +120,7 @@ describe('re-aggregating judged figures (tablesOf)', () => {
   });
 
   it('ACEBench: a multi-turn dialogue drawn twice is two dialogues', () => {
-    const items = RELEASED_SETS.find((set) => set.name === 'acebench')!.items(join(REFERENCE_ROOT, 'acebench')).filter((item) => item.category === 'normal_multi_turn_user_adjust');
+    const items = releasedItemsOf('acebench').filter((item) => item.category === 'normal_multi_turn_user_adjust');
     // Dialogues with an even number: their first turn unanswered.
     const { units } = judged(acebenchScorer, items, (item) => (/[02468]$/.test(acebenchScorer.unitOf!(item)) && item === items.find((i) => acebenchScorer.unitOf!(i) === acebenchScorer.unitOf!(item)) ? null : acebenchScorer.oracle(item)));
     const failed = units.find((unit) => unit.length > 1 && unit.some((j) => j.figures.valid === false))!;
@@ -126,7 +130,7 @@ describe('re-aggregating judged figures (tablesOf)', () => {
   });
 
   it('MTU: a dialogue drawn twice is two dialogues (success rate counts it twice)', () => {
-    const items = releasedMtuItems(join(REFERENCE_ROOT, 'mtu-bench')).filter((item) => item.category === 'M-M');
+    const items = releasedItemsOf('mtu-bench').filter((item) => item.category === 'M-M');
     const { units } = judged(mtuScorer, items, (item) => noisyAnswer(mtuScorer, item, 11).output);
     const failed = units.find((unit) => unit.length > 1 && unit.some((j) => j.figures.success === false))!;
     const passed = units.find((unit) => unit.every((j) => j.figures.success === true))!;
@@ -217,7 +221,7 @@ describe('toolkiln eval compare', () => {
 
   it('says what is wrong in one line: no released reader, an unknown released set or model, a missing folder', async () => {
     expect(() => releasedSetFor('made-up-bench', 'x@v1')).toThrow(/x@v1 is scored by made-up-bench rules, and no released set is read by that scorer; eval compare compares versions scored by mtu-bench, nestools, metatool, tooltalk, acebench/);
-    expect(RELEASED_SETS.map((s) => s.name)).toEqual(['mtu-bench', 'nestools', 'metatool', 'tooltalk', 'acebench']);
+    expect(releasedSets().map((s) => s.name)).toEqual(['mtu-bench', 'nestools', 'metatool', 'tooltalk', 'acebench']);
     const cases: [string[], RegExp][] = [
       [['eval', 'compare', 'mtu@v1', '--model', 'oracle', '--reference', 'nestools'], /--reference nestools: not a released set the mtu-bench scorer reads; mtu@v1 compares with mtu-bench/],
       [['eval', 'compare', 'mtu@v1', '--model', 'gpt-4o'], /--model gpt-4o needs --llm openai/],

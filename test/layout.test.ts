@@ -7,7 +7,9 @@ import { describe, expect, it } from 'vitest';
 /**
  * The import rules of ARCHITECTURE.md, checked on the source tree: imports run one way
  * (bin → review / pipelines / eval → stages → prompts → core), a shared stage (stages/*.ts) never imports
- * from a recipe's folder (stages/<recipe>/), and no module reaches itself through its imports.
+ * from a recipe's folder (stages/<recipe>/), review/ and eval/ reach a recipe only through what its
+ * pipeline declares, bench/ runs on the project and its own modules (never on test code), and no
+ * module reaches itself through its imports.
  */
 
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..');
@@ -16,8 +18,8 @@ type Folder = (typeof FOLDERS)[number];
 
 /** Lower runs under higher: a module may import its own folder or a folder of a lower rank. */
 const RANK: Record<Folder, number> = { core: 0, prompts: 1, stages: 2, pipelines: 3, review: 3, eval: 3, bin: 4 };
-/** Same-rank imports that the architecture allows: review reaches a recipe through its pipeline. */
-const ALLOWED_ACROSS: readonly string[] = ['review→pipelines'];
+/** Same-rank imports that the architecture allows: review and eval reach a recipe through its pipeline. */
+const ALLOWED_ACROSS: readonly string[] = ['review→pipelines', 'eval→pipelines'];
 
 /** Module → the project modules it imports (root-relative, `/`-separated). */
 type ImportGraph = Map<string, string[]>;
@@ -35,8 +37,8 @@ function importsOf(file: string): string[] {
   return importedFiles.map((ref) => ref.fileName).filter((spec) => spec.startsWith('.')).map((spec) => posix.normalize(posix.join(posix.dirname(file), spec)));
 }
 
-function projectGraph(): ImportGraph {
-  return new Map(FOLDERS.flatMap((folder) => sourceFiles(folder)).map((file) => [file, importsOf(file)]));
+function projectGraph(folders: readonly string[] = FOLDERS): ImportGraph {
+  return new Map(folders.flatMap((folder) => sourceFiles(folder)).map((file) => [file, importsOf(file)]));
 }
 
 function folderOf(path: string): Folder | undefined {
@@ -44,9 +46,9 @@ function folderOf(path: string): Folder | undefined {
   return (FOLDERS as readonly string[]).includes(top) ? (top as Folder) : undefined;
 }
 
-/** Recipes are what pipelines/ defines; their stages live in stages/<recipe>/. */
+/** Recipes are what pipelines/ defines (index.ts and catalog.ts list them, summaries.ts says what each makes); their stages live in stages/<recipe>/. */
 function recipesOf(graph: ImportGraph): Set<string> {
-  return new Set([...graph.keys()].filter((file) => /^pipelines\/[^/]+\.ts$/.test(file)).map((file) => posix.basename(file, '.ts')).filter((name) => name !== 'index'));
+  return new Set([...graph.keys()].filter((file) => /^pipelines\/[^/]+\.ts$/.test(file)).map((file) => posix.basename(file, '.ts')).filter((name) => !['index', 'catalog', 'summaries'].includes(name)));
 }
 
 /** Imports against bin → review / pipelines → stages → prompts → core, as `from → to (why)`. */
@@ -74,6 +76,24 @@ function sharedStageProblems(graph: ImportGraph, recipes: Set<string>): string[]
     }
   }
   return problems;
+}
+
+/** Imports of review/ and eval/ into a recipe's code (stages/<recipe>/, stages/sources/), which they reach only through pipelines/. */
+function recipeCodeProblems(graph: ImportGraph, recipes: Set<string>): string[] {
+  const problems: string[] = [];
+  for (const [from, targets] of graph) {
+    if (!/^(review|eval)\//.test(from)) continue;
+    for (const to of targets) {
+      const folder = /^stages\/([^/]+)\//.exec(to)?.[1];
+      if (folder && (recipes.has(folder) || folder === 'sources')) problems.push(`${from} → ${to} (${from.split('/')[0]}/ reaches recipe code only through pipelines/)`);
+    }
+  }
+  return problems;
+}
+
+/** Imports of bench/ into test/: a benchmark runs on what the project and bench/lib own. */
+function benchProblems(graph: ImportGraph): string[] {
+  return [...graph].flatMap(([from, targets]) => (from.startsWith('bench/') ? targets.filter((to) => to.startsWith('test/')).map((to) => `${from} → ${to} (bench/ imports test code)`) : []));
 }
 
 /** The import circles: strongly connected groups of modules (Tarjan), each sorted. */
@@ -129,6 +149,16 @@ describe('import layout', () => {
     expect(sharedStageProblems(graph, recipesOf(graph))).toEqual([]);
   });
 
+  it('review/ and eval/ reach recipe code only through pipelines/', () => {
+    expect(recipeCodeProblems(graph, recipesOf(graph))).toEqual([]);
+  });
+
+  it('bench/ imports no test code', () => {
+    const bench = projectGraph(['bench']);
+    expect(bench.size).toBeGreaterThan(5);
+    expect(benchProblems(bench)).toEqual([]);
+  });
+
   it('no import circles', () => {
     expect(importCircles(graph)).toEqual([]);
   });
@@ -143,6 +173,8 @@ describe('import layout', () => {
       ['stages/toole/records.ts', ['stages/toole/text.ts']],
       ['stages/toole/text.ts', ['stages/toole/records.ts']],
       ['stages/self.ts', ['stages/self.ts']],
+      ['eval/released.ts', ['stages/toole/score.ts', 'stages/sources/nestools.ts', 'stages/dedup-near.ts', 'pipelines/index.ts']],
+      ['review/rows.ts', ['pipelines/toole.ts', 'stages/toole/statistics.ts']],
     ]);
     expect(directionProblems(faulty)).toEqual([
       'prompts/p.ts → stages/toole/filters.ts (prompts may not import stages)',
@@ -150,6 +182,12 @@ describe('import layout', () => {
       'pipelines/toole.ts → review/queue.ts (pipelines may not import review)',
     ]);
     expect(sharedStageProblems(faulty, recipesOf(faulty))).toEqual(['stages/shared.ts → stages/toole/records.ts (a shared stage imports from the toole recipe)']);
+    expect(recipeCodeProblems(faulty, recipesOf(faulty))).toEqual([
+      'eval/released.ts → stages/toole/score.ts (eval/ reaches recipe code only through pipelines/)',
+      'eval/released.ts → stages/sources/nestools.ts (eval/ reaches recipe code only through pipelines/)',
+      'review/rows.ts → stages/toole/statistics.ts (review/ reaches recipe code only through pipelines/)',
+    ]);
+    expect(benchProblems(new Map([['bench/eval.ts', ['test/helpers/openai-server.ts', 'bench/lib/redis.ts', 'core/run.ts']]]))).toEqual(['bench/eval.ts → test/helpers/openai-server.ts (bench/ imports test code)']);
     expect(importCircles(faulty)).toEqual([['pipelines/toole.ts', 'review/queue.ts'], ['stages/self.ts'], ['stages/toole/records.ts', 'stages/toole/text.ts']]);
   });
 });

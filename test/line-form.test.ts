@@ -8,6 +8,7 @@ import { Rejection, Sample, ToolSpec } from '../core/records.ts';
 import { DatasetStore } from '../core/store.ts';
 import { loadLikeDatasetsJson } from './helpers/datasets-json.ts';
 import { draftManifest } from './fixtures/core/samples.ts';
+import { versionSamples, versionRejects } from './helpers/version.ts';
 
 const tmp = () => mkdtempSync(join(tmpdir(), 'tk-line-form-'));
 
@@ -126,13 +127,13 @@ describe('line form', () => {
     const { ref, manifest } = store.publish({ name: 'demo', samples: [full, bare], tools: [weather, plain], rejects: [reject, bareReject], manifest: draftManifest('fp') });
     expect(manifest.lineForm).toBe(LINE_FORM);
     expect(readFileSync(join(ref.dir, 'data', 'test.jsonl'), 'utf8')).toBe([full, bare].map((s) => JSON.stringify(sampleToLine(s)) + '\n').join(''));
-    expect(store.samples(ref)).toStrictEqual([full, bare]);
+    expect(versionSamples(store, ref)).toStrictEqual([full, bare]);
     expect([...store.sampleSource(ref).all()]).toStrictEqual([full, bare]);
     const source = store.sampleSource(ref);
     expect([...source.readAt([...source.located()].map((l) => l.at).reverse())]).toStrictEqual([bare, full]);
     expect(store.tools(ref)).toStrictEqual([weather, plain]);
-    expect(store.rejects(ref)).toStrictEqual([reject, bareReject]);
-    const next = store.publish({ name: 'demo', samples: store.samples(ref), tools: store.tools(ref), rejects: store.rejects(ref), manifest: draftManifest('fp2') });
+    expect(versionRejects(store, ref)).toStrictEqual([reject, bareReject]);
+    const next = store.publish({ name: 'demo', samples: versionSamples(store, ref), tools: store.tools(ref), rejects: versionRejects(store, ref), manifest: draftManifest('fp2') });
     expect(store.diff(ref, next.ref)).toMatchObject({ added: [], removed: [], changed: [], unchanged: 2 });
   });
 
@@ -143,7 +144,7 @@ describe('line form', () => {
     expect(existsSync(join(ref.dir, 'tools.jsonl'))).toBe(false);
     expect(Object.keys(manifest.files)).toEqual(['data/test.jsonl']);
     expect(manifest.counts).toMatchObject({ rejects: 0, tools: 0 });
-    expect(store.rejects(ref)).toEqual([]);
+    expect(versionRejects(store, ref)).toEqual([]);
     expect(store.tools(ref)).toEqual([]);
     expect(store.verify(ref)).toEqual([]);
   });
@@ -166,10 +167,10 @@ describe('line form', () => {
     for (const file of Object.keys(files)) chmodSync(join(dir, file), 0o444);
     const store = new DatasetStore(home);
     const ref = store.resolve('old@v1');
-    expect(store.samples(ref)).toStrictEqual([full, bare]);
+    expect(versionSamples(store, ref)).toStrictEqual([full, bare]);
     expect([...store.sampleSource(ref).all()]).toStrictEqual([full, bare]);
     expect(store.tools(ref)).toStrictEqual([weather]);
-    expect(store.rejects(ref)).toStrictEqual([reject]);
+    expect(versionRejects(store, ref)).toStrictEqual([reject]);
     expect(store.findByFingerprint('old', 'fp')).toBeNull();
     expect(store.publish({ name: 'old', samples: [full], tools: [], rejects: [], manifest: draftManifest('fp') })).toMatchObject({ status: 'published', ref: { version: 'v2' } });
   });

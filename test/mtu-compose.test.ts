@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { applyScanStage } from '../core/stage.ts';
+import { mtuComposePrompt } from '../prompts/mtu-compose.ts';
 import { askMessages, composeStage, findChain, type Job } from '../stages/mtu/compose.ts';
 import { allCalls, categoryOf, mtuMeta } from '../stages/mtu/sample.ts';
 import { stageContext } from './fixtures/mtu/context.ts';
@@ -119,10 +120,10 @@ describe('asking for the jobs\' messages', () => {
       }) as typeof offline.generate,
     };
     const jobs: Job[] = Array.from({ length: 2000 }, (_, k) => ({ id: `job-${k}`, mode: 'independent', parts: [`Weather in city ${k}?`, `Play song ${k}.`], sources: [], build: () => { throw new Error('not built here'); } }));
-    const { asked, failures } = await askMessages(jobs, { ...ctx, llm }, 'compose-multi-tool');
+    const { asked, failures } = await askMessages(jobs, { ...ctx, llm, stage: { name: 'compose-multi-tool', version: 3, prompts: [mtuComposePrompt] } });
     expect(failures).toEqual([]);
     expect(asked.map((a) => a.job.id)).toEqual(jobs.map((j) => j.id));
-    expect(asked.every((a) => typeof a.message === 'string' && a.message.length > 0)).toBe(true);
+    expect(asked.every((a) => typeof a.written?.message === 'string' && a.written.message.length > 0)).toBe(true);
     expect(most).toBeGreaterThan(1);
     expect(most).toBeLessThanOrEqual(256);
   });

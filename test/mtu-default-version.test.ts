@@ -9,6 +9,7 @@ import { DatasetStore, type VersionRef } from '../core/store.ts';
 import { mtuToolQuestions, type MergeConflict } from '../stages/merge-tools-mtu.ts';
 import { exportMtu } from '../stages/mtu/export.ts';
 import { allCalls, mtuMeta } from '../stages/mtu/sample.ts';
+import { versionSamples } from './helpers/version.ts';
 
 /**
  * The default offline version of the mtu recipe (all shipped sources, seed 42) against what MTU's
@@ -155,7 +156,7 @@ describe('the default mtu version', () => {
     ]);
     const library = new Set(tools.map((t) => t.name));
     const missing = new Set<string>();
-    for (const sample of store.samples(ref)) {
+    for (const sample of versionSamples(store, ref)) {
       // A hard variant shows one tool under a meaningless name, which stands for a documented one.
       const renamed = mtuMeta(sample).renamed ?? {};
       const documented = (name: string) => renamed[name] ?? name;
@@ -169,7 +170,7 @@ describe('the default mtu version', () => {
   it("passes call arguments that fit their tool's parameter schema, and ranges that end after they start", () => {
     const invalid: string[] = [];
     const reversed: string[] = [];
-    for (const sample of store.samples(ref)) {
+    for (const sample of versionSamples(store, ref)) {
       const tools = new Map(sample.tools.map((t) => [t.name, t]));
       for (const call of allCalls(sample)) {
         const properties = tools.get(call.tool)?.parameters.properties ?? {};

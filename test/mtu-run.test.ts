@@ -15,6 +15,7 @@ import { loadMtuSources } from '../stages/mtu/load-sources.ts';
 import { MtuConfig } from '../stages/mtu/config.ts';
 import { fromFixtures } from './fixtures/mtu/paths.ts';
 import { samplesInMemory } from '../core/sample-source.ts';
+import { versionSamples, versionRejects } from './helpers/version.ts';
 
 const PROJECT = new URL('..', import.meta.url).pathname;
 
@@ -45,8 +46,8 @@ describe('a full offline MTU run', () => {
     home = mkdtempSync(join(tmpdir(), 'tk-mtu-run-'));
     result = await run(home);
     const store = new DatasetStore(home);
-    samples = store.samples(result.ref!);
-    rejects = store.rejects(result.ref!);
+    samples = versionSamples(store, result.ref!);
+    rejects = versionRejects(store, result.ref!);
   });
 
   it('accounts for every input: each stage takes what the one before gave, in = out + rejected − fanned', () => {

@@ -15,6 +15,7 @@ import { isRef } from '../core/records.ts';
 import { stageContext } from './fixtures/mtu/context.ts';
 import { call, handSample, round, tool } from './fixtures/mtu/samples.ts';
 import { fromFixtures } from './fixtures/mtu/paths.ts';
+import { versionSamples, versionRejects } from './helpers/version.ts';
 
 const PROJECT = new URL('..', import.meta.url).pathname;
 
@@ -66,7 +67,7 @@ describe('steering the test split toward targets.mix / targets.noCall', () => {
     const report = steered.result.manifest!.stats.mtuSteering as Steering;
     // The fixture's ood dialogues all call no tool in most turns: the released 29 % cannot be met there, and says so.
     expect(report.unreachable).toEqual(['OOD: no-call target 29 %, but no ood records can be brought to it; they are kept as they are']);
-    const test = steered.store.samples(steered.result.ref!).filter((s) => s.split === 'test');
+    const test = versionSamples(steered.store, steered.result.ref!).filter((s) => s.split === 'test');
     const total = test.reduce((n, s) => n + recordsOf(s), 0);
     for (const [setting, share] of Object.entries(targets.mix)) {
       const records = test.filter((s) => categoryOf(s) === setting).reduce((n, s) => n + recordsOf(s), 0);
@@ -83,16 +84,16 @@ describe('steering the test split toward targets.mix / targets.noCall', () => {
   it('rejects every dropped sample with the target it exceeds, and accounts for every record', () => {
     const stage = steered.result.stats.find((s) => s.stage === 'steer-composition')!;
     expect(stage.out + stage.rejected - stage.fanned).toBe(stage.in);
-    const rejects = steered.store.rejects(steered.result.ref!).filter((r) => r.stage === 'steer-composition');
+    const rejects = versionRejects(steered.store, steered.result.ref!).filter((r) => r.stage === 'steer-composition');
     expect(rejects.length).toBe(stage.rejected);
     expect(rejects.length).toBeGreaterThan(0);
     for (const r of rejects) expect(r.reason).toMatch(/^(category mix target: (S-S|S-M|M-S|M-M) above its \d+ % share|no-call target: (S-S|S-M|M-S|M-M|OOD) no-call records (above|below) its \d+ % share|no-call target: trailing no-call turns trimmed)$/);
     expect(rejects.some((r) => r.reason === 'category mix target: S-S above its 20 % share')).toBe(true);
     // Every test sample that went in is published (as it was, or trimmed under a new id) or rejected.
-    const published = steered.store.samples(steered.result.ref!);
+    const published = versionSamples(steered.store, steered.result.ref!);
     const kept = new Set(published.flatMap((s) => [s.id, String((s.meta as { mtu?: { trimmedFrom?: string } }).mtu?.trimmedFrom ?? '')]));
     const dropped = new Set(rejects.filter((r) => !r.reason.endsWith('trimmed')).map((r) => r.recordId));
-    const plainTest = plain.store.samples(plain.result.ref!).filter((s) => s.split === 'test' && !s.meta.tags.includes('steer:built'));
+    const plainTest = versionSamples(plain.store, plain.result.ref!).filter((s) => s.split === 'test' && !s.meta.tags.includes('steer:built'));
     for (const s of plainTest.filter((x) => !x.meta.tags.some((t) => t.startsWith('composed:')))) expect(kept.has(s.id) || dropped.has(s.id), s.id).toBe(true);
     const report = steered.result.manifest!.stats.mtuSteering as Steering;
     expect(Object.values(report.rejected).reduce((a, b) => a + b, 0)).toBe(rejects.filter((r) => !r.reason.endsWith('trimmed')).length);
@@ -104,7 +105,7 @@ describe('steering the test split toward targets.mix / targets.noCall', () => {
     expect(report.built['M-M']).toBeGreaterThan(0);
     expect(report.built['S-M']).toBeGreaterThan(0);
     expect(report.trimmed.records).toBeGreaterThan(0);
-    const published = steered.store.samples(steered.result.ref!);
+    const published = versionSamples(steered.store, steered.result.ref!);
     expect(published.filter((s) => s.meta.tags.includes('steer:built')).length).toBe(report.built['M-M'] + report.built['S-M']);
     for (const s of published.filter((x) => x.meta.tags.includes('steer:trimmed'))) expect(s.dialogue.at(-1)!.role).toBe('assistant');
   });
@@ -148,7 +149,7 @@ describe('the steering steps', () => {
     expect(trimmedLength([false, true, true, true])).toBe(2);
     expect(trimmedLength([true, true, false, false, true])).toBe(4);
     expect(trimmedLength([true, true, true])).toBe(2);
-    const { sample, dropped } = trimSample(dialogue('NCNN'), 2);
+    const { sample, dropped } = trimSample(dialogue('NCNN'), 2, { stage: 'steer-composition', version: 1 });
     expect(sample.dialogue.map((t) => t.content)).toEqual(['u0', '0', 'u1', '1']);
     expect(Object.keys(sample.expected.turns!)).toEqual(['1', '3']);
     expect(dropped.map((t) => t.content)).toEqual(['u2', '2', 'u3', '3']);
@@ -200,6 +201,8 @@ describe('M-M dialogues built with dependent calls first', () => {
     expect(built.map((s) => s.meta.tags.find((t) => t.startsWith('composed:'))).sort()).toEqual(['composed:chained-multi-turn', 'composed:multi-turn']);
     for (const s of built) {
       expect(categoryOf(s)).toBe('M-M');
+      // The message is this stage's answer: its lineage names it, not the composition stage.
+      expect(s.meta.lineage.map((e) => [e.stage, e.prompt, e.model])).toEqual([['steer-composition', 'mtu/compose', 'offline-template']]);
       expect(s.expected.calls!.filter((c) => Object.values(c.arguments).some(isRef)), s.id).toHaveLength(1);
     }
     expect(ctx.reports.mixSteering).toMatchObject({ built: { 'M-M': 2 }, builtDependentCalls: 2, unreachable: [] });

@@ -11,13 +11,17 @@ import { pathResolver } from '../core/run.ts';
 import { runStages } from '../core/runner.ts';
 import { NesToolsConfig, nestoolsPipeline, recheckNesTools } from '../pipelines/nestools.ts';
 import { EXAMPLE_POOL } from '../prompts/nestools-example-pool.ts';
+import generatePrompt from '../prompts/nestools-generate.ts';
+import { checkGeneratedStage } from '../stages/nestools/check-generated.ts';
 import { checkProgram } from '../stages/nestools/check-program.ts';
+import { generateChainsStage } from '../stages/nestools/generate-chains.ts';
 import { checkNesToolsRecord } from '../stages/nestools/check-records.ts';
 import { programToChain } from '../stages/nestools/convert.ts';
 import { exportNesTools } from '../stages/nestools/import-export.ts';
 import { parseProgram } from '../stages/nestools/parse-program.ts';
 import { valueMentions } from '../stages/nestools/query-values.ts';
 import { Rng } from '../core/rng.ts';
+import { standaloneContext } from '../core/stage.ts';
 import { loadDomainFields, sampleDomains } from '../stages/sources/nestools.ts';
 import { startOpenAiServer, type OpenAiTestServer, type RecordedRequest } from './helpers/openai-server.ts';
 import { samplesInMemory } from '../core/sample-source.ts';
@@ -111,6 +115,22 @@ describe('nestools pipeline, offline', () => {
       expect(sample.dialogue[0].content).not.toMatch(/^(Please|First|Then|Finally)\b/);
     }
   }, 60_000);
+});
+
+describe('nestools lineage', () => {
+  it('keeps the lineage entry of the answer a program came from, and puts it on the sample with the check stage\'s own', async () => {
+    const llm = new OfflineGateway(42);
+    const ctx = { ...standaloneContext({ llm, runDir: tempDir(), resolvePath: pathResolver(projectDir, projectDir) }), key: '0:Wine' };
+    const config = NesToolsConfig.parse({});
+    const generate = generateChainsStage({ sealToolsFile: config.sealToolsFile, examplesPerRequest: config.examplesPerRequest, temperature: config.temperature });
+    const made = (await generate.run({ index: 0, domain: 'Wine' }, ctx)) as { lineage: unknown };
+    expect(made.lineage).toEqual({ stage: generate.name, version: generate.version, prompt: generatePrompt.id, promptHash: generatePrompt.hash, model: llm.model });
+    // Whatever version the generating stage was at, not a number the check stage assumes.
+    const answered = { stage: 'generate-chains', version: 5, prompt: generatePrompt.id, promptHash: 'a1b2c3', model: 'some-model' };
+    const check = checkGeneratedStage({ strict: false, requireNested: false, split: 'test' });
+    const sample = (await check.run({ index: 0, domain: 'Wine', answer: WINE, lineage: answered, examples: [] }, ctx)) as Sample;
+    expect(sample.meta.lineage).toEqual([answered, { stage: check.name, version: check.version }]);
+  });
 });
 
 describe('nestools pipeline, importing a file', () => {

@@ -8,6 +8,7 @@ import { importReview, reviewAgreement } from '../review/import.ts';
 import { ADJUDICATION_COLUMNS } from '../review/sheet.ts';
 import { publishReviewDataset } from './fixtures/review/dataset.ts';
 import { fill, readRawSheet, writeSheet } from './fixtures/review/sheets.ts';
+import { versionSamples } from './helpers/version.ts';
 
 const people = (n: number) => `[{"id":"call_0","tool":"book_table","arguments":{"restaurant":"Noma","people":${n}}}]`;
 
@@ -77,7 +78,7 @@ describe('several annotators: agreement and adjudication', () => {
     expect(result.problems).toEqual([]);
     expect(result).toMatchObject({ status: 'published', newVersion: 'v2', counts: { items: 4, accepted: 1, rejected: 1, edited: 2, adjudicated: 2 } });
     const next = store.resolve('demo@v2');
-    const byId = new Map(store.samples(next).map((s) => [s.id, s]));
+    const byId = new Map(versionSamples(store, next).map((s) => [s.id, s]));
     expect(byId.get('rv-06')!.expected.calls).toEqual(JSON.parse(people(4)));
     expect(byId.get('rv-06')!.meta.review![0]).toMatchObject({ decision: 'edit', adjudicated: true });
     expect(byId.get('rv-03')!.meta.review![0]).toMatchObject({ decision: 'edit', adjudicated: false });

@@ -17,6 +17,7 @@ import { importReview } from '../review/import.ts';
 import { itemIdOf } from '../review/queue.ts';
 import { publishReviewDataset } from './fixtures/review/dataset.ts';
 import { fill, readRawSheet, writeSheet } from './fixtures/review/sheets.ts';
+import { versionSamples } from './helpers/version.ts';
 
 const tmp = () => mkdtempSync(join(tmpdir(), 'tk-review-app-'));
 
@@ -129,7 +130,7 @@ describe('review app server', () => {
     expect((await escaped.json()).summary).toMatchObject({ id: item(ref, 'rv-01'), decision: 'accept' });
     const result = importReview({ store, ref, files: [{ path: file }] });
     expect(result).toMatchObject({ status: 'published', counts: { decided: 1, pending: 3, accepted: 1 } });
-    const reviewed = store.samples(store.resolve('demo@v2')).find((s) => s.id === 'rv-01')!;
+    const reviewed = versionSamples(store, store.resolve('demo@v2')).find((s) => s.id === 'rv-01')!;
     expect(reviewed.meta.review).toEqual([expect.objectContaining({ decision: 'accept', answers: [{ annotator: 'alice', kind: 'annotator', decision: 'accept', notes: '=SUM(A1)' }] })]);
   });
 
@@ -161,7 +162,7 @@ describe('review app server', () => {
 
     const result = importReview({ store, ref, files: [{ path: file }] });
     expect(result).toMatchObject({ status: 'published', newVersion: 'v2', counts: { decided: 4, accepted: 2, rejected: 1, edited: 1 } });
-    const v2 = store.samples(store.resolve('demo@v2'));
+    const v2 = versionSamples(store, store.resolve('demo@v2'));
     expect(v2.map((s) => s.id)).not.toContain('rv-03');
     const rome = v2.find((s) => s.id === 'rv-05')!;
     expect(rome.expected.calls).toEqual(JSON.parse(corrected));

@@ -19,6 +19,7 @@ import { publishReviewDataset, reviewSamples } from './fixtures/review/dataset.t
 import { publishToolQuestions } from './fixtures/review/tool-questions.ts';
 import { readRawSheet } from './fixtures/review/sheets.ts';
 import { startServe, stopped, toolkiln } from './helpers/review-cli.ts';
+import { versionSamples } from './helpers/version.ts';
 
 const repo = fileURLToPath(new URL('..', import.meta.url));
 /** Screenshots for a person to look at (git-ignored). */
@@ -150,8 +151,8 @@ describe('review app in a browser', () => {
 
     const store = new DatasetStore(home);
     const ref = store.resolve('mtu@v1');
-    const v1 = store.samples(ref);
-    const v2 = store.samples(store.resolve('mtu@v2'));
+    const v1 = versionSamples(store, ref);
+    const v2 = versionSamples(store, store.resolve('mtu@v2'));
     const sampleFor = (id: string) => v1.find((s) => itemIdOf(ref, s.id) === id)!;
     expect(v2.map((s) => s.id)).toEqual(v1.map((s) => s.id).filter((id) => id !== sampleFor(ids[1]).id));
     const accepted = v2.find((s) => s.id === sampleFor(ids[0]).id)!;
@@ -194,7 +195,7 @@ describe('review app in a browser', () => {
     }
     const result = importReview({ store, ref, files: [{ path: session.kinds[0].file }] });
     expect(result).toMatchObject({ status: 'published', counts: { edited: 1 } });
-    const edited = store.samples(store.resolve('demo@v2')).find((s) => s.id === 'rv-01')!;
+    const edited = versionSamples(store, store.resolve('demo@v2')).find((s) => s.id === 'rv-01')!;
     expect(edited.expected.calls).toEqual([{ id: 'call_0', tool: 'get_weather', arguments: { city: 'Oslo', days: 3 } }]);
     expect(edited.dialogue[0].content).toBe(reviewSamples()[1].dialogue[0].content);
   });

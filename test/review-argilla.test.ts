@@ -7,6 +7,7 @@ import { exportReview } from '../review/export.ts';
 import { importReview, reviewAgreement } from '../review/import.ts';
 import { sampleCells } from '../review/sheet.ts';
 import { publishReviewDataset, reviewSamples } from './fixtures/review/dataset.ts';
+import { versionSamples, versionRejects } from './helpers/version.ts';
 
 /** Argilla user ids are UUIDs. */
 const ANN = '6f1c2a3e-0000-4000-8000-00000000000a';
@@ -166,7 +167,7 @@ describe("import of Argilla's exported records", () => {
     expect(result.agreement).toMatchObject({ raters: [annName, bobName], items: 3, observed: 1, nestoolsP: 1 });
 
     const next = store.resolve('demo@v2');
-    const samples = new Map(store.samples(next).map((s) => [s.id, s]));
+    const samples = new Map(versionSamples(store, next).map((s) => [s.id, s]));
     expect(samples.get('rv-05')!.dialogue[0].content).toBe('Weather in Rome, in fahrenheit please');
     expect(samples.get('rv-01')!.meta.review![0]).toMatchObject({
       version: 'v1',
@@ -179,7 +180,7 @@ describe("import of Argilla's exported records", () => {
     // bob's draft is not an answer: rv-06 is decided by ann alone.
     expect(samples.get('rv-06')!.meta.review![0].answers).toEqual([{ annotator: annName, kind: 'annotator', decision: 'accept', notes: '' }]);
     expect(samples.has('rv-03')).toBe(false);
-    expect(store.rejects(next).find((r) => r.recordId === 'rv-03')).toMatchObject({ reason: 'review_rejected', detail: 'not a weather question' });
+    expect(versionRejects(store, next).find((r) => r.recordId === 'rv-03')).toMatchObject({ reason: 'review_rejected', detail: 'not a weather question' });
     expect(store.manifest(next).stats.review).toMatchObject({ files: [{ file: 'argilla-records.json', format: 'argilla', rows: 8 }] });
   });
 

@@ -9,6 +9,7 @@ import { publishToolQuestions } from './fixtures/review/tool-questions.ts';
 import { fill, readRawSheet, writeSheet, type RawSheet } from './fixtures/review/sheets.ts';
 import { tempDirs } from './helpers/files.ts';
 import { review as cli } from './helpers/review-cli.ts';
+import { versionSamples, versionRejects } from './helpers/version.ts';
 
 /**
  * Sample decisions and tool decisions made from the same version, in either order: the tool
@@ -39,7 +40,7 @@ async function setup(): Promise<Setup> {
   const exported = exportReview({ store, ref, format: 'csv', pipeline: toolePipeline, outDir: home });
   const sheet = readRawSheet(exported.files[0]);
   const queued = new Set(sheet.rows.map((row) => row[sheet.header.indexOf('sample_id')]));
-  const samples = store.samples(ref).filter((s) => queued.has(s.id));
+  const samples = versionSamples(store, ref).filter((s) => queued.has(s.id));
   return {
     home,
     store,
@@ -77,10 +78,10 @@ function sampleDecisions(s: Setup): string {
 function checkCarried(s: Setup, version: string, reviewedVersion: string) {
   const [accepted, rejected, edited] = s.untouched;
   const ref = s.store.resolve(`toole@${version}`);
-  const samples = new Map(s.store.samples(ref).map((x) => [x.id, x]));
+  const samples = new Map(versionSamples(s.store, ref).map((x) => [x.id, x]));
   expect(samples.get(accepted)!.meta.review).toEqual([expect.objectContaining({ version: reviewedVersion, decision: 'accept', answers: [expect.objectContaining({ annotator: 'ann' })] })]);
   expect(samples.has(rejected)).toBe(false);
-  expect(s.store.rejects(ref).filter((r) => r.recordId === rejected)).toEqual([expect.objectContaining({ stage: 'review', reason: 'review_rejected', detail: 'off topic' })]);
+  expect(versionRejects(s.store, ref).filter((r) => r.recordId === rejected)).toEqual([expect.objectContaining({ stage: 'review', reason: 'review_rejected', detail: 'off topic' })]);
   expect(samples.get(edited)!.dialogue[0].content).toBe('A clearer question, please');
   expect(samples.get(edited)!.meta.review).toEqual([expect.objectContaining({ decision: 'edit' })]);
   // The decision on a sample the tool decision changed is not applied: the sample is flagged for the next queue.
@@ -118,7 +119,7 @@ describe('sample decisions and tool decisions on one version', () => {
     expect((manifest.config as { overlap: { decisions: { keep: string[] } } }).overlap.decisions.keep).toEqual(expect.arrayContaining(WEATHER));
     const v6 = s.store.resolve('toole@v6');
     expect(s.store.manifest(v6).parent).toBe('v5');
-    expect(s.store.samples(v6).find((x) => x.id === later)!.meta.review).toEqual([expect.objectContaining({ version: 'v5', decision: 'accept' })]);
+    expect(versionSamples(s.store, v6).find((x) => x.id === later)!.meta.review).toEqual([expect.objectContaining({ version: 'v5', decision: 'accept' })]);
 
     // The same tool sheet again finds every version it made.
     const again = await cli(s.home, 'import', 'toole@v1', tools, '--llm', 'offline', '--quiet', '--json');
@@ -144,6 +145,6 @@ describe('sample decisions and tool decisions on one version', () => {
     const later = await cli(s.home, 'import', 'toole@v3', writeSheet(join(s.home, 'v3-filled.csv'), fill(v3Sheet, { [s.untouched[3]]: { decision: 'reject', annotator: 'lead' } })));
     expect(later.out).toContain('published toole@v5 (parent v3)');
     expect(later.out).toContain('carried 1 of 1 sample decision(s) of toole@v5 onto toole@v4: published toole@v6');
-    expect(s.store.samples(s.store.resolve('toole@v6')).map((x) => x.id)).not.toContain(s.untouched[3]);
+    expect(versionSamples(s.store, s.store.resolve('toole@v6')).map((x) => x.id)).not.toContain(s.untouched[3]);
   });
 });

@@ -11,6 +11,7 @@ import { publishReviewDataset } from './fixtures/review/dataset.ts';
 import { fill, readRawSheet, writeSheet } from './fixtures/review/sheets.ts';
 import { samplesInMemory } from '../core/sample-source.ts';
 import { review } from './helpers/review-cli.ts';
+import { versionSamples } from './helpers/version.ts';
 
 const tmp = () => mkdtempSync(join(tmpdir(), 'tk-review-cli-'));
 
@@ -134,7 +135,7 @@ describe('review of a SNIPS pipeline version', () => {
     expect(done).toMatchObject({ status: 'published', newVersion: 'v2', counts: { accepted: 11, edited: 1 } });
     const manifest = JSON.parse(readFileSync(join(home, 'datasets', 'mtu', 'v2', 'manifest.json'), 'utf8'));
     const store = new DatasetStore(home);
-    const edited = store.samples(store.resolve('mtu@v2')).find((s) => s.id === editedId)!;
+    const edited = versionSamples(store, store.resolve('mtu@v2')).find((s) => s.id === editedId)!;
     expect(edited.expected.turns![turn][0].arguments[firstArg]).toBe('corrected value');
     expect(edited.dialogue[Number(turn)].calls![0].arguments[firstArg]).toBe('corrected value');
     expect(edited.expected.calls).toEqual(Object.values(edited.expected.turns!).flat()); // the flat list follows
@@ -164,7 +165,7 @@ describe('review of a SNIPS pipeline version', () => {
     expect(done).toMatchObject({ status: 'published', newVersion: 'v2', counts: { accepted: 2, edited: 1 } });
     const store = new DatasetStore(home);
     const ref = store.resolve('tooltalk@v2');
-    const samples = store.samples(ref);
+    const samples = versionSamples(store, ref);
     const files = await getPipeline('tooltalk').exports.tooltalk(samplesInMemory(samples), store.tools(ref), join(home, 'out'), ref);
     const edited = samples.find((s) => s.id === first[col('sample_id')])!;
     const file = files.find((f) => f.endsWith(`${(edited.meta.tooltalk as { file: string }).file}`))!;

@@ -15,6 +15,7 @@ import { SINGLE_TOOL_SPLIT } from '../stages/toole/records.ts';
 import { publishReviewDataset, reviewSamples } from './fixtures/review/dataset.ts';
 import { fill, readRawSheet, writeSheet, type RawSheet } from './fixtures/review/sheets.ts';
 import { samplesInMemory } from '../core/sample-source.ts';
+import { versionSamples } from './helpers/version.ts';
 
 const PAYLOAD = "=cmd|' /C calc'!A0";
 const tmp = () => mkdtempSync(join(tmpdir(), 'tk-review-formula-'));
@@ -92,7 +93,7 @@ describe('review text cannot carry a formula into data', () => {
     writeSheet(held, fill(setup.sheet, { 'rv-03': { decision: 'edit', corrected_calls: calls({ city: '@admin' }) } }));
     const result = importReview({ store: setup.store, ref: setup.ref, files: [{ path: held }] });
     expect(result.problems).toEqual([]);
-    expect(setup.store.samples(setup.store.resolve('demo@v2')).find((s) => s.id === 'rv-03')!.expected.calls![0].arguments).toEqual({ city: '@admin' });
+    expect(versionSamples(setup.store, setup.store.resolve('demo@v2')).find((s) => s.id === 'rv-03')!.expected.calls![0].arguments).toEqual({ city: '@admin' });
   });
 
   it('refuses __proto__, constructor and prototype as names anywhere in corrected calls', () => {
@@ -128,7 +129,7 @@ describe('review text cannot carry a formula into data', () => {
     const result = importReview({ store: setup.store, ref: setup.ref, files: [{ path: filled }] });
     expect(result.problems).toEqual([]);
     expect(result).toMatchObject({ status: 'published', counts: { accepted: 2, edited: 1 } });
-    const next = new Map(setup.store.samples(setup.store.resolve('demo@v2')).map((s) => [s.id, s]));
+    const next = new Map(versionSamples(setup.store, setup.store.resolve('demo@v2')).map((s) => [s.id, s]));
     expect(next.get('rv-04')!.dialogue[0].content).toBe('+2 tables for 4 at Chez Ïlse');
     expect(next.get('rv-01')!.dialogue[0].content).toMatch(/^=HYPERLINK/); // the version's own text is kept as is
     expect(next.get('rv-01')!.meta.review![0]).toMatchObject({ answers: [{ notes: '=HYPERLINK is in the query, fine' }] });

@@ -10,6 +10,7 @@ import { importReview } from '../review/import.ts';
 import type { ImportProblem } from '../review/rows.ts';
 import { draft, publishReviewDataset, reviewSamples, tools } from './fixtures/review/dataset.ts';
 import { fill, readRawSheet, writeSheet, type RawSheet } from './fixtures/review/sheets.ts';
+import { versionSamples } from './helpers/version.ts';
 
 let home: string;
 let store: DatasetStore;
@@ -216,7 +217,7 @@ describe("edited samples go back through the recipe's checks", () => {
 
     const good = writeSheet(join(dir, 'good.csv'), fill(raw, { 'rv-01': { decision: 'edit', corrected_query: 'Weather in Bergen' } }));
     expect(importReview({ store: s, ref, files: [{ path: good }], pipeline: { recheck } }).status).toBe('published');
-    const edited = s.samples(s.resolve('demo@v2')).find((x) => x.id === 'rv-01')!;
+    const edited = versionSamples(s, s.resolve('demo@v2')).find((x) => x.id === 'rv-01')!;
     expect(edited.meta.checks).toEqual([
       { name: 'arg-grounded', pass: false, reason: 'value "Oslo" ok but unit missing', soft: true },
       { name: 'query-not-empty', pass: true, reason: 'the query is too short', soft: false },

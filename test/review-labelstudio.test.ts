@@ -6,6 +6,7 @@ import { exportReview } from '../review/export.ts';
 import { importReview } from '../review/import.ts';
 import { SHEET_COLUMNS } from '../review/sheet.ts';
 import { publishReviewDataset, reviewSamples } from './fixtures/review/dataset.ts';
+import { versionSamples, versionRejects } from './helpers/version.ts';
 
 const handWritten = new URL('./fixtures/review/labelstudio-export.json', import.meta.url).pathname;
 
@@ -61,7 +62,7 @@ describe("import of Label Studio's JSON export", () => {
     expect(result.agreement.cohen).toEqual([{ a: 'bob@lab.example', b: 'labelstudio-user-1', items: 3, observed: 1, kappa: 1 }]);
 
     const next = store.resolve('demo@v2');
-    const samples = new Map(store.samples(next).map((s) => [s.id, s]));
+    const samples = new Map(versionSamples(store, next).map((s) => [s.id, s]));
     expect(samples.get('rv-02')!.dialogue[0].content).toBe('Is it -5 degrees in Montréal?');
     expect(samples.get('rv-02')!.expected.calls).toEqual(reviewSamples()[2].expected.calls);
     expect(samples.get('rv-00')!.meta.review![0].answers).toEqual([
@@ -69,7 +70,7 @@ describe("import of Label Studio's JSON export", () => {
       { annotator: 'bob@lab.example', kind: 'annotator', decision: 'accept', notes: 'fine' },
     ]);
     expect(samples.has('rv-04')).toBe(false);
-    expect(store.rejects(next)[0]).toMatchObject({ recordId: 'rv-04', detail: '+1 is not a party size' });
+    expect(versionRejects(store, next)[0]).toMatchObject({ recordId: 'rv-04', detail: '+1 is not a party size' });
     expect(store.manifest(next).stats.review).toMatchObject({ files: [{ file: 'labelstudio-export.json', format: 'labelstudio', rows: 6 }] });
   });
 

@@ -20,6 +20,7 @@ import { importToolReview } from '../review/tool-import.ts';
 import { TOOL_SHEET_COLUMNS, validateToolDecision } from '../review/tool-sheet.ts';
 import type { PipelineDefinition } from '../core/pipeline.ts';
 import { TOOLE_FIXTURE_CONFIG } from './helpers/toole-fixture.ts';
+import { versionSamples } from './helpers/version.ts';
 
 const PROJECT = new URL('..', import.meta.url).pathname;
 
@@ -113,7 +114,7 @@ describe('tool review sheet: MTU merge conflicts', () => {
       expect(row.example_queries).toMatch(/^\w+: \S/);
     }
     // Every sample using those tools still carries the failed check, but the queue asks no sample about it.
-    expect(f.store.samples(f.ref).some((s) => s.meta.checks.some((c) => c.name === 'merge-tools-mtu' && !c.pass))).toBe(true);
+    expect(versionSamples(f.store, f.ref).some((s) => s.meta.checks.some((c) => c.name === 'merge-tools-mtu' && !c.pass))).toBe(true);
     expect(f.queueReasons).not.toContain('merge-tools-mtu');
     expect(f.queueReasons).not.toContain('review:merge-conflict');
   });
@@ -165,7 +166,7 @@ describe('tool review sheet: MTU merge conflicts', () => {
     expect(review.reviewed).toBe('v1');
     expect(review.decisions.map((d) => [d.decision, d.annotators])).toEqual([['merge', ['lead']], ...Array(4).fill(['keep-apart', ['lead']])]);
 
-    const samples = f.store.samples(next);
+    const samples = versionSamples(f.store, next);
     const calls = samples.flatMap(toolCalls);
     expect(calls).toContain('ReserveTable');
     expect(calls.filter((t) => ['BookRestaurant', 'ReserveRestaurant1', 'ReserveRestaurant2'].includes(t))).toEqual([]);
@@ -192,7 +193,7 @@ describe('tool review sheet: ToolE merge proposals nobody decided', () => {
     expect(rows[0].allowed_decisions).toBe('merge, keep apart, decompose, rename');
     expect(f.queueReasons).not.toContain('merge-tools-metatool:auto');
     expect(f.queueReasons).not.toContain('review:auto-merge');
-    const reasons = f.store.samples(f.ref).flatMap((s) => s.meta.checks.filter((c) => c.name === 'merge-tools-metatool:auto').map((c) => c.reason!));
+    const reasons = versionSamples(f.store, f.ref).flatMap((s) => s.meta.checks.filter((c) => c.name === 'merge-tools-metatool:auto').map((c) => c.reason!));
     expect(reasons.length).toBeGreaterThan(0);
     for (const reason of reasons) expect(reason).not.toMatch(/\b(\w+) was merged into \1\b/);
     expect(reasons).toContain('weather_now, forecaster, flight_status were merged into sky_report (which keeps its name) by a proposal nobody decided (undecided: merge); confirm it or decide it in the tool sheet (review export)');
@@ -228,10 +229,10 @@ describe('tool review sheet: ToolE merge proposals nobody decided', () => {
       decompose: [{ tool: 'travel_all', into: ['hotel_deals', 'flight_finder'], queries: {} }],
       keep: ['flight_status', 'hotel_deals', 'flight_finder', 'recipe_box'],
     });
-    const labels = new Set(f.store.samples(next).flatMap((s) => s.expected.labels ?? []));
+    const labels = new Set(versionSamples(f.store, next).flatMap((s) => s.expected.labels ?? []));
     for (const name of ['WeatherTool', 'LodgingFinder', 'flight_status']) expect(labels).toContain(name);
     for (const gone of ['weather_now', 'sky_report', 'stay_finder', 'travel_all']) expect(labels).not.toContain(gone);
-    expect(f.store.samples(next).some((s) => s.meta.checks.some((c) => c.name === 'merge-tools-metatool:auto'))).toBe(false);
+    expect(versionSamples(f.store, next).some((s) => s.meta.checks.some((c) => c.name === 'merge-tools-metatool:auto'))).toBe(false);
   }, 300_000);
 });
 

@@ -17,6 +17,7 @@ import { itemIdOf, selectQueue } from '../review/queue.ts';
 import { SHEET_COLUMNS } from '../review/sheet.ts';
 import { publishReviewDataset, reviewSamples } from './fixtures/review/dataset.ts';
 import { fill, readRawSheet, writeSheet } from './fixtures/review/sheets.ts';
+import { versionSamples, versionRejects } from './helpers/version.ts';
 
 const tmp = () => mkdtempSync(join(tmpdir(), 'tk-review-'));
 
@@ -164,9 +165,9 @@ describe('CSV sheets', () => {
     expect(manifest.parent).toBe('v1');
     expect(manifest.stats.review).toMatchObject({ reviewed: 'v1', items: { accepted: 2, rejected: 1, edited: 2 }, rows: { total: 6, pending: 1 }, annotators: { filled: 4, Zoë: 1 } });
     expect(manifest.stages.at(-1)).toMatchObject({ stage: 'review', in: 12, out: 11, rejected: 1 });
-    const byId = new Map(store.samples(next).map((s) => [s.id, s]));
+    const byId = new Map(versionSamples(store, next).map((s) => [s.id, s]));
     expect(byId.has('rv-05')).toBe(false);
-    expect(store.rejects(next)).toEqual([expect.objectContaining({ stage: 'review', reason: 'review_rejected', recordId: 'rv-05', detail: '-unit is invented' })]);
+    expect(versionRejects(store, next)).toEqual([expect.objectContaining({ stage: 'review', reason: 'review_rejected', recordId: 'rv-05', detail: '-unit is invented' })]);
     expect(byId.get('rv-02')!.dialogue[0].content).toBe(query);
     expect(byId.get('rv-02')!.category).toBe('-minus');
     expect(byId.get('rv-04')!.expected.calls).toEqual([{ id: 'call_0', tool: 'book_table', arguments: { restaurant: 'Chez Ïlse', people: 5 } }]);
@@ -291,6 +292,6 @@ describe('corrected labels', () => {
     const path = writeSheet(join(home, 'labels.csv'), fill(raw, { 'rv-01': { decision: 'edit', corrected_labels: 'book_table,\nget_weather' } }));
     const result = importReview({ store, ref, files: [{ path }] });
     expect(result.problems).toEqual([]);
-    expect(store.samples(store.resolve('demo@v2')).find((s) => s.id === 'rv-01')!.expected.labels).toEqual(['book_table', 'get_weather']);
+    expect(versionSamples(store, store.resolve('demo@v2')).find((s) => s.id === 'rv-01')!.expected.labels).toEqual(['book_table', 'get_weather']);
   });
 });

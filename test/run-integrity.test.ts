@@ -15,6 +15,7 @@ import { runPipeline } from '../core/run.ts';
 import { DatasetStore } from '../core/store.ts';
 import { echoPipeline, echoPrompt, interruption } from './fixtures/core/echo-pipeline.ts';
 import { startOpenAiServer, echoChat, type OpenAiTestServer } from './helpers/openai-server.ts';
+import { versionRejects } from './helpers/version.ts';
 
 const tmp = (prefix: string) => mkdtempSync(join(tmpdir(), prefix));
 
@@ -201,7 +202,7 @@ describe('a failing endpoint', () => {
     const result = await echo(home, file, llm);
     await llm.close();
     expect(result.manifest!.counts).toMatchObject({ samples: 19, rejects: 1 });
-    expect(new DatasetStore(home).rejects(result.ref!)[0]).toMatchObject({ stage: 'ask', reason: 'http_error' });
+    expect(versionRejects(new DatasetStore(home), result.ref!)[0]).toMatchObject({ stage: 'ask', reason: 'http_error' });
     // A lower limit stops the same run.
     const { home: home2, file: file2 } = homeWithLines(lines);
     const strict = gateway(home2);

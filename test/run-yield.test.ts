@@ -6,7 +6,7 @@ import { yieldShortfall } from '../core/run-yield.ts';
 import type { StageStats } from '../core/records.ts';
 import { tempDirs } from './helpers/files.ts';
 import { startOpenAiServer, useFreshEndpoint, type OpenAiTestServer } from './helpers/openai-server.ts';
-import { startRedis, type TestRedis } from './helpers/redis.ts';
+import { startRedis, type TestRedis } from '../bench/lib/redis.ts';
 
 /**
  * A run that produced nothing publishes nothing: an endpoint that answers only talk, a provider

@@ -13,6 +13,7 @@ import { runPipeline } from '../core/run.ts';
 import { evenlySpaced } from '../core/runner.ts';
 import { DatasetStore } from '../core/store.ts';
 import { slowPipeline } from './fixtures/core/slow-pipeline.ts';
+import { versionSamples, versionRejects } from './helpers/version.ts';
 
 const script = new URL('./fixtures/core/run-slow.ts', import.meta.url).pathname;
 
@@ -190,8 +191,8 @@ describe('runner', () => {
     const result = await runPipeline({ pipeline, llm: new OfflineGateway(42), home, projectDir: process.cwd(), progress: { quiet: true } });
     expect(result.stats[1]).toMatchObject({ stage: 'share', in: 6, out: 3, rejected: 3, fanned: 0, rejectsByReason: { odd: 3 } });
     const store = new DatasetStore(home);
-    expect(store.samples(result.ref!).map((s) => s.dialogue[0].content)).toEqual(['0 of 15', '2 of 15', '4 of 15']);
-    expect(store.rejects(result.ref!)[0]).toMatchObject({ stage: 'share', reason: 'odd', recordId: 'i-1', record: { id: 'i-1', n: 1 } });
+    expect(versionSamples(store, result.ref!).map((s) => s.dialogue[0].content)).toEqual(['0 of 15', '2 of 15', '4 of 15']);
+    expect(versionRejects(store, result.ref!)[0]).toMatchObject({ stage: 'share', reason: 'odd', recordId: 'i-1', record: { id: 'i-1', n: 1 } });
     expect(result.manifest!.stats.kept).toBe(3);
   });
 
@@ -240,9 +241,9 @@ describe('runner', () => {
     const result = await runPipeline({ pipeline: pipeline(false), limit: 3, llm: new OfflineGateway(42), home, projectDir: process.cwd(), progress: { quiet: true } });
     expect(yielded).toBe(10);
     const picked = evenlySpaced(Array.from({ length: 10 }, (_, n) => n), 3);
-    expect(new DatasetStore(home).samples(result.ref!).map((s) => s.dialogue[0].content)).toEqual([...picked.map((n) => `${n}/${3 + 6}/true`), `total ${3 + 6}`]);
+    expect(versionSamples(new DatasetStore(home), result.ref!).map((s) => s.dialogue[0].content)).toEqual([...picked.map((n) => `${n}/${3 + 6}/true`), `total ${3 + 6}`]);
     expect(result.stats.map((s) => [s.stage, s.in, s.out, s.rejected])).toEqual([['make', 0, 3, 0], ['pairs', 3, 4, 1]]);
-    expect(new DatasetStore(home).rejects(result.ref!)).toEqual([{ stage: 'pairs', reason: 'not_kept', detail: 'made, then dropped', recordId: 'dropped', record: { id: 'dropped' } }]);
+    expect(versionRejects(new DatasetStore(home), result.ref!)).toEqual([{ stage: 'pairs', reason: 'not_kept', detail: 'made, then dropped', recordId: 'dropped', record: { id: 'dropped' } }]);
     await expect(runPipeline({ pipeline: pipeline(true), llm: new OfflineGateway(42), home: mkdtempSync(join(tmpdir(), 'tk-stream-')), projectDir: process.cwd(), progress: { quiet: true } })).rejects.toThrow(/calls the LLM only in collect/);
   });
 
@@ -295,7 +296,7 @@ describe('runner', () => {
     expect(result.stats.map((s) => [s.stage, s.out, s.rejected])).toEqual([['make', 8, 0], ['first', 8, 0], ['second', 8, 0]]);
     expect(order.indexOf('second 0')).toBeLessThan(order.indexOf('first 7'));
     // Still in input order in the published version.
-    expect(new DatasetStore(home).samples(result.ref!).map((s) => s.dialogue[0].content)).toEqual(['0', '1', '2', '3', '4', '5', '6', '7']);
+    expect(versionSamples(new DatasetStore(home), result.ref!).map((s) => s.dialogue[0].content)).toEqual(['0', '1', '2', '3', '4', '5', '6', '7']);
   }, 60_000);
 
   it('keeps a per-record stage close behind the next one, which takes its records in memory as made (the same objects), not parsed again', async () => {
@@ -349,7 +350,7 @@ describe('runner', () => {
     // Never far ahead (256 records, and those in flight), however much faster it is.
     expect(ahead).toBeLessThanOrEqual(256 + 16 + 2);
     expect(sameObjects).toBe(1200);
-    expect(new DatasetStore(home).samples(result.ref!).map((s) => s.dialogue[0].content)).toEqual(Array.from({ length: 1200 }, (_, n) => String(n + 1)));
+    expect(versionSamples(new DatasetStore(home), result.ref!).map((s) => s.dialogue[0].content)).toEqual(Array.from({ length: 1200 }, (_, n) => String(n + 1)));
   }, 60_000);
 
   it('runs scan stages that need no pass over their input behind the per-record stage before them, chained, to the same files as one after the other', async () => {
@@ -418,7 +419,7 @@ describe('runner', () => {
       const home = mkdtempSync(join(tmpdir(), 'tk-chain-'));
       const result = await runPipeline({ pipeline: pipeline(streaming), llm: new OfflineGateway(42), home, projectDir: process.cwd(), progress: { quiet: true } });
       const store = new DatasetStore(home);
-      return { result, samples: store.samples(result.ref!), rejects: store.rejects(result.ref!) };
+      return { result, samples: versionSamples(store, result.ref!), rejects: versionRejects(store, result.ref!) };
     };
     const apart = await runOf(false);
     order.length = 0;
@@ -559,7 +560,7 @@ describe('runner', () => {
     for (const s of result.stats) expect(s.in).toBe(s.out + s.rejected - s.fanned);
     expect(readFileSync(join(result.ref!.dir, 'reports', 'summary', 'scores.txt'), 'utf8').split('\n')).toHaveLength(41);
     expect(result.manifest!.files['reports/summary/scores.txt']).toMatch(/^[0-9a-f]{64}$/);
-    const rejects = new DatasetStore(home).rejects(result.ref!);
+    const rejects = versionRejects(new DatasetStore(home), result.ref!);
     expect(rejects).toHaveLength(6);
     expect(rejects[0]).toMatchObject({ stage: 'score-slowly', reason: 'divisible_rest_3', recordId: 'item-3', record: { id: 'item-3', n: 3 } });
   });
@@ -583,8 +584,8 @@ describe('runner', () => {
     expect(result.stats[0]).toMatchObject({ out: 4 });
     expect(result.stats[1]).toMatchObject({ in: 4, rejected: 1 }); // item 10 (10 % 7 == 3)
     const store = new DatasetStore(home);
-    const texts = store.samples(result.ref!).map((s) => s.dialogue[0].content.split(' ')[1]);
+    const texts = versionSamples(store, result.ref!).map((s) => s.dialogue[0].content.split(' ')[1]);
     expect(new Set(texts)).toEqual(new Set(['0', '20', '30']));
-    expect(store.rejects(result.ref!).map((r) => r.recordId)).toEqual(['item-10']);
+    expect(versionRejects(store, result.ref!).map((r) => r.recordId)).toEqual(['item-10']);
   });
 });

@@ -11,6 +11,7 @@ import { DatasetStore } from '../core/store.ts';
 import { nestoolsPipeline } from '../pipelines/nestools.ts';
 import { Done, Item, threadedStage } from './fixtures/core/threaded-stage.ts';
 import { tempDirs } from './helpers/files.ts';
+import { versionSamples, versionRejects } from './helpers/version.ts';
 
 const PROJECT = new URL('..', import.meta.url).pathname;
 const tempHome = tempDirs('tk-threads-');
@@ -43,11 +44,11 @@ describe('worker threads for pure-computation stages', () => {
     const home = tempHome();
     const logs: string[] = [];
     const result = await runPipeline({ pipeline: pipelineWith(threadedStage({ rejectOn: 5 })), llm: new OfflineGateway(42), home, projectDir: PROJECT, progress: { quiet: true }, threads: { count: 1, from: 0 }, log: (m) => logs.push(m) });
-    const samples = new DatasetStore(home).samples(result.ref!);
+    const samples = versionSamples(new DatasetStore(home), result.ref!);
     expect(samples.map((s) => s.dialogue[0].content)).toEqual(Array.from({ length: 60 }, (_, n) => n).filter((n) => n !== 5).map((n) => String(n * n)));
     // Records wait for the thread to start rather than run here.
     expect(samples.every((s) => s.category === 'thread')).toBe(true);
-    expect(new DatasetStore(home).rejects(result.ref!)).toMatchObject([{ stage: 'square', reason: 'odd_one', detail: 'n=5', record: { id: 'i-5', n: 5 } }]);
+    expect(versionRejects(new DatasetStore(home), result.ref!)).toMatchObject([{ stage: 'square', reason: 'odd_one', detail: 'n=5', record: { id: 'i-5', n: 5 } }]);
     expect(logs.filter((m) => m.includes('worker thread'))).toEqual([]);
   }, 120_000);
 
@@ -55,7 +56,7 @@ describe('worker threads for pure-computation stages', () => {
     for (const threads of [{ count: 1, from: 1000 }, { count: 0, from: 0 }]) {
       const home = tempHome();
       const result = await runPipeline({ pipeline: pipelineWith(threadedStage({})), llm: new OfflineGateway(42), home, projectDir: PROJECT, progress: { quiet: true }, threads });
-      expect(new DatasetStore(home).samples(result.ref!).every((s) => s.category === 'main')).toBe(true);
+      expect(versionSamples(new DatasetStore(home), result.ref!).every((s) => s.category === 'main')).toBe(true);
     }
   }, 120_000);
 
@@ -74,7 +75,7 @@ describe('worker threads for pure-computation stages', () => {
     const logs: string[] = [];
     // The factory makes a stage of another name than the one the run has.
     const result = await runPipeline({ pipeline: pipelineWith(threadedStage({ name: 'renamed' })), llm: new OfflineGateway(42), home, projectDir: PROJECT, progress: { quiet: true }, threads: { count: 1, from: 0 }, log: (m) => logs.push(m) });
-    expect(new DatasetStore(home).samples(result.ref!).every((s) => s.category === 'main')).toBe(true);
+    expect(versionSamples(new DatasetStore(home), result.ref!).every((s) => s.category === 'main')).toBe(true);
     expect(logs.join('\n')).toMatch(/\[renamed\] its worker thread could not start \(.*does not make stage renamed v1\); records run on the main thread/);
   }, 120_000);
 
@@ -94,7 +95,7 @@ describe('worker threads for pure-computation stages', () => {
     for (const threads of [{ count: 0 }, { count: 1, from: 0 }]) {
       const home = tempHome();
       const result = await runPipeline({ pipeline: nestoolsPipeline, configOverrides: { count: 150 }, llm: new OfflineGateway(42), home, projectDir: PROJECT, cwd: PROJECT, progress: { quiet: true }, threads, log: (m) => logs.push(m) });
-      expect(new DatasetStore(home).samples(result.ref!).length).toBeGreaterThan(100);
+      expect(versionSamples(new DatasetStore(home), result.ref!).length).toBeGreaterThan(100);
       published.push(result.manifest!.files);
     }
     expect(published[1]).toEqual(published[0]);

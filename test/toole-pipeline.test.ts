@@ -15,6 +15,8 @@ import type { QueryItem } from '../stages/toole/records.ts';
 import { containsName } from '../stages/toole/text.ts';
 import { samplesInMemory } from '../core/sample-source.ts';
 import { TOOLE_FIXTURE_CONFIG } from './helpers/toole-fixture.ts';
+import { defaultRun } from './helpers/default-run.ts';
+import { versionSamples, versionRejects } from './helpers/version.ts';
 
 const projectDir = fileURLToPath(new URL('..', import.meta.url));
 const FIXTURE_CONFIG = TOOLE_FIXTURE_CONFIG;
@@ -32,7 +34,7 @@ async function run(configOverrides: unknown, limit?: number): Promise<Run> {
   const home = mkdtempSync(join(tmpdir(), 'tk-toole-'));
   const result = await runPipeline({ pipeline: toolePipeline, configOverrides, llm: new OfflineGateway(42), home, projectDir, cwd: projectDir, limit, progress: { quiet: true } });
   const store = new DatasetStore(home);
-  return { home, result, store, samples: store.samples(result.ref!), rejects: store.rejects(result.ref!), runDir: join(home, '.toolkiln', 'runs', result.runId) };
+  return { home, result, store, samples: versionSamples(store, result.ref!), rejects: versionRejects(store, result.ref!), runDir: join(home, '.toolkiln', 'runs', result.runId) };
 }
 
 /** Every stage accounts for its input: out + rejected − fanned = in, its rejects are on file, and it takes what the stage before gave. */
@@ -201,4 +203,13 @@ describe('toole pipeline on the real plugin list with the shipped defaults', () 
     expect(naming).toEqual([]);
     expect(r.result.stats.find((s) => s.stage === 'toole-filter-queries')!.rejectsByReason.names_tool).toBeGreaterThan(0);
   }, 60_000);
+});
+
+describe('toole default version: the scenario task', () => {
+  const run = defaultRun('toole');
+  it('each popularity scenario (TopTool_top5/10/15) lists its k tools and has samples, though the most popular tools wait for review', () => {
+    const scenarios = (run.manifest.stats['toole.taskSets'] as { scenarios: Record<string, { tools: number; samples: number }> }).scenarios;
+    for (const k of [5, 10, 15]) expect(scenarios[`TopTool_top${k}`], `TopTool_top${k}`).toMatchObject({ tools: k, samples: expect.any(Number) });
+    for (const k of [5, 10, 15]) expect(scenarios[`TopTool_top${k}`].samples).toBeGreaterThan(0);
+  });
 });

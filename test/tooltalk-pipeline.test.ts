@@ -5,19 +5,22 @@ import { describe, expect, it } from 'vitest';
 import { OfflineGateway } from '../core/llm/offline.ts';
 import type { Sample } from '../core/records.ts';
 import { Rng } from '../core/rng.ts';
+import { standaloneContext } from '../core/stage.ts';
+import conversationPrompt from '../prompts/tooltalk-conversation.ts';
 import { runPipeline } from '../core/run.ts';
 import { DatasetStore } from '../core/store.ts';
 import { getPipeline } from '../pipelines/index.ts';
 import { toolTalkMetaOf, sampleToConversation } from '../stages/tooltalk/conversation.ts';
 import { readDatabasesReport } from '../stages/tooltalk/database-report.ts';
 import { DEFAULT_DATABASES_DIR, loadDatabases, type DatabasesJson } from '../stages/tooltalk/databases.ts';
-import { executeDraft, type ExecutedConversation } from '../stages/tooltalk/execute.ts';
-import { type DraftedConversation, worldFor } from '../stages/tooltalk/draft.ts';
+import { executeConversationStage, executeDraft, type ExecutedConversation } from '../stages/tooltalk/execute.ts';
+import { type DraftedConversation, draftConversationStage, worldFor } from '../stages/tooltalk/draft.ts';
 import { exportToolTalk } from '../stages/tooltalk/export.ts';
 import { scenarioProblem, type Scenario } from '../stages/tooltalk/scenarios.ts';
 import { createWorld } from '../stages/tooltalk/world.ts';
 import { tempDirs } from './helpers/files.ts';
 import { samplesInMemory } from '../core/sample-source.ts';
+import { versionSamples, versionRejects } from './helpers/version.ts';
 
 const tmp = tempDirs('tk-tooltalk-');
 const bin = new URL('../bin/toolkiln.js', import.meta.url).pathname;
@@ -32,10 +35,10 @@ describe('ToolTalk recipe, offline', () => {
     await runOffline(home, { conversations: 12, plugins: ['Alarm', 'Calendar', 'Reminder', 'Weather', 'AccountTools'] });
     const store = new DatasetStore(home);
     const ref = store.resolve('tooltalk@v1');
-    const samples = store.samples(ref);
+    const samples = versionSamples(store, ref);
     // One per tool: the publish gate rejects none (CreateEvent's enum sits on event_type, where ToolTalk's code checks it).
     expect(samples.filter((s) => s.category === 'easy')).toHaveLength(28);
-    expect(store.rejects(ref).filter((r) => r.stage === 'invariants')).toEqual([]);
+    expect(versionRejects(store, ref).filter((r) => r.stage === 'invariants')).toEqual([]);
     expect(samples.filter((s) => s.category === 'tooltalk').length).toBeGreaterThanOrEqual(10);
     const initial = readDatabasesReport(ref.dir)!;
     expect(initial).not.toBeNull();
@@ -63,7 +66,7 @@ describe('ToolTalk recipe, offline', () => {
     expect(overlays).toBeGreaterThan(0);
     const manifest = store.manifest(ref);
     // The statistics stage counts what the stages made, before the publish gate rejected some.
-    const gated = store.rejects(ref).filter((r) => r.stage === 'invariants').length;
+    const gated = versionRejects(store, ref).filter((r) => r.stage === 'invariants').length;
     expect(manifest.stats.tooltalk).toMatchObject({ version: { conversations: samples.length + gated }, released: { conversations: 78 } });
     expect(readFileSync(join(ref.dir, 'reports', 'tooltalk-statistics.md'), 'utf8')).toContain('| calls per conversation |');
 
@@ -134,7 +137,7 @@ describe('ToolTalk drafts are executed and checked', () => {
     scenario,
     world,
     sessionToken,
-    model: 'test',
+    lineage: { stage: 'draft-conversation', version: 1, model: 'test' },
     draft: { overlay: {}, turns: [{ role: 'user', text, calls: [] }, { role: 'assistant', text: 'Done.', calls: calls.map((c) => ({ expect: 'success', ...c })) as never }, { role: 'user', text: 'Thanks.', calls: [] }] },
   });
   const good = [{ api_name: 'AddAlarm', parameters: { time: '06:30:00' } }, { api_name: 'GetReminders', parameters: {} }, { api_name: 'FindAlarms', parameters: {} }];
@@ -152,6 +155,19 @@ describe('ToolTalk drafts are executed and checked', () => {
     const wrong = executeDraft(drafted([{ api_name: 'AddAlarm', parameters: { time: 630 } }, ...good], 'Set an alarm for 630.'), databases);
     expect(wrong).toMatchObject({ reason: 'wrong_type', detail: expect.stringContaining('time must be string, got int 630; the simulator says: ') });
     expect((wrong as { detail: string }).detail).not.toContain('nothing (it accepted');
+  });
+
+  it('keeps the lineage entry of the answer a draft came from, and puts it on the sample with the execute stage\'s own', async () => {
+    const llm = new OfflineGateway(42);
+    const ctx = { ...standaloneContext({ llm, runDir: tmp() }), key: scenario.id };
+    const draft = draftConversationStage({ databasesDir: DEFAULT_DATABASES_DIR });
+    const made = (await draft.run(scenario, ctx)) as DraftedConversation;
+    expect(made.lineage).toEqual({ stage: draft.name, version: draft.version, prompt: conversationPrompt.id, promptHash: conversationPrompt.hash, model: llm.model });
+    // Whatever version the drafting stage was at, not a number the execute stage assumes.
+    const answered = { stage: 'draft-conversation', version: 7, prompt: conversationPrompt.id, promptHash: 'a1b2c3', model: 'some-model' };
+    const execute = executeConversationStage({ databasesDir: DEFAULT_DATABASES_DIR });
+    const sample = (await execute.run({ ...drafted(good), lineage: answered }, ctx)) as Sample;
+    expect(sample.meta.lineage).toEqual([answered, { stage: execute.name, version: execute.version }]);
   });
 
   it('rejects a call that fails, an ungrounded argument, too few calls, and an overlay that rewrites the databases', () => {

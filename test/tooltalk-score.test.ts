@@ -9,6 +9,7 @@ import { importConversationFile } from '../stages/tooltalk/import.ts';
 import { createComparator, type CallRecord } from '../stages/tooltalk/comparators.ts';
 import { tooltalkScorer } from '../stages/tooltalk/score.ts';
 import { tempDirs } from './helpers/files.ts';
+import { versionSamples } from './helpers/version.ts';
 
 const RELEASED = '../shared/data/reference/tooltalk';
 const scorer = tooltalkScorer;
@@ -51,7 +52,7 @@ describe('ToolTalk scorer', () => {
     const home = tmp();
     await runPipeline({ pipeline: getPipeline('tooltalk'), configOverrides: { conversations: 4, plugins: ['Alarm', 'Calendar', 'Reminder', 'Weather', 'AccountTools'] }, llm: new OfflineGateway(42), home, projectDir: process.cwd(), progress: { quiet: true } });
     const store = new DatasetStore(home);
-    const samples = store.samples(store.resolve('tooltalk@v1'));
+    const samples = versionSamples(store, store.resolve('tooltalk@v1'));
     expect(getPipeline('tooltalk').scorer).toBe(scorer);
     const items = samples.flatMap((sample) => scorer.items(sample));
     expect(items.length).toBeGreaterThan(28);

@@ -8,7 +8,7 @@ import { OfflineGateway } from '../core/llm/offline.ts';
 import { runPipeline } from '../core/run.ts';
 import { slowPipeline } from './fixtures/core/slow-pipeline.ts';
 import { tempDirs } from './helpers/files.ts';
-import { startRedis, type TestRedis } from './helpers/redis.ts';
+import { startRedis, type TestRedis } from '../bench/lib/redis.ts';
 
 /**
  * Workers and their coordinator survive Redis going away: a real redis-server SIGKILLed in the

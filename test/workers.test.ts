@@ -13,7 +13,7 @@ import { echoPipeline } from './fixtures/core/echo-pipeline.ts';
 import { slowPipeline } from './fixtures/core/slow-pipeline.ts';
 import { tempDirs } from './helpers/files.ts';
 import { echoChat, mostWithin, startOpenAiServer } from './helpers/openai-server.ts';
-import { startRedis, type TestRedis } from './helpers/redis.ts';
+import { startRedis, type TestRedis } from '../bench/lib/redis.ts';
 
 const tempDir = tempDirs('tk-workers-');
 const WORKER_SCRIPT = 'test/fixtures/core/run-worker.ts';

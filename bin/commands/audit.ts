@@ -1,6 +1,5 @@
 import { existsSync } from 'node:fs';
 import { resolve } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { auditSamples, type AuditReport } from '../../core/audit.ts';
 import { UserError } from '../../core/errors.ts';
 import type { PipelineDefinition } from '../../core/pipeline.ts';
@@ -10,15 +9,12 @@ import { DatasetStore } from '../../core/store.ts';
 import { pipelines } from '../../pipelines/index.ts';
 import type { Command } from '../command.ts';
 import { needPositionals, stringFlag } from '../flags.ts';
+import { DATASETS_AUDIT } from '../command-specs.ts';
+import { PROJECT_DIR } from '../../core/project-dir.ts';
 
-/** The project folder: a released set's default path is relative to it, as a config's default paths are. */
-const PROJECT_DIR = fileURLToPath(new URL('../..', import.meta.url));
 
 export const datasetsAuditCommand: Command = {
-  path: ['datasets', 'audit'],
-  usage: 'toolkiln datasets audit <name>[@v] | --released <benchmark> [--dir folder] [--json]',
-  summary: "check a version (or a released benchmark) against the shared invariants and its recipe's own audits: counts per check with the first offending ids",
-  options: { released: { type: 'string' }, dir: { type: 'string' } },
+  ...DATASETS_AUDIT,
   async run(positionals, values, io) {
     const released = stringFlag(values, 'released');
     let audited: { subject: string; report: AuditReport };

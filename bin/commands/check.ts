@@ -1,14 +1,11 @@
 import { existsSync, readFileSync, statSync } from 'node:fs';
-import { fileURLToPath } from 'node:url';
 import { extname, resolve, sep } from 'node:path';
 import { UserError } from '../../core/errors.ts';
 import { checkNesToolsFiles } from '../../stages/nestools/check-files.ts';
 import { formatIssue } from '../../stages/nestools/issues.ts';
 import type { Command } from '../command.ts';
 import { stringFlag } from '../flags.ts';
-
-/** Where the released NesTools set lives relative to the toolkiln project folder. */
-const DEFAULT_REFERENCE = fileURLToPath(new URL('../../../shared/data/reference/nestools/test_data.jsonl', import.meta.url));
+import { CHECK_NESTOOLS } from '../command-specs.ts';
 
 const ANSWER_EXTENSIONS = new Set(['.md', '.txt']);
 
@@ -46,10 +43,7 @@ function refuseInputsThatGaveNothing(paths: string[], results: { file: string }[
 }
 
 export const checkNestoolsCommand: Command = {
-  path: ['check', 'nestools'],
-  usage: 'toolkiln check nestools <file.py|file.jsonl|folder>… [--strict] [--stats [--reference file.jsonl]] [--json]',
-  summary: 'consistency check of NesTools records (.jsonl, .json) or generated Python programs (.py; .md / .txt holding a code block): exit 0 all pass, 1 some fail, 2 unreadable, empty or of another kind',
-  options: { strict: { type: 'boolean' }, stats: { type: 'boolean' }, reference: { type: 'string' } },
+  ...CHECK_NESTOOLS,
   async run(positionals, values, io) {
     if (!positionals.length) throw new UserError(`missing argument: usage: ${this.usage}`);
     const paths = positionals.map((p) => resolve(io.cwd, p));
@@ -62,12 +56,15 @@ export const checkNestoolsCommand: Command = {
     if (wantStats) {
       // Loaded only when asked: the plain check stays light to start.
       const { computeStatistics, formatStatistics, viewOfSample } = await import('../../stages/nestools/statistics.ts');
-      const { loadNesToolsSamples } = await import('../../stages/sources/nestools.ts');
+      const [{ loadRecipe }, { pathResolver }, { PROJECT_DIR }] = await Promise.all([import('../../pipelines/catalog.ts'), import('../../core/run.ts'), import('../../core/project-dir.ts')]);
+      // The released set as the NesTools recipe declares it (its place, and how it is read).
+      const released = (await loadRecipe('nestools')).released!.find((set) => set.name === 'nestools')!;
+      const resolvePath = pathResolver(io.cwd, PROJECT_DIR);
       const sets = [{ name: 'checked', stats: computeStatistics(report.chains) }];
       const given = stringFlag(values, 'reference');
-      const reference = given ? resolve(io.cwd, given) : DEFAULT_REFERENCE;
+      const reference = given ? resolve(io.cwd, given) : resolvePath(released.path);
       if (given && !existsSync(reference)) throw new UserError(`reference file not found: ${reference}`);
-      if (existsSync(reference)) sets.push({ name: 'reference', stats: computeStatistics(loadNesToolsSamples(reference).map(viewOfSample)) });
+      if (existsSync(reference)) sets.push({ name: 'reference', stats: computeStatistics(Array.from(released.read(reference, resolvePath).samples(), viewOfSample)) });
       statistics = { table: formatStatistics(sets), sets: Object.fromEntries(sets.map((s) => [s.name, s.stats])) };
     }
 

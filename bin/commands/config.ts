@@ -1,17 +1,15 @@
 import { resolve } from 'node:path';
 import { readConfigFile, resolveConfig } from '../../core/run.ts';
-import { getPipeline } from '../../pipelines/index.ts';
+import { loadRecipe } from '../../pipelines/catalog.ts';
 import type { Command } from '../command.ts';
 import { needPositionals, stringFlag } from '../flags.ts';
+import { CONFIG_SHOW } from '../command-specs.ts';
 
 export const configShowCommand: Command = {
-  path: ['config', 'show'],
-  usage: 'toolkiln config show <pipeline> [--config f] [--json]',
-  summary: "print a recipe's resolved config as JSON: its defaults, or a --config file laid over them (save it, edit it, pass it to run --config)",
-  options: { config: { type: 'string' } },
+  ...CONFIG_SHOW,
   async run(positionals, values, io) {
     needPositionals(positionals, 1, this.usage);
-    const pipeline = getPipeline(positionals[0]);
+    const pipeline = await loadRecipe(positionals[0]);
     const configFile = stringFlag(values, 'config');
     const overrides = configFile ? readConfigFile(resolve(io.cwd, configFile), configFile) : undefined;
     const config = resolveConfig(pipeline, overrides, configFile ?? 'config');

@@ -6,12 +6,10 @@ import { DatasetStore } from '../../core/store.ts';
 import { formatTable } from '../../core/table.ts';
 import type { Command } from '../command.ts';
 import { needPositionals } from '../flags.ts';
+import { DATASETS_DIFF, DATASETS_LIST, DATASETS_SHOW, DATASETS_VERIFY } from '../command-specs.ts';
 
 export const datasetsListCommand: Command = {
-  path: ['datasets', 'list'],
-  usage: 'toolkiln datasets list [--json]',
-  summary: 'list datasets and their versions',
-  options: {},
+  ...DATASETS_LIST,
   async run(positionals, _values, io) {
     needPositionals(positionals, 0, this.usage);
     const store = new DatasetStore(io.home, { warn: io.err });
@@ -28,10 +26,7 @@ export const datasetsListCommand: Command = {
 };
 
 export const datasetsShowCommand: Command = {
-  path: ['datasets', 'show'],
-  usage: 'toolkiln datasets show <name>[@v] [--compare-reference] [--json]',
-  summary: "print a version's manifest summary, or with --compare-reference its statistics beside the released benchmark's",
-  options: { 'compare-reference': { type: 'boolean' } },
+  ...DATASETS_SHOW,
   async run(positionals, values, io) {
     needPositionals(positionals, 1, this.usage);
     const store = new DatasetStore(io.home, { warn: io.err });
@@ -72,10 +67,7 @@ export const datasetsShowCommand: Command = {
 };
 
 export const datasetsDiffCommand: Command = {
-  path: ['datasets', 'diff'],
-  usage: 'toolkiln datasets diff <name>@a <name>@b [--ids] [--across] [--json]',
-  summary: 'sample ids added, removed and changed between two versions of one dataset (--ids lists every id; --across compares two different datasets)',
-  options: { ids: { type: 'boolean' }, across: { type: 'boolean' } },
+  ...DATASETS_DIFF,
   async run(positionals, values, io) {
     needPositionals(positionals, 2, this.usage);
     const store = new DatasetStore(io.home, { warn: io.err });
@@ -102,10 +94,7 @@ export const datasetsDiffCommand: Command = {
 };
 
 export const datasetsVerifyCommand: Command = {
-  path: ['datasets', 'verify'],
-  usage: 'toolkiln datasets verify <name>[@v] [--json]',
-  summary: "recompute every file's sha256 and compare it with the version's manifest, and find files it does not list (exit 1 on any difference)",
-  options: {},
+  ...DATASETS_VERIFY,
   async run(positionals, _values, io) {
     needPositionals(positionals, 1, this.usage);
     const store = new DatasetStore(io.home, { warn: io.err });

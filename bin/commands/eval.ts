@@ -1,6 +1,7 @@
 import { resolve } from 'node:path';
 import { UserError } from '../../core/errors.ts';
 import type { BenchmarkScorer, MetricTable } from '../../core/eval.ts';
+import { pathResolver } from '../../core/run.ts';
 import { DatasetStore } from '../../core/store.ts';
 import { formatTable } from '../../core/table.ts';
 import { agreementOf, type Agreement } from '../../eval/compare-agreement.ts';
@@ -10,8 +11,10 @@ import { evaluate, lowerIsBetterOf, modelDirName, type Interaction, type ModelCh
 import { pipelines } from '../../pipelines/index.ts';
 import type { Command, Io, Values } from '../command.ts';
 import { intFlag, needPositionals, stringFlag } from '../flags.ts';
-import { GATEWAY_LIMIT_OPTIONS, gatewayFromFlags } from '../gateway.ts';
+import { gatewayFromFlags } from '../gateway.ts';
+import { PROJECT_DIR } from '../../core/project-dir.ts';
 import { DEFAULT_SEED, SEED_RANGE } from '../../core/seed.ts';
+import { COMPARE_RESAMPLES, EVAL, EVAL_COMPARE } from '../command-specs.ts';
 
 const OFFLINE_MODELS = ['oracle', 'noisy-oracle'];
 
@@ -110,18 +113,7 @@ function interactionLine(interaction: Interaction): string {
 }
 
 export const evalCommand: Command = {
-  path: ['eval'],
-  usage: 'toolkiln eval <name>@v (--predictions f.jsonl | --model oracle|noisy-oracle | --llm openai|replay --model m [--user-model u] [--concurrency n] [--rpm n] [--tpm n] [--max-retries n] [--no-cache] [--price-table f]) [--limit n] [--seed s] [--json]',
-  summary: "score a model's answers on a version by its benchmark's own rules (results in datasets/<name>/<v>.derived/eval/<model>/)",
-  options: {
-    predictions: { type: 'string' },
-    model: { type: 'string' },
-    'user-model': { type: 'string' },
-    llm: { type: 'string' },
-    limit: { type: 'string' },
-    seed: { type: 'string' },
-    ...GATEWAY_LIMIT_OPTIONS,
-  },
+  ...EVAL,
   async run(positionals, values, io) {
     needPositionals(positionals, 1, this.usage);
     const limit = intFlag(values, 'limit', { min: 1 });
@@ -136,8 +128,7 @@ export const evalCommand: Command = {
       const result = await evaluate({ scorer, samples: store.sampleSource(ref), version: ref, model, limit, outDir: store.derivedDir(ref, 'eval', modelDirName(model)), onProgress: io.json ? undefined : io.err });
       const { report } = result;
       if (io.json) {
-        const { details: _details, ...tables } = report;
-        io.out(JSON.stringify({ dataset: `${ref.name}@${ref.version}`, model: modelDirName(model), ...tables, ...lowerIsBetterOf(scorer), missing: result.missing, ...(result.interaction ? { interaction: result.interaction } : {}), ...(result.noise ? { noise: result.noise } : {}), ...(result.usage ? { usage: result.usage } : {}), files: result.files }));
+        io.out(JSON.stringify({ dataset: `${ref.name}@${ref.version}`, model: modelDirName(model), ...report, ...lowerIsBetterOf(scorer), missing: result.missing, ...(result.interaction ? { interaction: result.interaction } : {}), ...(result.noise ? { noise: result.noise } : {}), ...(result.usage ? { usage: result.usage } : {}), files: result.files }));
       } else {
         io.out(`${ref.name}@${ref.version} scored by ${report.benchmark} rules: ${report.items} item(s), ${result.missing} without output (model ${modelDirName(model)})`);
         io.out(metricsTable(scorer, { all: report.metrics, ...report.byCategory }));
@@ -153,25 +144,11 @@ export const evalCommand: Command = {
 };
 
 export const evalCompareCommand: Command = {
-  path: ['eval', 'compare'],
-  usage:
-    'toolkiln eval compare <name>@v [--reference <released>] [--reference-dir dir] --model m [--model m2 …] [--llm openai|replay [--concurrency n] [--rpm n] [--tpm n] [--max-retries n] [--no-cache] [--price-table f]] [--resamples n] [--seed s] [--limit n] [--json]\n' +
-    '      m: oracle | noisy-oracle[:seed] | predictions:<generated.jsonl>,<released.jsonl> | with --llm, a model name',
-  summary: 'run the same model(s) on a version and on the released benchmark it regenerates: metrics side by side per category with a bootstrap 95% interval of the difference; with two or more models, whether both sides rank them alike',
-  options: {
-    model: { type: 'string', multiple: true },
-    llm: { type: 'string' },
-    reference: { type: 'string' },
-    'reference-dir': { type: 'string' },
-    resamples: { type: 'string' },
-    limit: { type: 'string' },
-    seed: { type: 'string' },
-    ...GATEWAY_LIMIT_OPTIONS,
-  },
+  ...EVAL_COMPARE,
   async run(positionals, values, io) {
     needPositionals(positionals, 1, this.usage);
     const seed = intFlag(values, 'seed', SEED_RANGE) ?? DEFAULT_SEED;
-    const resamples = intFlag(values, 'resamples', { min: 1, max: 100_000 }) ?? 1000;
+    const resamples = intFlag(values, 'resamples', { min: 1, max: 100_000 }) ?? COMPARE_RESAMPLES;
     const limit = intFlag(values, 'limit', { min: 1 });
     const store = new DatasetStore(io.home, { warn: io.err });
     const ref = store.resolve(positionals[0]);
@@ -189,7 +166,8 @@ export const evalCompareCommand: Command = {
       if (twice) throw new UserError(`--model ${twice} is given twice; compare different models`);
       if (models.some((m) => m.generated.kind === 'noisy-oracle') && !scorer.corrupt) throw new UserError(`the ${scorer.benchmark} scorer has no noisy oracle; use --model oracle`);
       const referenceDir = stringFlag(values, 'reference-dir');
-      const items = referenceDir === undefined ? releasedItems(released) : releasedItems(released, resolve(io.cwd, referenceDir));
+      const resolvePath = pathResolver(io.cwd, PROJECT_DIR);
+      const items = referenceDir === undefined ? releasedItems(released, resolvePath) : releasedItems(released, resolvePath, resolve(io.cwd, referenceDir));
       store.assertIntact(ref);
       const comparisons: ModelComparison[] = [];
       for (const model of models) {

@@ -12,36 +12,25 @@ import { importReview, reviewAgreement, type SheetFile } from '../../review/impo
 import { describeDecision, importToolReview, isToolSheetFile } from '../../review/tool-import.ts';
 import { DEFAULT_SEED } from '../../core/run.ts';
 import { gatewayFromFlags } from '../gateway.ts';
-import { PROJECT_DIR } from './run.ts';
+import { PROJECT_DIR } from '../../core/project-dir.ts';
 import type { ImportProblem } from '../../review/sources.ts';
 import type { Command, Io, Values } from '../command.ts';
 import { choiceFlag, intFlag, needPositionals, numberFlag, stringFlag } from '../flags.ts';
 import { outputFolder } from '../output-paths.ts';
 import { SEED_RANGE } from '../../core/seed.ts';
+import { REVIEW_AGREEMENT, REVIEW_EXPORT, REVIEW_EXPORT_DEFAULTS, REVIEW_IMPORT, REVIEW_PORT, REVIEW_SERVE } from '../command-specs.ts';
 
 /** Problems printed in human mode before "… and n more". */
 const SHOWN_PROBLEMS = 50;
 
 export const reviewExportCommand: Command = {
-  path: ['review', 'export'],
-  usage: 'toolkiln review export <name>@v --format csv|labelstudio|argilla [--annotators n --overlap f [--raters k]] [--rate f] [--seed n] [--limit n] [--out dir] [--json]',
-  summary: "select the version's review queue (written to datasets/<name>/<v>.derived/review/) and write sheets for annotators",
-  options: {
-    format: { type: 'string' },
-    annotators: { type: 'string' },
-    overlap: { type: 'string' },
-    raters: { type: 'string' },
-    rate: { type: 'string' },
-    seed: { type: 'string' },
-    limit: { type: 'string' },
-    out: { type: 'string' },
-  },
+  ...REVIEW_EXPORT,
   async run(positionals, values, io) {
     needPositionals(positionals, 1, this.usage);
     const format = choiceFlag(values, 'format', REVIEW_FORMATS);
     if (!format) throw new UserError(`--format is required: one of ${REVIEW_FORMATS.join(', ')}`);
-    const annotators = intFlag(values, 'annotators', { min: 1, max: 100 }) ?? 1;
-    const overlap = numberFlag(values, 'overlap', { min: 0, max: 1 }) ?? 0;
+    const annotators = intFlag(values, 'annotators', { min: 1, max: 100 }) ?? REVIEW_EXPORT_DEFAULTS.annotators;
+    const overlap = numberFlag(values, 'overlap', { min: 0, max: 1 }) ?? REVIEW_EXPORT_DEFAULTS.overlap;
     const out = stringFlag(values, 'out');
     const outDir = out === undefined ? undefined : outputFolder(out, '--out', io);
     const store = new DatasetStore(io.home, { warn: io.err });
@@ -54,7 +43,7 @@ export const reviewExportCommand: Command = {
       outDir,
       annotators,
       overlap,
-      raters: intFlag(values, 'raters', { min: 2 }) ?? 2,
+      raters: intFlag(values, 'raters', { min: 2 }) ?? REVIEW_EXPORT_DEFAULTS.raters,
       selection: { randomRate: numberFlag(values, 'rate', { min: 0, max: 1 }), seed: intFlag(values, 'seed', SEED_RANGE), maxItems: intFlag(values, 'limit', { min: 1 }) },
       pipeline: recipeOf(store, ref),
     });
@@ -114,10 +103,7 @@ function agreementLines(agreement: Omit<AgreementReport, 'perItem'>): string[] {
 }
 
 export const reviewImportCommand: Command = {
-  path: ['review', 'import'],
-  usage: 'toolkiln review import <name>@v <file…> [--skip-invalid] [--llm offline|openai|replay] [--model m] [--quiet] [--json]',
-  summary: 'validate filled sheets (CSV, Label Studio JSON export or Argilla records; or tool sheets, which run the recipe again) and publish the next version with the decisions applied',
-  options: { 'skip-invalid': { type: 'boolean' }, llm: { type: 'string' }, model: { type: 'string' }, quiet: { type: 'boolean' } },
+  ...REVIEW_IMPORT,
   async run(positionals, values, io) {
     const { store, ref, files } = versionAndSheets(positionals, io, this.usage);
     const toolSheets = files.filter((f) => isToolSheetFile(f.path));
@@ -181,10 +167,7 @@ function statusLine(status: string, dataset: string, problems: number): string {
 }
 
 export const reviewAgreementCommand: Command = {
-  path: ['review', 'agreement'],
-  usage: 'toolkiln review agreement <name>@v <file…> [--out dir] [--json]',
-  summary: "annotators' agreement (per item, NesTools p, Cohen's κ, Fleiss' κ) and the adjudication sheet for their disagreements",
-  options: { out: { type: 'string' } },
+  ...REVIEW_AGREEMENT,
   async run(positionals, values, io) {
     const out = stringFlag(values, 'out');
     const outDir = out === undefined ? undefined : outputFolder(out, '--out', io);
@@ -206,13 +189,10 @@ export const reviewAgreementCommand: Command = {
 };
 
 export const reviewServeCommand: Command = {
-  path: ['review', 'serve'],
-  usage: 'toolkiln review serve <name>@v [--port p] [--host h] [--annotator id] [--requeue] [--json]',
-  summary: "review the version's queue in the browser (a local page; decisions saved as a sheet review import reads); runs until Ctrl-C",
-  options: { port: { type: 'string' }, host: { type: 'string' }, annotator: { type: 'string' }, requeue: { type: 'boolean' } },
+  ...REVIEW_SERVE,
   async run(positionals, values, io) {
     needPositionals(positionals, 1, this.usage);
-    const port = intFlag(values, 'port', { min: 0, max: 65535 }) ?? 0;
+    const port = intFlag(values, 'port', { min: 0, max: 65535 }) ?? REVIEW_PORT;
     const store = new DatasetStore(io.home, { warn: io.err });
     const ref = store.resolve(positionals[0]);
     store.assertIntact(ref);

@@ -1,52 +1,23 @@
 import { resolve } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { formatStageTable } from '../../core/table.ts';
 import { readConfigFile, readRunSpec, runPipeline } from '../../core/run.ts';
 import { UserError } from '../../core/errors.ts';
-import { getPipeline } from '../../pipelines/index.ts';
+import { PROJECT_DIR } from '../../core/project-dir.ts';
+import { loadRecipe } from '../../pipelines/catalog.ts';
 import type { Command } from '../command.ts';
 import { intFlag, needPositionals, numberFlag, stringFlag } from '../flags.ts';
-import { GATEWAY_LIMIT_OPTIONS, gatewayFromFlags } from '../gateway.ts';
+import { gatewayFromFlags } from '../gateway.ts';
 import { BatchFileWritten, formatBatchCounts, formatUsage, type BatchCounts } from '../../core/llm/index.ts';
 import type { SharedPermit } from '../../core/llm/limiter.ts';
 import type { LlmGateway } from '../../core/llm/types.ts';
 import { DEFAULT_SEED, SEED_RANGE } from '../../core/seed.ts';
-
-/** Records a `--redis` run keeps enqueued at once unless --concurrency says otherwise. */
-const DISTRIBUTED_IN_FLIGHT = 256;
-
-export const PROJECT_DIR = fileURLToPath(new URL('../..', import.meta.url));
+import { DISTRIBUTED_IN_FLIGHT, RUN } from '../command-specs.ts';
 
 export const runCommand: Command = {
-  path: ['run'],
-  usage: 'toolkiln run <pipeline> [--config f] [--llm offline|openai|replay] [--model m] [--limit n] [--seed n] [--concurrency n] [--rpm n] [--tpm n] [--name dataset] [--resume runId] [--force] [--no-cache] [--dry-run] [--price-table f] [--max-retries n] [--max-transport-rejects share] [--min-yield share] [--allow-empty] [--batch | --batch-file out.jsonl] [--batch-results in.jsonl] [--redis url] [--redis-wait s] [--threads n] [--prune-stages] [--quiet] [--json]',
-  summary: 'run a recipe end to end and publish the next dataset version',
-  options: {
-    config: { type: 'string' },
-    llm: { type: 'string' },
-    model: { type: 'string' },
-    limit: { type: 'string' },
-    seed: { type: 'string' },
-    ...GATEWAY_LIMIT_OPTIONS,
-    name: { type: 'string' },
-    resume: { type: 'string' },
-    force: { type: 'boolean' },
-    'dry-run': { type: 'boolean' },
-    'max-transport-rejects': { type: 'string' },
-    'min-yield': { type: 'string' },
-    'allow-empty': { type: 'boolean' },
-    quiet: { type: 'boolean' },
-    batch: { type: 'boolean' },
-    'batch-file': { type: 'string' },
-    'batch-results': { type: 'string' },
-    redis: { type: 'string' },
-    'redis-wait': { type: 'string' },
-    threads: { type: 'string' },
-    'prune-stages': { type: 'boolean' },
-  },
+  ...RUN,
   async run(positionals, values, io) {
     needPositionals(positionals, 1, this.usage);
-    const pipeline = getPipeline(positionals[0]);
+    const pipeline = await loadRecipe(positionals[0]);
     const configFile = stringFlag(values, 'config');
     const resume = stringFlag(values, 'resume');
     const limit = intFlag(values, 'limit', { min: 1 });

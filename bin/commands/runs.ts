@@ -3,6 +3,7 @@ import { formatTable } from '../../core/table.ts';
 import { cleanRuns, listRuns, parseDuration, runsDir, type RunEntry } from '../../core/runs.ts';
 import type { Command } from '../command.ts';
 import { intFlag, needPositionals, stringFlag } from '../flags.ts';
+import { RUNS_CLEAN, RUNS_LIST } from '../command-specs.ts';
 
 function megabytes(bytes: number): string {
   return `${(bytes / 1_048_576).toFixed(1)} MB`;
@@ -19,10 +20,7 @@ function asJson(runs: RunEntry[]) {
 }
 
 export const runsListCommand: Command = {
-  path: ['runs', 'list'],
-  usage: 'toolkiln runs list [--json]',
-  summary: 'list run folders (.toolkiln/runs/): state (running, unfinished, published, existing, dry-run), dataset, size',
-  options: {},
+  ...RUNS_LIST,
   async run(positionals, _values, io) {
     needPositionals(positionals, 0, this.usage);
     const runs = listRuns(io.home);
@@ -37,10 +35,7 @@ export const runsListCommand: Command = {
 };
 
 export const runsCleanCommand: Command = {
-  path: ['runs', 'clean'],
-  usage: 'toolkiln runs clean [--older-than 7d] [--keep n] [--dry-run] [--json]',
-  summary: 'remove run folders older than a duration (s, m, h, d, w) and/or beyond the n newest; never a running one',
-  options: { 'older-than': { type: 'string' }, keep: { type: 'string' }, 'dry-run': { type: 'boolean' } },
+  ...RUNS_CLEAN,
   async run(positionals, values, io) {
     needPositionals(positionals, 0, this.usage);
     const olderThan = stringFlag(values, 'older-than');

@@ -8,6 +8,7 @@ import { jsonValueOf } from '../../core/source-files.ts';
 import type { Command } from '../command.ts';
 import { choiceFlag, intFlag, needPositionals, numberFlag, stringFlag } from '../flags.ts';
 import { outputFile } from '../output-paths.ts';
+import { CLUSTER_DEFAULTS, TOOLS_CLUSTER } from '../command-specs.ts';
 
 /** What `tools cluster` needs of a tool, read leniently from the tool formats toolkiln meets. */
 export interface ToolEntry {
@@ -101,30 +102,17 @@ function summarize(space: VectorSpace, clustering: Clustering, tools: ToolEntry[
 }
 
 export const toolsClusterCommand: Command = {
-  path: ['tools', 'cluster'],
-  usage: 'toolkiln tools cluster <tools.jsonl> [--threshold t | --clusters k] [--linkage single|complete|average] [--by name|name+parameters|description] [--mode auto|exact|blocked] [--seed n] [--model-path dir] [--plot out.html] [--top n] [--json]',
-  summary: 'cluster a tool library hierarchically: clusters, sizes, reduction ratio, silhouette, and a 2-D plot',
-  options: {
-    threshold: { type: 'string' },
-    clusters: { type: 'string' },
-    linkage: { type: 'string' },
-    by: { type: 'string' },
-    'model-path': { type: 'string' },
-    mode: { type: 'string' },
-    plot: { type: 'string' },
-    top: { type: 'string' },
-    seed: { type: 'string' },
-  },
+  ...TOOLS_CLUSTER,
   async run(positionals, values, io) {
     needPositionals(positionals, 1, this.usage);
     const file = resolve(io.cwd, positionals[0]);
     const clusters = intFlag(values, 'clusters', { min: 1 });
-    const threshold = numberFlag(values, 'threshold') ?? (clusters === undefined ? 0.25 : undefined);
-    const linkage: Linkage = choiceFlag(values, 'linkage', LINKAGES) ?? 'average';
-    const by: By = choiceFlag(values, 'by', BY) ?? 'name+parameters';
-    const mode = choiceFlag(values, 'mode', ['auto', 'exact', 'blocked'] as const) ?? 'auto';
-    const top = intFlag(values, 'top', { min: 0 }) ?? 20;
-    const seed = intFlag(values, 'seed') ?? 0;
+    const threshold = numberFlag(values, 'threshold') ?? (clusters === undefined ? CLUSTER_DEFAULTS.threshold : undefined);
+    const linkage: Linkage = choiceFlag(values, 'linkage', LINKAGES) ?? CLUSTER_DEFAULTS.linkage;
+    const by: By = choiceFlag(values, 'by', BY) ?? CLUSTER_DEFAULTS.by;
+    const mode = choiceFlag(values, 'mode', ['auto', 'exact', 'blocked'] as const) ?? CLUSTER_DEFAULTS.mode;
+    const top = intFlag(values, 'top', { min: 0 }) ?? CLUSTER_DEFAULTS.top;
+    const seed = intFlag(values, 'seed') ?? CLUSTER_DEFAULTS.seed;
     const modelPath = stringFlag(values, 'model-path');
     const plotPath = stringFlag(values, 'plot');
     const plotFile = plotPath === undefined ? undefined : outputFile(plotPath, '--plot', io);

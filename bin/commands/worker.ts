@@ -4,23 +4,18 @@ import { UserError } from '../../core/errors.ts';
 import { getPipeline } from '../../pipelines/index.ts';
 import type { Command } from '../command.ts';
 import { intFlag, needPositionals, stringFlag } from '../flags.ts';
-import { GATEWAY_LIMIT_OPTIONS, gatewayFromFlags } from '../gateway.ts';
-import { PROJECT_DIR } from './run.ts';
+import { gatewayFromFlags } from '../gateway.ts';
+import { PROJECT_DIR } from '../../core/project-dir.ts';
+import { WORKER, WORKER_CONCURRENCY } from '../command-specs.ts';
 
 export const workerCommand: Command = {
-  path: ['worker'],
-  usage: 'toolkiln worker --redis url [--concurrency n] [--rpm n] [--tpm n] [--max-retries n] [--no-cache] [--price-table f]',
-  summary: 'take per-record stage work of `toolkiln run … --redis url` from the Redis queue until stopped (Ctrl-C)',
-  options: {
-    redis: { type: 'string' },
-    ...GATEWAY_LIMIT_OPTIONS,
-  },
+  ...WORKER,
   async run(positionals, values, io) {
     needPositionals(positionals, 0, this.usage);
     const redisUrl = stringFlag(values, 'redis');
     if (redisUrl === undefined) throw new UserError(`missing --redis <url> (the Redis the coordinator enqueues to, e.g. redis://10.0.0.5:6379): usage: ${this.usage}`);
     // Records at once, and the gateway's requests in flight: a record makes its requests one after another.
-    const concurrency = intFlag(values, 'concurrency', { min: 1, max: 4096 }) ?? 8;
+    const concurrency = intFlag(values, 'concurrency', { min: 1, max: 4096 }) ?? WORKER_CONCURRENCY;
     const worker = await RecordWorker.start({
       redisUrl,
       home: io.home,

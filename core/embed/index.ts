@@ -31,6 +31,10 @@ export const EmbedderConfig = z.discriminatedUnion('kind', [
 ]);
 export type EmbedderConfig = z.infer<typeof EmbedderConfig>;
 
+/** The embedder choices of an `EmbedderConfig` key, in the words a config key's help gives them. */
+export const EMBEDDER_CHOICES =
+  '{"kind": "lexical"} (built in, offline: words and character n-grams), {"kind": "openai", "model"?} (the endpoint\'s embeddings; needs --llm openai) or {"kind": "transformers", "modelPath"} (a local model folder: config.json, tokenizer.json, onnx/model.onnx)';
+
 export interface EmbedderDeps {
   /** The stage's LLM gateway; needs an `embed` method for `openai`. */
   gateway?: unknown;

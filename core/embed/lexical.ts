@@ -175,24 +175,24 @@ export function lexicalEmbedder(options: LexicalOptions = {}): LexicalEmbedder {
   const identifierActions = options.identifierActions ?? true;
   const synonymsTag = options.synonyms?.length ? `:syn${fnv1a(JSON.stringify(options.synonyms)).toString(16)}` : '';
 
-  // The vectors come from the texts alone, with no I/O: callers that cannot wait (a scorer) embed synchronously.
-  const embedSync = (texts: string[]): Float32Array[] => {
-    const viewsOf = texts.map((text) => {
-      const tokens = analyzer.weightedTokens(text, identifierActions);
-      const others = tokens.filter((t) => !t.action).map((t) => t.token);
-      return [count(tokens.filter((t) => t.action).map((t) => t.token)), count(others), count(charGrams(others, ngrams))];
-    });
-    const vectors = texts.map(() => new Float32Array(dim));
+  const featuresOf = (text: string): Counts[] => {
+    const tokens = analyzer.weightedTokens(text, identifierActions);
+    const others = tokens.filter((t) => !t.action).map((t) => t.token);
+    return [count(tokens.filter((t) => t.action).map((t) => t.token)), count(others), count(charGrams(others, ngrams))];
+  };
+  const featureHash = (v: number, feature: string) => fnv1a(`${v}:${feature}`);
+  /** The vectors of texts' features, weighted by document frequencies among `documents` texts. */
+  const vectorsOf = (viewsOf: Counts[][], documentFrequency: (hash: number) => number, documents: number): Float32Array[] => {
+    const vectors = viewsOf.map(() => new Float32Array(dim));
     VIEWS.forEach((_, v) => {
       if (shares[v] === 0) return;
-      const df = new Map<string, number>();
-      for (const views of viewsOf) for (const f of views[v].keys()) df.set(f, (df.get(f) ?? 0) + 1);
       viewsOf.forEach((views, i) => {
         const weighted: [number, number][] = [];
         let norm = 0;
         for (const [feature, tf] of views[v]) {
-          const w = (1 + Math.log(tf)) * (Math.log((1 + texts.length) / (1 + df.get(feature)!)) + 1);
-          weighted.push([fnv1a(`${v}:${feature}`), w]);
+          const hash = featureHash(v, feature);
+          const w = (1 + Math.log(tf)) * (Math.log((1 + documents) / (1 + documentFrequency(hash))) + 1);
+          weighted.push([hash, w]);
           norm += w * w;
         }
         const scale = Math.sqrt(shares[v]) / Math.sqrt(norm);
@@ -202,12 +202,35 @@ export function lexicalEmbedder(options: LexicalOptions = {}): LexicalEmbedder {
     });
     return vectors;
   };
+  const frequencies = (viewsOf: Counts[][]): Map<number, number> => {
+    const df = new Map<number, number>();
+    for (const views of viewsOf) views.forEach((counts, v) => {
+      for (const feature of counts.keys()) {
+        const hash = featureHash(v, feature);
+        df.set(hash, (df.get(hash) ?? 0) + 1);
+      }
+    });
+    return df;
+  };
+
+  // The vectors come from the texts alone, with no I/O: callers that cannot wait (a scorer) embed synchronously.
+  const embedSync = (texts: string[]): Float32Array[] => {
+    const viewsOf = texts.map(featuresOf);
+    const df = frequencies(viewsOf);
+    return vectorsOf(viewsOf, (hash) => df.get(hash)!, texts.length);
+  };
+  const id = `lexical:v1:${dim}:${ngrams.join('-')}:${shares.map((s) => s.toFixed(3)).join('-')}${identifierActions ? '' : ':nouns'}${synonymsTag}`;
   return {
-    id: `lexical:v1:${dim}:${ngrams.join('-')}:${shares.map((s) => s.toFixed(3)).join('-')}${identifierActions ? '' : ':nouns'}${synonymsTag}`,
+    id,
     dim,
     embedSync,
     async embed(texts: string[]): Promise<Float32Array[]> {
       return embedSync(texts);
+    },
+    fit(corpus: string[]): LexicalEmbedder {
+      const df = frequencies(corpus.map(featuresOf));
+      const fitted = (texts: string[]) => vectorsOf(texts.map(featuresOf), (hash) => df.get(hash) ?? 0, corpus.length);
+      return { id: `${id}:fitted-${fnv1a(corpus.join('\u0000')).toString(16)}`, dim, embedSync: fitted, embed: async (texts) => fitted(texts) };
     },
   };
 }

@@ -7,6 +7,13 @@ export interface Embedder {
   /** Vector length, when known before the first call. */
   dim?: number;
   embed(texts: string[]): Promise<Float32Array[] | number[][]>;
+  /**
+   * An embedder whose weights come from the texts of each call (the lexical one's TF-IDF) gives one
+   * fitted once on `corpus`: its vectors of texts embedded in different calls compare with each
+   * other (a reference set embedded once, the texts checked against it embedded batch by batch).
+   * Absent: the vectors of different calls compare already (a model's).
+   */
+  fit?(corpus: string[]): Embedder;
 }
 
 /** What the openai embedder needs from the LLM gateway: its cached, rate-limited embeddings call. */

@@ -24,6 +24,9 @@ export { DEFAULT_PRICE_TABLE_PATH, type PriceTable } from './pricing.ts';
 export const BACKENDS: readonly Backend[] = ['offline', 'openai', 'replay'];
 export const DEFAULT_OPENAI_MODEL = 'gpt-4o-mini';
 export const DEFAULT_EMBEDDING_MODEL = 'text-embedding-3-small';
+/** Requests in flight at once, and retries of one request, unless set. */
+export const DEFAULT_CONCURRENCY = 8;
+export const DEFAULT_MAX_RETRIES = 6;
 
 export interface GatewayOptions {
   /** Default: `openai` when OPENAI_API_KEY or OPENAI_BASE_URL is set (or for a dry run), else `offline`. */
@@ -120,7 +123,7 @@ export function createGateway(options: GatewayOptions = {}): LlmGateway {
 
   let transport: OpenAiTransport | null = null;
   if (backend === 'openai') {
-    const concurrency = positiveInteger(options.concurrency ?? 8, '--concurrency');
+    const concurrency = positiveInteger(options.concurrency ?? DEFAULT_CONCURRENCY, '--concurrency');
     const rpm = options.rpm === undefined || options.rpm === 0 ? undefined : positiveInteger(options.rpm, '--rpm');
     const tpm = options.tpm === undefined || options.tpm === 0 ? undefined : positiveInteger(options.tpm, '--tpm');
     const limiter = new RequestLimiter({ concurrency, rpm, tpm, windowMs: options.rateWindowMs, windowMarginMs: options.rateWindowMarginMs, log, onStart: options.onRequestStart, sharedPermit: options.sharedPermit });
@@ -129,7 +132,7 @@ export function createGateway(options: GatewayOptions = {}): LlmGateway {
       baseURL: env.OPENAI_BASE_URL || undefined,
       limiter,
       meter,
-      maxRetries: nonNegativeInteger(options.maxRetries ?? 6, 'max retries'),
+      maxRetries: nonNegativeInteger(options.maxRetries ?? DEFAULT_MAX_RETRIES, 'max retries'),
       requestTimeoutMs: positiveInteger(options.requestTimeoutMs ?? 120_000, 'request timeout'),
       maxRetryWaitMs: nonNegativeInteger(options.maxRetryWaitMs ?? 60_000, 'max retry wait'),
       retryBaseMs: nonNegativeInteger(options.retryBaseMs ?? 1000, 'retry base'),

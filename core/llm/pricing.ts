@@ -1,7 +1,7 @@
 import { existsSync, readFileSync } from 'node:fs';
-import { fileURLToPath } from 'node:url';
 import { z } from 'zod';
 import { UserError } from '../errors.ts';
+import { projectFile } from '../project-dir.ts';
 import { formatZodError } from '../records.ts';
 
 /** Dollars per 1,000,000 tokens; `batchDiscount`: the share taken off for requests answered through a Batch API (0.5 = half price). */
@@ -12,7 +12,7 @@ export const PriceTableFile = z.object({ _about: z.string().optional(), models: 
 export type PriceTable = Record<string, ModelPrice>;
 
 /** The price table shipped with toolkiln (users edit a copy; see `loadPriceTable`). */
-export const DEFAULT_PRICE_TABLE_PATH = fileURLToPath(new URL('./prices.json', import.meta.url));
+export const DEFAULT_PRICE_TABLE_PATH = projectFile('core', 'llm', 'prices.json');
 
 export function readPriceTable(path: string): PriceTable {
   if (!existsSync(path)) throw new UserError(`price table not found: ${path}`);

@@ -2,10 +2,10 @@ import { readCell } from '../csv.ts';
 
 /**
  * The seam between the review app's shell (server routes, item list, progress, navigation) and what
- * is being reviewed. Each kind of item (a sample of the queue today; a tool-level decision row
- * later) brings its own list, view, decision choices and the file its decisions go to; the shell
- * only routes by item id and renders the view with the browser module of the same `kind`
- * (review/app/static/kinds/<kind>.js).
+ * is being reviewed. Each kind of item (`sample`: a sample of the queue, sample-items.ts; `tools`: a
+ * tool-level question of the tool sheet, tool-items.ts) brings its own list, view, decisions and the
+ * file its decisions go to; the shell only finds the kind that knows an item id, and the page renders
+ * the view with the browser module of the same `kind` (review/app/static/kinds/<kind>.js).
  */
 
 /** One entry of the item list: enough for navigation, progress and counts per reason. */
@@ -14,7 +14,7 @@ export interface ItemSummary {
   kind: string;
   /** A short line identifying the item in the list. */
   title: string;
-  /** Why the item is in the queue, one label per reason (counted per reason in the page). */
+  /** Why the item is to be reviewed, one label per reason (counted per reason in the page): a queue item's reasons, a tool question's kind. */
   reasons: string[];
   /** The saved decision, or null while the item is still open. */
   decision: string | null;
@@ -34,7 +34,7 @@ export interface ItemKind {
   kind: string;
   /** The file this kind's decisions are written to. */
   file: string;
-  /** The decisions this kind offers, in button order. */
+  /** Every decision this kind takes, in button order (a tool question's view says which of them it allows). */
   decisions: readonly string[];
   summaries(): ItemSummary[];
   /** One item's summary, or undefined when the id is not an item of this kind. */

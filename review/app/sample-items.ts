@@ -54,16 +54,26 @@ export function sampleItems(options: SampleItemsOptions): ItemKind {
   const { sheet, ctx, annotator } = options;
   const sampleOf = (id: string): Sample | undefined => (sheet.row(id) ? ctx.items.get(id) : undefined);
 
+  // The list shows every item's title: kept once made, so listing does not read each sample again.
+  const titles = new Map<string, string>();
+  const titleOf = (id: string): string => {
+    let title = titles.get(id);
+    if (title === undefined) {
+      const sample = ctx.items.get(id)!;
+      const query = sample.dialogue.find((t) => t.role === 'user')?.content ?? '';
+      titles.set(id, (title = `${sample.id} · ${query.replace(/\s+/g, ' ').slice(0, 90)}`));
+    }
+    return title;
+  };
+
   const summary = (id: string): ItemSummary | undefined => {
     const row = sheet.row(id);
     if (!row) return undefined;
-    const sample = ctx.items.get(id)!;
-    const query = sample.dialogue.find((t) => t.role === 'user')?.content ?? '';
     const reasons = options.reasons.get(id);
     return {
       id,
       kind: 'sample',
-      title: `${sample.id} · ${query.replace(/\s+/g, ' ').slice(0, 90)}`,
+      title: titleOf(id),
       reasons: reasons ? [...new Set(reasons.map(reasonLabel))] : ['not in the current queue'],
       decision: row.decision || null,
     };

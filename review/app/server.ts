@@ -3,9 +3,9 @@ import { existsSync, readFileSync } from 'node:fs';
 import { createServer, STATUS_CODES, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { hostname } from 'node:os';
 import { isIP } from 'node:net';
-import { extname } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { extname, sep } from 'node:path';
 import { fileSystemMessage, messageOf, UserError } from '../../core/errors.ts';
+import { projectFile } from '../../core/project-dir.ts';
 import type { ItemKind } from './item-kind.ts';
 import type { ReviewSession } from './session.ts';
 
@@ -27,7 +27,7 @@ export interface ReviewServer {
 }
 
 /** The page's files (plain HTML, CSS and ES modules; nothing is built or fetched from elsewhere). */
-const STATIC_DIR = fileURLToPath(new URL('./static/', import.meta.url));
+const STATIC_DIR = projectFile('review', 'app', 'static') + sep;
 const STATIC_PATH = /^(?:[a-z0-9-]+\/)*[a-z0-9-]+\.(?:html|js|css|svg)$/;
 const CONTENT_TYPES: Record<string, string> = { '.html': 'text/html; charset=utf-8', '.js': 'text/javascript; charset=utf-8', '.css': 'text/css; charset=utf-8', '.svg': 'image/svg+xml' };
 const MAX_BODY = 1 << 20;

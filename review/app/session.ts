@@ -87,11 +87,11 @@ export function openReviewSession(options: ReviewSessionOptions): ReviewSession 
   const reviewDir = store.derivedDir(ref, 'review');
   const { items, queueFile, queueNote, toKeep } = annotatorQueue(store, ref, annotator, options);
   const path = join(reviewDir, appSheetName(ref, annotator));
-  const { ctx, sources, validation } = readAndValidate(store, ref, existsSync(path) ? [{ path }] : [], options.pipeline);
+  const { ctx, sources, validation } = readAndValidate(store, ref, existsSync(path) ? [{ path }] : [], options.pipeline, items.map((item) => item.itemId));
   refuseBrokenFile(path, validation.problems);
 
   const fresh = items.map((item) => sheetRow(ref, item, ctx.items.get(item.itemId)!, annotator));
-  const saved = sources.flatMap((source) => source.rows.map((row) => row.cells));
+  const saved = sources.flatMap((source) => [...source.rows].map((row) => row.cells));
   const sheet = DecisionSheet.open(path, SAMPLE_SHEET_LAYOUT, fresh, saved);
   const reasons = new Map<string, QueueReason[]>();
   for (const [id, entries] of ctx.queue) reasons.set(id, entries[0].reasons);
@@ -130,7 +130,7 @@ function openToolItems(store: DatasetStore, ref: VersionRef, annotator: string, 
   const saved = existsSync(path) ? [readSheetFile(path)] : [];
   refuseBrokenFile(path, validateToolSheets(saved, ref, ctx).problems);
   const fresh = [...ctx.questions.values()].map((q) => toolSheetRow(ref, q, annotator));
-  const sheet = DecisionSheet.open(path, TOOL_SHEET_LAYOUT, fresh, saved.flatMap((s) => s.rows.map((r) => r.cells as ToolSheetRow)));
+  const sheet = DecisionSheet.open(path, TOOL_SHEET_LAYOUT, fresh, saved.flatMap((s) => [...s.rows].map((r) => r.cells as ToolSheetRow)));
   return toolItems({ sheet, ref, ctx, library: store.tools(ref), annotator });
 }
 
@@ -179,7 +179,8 @@ function readQueue<Q extends ReviewQueue>(path: string, ref: VersionRef, remedy:
 function loadQueue(store: DatasetStore, ref: VersionRef, toolReview?: Pick<ToolReview, 'checks' | 'tags'>): { queue: ReviewQueue; queueFile: string } {
   const existing = join(store.derivedDirForReading(ref, 'review'), QUEUE_FILE);
   if (existsSync(existing)) return { queue: readQueue(existing, ref, `run toolkiln review export ${datasetLabel(ref)} again`), queueFile: existing };
-  const queue = selectQueue(ref, store.samples(ref), selectionFor(store.manifest(ref).config), toolReview);
+  store.assertIntact(ref);
+  const queue = selectQueue(ref, store.sampleSource(ref), selectionFor(store.manifest(ref).config), toolReview);
   return { queue, queueFile: writeQueue(store.derivedDir(ref, 'review'), queue) };
 }
 

@@ -17,8 +17,8 @@ export const ApiRecord = z.object({
   path: TreePath,
   function: AceFunctionSchema,
   returns: JsonValue,
-  /** `template`: the offline composer; `llm`: a model's answer; `document`: a model's or the composer's answer steered by the user's documents. */
-  origin: z.enum(['template', 'llm', 'document']),
+  /** `template`: the offline composer; `llm`: a model's answer; `document`: a model's or the composer's answer steered by the user's documents; `imported`: a tool of an imported library. */
+  origin: z.enum(['template', 'llm', 'document', 'imported']),
 });
 export type ApiRecord = z.infer<typeof ApiRecord>;
 

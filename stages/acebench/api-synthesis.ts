@@ -1,5 +1,5 @@
 import type { Json } from '../../core/records.ts';
-import { reject, type MapStage, type StageContext } from '../../core/stage.ts';
+import { mapStage, reject, type MapStage, type StageContext } from '../../core/stage.ts';
 import apiPrompt, { languageNote } from '../../prompts/acebench-api.ts';
 import { documentExcerpt, loadDocumentDomains, type DocumentDomain } from './api-documents.ts';
 import { ApiRecord, inReleasedOrder } from './api-pool.ts';
@@ -22,8 +22,6 @@ export interface SynthesiseApisOptions {
   temperature?: number;
 }
 
-const NAME = 'synthesise-apis';
-
 export function synthesiseApisStage(options: SynthesiseApisOptions = {}): MapStage<ContextPath, ApiRecord> {
   const languages = options.languages ?? [...ACE_LANGUAGES];
   const count = options.apisPerFunctionality ?? 2;
@@ -33,9 +31,8 @@ export function synthesiseApisStage(options: SynthesiseApisOptions = {}): MapSta
     const found = documents.find((d) => d.domain.toLowerCase() === domain.toLowerCase());
     return found ? documentExcerpt(found.files, options.documentChars ?? 4000) : '';
   };
-  return {
-    kind: 'map',
-    name: NAME,
+  return mapStage({
+    name: 'synthesise-apis',
     version: 1,
     fanOut: true,
     input: ContextPath,
@@ -46,7 +43,7 @@ export function synthesiseApisStage(options: SynthesiseApisOptions = {}): MapSta
       const excerpt = leaf.documents.length ? documentsFor(leaf.path.domain, ctx) : '';
       const out: ApiRecord[] = [];
       for (const language of languages) {
-        const result = await ctx.llm.generate(
+        const result = await ctx.tryAsk(
           apiPrompt,
           {
             ...leaf.path,
@@ -56,7 +53,7 @@ export function synthesiseApisStage(options: SynthesiseApisOptions = {}): MapSta
             languageNote: languageNote(language),
             documentsBlock: excerpt ? `\nThe user's documents for this domain (follow what they describe):\n${excerpt}\n` : '',
           },
-          { stage: NAME, key: `${ctx.key}:${language}`, temperature: options.temperature },
+          { key: `${ctx.key}:${language}`, temperature: options.temperature },
         );
         if (!result.ok) return reject(result.reason, `${language} APIs of ${leaf.path.domain} > ${leaf.path.subdomain} > ${leaf.path.functionality}: ${result.detail}`);
         const origin: ApiRecord['origin'] = leaf.origin === 'document' ? 'document' : ctx.llm.backend === 'offline' ? 'template' : 'llm';
@@ -74,5 +71,5 @@ export function synthesiseApisStage(options: SynthesiseApisOptions = {}): MapSta
       }
       return out;
     },
-  };
+  });
 }

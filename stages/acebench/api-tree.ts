@@ -47,8 +47,6 @@ export interface ContextTreeOptions {
   documentChars?: number;
 }
 
-const NAME = 'context-tree';
-
 /** Domain → listed subdomains from both lists (first-seen order, each subdomain once). */
 export function loadDomainLists(fieldsFile: string | undefined, sealFieldsFile: string | undefined): Map<string, string[]> {
   const domains = new Map<string, string[]>();
@@ -84,7 +82,7 @@ interface DomainSeed {
 export function contextTreeStage(options: ContextTreeOptions): SourceStage<ContextPath> {
   const rounds = Math.max(1, options.rounds ?? 2);
   return sourceStage({
-    name: NAME,
+    name: 'context-tree',
     version: 1,
     output: ContextPath,
     prompts: [contextTreePrompt],

@@ -5,7 +5,7 @@ import { UserError } from '../../core/errors.ts';
 import { jsonTypeOf } from '../../core/json-schema.ts';
 import type { Json } from '../../core/records.ts';
 import type { Rng } from '../../core/rng.ts';
-import type { ScanStage, StageContext } from '../../core/stage.ts';
+import { scanStage, type ScanStage, type StageContext } from '../../core/stage.ts';
 import { ApiRecord } from './api-pool.ts';
 import { TreePath } from './api-tree.ts';
 import { ACE_CATEGORIES, ACE_LANGUAGES, AceFunctionSchema, atomKindOfCategory, functionAtomKinds, propertiesOf, type AceCategory, type AceFunction, type AceLanguage, type AtomKind } from './record.ts';
@@ -265,10 +265,8 @@ export function candidatesStage(options: CandidatesOptions = {}): ScanStage<ApiR
   }
   const counts = candidateCounts(options.scale ?? 1, options.counts);
   const languages = options.languages ?? [...ACE_LANGUAGES];
-  const NAME = 'sample-candidates';
-  return {
-    kind: 'scan',
-    name: NAME,
+  return scanStage({
+    name: 'sample-candidates',
     version: 1,
     fanOut: true,
     input: ApiRecord,
@@ -277,7 +275,7 @@ export function candidatesStage(options: CandidatesOptions = {}): ScanStage<ApiR
     collect: async (apis, ctx) => {
       const byLanguage = new Map<AceLanguage, PoolApi[]>();
       for (const api of apis) if (languages.includes(api.language)) byLanguage.set(api.language, [...(byLanguage.get(api.language) ?? []), poolApi(api)]);
-      const embedder = createEmbedder(options.embedder, { gateway: ctx.llm, stage: NAME, resolvePath: ctx.resolvePath });
+      const embedder = createEmbedder(options.embedder, { gateway: ctx.llm, stage: ctx.stage.name, resolvePath: ctx.resolvePath });
       const pools = new Map<AceLanguage, LanguagePool>();
       for (const [language, list] of byLanguage) {
         const vectors = (await embedder.embed(list.map((api) => `${api.name} ${api.function.description}`))).map((v) => Float32Array.from(v));
@@ -287,7 +285,7 @@ export function candidatesStage(options: CandidatesOptions = {}): ScanStage<ApiR
     },
     run: () => [],
     finish: (state, ctx) => sampleAll(state, counts, languages, { minFunctions, maxFunctions }, ctx),
-  };
+  });
 }
 
 function sampleAll(state: CandidatesState, counts: Record<AceCategory, number>, languages: AceLanguage[], sizes: { minFunctions: number; maxFunctions: number }, ctx: StageContext): CandidateSet[] {

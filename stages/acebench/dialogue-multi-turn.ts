@@ -1,6 +1,6 @@
 import { ArgumentValidator } from '../../core/json-schema.ts';
 import type { Json } from '../../core/records.ts';
-import { reject, type MapStage } from '../../core/stage.ts';
+import { mapStage, reject, type MapStage } from '../../core/stage.ts';
 import assistantPrompt from '../../prompts/acebench-assistant.ts';
 import { languageRule } from '../../prompts/acebench-dialogue.ts';
 import type { OfflineCall } from '../../prompts/acebench-offline.ts';
@@ -51,9 +51,8 @@ export function multiTurnDialogueStage(options: MultiTurnDialogueOptions = {}): 
   const validator = new ArgumentValidator();
   const datedShare = options.datedShare ?? 0.5;
   const maxAsks = options.maxAsks ?? 2;
-  const temperature = options.temperature === undefined ? {} : { temperature: options.temperature };
-  return {
-    kind: 'map',
+  const { temperature } = options;
+  return mapStage({
     name: 'acebench-multi-turn-dialogue',
     version: 2,
     fanOut: true,
@@ -109,20 +108,20 @@ export function multiTurnDialogueStage(options: MultiTurnDialogueOptions = {}): 
           stated = withheld;
         }
 
-        const user = await ctx.llm.generate(
+        const user = await ctx.tryAsk(
           userPrompt,
           { move: userMoveText(move), need: JSON.stringify(fn, null, 2), dialogue: dialogue(), ...common, plan: { language: set.language, move, call, parameters: stated } },
-          { stage: 'acebench-multi-turn-dialogue', key: `${key}#user`, ...temperature },
+          { key: `${key}#user`, temperature },
         );
         if (!user.ok) return reject(user.reason, `${part}, user: ${user.detail}`);
         lines.push({ role: 'user', text: user.value.text.trim() });
 
         let calls: GoldCall[] | undefined;
         for (let asks = 0; asks <= maxAsks && !calls; asks++) {
-          const assistant = await ctx.llm.generate(
+          const assistant = await ctx.tryAsk(
             assistantPrompt,
             { functions, dialogue: dialogue(), ...common, plan: { language: set.language, call, ask: withheld } },
-            { stage: 'acebench-multi-turn-dialogue', key: `${key}#assistant${asks}`, ...temperature },
+            { key: `${key}#assistant${asks}`, temperature },
           );
           if (!assistant.ok) return reject(assistant.reason, `${part}, assistant: ${assistant.detail}`);
           if (assistant.value.action === 'call') {
@@ -132,10 +131,10 @@ export function multiTurnDialogueStage(options: MultiTurnDialogueOptions = {}): 
           if (asks === maxAsks) break;
           lines.push({ role: 'system', text: assistant.value.text.trim() });
           move = 'answer';
-          const answer = await ctx.llm.generate(
+          const answer = await ctx.tryAsk(
             userPrompt,
             { move: userMoveText(move), need: JSON.stringify(fn, null, 2), dialogue: dialogue(), ...common, plan: { language: set.language, move, call, parameters: withheld } },
-            { stage: 'acebench-multi-turn-dialogue', key: `${key}#answer${asks}`, ...temperature },
+            { key: `${key}#answer${asks}`, temperature },
           );
           if (!answer.ok) return reject(answer.reason, `${part}, user: ${answer.detail}`);
           lines.push({ role: 'user', text: answer.value.text.trim() });
@@ -149,10 +148,10 @@ export function multiTurnDialogueStage(options: MultiTurnDialogueOptions = {}): 
         records.push({ category, language: set.language, data: { id, question: questionText(lines, category), function: set.functions, time }, answer: { id, ground_truth: callsGroundTruth(calls) } });
 
         const printed = callsText(calls);
-        const tool = await ctx.llm.generate(
+        const tool = await ctx.tryAsk(
           toolPrompt,
           { function: JSON.stringify(fn, null, 2), call: printed, languageRule: common.languageRule, plan: { language: set.language, call: { ...call, arguments: calls[0].arguments } } },
-          { stage: 'acebench-multi-turn-dialogue', key: `${key}#tool`, ...temperature },
+          { key: `${key}#tool`, temperature },
         );
         if (!tool.ok) return reject(tool.reason, `${part}, tool: ${tool.detail}`);
         lines.push({ role: 'system', text: printed }, { role: 'system', text: tool.value.result.trim() });
@@ -160,5 +159,5 @@ export function multiTurnDialogueStage(options: MultiTurnDialogueOptions = {}): 
       }
       return records;
     },
-  };
+  });
 }

@@ -1,7 +1,7 @@
 import { ArgumentValidator, describeProblems } from '../../core/json-schema.ts';
 import type { Json } from '../../core/records.ts';
 import type { Rng } from '../../core/rng.ts';
-import { reject, type MapStage, type RejectReason } from '../../core/stage.ts';
+import { mapStage, reject, type MapStage, type RejectReason } from '../../core/stage.ts';
 import dialoguePrompt, { dialogueInstructions, languageRule, type DialogueAnswer, type DialoguePlan, type Profile } from '../../prompts/acebench-dialogue.ts';
 import type { OfflineCall } from '../../prompts/acebench-offline.ts';
 import {
@@ -216,8 +216,7 @@ export function statedValue(value: Json): string {
 export function singleDialogueStage(options: SingleDialogueOptions = {}): MapStage<CandidateSet, AceDialogueRecord> {
   const validator = new ArgumentValidator();
   const datedShare = options.datedShare ?? 0.5;
-  return {
-    kind: 'map',
+  return mapStage({
     name: 'acebench-single-dialogue',
     version: 2,
     input: CandidateSet,
@@ -235,7 +234,7 @@ export function singleDialogueStage(options: SingleDialogueOptions = {}): MapSta
       const dated = category !== 'normal_preference' && rng.chance(datedShare);
       const plan = planDialogue(set, category, rng, { language: set.language, today: day }, validator);
       if ('reject' in plan) return plan;
-      const result = await ctx.llm.generate(
+      const result = await ctx.ask(
         dialoguePrompt,
         {
           category,
@@ -245,9 +244,8 @@ export function singleDialogueStage(options: SingleDialogueOptions = {}): MapSta
           today: dated ? `Today's date, shown to the assistant: ${timeLine(category, set.language, day)}` : 'No date is shown to the assistant: the question must not depend on today\'s date.',
           plan,
         },
-        { stage: 'acebench-single-dialogue', key: ctx.key, ...(options.temperature === undefined ? {} : { temperature: options.temperature }) },
+        { temperature: options.temperature },
       );
-      if (!result.ok) return reject(result.reason, result.detail);
       const answer = { ...result.value, question: result.value.question.replace(/\s*\n\s*/g, ' ').trim() };
       const problem = answerProblem(answer, set, category, validator);
       if (problem) return problem;
@@ -259,5 +257,5 @@ export function singleDialogueStage(options: SingleDialogueOptions = {}): MapSta
           : { id, question, function: set.functions, time: dated ? timeLine(category, set.language, day) : '' };
       return { category, language: set.language, data, answer: { id, ground_truth: groundTruth(answer, category) } };
     },
-  };
+  });
 }

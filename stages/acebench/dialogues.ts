@@ -1,4 +1,4 @@
-import type { MapStage } from '../../core/stage.ts';
+import { mapStage, type MapStage } from '../../core/stage.ts';
 import { multiTurnDialogueStage, MULTI_TURN_CATEGORIES, type MultiTurnDialogueOptions } from './dialogue-multi-turn.ts';
 import { AceDialogueRecord, CandidateSet } from './dialogue-records.ts';
 import { singleDialogueStage, type SingleDialogueOptions } from './dialogue-single.ts';
@@ -11,8 +11,7 @@ import { singleDialogueStage, type SingleDialogueOptions } from './dialogue-sing
 export function writeDialoguesStage(options: SingleDialogueOptions & MultiTurnDialogueOptions = {}): MapStage<CandidateSet, AceDialogueRecord> {
   const single = singleDialogueStage(options);
   const multiTurn = multiTurnDialogueStage(options);
-  return {
-    kind: 'map',
+  return mapStage({
     name: 'write-dialogues',
     version: 2,
     fanOut: true,
@@ -21,5 +20,5 @@ export function writeDialoguesStage(options: SingleDialogueOptions & MultiTurnDi
     prompts: [...(single.prompts ?? []), ...(multiTurn.prompts ?? [])],
     keyOf: (set) => set.id,
     run: (set, ctx) => (MULTI_TURN_CATEGORIES.includes(set.category) ? multiTurn : single).run(set, ctx),
-  };
+  });
 }

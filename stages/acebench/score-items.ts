@@ -1,4 +1,4 @@
-import type { EvalItem } from '../../core/eval.ts';
+import type { EvalItem, ModelReply } from '../../core/eval.ts';
 import type { Json, Sample } from '../../core/records.ts';
 import { aceExpectedOf, aceMetaOf, answerKindOf, sampleToAceRecord, type AceAnswerKind } from './format.ts';
 import type { AceCategory } from './record.ts';
@@ -93,6 +93,29 @@ export function aceOracle(item: EvalItem): string {
   if (gold.kind === 'agent') return JSON.stringify(gold.milestones[0] ?? []);
   if (isSpecialKind(gold.kind)) return specialOracle(gold.kind, gold.truth);
   throw new Error(`unknown ACEBench answer kind ${(gold as { kind: string }).kind}`);
+}
+
+/**
+ * A chat model's reply as ACEBench's answer: its calls as the Python call list (an agent task: one
+ * step per call, in order); a reply in words is the answer as written (a special category's sentence).
+ */
+export function aceAnswerOfReply(item: EvalItem, reply: ModelReply): string {
+  const gold = item.gold as unknown as AceGold;
+  const calls = reply.calls.map((call) => ({ name: call.name, arguments: call.arguments }));
+  if (gold.kind === 'agent') return JSON.stringify(calls.map((call) => renderCallString([call])));
+  if (calls.length) return renderCallString(calls);
+  // The chat exports write a special category's sentences as a JSON list; ACEBench reads them as the prompt asks, unescaped.
+  const sentences = jsonList(reply.text);
+  return sentences ? `[${sentences.map((sentence) => `"${sentence}"`).join(', ')}]` : (reply.text ?? '');
+}
+
+function jsonList(text: string | null): string[] | undefined {
+  try {
+    const value: unknown = text === null ? undefined : JSON.parse(text);
+    return Array.isArray(value) && value.every((v) => typeof v === 'string') ? value : undefined;
+  } catch {
+    return undefined;
+  }
 }
 
 /** An agent item's system message without its one-answer format: the record's time or profile and the API specifications. */

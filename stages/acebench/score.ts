@@ -2,7 +2,7 @@ import type { BenchmarkScorer, EvalItem, EvalOutput, EvalReport, JudgedItem, Met
 import { ACE_AGENT_CATEGORIES, ACE_NORMAL_CATEGORIES, ACE_SPECIAL_CATEGORIES } from './record.ts';
 import { scoreAgent } from './score-agent.ts';
 import { decodeCalls, normalChecker, type CheckResult } from './score-calls.ts';
-import { aceItems, aceOracle, type AceGold } from './score-items.ts';
+import { aceAnswerOfReply, aceItems, aceOracle, type AceGold } from './score-items.ts';
 import { specialChecker } from './score-special.ts';
 import { aceAgentSession, corruptAceAnswer } from './session.ts';
 
@@ -35,6 +35,7 @@ export const acebenchScorer: BenchmarkScorer = {
   benchmark: 'acebench',
   items: aceItems,
   oracle: aceOracle,
+  answerOfReply: aceAnswerOfReply,
   score: scoreAceBench,
   corrupt: corruptAceAnswer,
   session: (item) => aceAgentSession(item),

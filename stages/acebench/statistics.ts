@@ -1,7 +1,7 @@
-import { Sample, type Json } from '../../core/records.ts';
+import type { Json, Sample } from '../../core/records.ts';
 import type { ScanStage } from '../../core/stage.ts';
+import { besideReleased, listTally, statisticsBesideReleased, type ReleasedPlace, type Tally } from '../released-statistics.ts';
 import { aceExpectedOf, aceMetaOf } from './format.ts';
-import { importAceFolder } from './import.ts';
 import { ACE_CATEGORIES, ACE_LANGUAGES, ATOM_KINDS, atomKindsOf, type AtomKind } from './record.ts';
 
 /**
@@ -9,8 +9,8 @@ import { ACE_CATEGORIES, ACE_LANGUAGES, ATOM_KINDS, atomKindsOf, type AtomKind }
  * arguments per gold call (the paper's Figure 4; agent records hold an instruction, not a dialogue,
  * and count for neither); candidate functions per instance; and for the atom categories the mix of
  * parameter kinds: the share of records whose functions offer a top-level parameter of each kind,
- * and of records whose gold call fills one. Reported in the manifest (`stats.acebench`) and
- * attached as `reports/acebench-statistics.md`.
+ * and of records whose gold call fills one. Reported in the manifest (`stats.acebench`), printed in
+ * the run log and attached as `reports/acebench-statistics.md`.
  */
 
 /** The figures of one record (all the statistics need). */
@@ -56,11 +56,6 @@ export function figuresOfSample(sample: Sample): RecordFigures {
     offered: ATOM_KINDS.filter((kind) => offered.has(kind)),
     filled: ATOM_KINDS.filter((kind) => filled.has(kind)),
   };
-}
-
-/** The released set's figures, read from a folder laid out like the release. */
-export function releasedFigures(dir: string): RecordFigures[] {
-  return Array.from(importAceFolder(dir), figuresOfSample);
 }
 
 const round = (x: number) => Math.round(x * 100) / 100;
@@ -154,25 +149,38 @@ function languageTotal(statistics: AceStatistics, language: string): number {
   return Object.values(statistics.byCategory).reduce((sum, row) => sum + (row[language] ?? 0), 0);
 }
 
-export interface StatisticsOptions {
-  /** A folder laid out like the release whose figures are shown beside this version's. */
-  referenceDir?: string;
+/** The main figures, this version's beside the released set's, for the run log. */
+function logTable(ours: AceStatistics, released: AceStatistics | null): string {
+  const rows: [string, number | string, (number | string | null)?][] = [
+    ['records', ours.records, released?.records],
+    ...ACE_LANGUAGES.map((language): [string, number, number | null] => [`  ${language}`, languageTotal(ours, language), released && languageTotal(released, language)]),
+    ...ACE_CATEGORIES.filter((c) => ours.byCategory[c] || released?.byCategory[c]).map((c): [string, number, number | null] => [`  ${c}`, categoryTotal(ours, c), released && categoryTotal(released, c)]),
+    ['turns per dialogue (mean)', ours.meanTurns, released?.meanTurns],
+    ['arguments per gold call (mean)', ours.meanArguments, released?.meanArguments],
+    ['candidate functions: mean / min / max', candidates(ours), released && candidates(released)],
+  ];
+  return besideReleased(rows, released && 'ACEBench');
 }
 
-export function statisticsStage(options: StatisticsOptions): ScanStage<Sample, Sample, RecordFigures[]> {
-  return {
-    kind: 'scan',
-    name: 'statistics',
+const categoryTotal = (statistics: AceStatistics, category: string) => Object.values(statistics.byCategory[category] ?? {}).reduce((sum, n) => sum + n, 0);
+const candidates = (statistics: AceStatistics) => `${statistics.candidates.mean} / ${statistics.candidates.min} / ${statistics.candidates.max}`;
+
+export interface StatisticsOptions {
+  /** The released set whose figures are shown beside this version's. */
+  released?: ReleasedPlace;
+}
+
+export function statisticsStage(options: StatisticsOptions): ScanStage<Sample, Sample, Tally<RecordFigures, AceStatistics>> {
+  return statisticsBesideReleased({
     version: 1,
-    input: Sample,
-    output: Sample,
-    collect: (samples) => Array.from(samples, figuresOfSample),
-    run: (sample) => sample,
-    finish: (figures, ctx) => {
-      const ours = summarise(figures);
-      const released = options.referenceDir ? summarise(releasedFigures(ctx.resolvePath(options.referenceDir))) : null;
-      ctx.report('acebench', { version: ours, ...(released ? { released } : {}) });
-      ctx.attach('acebench-statistics.md', `# ACEBench statistics\n\n${statisticsTables(ours, released)}\n`);
-    },
-  };
+    title: 'ACEBench statistics',
+    figures: figuresOfSample,
+    tally: listTally(summarise),
+    released: options.released,
+    close: (ours, released) => ({
+      reports: { acebench: { version: ours, ...(released ? { released } : {}) } },
+      table: logTable(ours, released),
+      attach: { 'acebench-statistics.md': `# ACEBench statistics\n\n${statisticsTables(ours, released)}\n` },
+    }),
+  });
 }

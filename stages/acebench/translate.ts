@@ -1,7 +1,7 @@
 import { Sample } from '../../core/records.ts';
 import { withChecks, withLineage } from '../../core/sample-edits.ts';
 import { TRANSPORT_FAILURES } from '../../core/llm/types.ts';
-import { reject, type MapStage } from '../../core/stage.ts';
+import { mapStage, reject, type MapStage } from '../../core/stage.ts';
 import translatePrompt from '../../prompts/acebench-translate.ts';
 import { aceRecordToSample, sampleToAceRecord } from './format.ts';
 import { ACE_AGENT_CATEGORIES, type AceLanguage } from './record.ts';
@@ -20,8 +20,7 @@ export interface TranslateOptions {
  * be reached rejects the record as every LLM stage does (the runner stops, or asks again in batch mode).
  */
 export function translateStage(options: TranslateOptions): MapStage<Sample, Sample> {
-  return {
-    kind: 'map',
+  return mapStage({
     name: 'translate',
     version: 1,
     input: Sample,
@@ -39,7 +38,7 @@ export function translateStage(options: TranslateOptions): MapStage<Sample, Samp
         if (language === source.language) continue;
         const check = `acebench/translation-${language}`;
         const texts = translatableTexts(source);
-        const result = await ctx.llm.generate(translatePrompt, { from: source.language, to: language, texts, keep: keptStrings(source) }, { stage: 'translate', key: `${ctx.key}#${language}` });
+        const result = await ctx.tryAsk(translatePrompt, { from: source.language, to: language, texts, keep: keptStrings(source) }, { key: `${ctx.key}#${language}` });
         if (!result.ok && (TRANSPORT_FAILURES.has(result.reason) || result.reason === 'batch_deferred')) return reject(result.reason, `translation into ${language}: ${result.detail}`);
         const target = result.ok && result.value.texts.length === texts.length ? withTranslatedTexts(source, language, result.value.texts) : undefined;
         const problems = !result.ok
@@ -47,15 +46,15 @@ export function translateStage(options: TranslateOptions): MapStage<Sample, Samp
           : !target
             ? [`the translation gave ${result.value.texts.length} texts for ${texts.length}`]
             : translationProblems(source, target);
-        if (problems.length || !target) {
+        if (problems.length || !target || !result.ok) {
           original = withChecks(original, [{ name: check, pass: false, soft: true, reason: problems.join('; ') }]);
           continue;
         }
         const translated = aceRecordToSample(target);
         const kept = withChecks(translated, [...sample.meta.checks, { name: check, pass: true }]);
-        translations.push(withLineage({ ...kept, meta: { ...kept.meta, lineage: [...sample.meta.lineage, ...kept.meta.lineage] } }, { stage: 'translate', version: 1, prompt: translatePrompt.id, promptHash: translatePrompt.hash, model: ctx.llm.model }));
+        translations.push(withLineage({ ...kept, meta: { ...kept.meta, lineage: [...sample.meta.lineage, ...kept.meta.lineage] } }, result.lineage));
       }
       return [original, ...translations];
     },
-  };
+  });
 }

@@ -4,6 +4,9 @@ import type { Json } from '../../core/records.ts';
 import type { Rng } from '../../core/rng.ts';
 import type { AceFunction, AceLanguage } from './record.ts';
 import { unorderedPairs } from '../../core/value-ranges.ts';
+import { matchesPattern as matches, stringForPattern } from '../../core/schema-values.ts';
+
+export { stringForPattern };
 
 
 /**
@@ -106,121 +109,6 @@ function stringByName(name: string, rng: Rng, options: ValueOptions): string {
   if (key.includes('currency')) return rng.pick(['USD', 'EUR', 'JPY', 'CNY']);
   if (key.includes('color') || key.includes('colour')) return rng.pick(['#1E90FF', '#FF6347', '#2E8B57']);
   return rng.pick(words.topic);
-}
-
-// ------------------------------------------------------------------ patterns
-
-/**
- * A string matching a regular expression of the simple kind API schemas use: literals, escapes
- * (`\d \w \s`), classes with ranges, groups with alternatives, and the quantifiers `? * + {n} {n,m}`.
- * Undefined when the pattern uses anything else or the result does not match.
- */
-export function stringForPattern(pattern: string, rng: Rng, length: { min?: number; max?: number } = {}): string | undefined {
-  // Unbounded repeats (`+`, `*`) get a few occurrences, more when the schema asks for a longer string.
-  const repeatMin = Math.max(3, length.min ?? 0);
-  const repeatMax = Math.min(Math.max(8, repeatMin + 4), length.max ?? Infinity);
-  let pos = 0;
-  const src = pattern;
-  // Reads the escape after a backslash at `pos` (`\d`, `\u4e00`, `\.`) and moves past it.
-  const readEscape = (): string[] => {
-    const letter = src[pos++];
-    if (letter === 'u' && /^[0-9a-fA-F]{4}$/.test(src.slice(pos, pos + 4))) {
-      pos += 4;
-      return [String.fromCharCode(Number.parseInt(src.slice(pos - 4, pos), 16))];
-    }
-    return classOf(letter);
-  };
-  const classOf = (escape: string): string[] => {
-    if (escape === 'd') return [...'0123456789'];
-    if (escape === 'w') return [...'abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789'];
-    if (escape === 's') return [' '];
-    return [escape];
-  };
-  // Each atom is a generator of one occurrence.
-  const parseAlternatives = (): (() => string) => {
-    const branches: (() => string)[][] = [[]];
-    while (pos < src.length && src[pos] !== ')') {
-      const ch = src[pos];
-      if (ch === '|') {
-        pos++;
-        branches.push([]);
-        continue;
-      }
-      let atom: () => string;
-      if (ch === '^' || ch === '$') {
-        pos++;
-        continue;
-      } else if (ch === '(') {
-        pos++;
-        if (src.startsWith('?:', pos)) pos += 2;
-        const inner = parseAlternatives();
-        if (src[pos] !== ')') throw new Error('unclosed group');
-        pos++;
-        atom = inner;
-      } else if (ch === '[') {
-        pos++;
-        const negate = src[pos] === '^';
-        if (negate) throw new Error('negated class');
-        const chars: string[] = [];
-        while (pos < src.length && src[pos] !== ']') {
-          const c = src[pos++];
-          const set = c === '\\' ? readEscape() : [c];
-          if (set.length === 1 && src[pos] === '-' && src[pos + 1] !== ']' && pos + 1 < src.length) {
-            pos++;
-            const end = src[pos] === '\\' ? (pos++, readEscape()[0]) : src[pos++];
-            for (let code = set[0].charCodeAt(0); code <= end.charCodeAt(0); code++) chars.push(String.fromCharCode(code));
-          } else chars.push(...set);
-        }
-        pos++;
-        // Prefer letters and digits over punctuation a class also allows.
-        const plain = chars.filter((c) => /[A-Za-z0-9]/.test(c));
-        atom = () => rng.pick(plain.length ? plain : chars);
-      } else if (ch === '\\') {
-        pos++;
-        const set = readEscape();
-        atom = () => rng.pick(set);
-      } else if (ch === '.') {
-        pos++;
-        atom = () => rng.pick([...'abcdefghijklmnopqrstuvwxyz']);
-      } else {
-        pos++;
-        atom = () => ch;
-      }
-      let min = 1;
-      let max = 1;
-      const q = src[pos];
-      if (q === '?') [min, max, pos] = [0, 1, pos + 1];
-      else if (q === '*' || q === '+') [min, max, pos] = [repeatMin, Math.max(repeatMin, repeatMax), pos + 1];
-      else if (q === '{') {
-        const close = src.indexOf('}', pos);
-        const [a, b] = src.slice(pos + 1, close).split(',');
-        min = Number(a);
-        max = b === undefined ? min : b === '' ? min + 6 : Number(b);
-        pos = close + 1;
-      }
-      const occurrences = () => Array.from({ length: rng.int(min, max) }, atom).join('');
-      branches[branches.length - 1].push(occurrences);
-    }
-    return () => rng.pick(branches).map((part) => part()).join('');
-  };
-  try {
-    const value = parseAlternatives()();
-    return matches(pattern, value) ? value : undefined;
-  } catch {
-    return undefined;
-  }
-}
-
-/** Whether `value` matches `pattern`, read as Unicode where it compiles so, else as a plain regex (released patterns escape freely). */
-function matches(pattern: string, value: string): boolean {
-  for (const flags of ['u', '']) {
-    try {
-      return new RegExp(pattern, flags).test(value);
-    } catch {
-      // try the next reading
-    }
-  }
-  return false;
 }
 
 // ------------------------------------------------------------------ values

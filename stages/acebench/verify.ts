@@ -1,7 +1,7 @@
 import { ArgumentValidator } from '../../core/json-schema.ts';
 import { Sample, type Check } from '../../core/records.ts';
 import { withChecks, withLineage } from '../../core/sample-edits.ts';
-import { reject, type MapStage } from '../../core/stage.ts';
+import { mapStage, reject, type LineageEntry, type MapStage } from '../../core/stage.ts';
 import judgePrompt, { type JudgeAnswer } from '../../prompts/acebench-judge.ts';
 import { sampleToAceRecord } from './format.ts';
 import { ruleChecks } from './rule-checks.ts';
@@ -16,19 +16,18 @@ import { ruleChecks } from './rule-checks.ts';
 
 export function ruleCheckStage(): MapStage<Sample, Sample> {
   const validator = new ArgumentValidator();
-  return {
-    kind: 'map',
+  return mapStage({
     name: 'check-rules',
     version: 2,
     input: Sample,
     output: Sample,
-    run: async (sample) => {
+    run: async (sample, ctx) => {
       const checks = ruleChecks(sampleToAceRecord(sample), { validator });
       const hard = checks.find((check) => !check.pass && !check.soft);
       if (hard) return reject(hard.name.replace('acebench/', 'rule:'), hard.reason);
-      return withLineage(withChecks(sample, checks), { stage: 'check-rules', version: 2 });
+      return withLineage(withChecks(sample, checks), ctx.lineage());
     },
-  };
+  });
 }
 
 export interface JudgeOptions {
@@ -38,8 +37,7 @@ export interface JudgeOptions {
 
 export function judgeStage(options: JudgeOptions): MapStage<Sample, Sample> {
   const { judges } = options;
-  return {
-    kind: 'map',
+  return mapStage({
     name: 'judge',
     version: 1,
     input: Sample,
@@ -56,17 +54,19 @@ export function judgeStage(options: JudgeOptions): MapStage<Sample, Sample> {
         ruleProblems: sample.meta.checks.filter((check) => !check.pass).map((check) => `${check.name}: ${check.reason ?? ''}`).join('; '),
       };
       const votes: JudgeAnswer[] = [];
+      let lineage: LineageEntry = ctx.lineage();
       for (let i = 0; i < judges; i++) {
         // Each judge is its own request (its own key), so the answers are independent samples. A
         // judge that cannot answer rejects the record with its reason, as every LLM stage does (the
         // runner stops on an unreachable endpoint and asks again for a batched request).
-        const result = await ctx.llm.generate(judgePrompt, vars, { stage: 'judge', key: `${ctx.key}#judge-${i + 1}` });
+        const result = await ctx.tryAsk(judgePrompt, vars, { key: `${ctx.key}#judge-${i + 1}` });
         if (!result.ok) return reject(result.reason, `judge ${i + 1}: ${result.detail}`);
         votes.push(result.value);
+        lineage = result.lineage;
       }
-      return withLineage(withChecks(sample, [judgeCheck(votes, judges)]), { stage: 'judge', version: 1, prompt: judgePrompt.id, promptHash: judgePrompt.hash, model: ctx.llm.model });
+      return withLineage(withChecks(sample, [judgeCheck(votes, judges)]), lineage);
     },
-  };
+  });
 }
 
 /** The vote as one soft check: it fails when more than half of the judges say fail. */

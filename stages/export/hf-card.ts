@@ -1,6 +1,8 @@
 import { basename } from 'node:path';
 import { stringify } from 'yaml';
 import { UserError } from '../../core/errors.ts';
+import { describeThresholds, overlapMarkdown } from '../../core/overlap/format.ts';
+import type { OverlapSummary } from '../../core/overlap/gate.ts';
 import type { Manifest, Usage } from '../../core/records.ts';
 
 /**
@@ -152,15 +154,17 @@ export interface DatasetCardInput {
   /** The tool library's Parquet file, or null when the version has no tools. */
   toolsFile: string | null;
   splits: readonly string[];
+  /** The export the card describes, when not `hf`: its format name, its config's name after the dataset's, and its Columns section. */
+  format?: { name: string; configSuffix: string; columns: string };
 }
 
 /** The Hub id of the license of sources toolkiln does not know (`license: other` asks for one, `license_name`). */
 const UNKNOWN_LICENSE_NAME = 'unknown-source-license';
 
-export function datasetCard({ manifest, dataFiles, toolsFile, splits }: DatasetCardInput): string {
+export function datasetCard({ manifest, dataFiles, toolsFile, splits, format }: DatasetCardInput): string {
   const licenses = [...new Set(Object.keys(manifest.sources).map((path) => sourceLicense(path) ?? 'other'))].sort();
   if (!licenses.length) licenses.push('other');
-  const configName = hfDatasetName(manifest);
+  const configName = `${hfDatasetName(manifest)}${format?.configSuffix ?? ''}`;
   const config = withoutLocalPaths(manifest.config);
   const header = {
     license: licenses.length === 1 ? licenses[0] : licenses,
@@ -184,6 +188,15 @@ export function datasetCard({ manifest, dataFiles, toolsFile, splits }: DatasetC
     typeof stats.limit === 'number' ? ` --limit ${stats.limit}` : '',
     offline ? ' --llm offline' : ` --llm openai --model ${manifest.models[0] ?? '<model>'}`,
   ].join('');
+  const columns =
+    format?.columns ??
+    [
+      '`id`, `benchmark`, `category`, `split`: text. `tools`: a list of `{name, description, parameters, returns, domain, plugin, isAction, provenance}`.',
+      '`dialogue`: a list of turns `{role, content, thought, calls, observations, response}`.',
+      'Values whose shape differs from record to record are JSON text, as OpenAI carries `function.arguments`: a tool\'s `parameters`, `returns` and `provenance`, a turn\'s `calls` (`[{id, tool, arguments}]`; an argument `{"$ref": "<callId>.<field>"}` stands for an earlier call\'s result) and `observations` (results by call id), and the sample\'s `expected` (gold calls or labels) and `meta` (source, lineage, checks).',
+      'No value is null: an absent text is `""`, an absent JSON value the JSON text `null`, and `isAction` (whether calling the tool changes state) is `yes`, `no` or `unknown`.',
+      `The \`${configName}-tools\` config holds the tool library in the same \`tools\` shape.`,
+    ].join(' ');
   const sections = [
     `# ${manifest.name} ${manifest.version}`,
     `Tool-use samples made by the toolkiln \`${manifest.pipeline}\` pipeline (fingerprint \`${manifest.fingerprint}\`, toolkiln ${manifest.toolkilnVersion}).` +
@@ -193,13 +206,7 @@ export function datasetCard({ manifest, dataFiles, toolsFile, splits }: DatasetC
     table(['category', 'samples'], Object.entries(manifest.counts.byCategory)),
     `Tools in the library: ${manifest.counts.tools}. Records rejected on the way: ${manifest.counts.rejects}.`,
     '## Columns',
-    [
-      '`id`, `benchmark`, `category`, `split`: text. `tools`: a list of `{name, description, parameters, returns, domain, plugin, isAction, provenance}`.',
-      '`dialogue`: a list of turns `{role, content, thought, calls, observations, response}`.',
-      'Values whose shape differs from record to record are JSON text, as OpenAI carries `function.arguments`: a tool\'s `parameters`, `returns` and `provenance`, a turn\'s `calls` (`[{id, tool, arguments}]`; an argument `{"$ref": "<callId>.<field>"}` stands for an earlier call\'s result) and `observations` (results by call id), and the sample\'s `expected` (gold calls or labels) and `meta` (source, lineage, checks).',
-      'No value is null: an absent text is `""`, an absent JSON value the JSON text `null`, and `isAction` (whether calling the tool changes state) is `yes`, `no` or `unknown`.',
-      `The \`${configName}-tools\` config holds the tool library in the same \`tools\` shape.`,
-    ].join(' '),
+    columns,
     '## How it was made',
     table(['stage', 'version', 'in', 'out', 'rejected'], manifest.stages.map((s) => [s.stage, s.version, s.in, s.out, s.rejected])),
     `Models: ${manifest.models.map((m) => `\`${m}\``).join(', ') || 'none'}.`,
@@ -207,6 +214,7 @@ export function datasetCard({ manifest, dataFiles, toolsFile, splits }: DatasetC
     JSON.stringify(config) === JSON.stringify(manifest.config) ? 'Config (also in `toolkiln-config.json`):' : 'Config (in full in `toolkiln-config.json`; here an absolute path shows only its last part):',
     '```json\n' + JSON.stringify(config, null, 2) + '\n```',
     ...checksSection(manifest),
+    ...overlapSection(manifest),
     '## Sources',
     table(['file', 'sha256', 'license'], Object.entries(manifest.sources).map(([path, hash]) => [`\`${cardPath(path)}\``, `\`${hash}\``, sourceLicense(path) ?? 'unknown: check the source'])),
     '## Regenerate',
@@ -214,7 +222,7 @@ export function datasetCard({ manifest, dataFiles, toolsFile, splits }: DatasetC
       'With the same sources (same hashes) and toolkiln, the same run publishes the same samples:',
       '```sh',
       run,
-      `npx toolkiln export ${manifest.name}@<version> --format hf --out <folder>`,
+      `npx toolkiln export ${manifest.name}@<version> --format ${format?.name ?? 'hf'} --out <folder>`,
       'hf upload <user>/<dataset> <folder> --repo-type dataset',
       '```',
     ].join('\n'),
@@ -241,5 +249,26 @@ function checksSection(manifest: Manifest): string[] {
       ['check', 'checked', 'findings', 'samples'],
       Object.entries(audit.checks).map(([check, count]) => [`\`${check}\``, count.checked ?? '-', count.findings ?? 0, count.samples ?? 0]),
     ),
+  ];
+}
+
+/**
+ * The samples' overlap with test sets, measured when the version was published (`stats.testOverlap`,
+ * core/overlap/gate.ts): per reference set, split and category, the samples at or over each level's
+ * threshold. Nothing for a version published before it was measured.
+ */
+function overlapSection(manifest: Manifest): string[] {
+  const overlap = manifest.stats.testOverlap as OverlapSummary | undefined;
+  if (!overlap?.levels) return [];
+  const missing = overlap.missing?.length ? ` Not found when it was published, so not compared with: ${overlap.missing.join(', ')}.` : '';
+  if (!overlap.references.length) return ['## Overlap with test sets', `Nothing was compared with.${missing}`];
+  const done =
+    overlap.mode === 'reject'
+      ? `A sample at or over a threshold was not published (${overlap.rejected} of ${overlap.samples}; each is in \`rejects.jsonl\` with the reference sample it matches).`
+      : 'Samples at or over a threshold were published and counted here (`toolkiln datasets overlap` lists each with the reference sample it matches).';
+  return [
+    '## Overlap with test sets',
+    `Each sample was compared with the reference sets below: the share of its user text's word n-grams one reference sample has (\`ngram-n\`), its tool set and gold calls canonicalised (\`call-exact\`) or compared loosely (\`call-near\`), and the cosine of its user text's embedding (\`embedding\`, ${overlap.embedder ?? 'not measured'}). A sample overlaps at a level when its score reaches ${describeThresholds(overlap)}. ${done}${missing}`,
+    overlapMarkdown(overlap),
   ];
 }

@@ -2,7 +2,7 @@ import { join } from 'node:path';
 import { UserError } from '../../core/errors.ts';
 import { AtomicJsonlFile } from '../../core/jsonl.ts';
 import type { Exporter, ExportOptions } from '../../core/pipeline.ts';
-import { isRef, parseRef, toOpenAITool, type ArgValue, type Call, type OpenAIFunctionTool, type Sample, type ToolSpec } from '../../core/records.ts';
+import { isRef, parseRef, toOpenAITool, type ArgValue, type Call, type OpenAIFunctionTool, type Sample, type ToolSpec, type Turn } from '../../core/records.ts';
 import { chatExampleProblems, FUNCTION_NAME } from './openai-chat-validate.ts';
 
 export interface ChatMessage {
@@ -31,10 +31,14 @@ export interface ChatOptions extends ExportOptions {
  * assistant's gold calls or text; a recipe's `goldReply` writes answers only it knows (ACEBench's
  * refusals). The example ends with the last assistant message: a closing user line ("thanks,
  * that's all") has no answer to train on. A `$ref` argument is filled with the producing call's
- * observed value when there is one, else written as the `<call>.<field>` text it stands for.
+ * observed value when there is one, else written as the `<call>.<field>` text it stands for; a call
+ * that uses the result of another call of its own turn comes in an assistant message after that
+ * result (callsAfterTheirInputs), so the value is always one the model was shown. The trl and
+ * sharegpt exports build on this: every chat export carries a dependent call the same way.
  * Tool names OpenAI does not accept are written with `_` for each character it refuses.
  */
-export function sampleToChat(sample: Sample, options: ChatOptions = {}): ChatExample {
+export function sampleToChat(given: Sample, options: ChatOptions = {}): ChatExample {
+  const sample = callsAfterTheirInputs(given);
   const names = openAINames(sample);
   const { messages, rendered, callMessage } = dialogueChat(sample, names);
   if (messages.at(-1)?.role !== 'assistant') {
@@ -50,7 +54,7 @@ export function sampleToChat(sample: Sample, options: ChatOptions = {}): ChatExa
 
 /** A sample's dialogue as chat messages, as it stands: no gold answer added, nothing dropped (what a model is shown). */
 export function dialogueMessages(sample: Sample): ChatMessage[] {
-  return dialogueChat(sample, openAINames(sample)).messages;
+  return dialogueChat(callsAfterTheirInputs(sample), openAINames(sample)).messages;
 }
 
 function dialogueChat(sample: Sample, names: Map<string, string>) {
@@ -96,18 +100,68 @@ function goldOf(sample: Sample, rendered: Set<string>): { content?: string; call
   return labels.length ? { content: labels.join(', ') } : undefined;
 }
 
+/**
+ * The sample with each turn's calls cut into steps after the results they use: in the turn's order,
+ * a call that uses the result of a call of the step being filled starts the next step (the value
+ * filled in), so a model sees what it uses before it calls, and the calls keep their order (MTU-Eval
+ * scores it). A reference to a call without a result stays in its step, as the `<call>.<field>` text.
+ * The turn's thought stays with its first step, its reply with its last one.
+ */
+function callsAfterTheirInputs(sample: Sample): Sample {
+  const dialogue: Turn[] = [];
+  for (const turn of sample.dialogue) dialogue.push(...turnSteps(turn));
+  if (dialogue.length === sample.dialogue.length) return sample;
+  const next = sample.expected.turns?.[String(sample.dialogue.length)];
+  return { ...sample, dialogue, expected: { ...sample.expected, turns: next ? { [String(dialogue.length)]: next } : undefined } };
+}
+
+function turnSteps(turn: Turn): Turn[] {
+  const observed = turn.observations ?? {};
+  const steps: Call[][] = [];
+  for (const call of turn.calls ?? []) {
+    const step = steps.at(-1);
+    const usesStep = step && refsOf(Object.values(call.arguments)).some((id) => id !== call.id && id in observed && step.some((c) => c.id === id));
+    if (!step || usesStep) steps.push([call]);
+    else step.push(call);
+  }
+  if (steps.length < 2) return [turn];
+  const { thought, response, content, ...rest } = turn;
+  const last = steps.length - 1;
+  return steps.map((mine, k): Turn => {
+    const results = Object.fromEntries(mine.filter((call) => call.id in observed).map((call) => [call.id, observed[call.id]]));
+    return {
+      ...rest,
+      content: k === last ? content : '',
+      ...(k === 0 && thought !== undefined ? { thought } : {}),
+      calls: mine,
+      observations: results,
+      ...(k === last && response !== undefined ? { response } : {}),
+    };
+  });
+}
+
+/** The call ids a value's references name. */
+function refsOf(values: ArgValue[]): string[] {
+  return values.flatMap((value): string[] => (isRef(value) ? [parseRef(value).callId] : Array.isArray(value) ? refsOf(value) : []));
+}
+
 /** Each tool's name as OpenAI accepts it (a refused character becomes `_`); two tools of a sample may not end up with one name. */
 function openAINames(sample: Sample): Map<string, string> {
   const names = new Map<string, string>();
   const taken = new Map<string, string>();
   for (const tool of sample.tools) {
-    const name = FUNCTION_NAME.test(tool.name) ? tool.name : tool.name.replace(/[^A-Za-z0-9_-]/g, '_').slice(0, 64) || '_';
+    const name = openAIFunctionName(tool.name);
     const other = taken.get(name);
     if (other !== undefined && other !== tool.name) throw new UserError(`sample ${sample.id}: tools "${other}" and "${tool.name}" both become "${name}" as OpenAI function names; rename one`);
     taken.set(name, tool.name);
     names.set(tool.name, name);
   }
   return names;
+}
+
+/** A tool's name as an OpenAI function name: each character OpenAI refuses becomes `_` (at most 64). */
+export function openAIFunctionName(name: string): string {
+  return FUNCTION_NAME.test(name) ? name : name.replace(/[^A-Za-z0-9_-]/g, '_').slice(0, 64) || '_';
 }
 
 /** A tool as an OpenAI function; toolkiln's own fields (and a changed name's original) under `x-toolkiln` only when kept. */

@@ -4,11 +4,11 @@ import { countBy } from '../../core/collections.ts';
 import { SpilledRecords } from '../../core/jsonl.ts';
 import { isRef, parseRef, Sample, sampleId, type ArgValue, type Call, type Json, type ToolSpec, type Turn } from '../../core/records.ts';
 import type { Rng } from '../../core/rng.ts';
-import type { ScanStage, StageContext } from '../../core/stage.ts';
+import { scanStage, type LineageEntry, type ScanStage, type StageContext } from '../../core/stage.ts';
 import { mtuComposePrompt } from '../../prompts/mtu-compose.ts';
 import type { MtuConfig } from './config.ts';
 import { ToolLibrary } from './library.ts';
-import { allCalls, assistantIndexes, lineageEntry, categoryOf, expectedOf, literalText, mtuMeta, turnCalls, userTurns, type MtuMeta } from './sample.ts';
+import { allCalls, assistantIndexes, categoryOf, expectedOf, literalText, mtuMeta, turnCalls, userTurns, type MtuMeta } from './sample.ts';
 
 /**
  * Multi-tool synthesis. The source datasets hardly ever call several tools in one turn, while
@@ -29,7 +29,14 @@ export interface Job {
   parts: string[];
   /** Ids of the samples `build` takes. */
   sources: string[];
-  build: (message: string, source: (id: string) => Sample) => Sample;
+  /** The composed sample, from the message the LLM wrote and its answer's lineage entry. */
+  build: (written: Written, source: (id: string) => Sample) => Sample;
+}
+
+/** The message the LLM wrote for a job, with the lineage entry of its answer. */
+export interface Written {
+  message: string;
+  entry: LineageEntry;
 }
 
 /** What drawing a single-tool request needs of a sample: its tools, the tools it calls, its request. */
@@ -153,7 +160,7 @@ function composedMeta(sources: Sample[], patch: Partial<MtuMeta>): MtuMeta {
   };
 }
 
-function composedSample(id: string, base: Sample, sources: Sample[], tools: ToolSpec[], dialogue: Turn[], mode: string, patch: Partial<MtuMeta> = {}): Sample {
+function composedSample(id: string, base: Sample, sources: Sample[], tools: ToolSpec[], dialogue: Turn[], mode: string, entry: LineageEntry, patch: Partial<MtuMeta> = {}): Sample {
   const expected = expectedOf(dialogue);
   return {
     id,
@@ -165,7 +172,7 @@ function composedSample(id: string, base: Sample, sources: Sample[], tools: Tool
     expected,
     meta: {
       source: { dataset: 'composed', id: mode },
-      lineage: [...base.meta.lineage, lineageEntry('compose-multi-tool', 1, mtuComposePrompt)],
+      lineage: [...base.meta.lineage, entry],
       checks: [],
       tags: [`composed:${mode}`],
       mtu: composedMeta(sources, patch),
@@ -219,7 +226,7 @@ export function chainedMultiTurnJob(sample: Sample, chain: Chain): Job | undefin
     mode: 'chained',
     parts: chainParts(sample, chain, ask),
     sources: [from],
-    build: (message, source) => {
+    build: ({ message, entry }, source) => {
       const base = source(from);
       const { first, second, observations } = chainCalls(base, chain, 'chain_');
       const dialogue: Turn[] = [
@@ -237,7 +244,7 @@ export function chainedMultiTurnJob(sample: Sample, chain: Chain): Job | undefin
           return i < ask ? [[turn, situation]] : i > chain.second.turn ? [[String(i - shift), situation]] : [];
         }),
       );
-      return composedSample(id, base, [base], base.tools, dialogue, 'chained-multi-turn', { situations: { ...situations, [String(ask + 1)]: 'api_call' } });
+      return composedSample(id, base, [base], base.tools, dialogue, 'chained-multi-turn', entry, { situations: { ...situations, [String(ask + 1)]: 'api_call' } });
     },
   };
 }
@@ -251,19 +258,19 @@ export function chainedJob(sample: Sample, chain: Chain): Job {
     mode: 'chained',
     parts,
     sources: [from],
-    build: (message, source) => {
+    build: (written, source) => {
       const base = source(from);
       const { first, second, observations } = chainCalls(base, chain, 'call_');
-      return chainedSample(id, base, chain, first, second, observations, message);
+      return chainedSample(id, base, chain, first, second, observations, written);
     },
   };
 }
 
-function chainedSample(id: string, sample: Sample, chain: Chain, first: Call, second: Call, observations: Record<string, Json>, message: string): Sample {
+function chainedSample(id: string, sample: Sample, chain: Chain, first: Call, second: Call, observations: Record<string, Json>, { message, entry }: Written): Sample {
   return composedSample(id, sample, [sample], sample.tools, [
     { role: 'user', content: message },
     { role: 'assistant', content: sample.dialogue[chain.second.turn].content, calls: [first, second], observations },
-  ], 'chained', { situations: { '1': 'api_call' } });
+  ], 'chained', entry, { situations: { '1': 'api_call' } });
 }
 
 export function independentJob(singles: Single[], fields: ResultFields, take: () => boolean): Job {
@@ -275,7 +282,7 @@ export function independentJob(singles: Single[], fields: ResultFields, take: ()
     mode: 'independent',
     parts: singles.map((s, j) => withoutLinkedValues(s.request, s.call, links[j])),
     sources: ids,
-    build: (message, source) => {
+    build: ({ message, entry }, source) => {
       const sources = ids.map(source);
       // Each source's calls are numbered from 0: renumbered per source, then as one list (one call per source).
       const numbered = renumber(sources.flatMap((s, n) => renumber(allCalls(s), `s${n}_`)), 'call_');
@@ -283,7 +290,7 @@ export function independentJob(singles: Single[], fields: ResultFields, take: ()
       return composedSample(id, sources[0], sources, unionTools(...sources.map((s) => s.tools)), [
         { role: 'user', content: message },
         { role: 'assistant', content: '', calls },
-      ], 'independent', { situations: { '1': 'api_call' } });
+      ], 'independent', entry, { situations: { '1': 'api_call' } });
     },
   };
 }
@@ -308,14 +315,14 @@ export function multiTurnJob(sample: Sample, turn: number, extra: Single, fields
     mode: 'independent',
     parts: [sample.dialogue[turn - 1].content, withoutLinkedValues(extra.request, extra.call, links)],
     sources,
-    build: (message, source) => {
+    build: ({ message, entry }, source) => {
       const [base, added] = sources.map(source);
       const calls = renumber(allCalls(added), 'call_m').map((call) => linked(call, links, [ownId]));
       const dialogue = structuredClone(base.dialogue);
       dialogue[turn - 1] = { role: 'user', content: message };
       // The reply must now cover both requests: it is written again by the ReAct synthesis.
       dialogue[turn] = { ...dialogue[turn], content: '', calls: [...(dialogue[turn].calls ?? []), ...calls] };
-      return composedSample(id, base, [base, added], unionTools(base.tools, added.tools), dialogue, 'multi-turn', { situations: mtuMeta(base).situations });
+      return composedSample(id, base, [base, added], unionTools(base.tools, added.tools), dialogue, 'multi-turn', entry, { situations: mtuMeta(base).situations });
     },
   };
 }
@@ -347,7 +354,7 @@ export function drawCompatible(pool: SinglePool, k: number, rng: Rng, taken: Too
 
 interface Composition {
   /** The jobs in order, with the message the LLM wrote for each (undefined when it failed). */
-  jobs: { job: Job; message?: string }[];
+  jobs: { job: Job; written?: Written }[];
   failures: string[];
   /** The samples the jobs take, by id: where each is among `sources` (-1 until it passes through). */
   taken: Map<string, number>;
@@ -412,7 +419,7 @@ async function planJobs(samples: Iterable<Sample>, singles: Map<string, SpilledR
     }
   }
   const unique = [...new Map(jobs.map((j) => [j.id, j])).values()];
-  const { asked, failures } = await askMessages(unique, ctx, 'compose-multi-tool');
+  const { asked, failures } = await askMessages(unique, ctx);
   const taken = new Map(unique.flatMap((job) => job.sources).map((id) => [id, -1]));
   return { jobs: asked, failures, taken };
 }
@@ -422,9 +429,9 @@ function* composed({ jobs, failures, taken, sources }: Composition, ctx: StageCo
   const source = (id: string) => sources!.get(taken.get(id)!);
   const made: string[] = [];
   try {
-    for (const { job, message } of jobs) {
-      if (message === undefined) continue;
-      const sample = job.build(message, source);
+    for (const { job, written } of jobs) {
+      if (written === undefined) continue;
+      const sample = job.build(written, source);
       made.push(sample.meta.tags.find((t) => t.startsWith('composed:'))!.slice(9));
       yield sample;
     }
@@ -449,19 +456,23 @@ export function resultFieldsOf(ctx: Pick<StageContext, 'runDir'>): ResultFields 
  */
 const ASKED_AT_ONCE = 256;
 
-/** The message the LLM writes for each job, in the jobs' order (undefined where it failed, the reason among `failures`). */
-export async function askMessages(jobs: Job[], ctx: StageContext, stage: string): Promise<{ asked: { job: Job; message?: string }[]; failures: string[] }> {
+/**
+ * The message the LLM writes for each job, in the jobs' order (undefined where it failed, the reason
+ * among `failures`), asked as the stage whose context this is (it declares {@link mtuComposePrompt}),
+ * keyed by the job.
+ */
+export async function askMessages(jobs: Job[], ctx: StageContext): Promise<{ asked: { job: Job; written?: Written }[]; failures: string[] }> {
   const failures: string[] = [];
-  const asked: { job: Job; message?: string }[] = new Array(jobs.length);
+  const asked: { job: Job; written?: Written }[] = new Array(jobs.length);
   let next = 0;
   const askInTurn = async () => {
     while (next < jobs.length) {
       const k = next++;
       const job = jobs[k];
       const requests = job.parts.map((p, i) => `${i + 1}. ${p}`).join('\n');
-      const result = await ctx.llm.generate(mtuComposePrompt, { mode: job.mode, requests, parts: job.parts }, { stage, key: job.id });
+      const result = await ctx.tryAsk(mtuComposePrompt, { mode: job.mode, requests, parts: job.parts }, { key: job.id });
       if (!result.ok) failures.push(result.reason);
-      asked[k] = { job, message: result.ok ? result.value.message : undefined };
+      asked[k] = { job, written: result.ok ? { message: result.value.message, entry: result.lineage } : undefined };
     }
   };
   await Promise.all(Array.from({ length: Math.min(ASKED_AT_ONCE, jobs.length) }, askInTurn));
@@ -469,10 +480,9 @@ export async function askMessages(jobs: Job[], ctx: StageContext, stage: string)
 }
 
 export function composeStage(options: MtuConfig['compose']): ScanStage<Sample, Sample, Composition> {
-  return {
-    kind: 'scan',
+  return scanStage<Sample, Sample, Composition>({
     name: 'compose-multi-tool',
-    version: 2,
+    version: 3,
     fanOut: true,
     input: Sample,
     output: Sample,
@@ -484,5 +494,5 @@ export function composeStage(options: MtuConfig['compose']): ScanStage<Sample, S
       return sample;
     },
     finish: composed,
-  };
+  });
 }

@@ -1,4 +1,6 @@
+import { OverlapConfig } from '../../core/overlap/config.ts';
 import { z } from 'zod';
+import { ToolsConfigField } from '../../core/tool-source.ts';
 import { MergeToolsMtuConfig } from '../merge-tools-mtu.ts';
 
 /**
@@ -17,6 +19,17 @@ export type Setting = (typeof SETTINGS)[number];
 export const MIX_SUM_TOLERANCE = 0.01;
 
 const SourceBase = { enabled: z.boolean().default(true) };
+
+/** Dialogues planned per imported tool and setting. */
+export const ImportedDialogues = z
+  .object({
+    perTool: z
+      .object(Object.fromEntries(SETTINGS.map((setting) => [setting, z.number().int().min(0).default(1)])) as Record<Setting, z.ZodDefault<z.ZodNumber>>)
+      .strict()
+      .prefault({}),
+  })
+  .strict();
+export type ImportedDialogues = z.infer<typeof ImportedDialogues>;
 
 export const MtuConfig = z
   .object({
@@ -61,6 +74,10 @@ export const MtuConfig = z
       })
       .strict()
       .prefault({}),
+    /** An imported tool library (MCP servers, OpenAPI, function lists): dialogues are synthesised for its tools instead of read from `sources`. */
+    tools: ToolsConfigField,
+    /** Dialogues planned per imported tool and setting (read only with `tools`; unset: one of each setting, so that a default run's config stays as it was). */
+    importedDialogues: ImportedDialogues.optional(),
     /** Intents not suited to tool calls (as their source names them, e.g. `atis_abbreviation`): their dialogues are dropped. */
     excludeIntents: z.array(z.string()).default([]),
     splits: z
@@ -177,10 +194,12 @@ export const MtuConfig = z
         }
       })
       .prefault({}),
-    /** Released MTU-Eval files, for the statistics comparison (skipped when absent). */
+    /** The released MTU-Eval files the statistics compare with ('' leaves the comparison out). */
     reference: z.string().default('../shared/data/reference/mtu-bench'),
     /** The date the prompts call today (SGD's dialogues are set around 2019-03-01). */
     today: z.string().regex(/^\d{4}-\d{2}-\d{2}$/, 'write today as YYYY-MM-DD').default('2019-03-01'),
+    /** Overlap with the released test sets, measured when a version is published. */
+    testOverlap: OverlapConfig,
   })
   .strict();
 export type MtuConfig = z.infer<typeof MtuConfig>;

@@ -1,5 +1,5 @@
 import { Sample, sampleId } from '../../core/records.ts';
-import { reject, type MapStage } from '../../core/stage.ts';
+import { mapStage, reject, type LineageEntry, type MapStage } from '../../core/stage.ts';
 import { mtuToolNamePrompt } from '../../prompts/mtu-tool-name.ts';
 import { mtuToolParametersPrompt } from '../../prompts/mtu-tool-parameters.ts';
 import { SourceDialogue } from '../sources/dialogue.ts';
@@ -7,7 +7,7 @@ import { multiwozTopic } from '../sources/multiwoz.ts';
 import { sgdTopic } from '../sources/sgd.ts';
 import { schemaDialogueTurns, utteranceTurns, type CreatedTurns } from './grammar-tools.ts';
 import { llmDialogueTurns } from './llm-tools.ts';
-import { categoryOf, expectedOf, lineageEntry, type MtuMeta } from './sample.ts';
+import { categoryOf, expectedOf, type MtuMeta } from './sample.ts';
 
 /** Topic of a schema service, by source (SGD `Restaurants_1` → `Restaurants`, MultiWOZ `hotel` → `Hotels`). */
 function topicFunction(dialogue: SourceDialogue): (service: string) => string {
@@ -33,10 +33,8 @@ export interface CreateToolsOptions {
  */
 export function createToolsStage(options: CreateToolsOptions): MapStage<SourceDialogue, Sample> {
   const excluded = new Set(options.excludeIntents);
-  const name = 'create-tools';
-  return {
-    kind: 'map',
-    name,
+  return mapStage({
+    name: 'create-tools',
     version: 1,
     input: SourceDialogue,
     output: Sample,
@@ -47,14 +45,14 @@ export function createToolsStage(options: CreateToolsOptions): MapStage<SourceDi
       if (unsuitable) return reject('excluded_intent', `intent ${unsuitable} is listed in excludeIntents`);
 
       let created: CreatedTurns;
-      let byLlm = false;
+      // The LLM's calls name the answer that wrote them; grammar-made ones the stage alone.
+      let lineage: LineageEntry = ctx.lineage();
       if (dialogue.turns.some((t) => t.intents?.length)) created = utteranceTurns(dialogue);
       else if (dialogue.schema.length) created = schemaDialogueTurns(dialogue, topicFunction(dialogue));
       else {
-        const result = await llmDialogueTurns(dialogue, ctx, name);
-        if ('reject' in result) return result;
-        created = result;
-        byLlm = true;
+        const { lineage: answered, ...turns } = await llmDialogueTurns(dialogue, ctx);
+        created = turns;
+        if (answered) lineage = answered;
       }
       if (!created.dialogue.some((t) => t.calls?.length)) return reject('no_tool_call', 'no turn of the dialogue calls a tool');
 
@@ -76,14 +74,12 @@ export function createToolsStage(options: CreateToolsOptions): MapStage<SourceDi
         expected,
         meta: {
           source: { dataset: dialogue.source, id: dialogue.id, file: dialogue.file },
-          lineage: [
-            byLlm ? lineageEntry(name, 1, mtuToolParametersPrompt, ctx.llm.model) : lineageEntry(name, 1),
-          ],
+          lineage: [lineage],
           checks: [],
           tags: [],
           mtu,
         },
       };
     },
-  };
+  });
 }

@@ -1,5 +1,5 @@
 import type { Call, Json, ToolSpec, Turn } from '../../core/records.ts';
-import { reject, type RejectReason, type StageContext } from '../../core/stage.ts';
+import type { LineageEntry, StageContext } from '../../core/stage.ts';
 import type { Situation } from '../../prompts/mtu-situation.ts';
 import { mtuToolNamePrompt } from '../../prompts/mtu-tool-name.ts';
 import { mtuToolParametersPrompt } from '../../prompts/mtu-tool-parameters.ts';
@@ -29,12 +29,19 @@ export function historyText(turns: Turn[]): string {
 
 type Ctx = StageContext & { key: string };
 
-export async function llmDialogueTurns(dialogue: SourceDialogue, ctx: Ctx, stage: string): Promise<CreatedTurns | (RejectReason & { reject: true })> {
+/** The turns the LLM made of a dialogue, with the lineage entry of the answer that wrote its calls (none when no turn called a tool). */
+export interface LlmCreatedTurns extends CreatedTurns {
+  lineage?: LineageEntry;
+}
+
+/** Asks the stage's situation and parameter prompts turn by turn; a failed request rejects the dialogue (it throws, see `ctx.ask`). */
+export async function llmDialogueTurns(dialogue: SourceDialogue, ctx: Ctx): Promise<LlmCreatedTurns> {
   const tools = new Map<string, ToolSpec>();
   const turns: Turn[] = [];
   const situations: Record<string, Situation> = {};
   let callCount = 0;
   let user: string | undefined;
+  let lineage: LineageEntry | undefined;
 
   for (const [t, source] of dialogue.turns.entries()) {
     if (source.speaker === 'user') {
@@ -50,23 +57,22 @@ export async function llmDialogueTurns(dialogue: SourceDialogue, ctx: Ctx, stage
       continue;
     }
     const history = historyText(turns.slice(0, -1));
-    const named = await ctx.llm.generate(
+    const named = await ctx.ask(
       mtuToolNamePrompt,
       { domains: dialogue.domains.join(', '), history, user, assistant: source.text, historyHasCalls: turns.some((x) => x.calls?.length) },
-      { stage, key: `${ctx.key}/turn-${t}/situation` },
+      { part: `turn-${t}/situation` },
     );
-    if (!named.ok) return reject(named.reason, named.detail);
     let situation = named.value.situation;
     const calls: Call[] = [];
     let thought: string | undefined;
     if (situation === 'api_call' && named.value.apis.length) {
       const earlierUserTurns = turns.slice(0, -1).filter((x) => x.role === 'user').map((x) => x.content);
-      const written = await ctx.llm.generate(
+      const written = await ctx.ask(
         mtuToolParametersPrompt,
         { apis: renderToolList([...tools.values()]), history, user, assistant: source.text, proposed: named.value.apis, earlierUserTurns },
-        { stage, key: `${ctx.key}/turn-${t}/parameters` },
+        { part: `turn-${t}/parameters` },
       );
-      if (!written.ok) return reject(written.reason, written.detail);
+      lineage = written.lineage;
       thought = written.value.thought;
       for (const action of written.value.actions) {
         const name = toolNameOfFreeText(action.action);
@@ -82,7 +88,7 @@ export async function llmDialogueTurns(dialogue: SourceDialogue, ctx: Ctx, stage
     situations[String(index)] = situation;
     turns.push({ role: 'assistant', content: source.text, ...(thought ? { thought } : {}), ...(calls.length ? { calls } : {}) });
   }
-  return { dialogue: turns, tools: [...tools.values()], situations };
+  return { dialogue: turns, tools: [...tools.values()], situations, ...(lineage ? { lineage } : {}) };
 }
 
 function newTool(name: string, description: string, dialogue: SourceDialogue): ToolSpec {

@@ -1,4 +1,5 @@
 import { sourceStage, type SourceStage } from '../../core/stage.ts';
+import { toolSourceFiles } from '../../core/tool-source.ts';
 import { atisTopic, eachAtisUtterance } from '../sources/atis.ts';
 import { SourceDialogue, utteranceDialogue } from '../sources/dialogue.ts';
 import { parseGenericDialogues } from '../sources/generic-dialogue.ts';
@@ -10,6 +11,8 @@ import type { MtuConfig } from './config.ts';
 /** Files and folders a config reads (hashed into the dataset fingerprint), the export's instruction templates among them. */
 export function mtuSourceFiles(config: MtuConfig): string[] {
   const { snips, atis, sgd, multiwoz, generic } = config.sources;
+  // An imported library takes the place of the dialogue datasets.
+  if (config.tools) return [...toolSourceFiles(config.tools), ...(config.export.instructions ? [config.export.instructions] : [])];
   return [
     ...(snips.enabled ? [snips.dir] : []),
     ...(atis.enabled ? [atis.dir] : []),

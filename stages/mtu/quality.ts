@@ -1,12 +1,12 @@
 import { isDeepStrictEqual } from 'node:util';
 import { Sample, type Check, type Json } from '../../core/records.ts';
-import { reject, type MapStage } from '../../core/stage.ts';
+import { mapStage, reject, type MapStage } from '../../core/stage.ts';
 import { mtuQualityCheckPrompt } from '../../prompts/mtu-quality-check.ts';
 import { valueProblem } from './infer.ts';
 import { historyText } from './llm-tools.ts';
 import { libraryLoader } from './library.ts';
 import { mtuArguments, renderToolList, toolsOfCalls } from './mtu-format.ts';
-import { allCalls, assistantIndexes, lineageEntry, refsIn, toolOf, turnCalls } from './sample.ts';
+import { allCalls, assistantIndexes, refsIn, toolOf, turnCalls } from './sample.ts';
 
 /**
  * MTU-Bench's quality filters (Appendix B), each failure a rejection with its reason:
@@ -72,11 +72,9 @@ function sameCalls(a: MtuCall[], b: MtuCall[]): boolean {
 const VERSION = 2;
 
 export function qualityFilterStage(options: { verify: boolean }): MapStage<Sample, Sample> {
-  const name = 'quality-filter';
   const library = libraryLoader();
-  return {
-    kind: 'map',
-    name,
+  return mapStage({
+    name: 'quality-filter',
     version: VERSION,
     input: Sample,
     output: Sample,
@@ -86,6 +84,8 @@ export function qualityFilterStage(options: { verify: boolean }): MapStage<Sampl
       const rules = ruleProblems(sample);
       if (!Array.isArray(rules)) return reject(rules.reason, rules.detail);
       const checks: Check[] = [...rules];
+      // The check's answers name the prompt and model; without the check, the stage alone.
+      let lineage = ctx.lineage();
       if (options.verify) {
         const apis = renderToolList(sample.tools);
         const toolOfCall = toolsOfCalls(sample);
@@ -94,7 +94,7 @@ export function qualityFilterStage(options: { verify: boolean }): MapStage<Sampl
           const user = sample.dialogue[index - 1];
           if (user?.role !== 'user') continue;
           const calls = turnCalls(sample, index).map((c) => ({ tool: c.tool, arguments: mtuArguments(c, toolOfCall) }));
-          const result = await ctx.llm.generate(
+          const result = await ctx.ask(
             mtuQualityCheckPrompt,
             {
               apis,
@@ -104,9 +104,9 @@ export function qualityFilterStage(options: { verify: boolean }): MapStage<Sampl
               proposal: proposalText(turn.thought, calls),
               calls,
             },
-            { stage: name, key: `${ctx.key}/turn-${index}` },
+            { part: `turn-${index}` },
           );
-          if (!result.ok) return reject(result.reason, result.detail);
+          lineage = result.lineage;
           const verdict = result.value.actions.map((a) => ({ tool: a.action, arguments: a.action_input }));
           if (!sameCalls(verdict, calls)) {
             return reject('llm_verification_failed', `turn ${index}: the check proposes ${JSON.stringify(verdict)} instead of ${JSON.stringify(calls)}`);
@@ -119,9 +119,9 @@ export function qualityFilterStage(options: { verify: boolean }): MapStage<Sampl
         meta: {
           ...sample.meta,
           checks: [...sample.meta.checks, ...checks],
-          lineage: [...sample.meta.lineage, options.verify ? lineageEntry(name, VERSION, mtuQualityCheckPrompt, ctx.llm.model) : lineageEntry(name, VERSION)],
+          lineage: [...sample.meta.lineage, lineage],
         },
       };
     },
-  };
+  });
 }

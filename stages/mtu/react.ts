@@ -1,13 +1,13 @@
 import { isRef, parseRef, Sample, type ArgValue, type Call, type Json, type ToolSpec, type Turn } from '../../core/records.ts';
 import type { Rng } from '../../core/rng.ts';
-import { reject, type MapStage } from '../../core/stage.ts';
+import { mapStage, reject, type LineageEntry, type MapStage } from '../../core/stage.ts';
 import { mtuObservationPrompt, type PendingCall } from '../../prompts/mtu-observation.ts';
 import type { Situation } from '../../prompts/mtu-situation.ts';
 import { mtuThoughtPrompt, type ThoughtRound } from '../../prompts/mtu-thought.ts';
 import { loadMultiwozDb, lookupMultiwoz, type MultiwozDb } from '../sources/multiwoz.ts';
 import { libraryLoader } from './library.ts';
 import { renderToolList } from './mtu-format.ts';
-import { allCalls, assistantIndexes, lineageEntry, mtuMeta, toolOf, turnCalls, withMtuMeta } from './sample.ts';
+import { allCalls, assistantIndexes, mtuMeta, toolOf, turnCalls, withMtuMeta } from './sample.ts';
 
 /**
  * Step 5 of the paper, tool-use synthesis in the ReAct shape: every assistant turn gets a Thought,
@@ -75,13 +75,11 @@ function missingValues(tools: ToolSpec[], said: string): string[] {
 }
 
 export function synthesizeReactStage(options: ReactOptions): MapStage<Sample, Sample> {
-  const name = 'synthesize-react';
   const library = libraryLoader();
   let db: MultiwozDb | undefined;
   const database = (resolve: (p: string) => string) => (db ??= loadMultiwozDb(resolve(options.multiwozDir)));
-  return {
-    kind: 'map',
-    name,
+  return mapStage({
+    name: 'synthesize-react',
     version: 1,
     input: Sample,
     output: Sample,
@@ -98,6 +96,8 @@ export function synthesizeReactStage(options: ReactOptions): MapStage<Sample, Sa
       const called = new Set(allCalls(sample).map((c) => c.tool));
       const roundOf = new Map(indexes.map((i) => [i, dialogue.slice(0, i).filter((t) => t.role === 'user').length - 1]));
 
+      const lineage: LineageEntry[] = [...sample.meta.lineage];
+
       // Thoughts for the turns that have none yet.
       const rounds: ThoughtRound[] = indexes
         .filter((i) => !dialogue[i].thought)
@@ -110,8 +110,8 @@ export function synthesizeReactStage(options: ReactOptions): MapStage<Sample, Sa
           missing: missingValues(sample.tools.filter((t) => called.has(t.name)), dialogue.slice(0, i).filter((t) => t.role === 'user').map((t) => t.content).join(' ')),
         }));
       if (rounds.length) {
-        const result = await ctx.llm.generate(mtuThoughtPrompt, { apis, dialogue: text, rounds }, { stage: name, key: `${ctx.key}/thought` });
-        if (!result.ok) return reject(result.reason, result.detail);
+        const result = await ctx.ask(mtuThoughtPrompt, { apis, dialogue: text, rounds }, { part: 'thought' });
+        lineage.push(result.lineage);
         const byRound = new Map(result.value.thoughts.map((t) => [t.round, t.thought]));
         for (const i of indexes) if (!dialogue[i].thought && byRound.has(roundOf.get(i)!)) dialogue[i].thought = byRound.get(roundOf.get(i)!);
       }
@@ -137,8 +137,8 @@ export function synthesizeReactStage(options: ReactOptions): MapStage<Sample, Sa
       const needResponse = indexes.filter((i) => !dialogue[i].content.trim()).map((i) => roundOf.get(i)!);
       let responses = new Map<number, string>();
       if (pending.length || needResponse.length) {
-        const result = await ctx.llm.generate(mtuObservationPrompt, { apis, dialogue: text, today: options.today, pending, needResponse }, { stage: name, key: `${ctx.key}/observation` });
-        if (!result.ok) return reject(result.reason, result.detail);
+        const result = await ctx.ask(mtuObservationPrompt, { apis, dialogue: text, today: options.today, pending, needResponse }, { part: 'observation' });
+        lineage.push(result.lineage);
         const simulated = new Map(result.value.observations.map((o) => [o.call_id, o.observation]));
         const earlier: Json[] = [];
         for (const i of indexes) {
@@ -163,12 +163,7 @@ export function synthesizeReactStage(options: ReactOptions): MapStage<Sample, Sa
         if (!turn.response) return reject('missing_response', `assistant turn ${i} has no reply and the model wrote none`);
         if (!Object.keys(turn.observations ?? {}).length) delete turn.observations;
       }
-      const lineage = [
-        ...sample.meta.lineage,
-        ...(rounds.length ? [lineageEntry(name, 1, mtuThoughtPrompt, ctx.llm.model)] : []),
-        ...(pending.length || needResponse.length ? [lineageEntry(name, 1, mtuObservationPrompt, ctx.llm.model)] : []),
-      ];
       return withMtuMeta({ ...input, dialogue, meta: { ...sample.meta, lineage } }, { today: options.today });
     },
-  };
+  });
 }

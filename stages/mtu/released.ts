@@ -14,6 +14,7 @@ import { parseMtuRecord, type MtuParameterDoc, type MtuToolDoc, type ParsedHisto
  * record's own (`S-S_12`, `OOD_3_0`), so what the audit says names the released record.
  */
 
+/** The released MTU-Eval files, by setting (`<setting>_eval.jsonl`). */
 export const RELEASED_MTU_FILES = ['S-S', 'S-M', 'M-S', 'M-M', 'OOD'] as const;
 
 export function* releasedMtuSamples(dir: string): Generator<Sample> {

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { isRef, parseRef, type ArgValue, type Call, type Sample, type SampleMeta, type ToolSpec, type Turn } from '../../core/records.ts';
+import { isRef, parseRef, type ArgValue, type Call, type Sample, type ToolSpec, type Turn } from '../../core/records.ts';
 import { parseRecord } from '../../core/validate.ts';
 import { Situation } from '../../prompts/mtu-situation.ts';
 
@@ -93,11 +93,6 @@ export function toolOf(sample: Pick<Sample, 'tools'>, call: Call): ToolSpec | un
 /** Key of a tool in a library: its plugin (source service) and name. */
 export function toolKey(tool: Pick<ToolSpec, 'name' | 'plugin'>): string {
   return `${tool.plugin ?? ''}/${tool.name}`;
-}
-
-/** A lineage entry: the stage, and the prompt and model it asked when it used one. */
-export function lineageEntry(stage: string, version: number, prompt?: { id: string; hash: string }, model?: string): SampleMeta['lineage'][number] {
-  return { stage, version, ...(prompt ? { prompt: prompt.id, promptHash: prompt.hash } : {}), ...(model ? { model } : {}) };
 }
 
 /** Every `$ref` inside an argument value. */

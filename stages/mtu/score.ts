@@ -1,12 +1,13 @@
 import { join } from 'node:path';
-import { rate, tablesByCategory, type BenchmarkScorer, type Corruption, type EvalItem, type EvalOutput, type EvalReport, type JudgedItem, type MetricTable, type ReportTables } from '../../core/eval.ts';
+import { rate, tablesByCategory, type BenchmarkScorer, type Corruption, type EvalItem, type EvalOutput, type EvalReport, type JudgedItem, type MetricTable, type ModelReply, type ReportTables } from '../../core/eval.ts';
 import { eachJsonlLine } from '../../core/jsonl.ts';
 import { pythonRepr } from '../../core/python-json.ts';
 import type { Json, Sample } from '../../core/records.ts';
 import type { Rng } from '../../core/rng.ts';
 import { toMtuRecords, type MtuRecord } from './mtu-format.ts';
+import { RELEASED_MTU_FILES } from './released.ts';
 import { readPythonLiteral } from '../../core/python-literal.ts';
-import { categoryOf, DEFAULT_TODAY, mtuMeta } from './sample.ts';
+import { assistantIndexes, categoryOf, DEFAULT_TODAY, mtuMeta } from './sample.ts';
 import type { InstructionTemplates } from '../../prompts/mtu-instructions.ts';
 import { versionInstructionTemplates } from './instructions.ts';
 
@@ -86,7 +87,9 @@ function mtuItems(sample: Sample, version?: { dir: string }): EvalItem[] {
   const setting = categoryOf(sample);
   const records = toMtuRecords(sample, 0, meta.today ?? DEFAULT_TODAY, templatesOf(version));
   const context = { setting, category: sample.split === 'ood' ? 'OOD' : setting, dialogue: sample.id, hard: !!meta.hard?.length, sampleId: sample.id, tools: sample.tools };
-  return records.map((record, turn) => mtuRecordItem(`${sample.id}#${turn}`, record, { ...context, turn }));
+  // A record per assistant turn that answers a user message (toMtuRecords): the dialogue index each answers.
+  const answered = assistantIndexes(sample).filter((a) => sample.dialogue[a - 1]?.role === 'user');
+  return records.map((record, turn) => ({ ...mtuRecordItem(`${sample.id}#${turn}`, record, { ...context, turn }), turn: answered[turn] }));
 }
 
 /** The instruction templates a version was exported with, read once per version (the export shows a model the same text). */
@@ -113,6 +116,39 @@ function react(calls: [string, Record<string, Json>][]): string {
 function oracle(item: EvalItem): string {
   return react(Object.entries(goldOf(item).answer));
 }
+
+/**
+ * A chat model's reply as MTU-Eval's ReAct answer: its calls as Action / Action Input, in order (a
+ * reply in words: no call). A value taken from an earlier call of the reply is written in MTU-Bench's
+ * notation `Tool.field`:
+ *  - an argument naming that call's field, `"<call id>.<field>"` or `{"$ref": …}` (how the chat
+ *    exports write a reference whose result the sample lacks; a call without an id is `call00001`, …
+ *    in the reply's order);
+ *  - an argument whose gold is `Tool.field` and whose value is that field of the result the reply
+ *    holds for its earlier `Tool` call. The chat exports show a call that uses a same-turn result after
+ *    that result, with the value (stages/export/trl.ts), where MTU writes every call of the turn at
+ *    once with the reference; the value of the very result shown is the same answer. A value the
+ *    gold has as a literal is never rewritten.
+ */
+function answerOfReply(item: EvalItem, reply: ModelReply): string {
+  const gold = goldOf(item).answer;
+  const calls = reply.calls.map((call, k): [string, Record<string, Json>] => {
+    const earlier = reply.calls.slice(0, k);
+    const written = (name: string, value: Json): Json => {
+      const ref = value && typeof value === 'object' && !Array.isArray(value) && typeof value.$ref === 'string' ? value.$ref : value;
+      const dot = typeof ref === 'string' ? ref.lastIndexOf('.') : -1;
+      const named = dot > 0 ? earlier.find((c, i) => (ref as string).slice(0, dot) === (c.id ?? `call${String(i + 1).padStart(5, '0')}`)) : undefined;
+      if (named) return `${named.name}.${(ref as string).slice(dot + 1)}`;
+      const reference = /^([^.\s]+)\.([^.\s]+)$/.exec(String(gold[call.name]?.[name] ?? ''));
+      const source = reference && earlier.find((c) => c.name === reference[1] && isRecord(c.result) && reference[2] in c.result);
+      return source && JSON.stringify((source.result as Record<string, Json>)[reference[2]]) === JSON.stringify(value) ? reference[0] : value;
+    };
+    return [call.name, Object.fromEntries(Object.entries(call.arguments).map(([name, value]) => [name, written(name, value)]))];
+  });
+  return react(calls);
+}
+
+const isRecord = (value: Json | undefined): value is Record<string, Json> => !!value && typeof value === 'object' && !Array.isArray(value);
 
 function corrupt(item: EvalItem, corruption: Corruption, rng: Rng): string | null {
   const calls = Object.entries(goldOf(item).answer).map(([tool, args]): [string, Record<string, Json>] => [tool, { ...args }]);
@@ -359,10 +395,7 @@ function tablesOf(units: readonly (readonly JudgedItem[])[]): ReportTables {
   );
 }
 
-export const mtuScorer: BenchmarkScorer = { benchmark: 'mtu-bench', items: mtuItems, oracle, score, corrupt, unitOf: (item) => goldOf(item).dialogue, tablesOf };
-
-/** The released MTU-Eval files, by setting (`<setting>_eval.jsonl`). */
-const RELEASED_FILES = ['S-S', 'S-M', 'M-S', 'M-M', 'OOD'] as const;
+export const mtuScorer: BenchmarkScorer = { benchmark: 'mtu-bench', items: mtuItems, oracle, answerOfReply, score, corrupt, unitOf: (item) => goldOf(item).dialogue, tablesOf };
 
 /**
  * The records of the released MTU-Eval files in `dir` as items: the setting from the file (OOD: from
@@ -371,7 +404,7 @@ const RELEASED_FILES = ['S-S', 'S-M', 'M-S', 'M-M', 'OOD'] as const;
 export function releasedMtuItems(dir: string): EvalItem[] {
   const items: EvalItem[] = [];
   const seen = new Map<string, number>();
-  for (const file of RELEASED_FILES) {
+  for (const file of RELEASED_MTU_FILES) {
     for (const { value: record } of eachJsonlLine<{ id: string; question: string; answer: Record<string, unknown> }>(join(dir, `${file}_eval.jsonl`))) {
       const n = (seen.get(record.id) ?? 0) + 1;
       seen.set(record.id, n);

@@ -1,11 +1,11 @@
-import { existsSync, readFileSync } from 'node:fs';
-import { join } from 'node:path';
-import { formatTable } from '../../core/table.ts';
-import { Sample } from '../../core/records.ts';
+import { existsSync } from 'node:fs';
+import type { Call, Sample } from '../../core/records.ts';
 import type { ScanStage } from '../../core/stage.ts';
+import { formatTable } from '../../core/table.ts';
+import { statisticsBesideReleased, type ReleasedPlace, type Tally } from '../released-statistics.ts';
 import { SETTINGS, type MtuConfig, type Setting } from './config.ts';
 import { INSTRUCTIONS_REPORT, loadInstructionTemplates } from './instructions.ts';
-import { parseMtuRecord } from './mtu-format.ts';
+import { releasedMtuSamples } from './released.ts';
 import { assistantIndexes, mtuMeta, refsIn, turnCalls } from './sample.ts';
 
 /**
@@ -34,7 +34,12 @@ function emptyFigures(): SetFigures {
   return { dialogues: 0, records: 0, noCallRecords: 0, calls: 0, dependentCalls: 0, arguments: 0, multiTurnDialogues: 0, multiTurnUserTurns: 0, tools: [] };
 }
 
-function add(figures: SetFigures, records: { calls: { tool: string; args: number; dependent: boolean }[] }[]): void {
+/** What one answered user turn (a record) holds of its calls. */
+interface RecordCalls {
+  calls: { tool: string; args: number; dependent: boolean }[];
+}
+
+function add(figures: SetFigures, records: RecordCalls[]): void {
   figures.dialogues++;
   figures.records += records.length;
   if (records.length > 1) {
@@ -54,50 +59,66 @@ function add(figures: SetFigures, records: { calls: { tool: string; args: number
   if (added) figures.tools = [...figures.tools, ...added].sort();
 }
 
-/** Figures of our samples by split and setting (`ood` pools its settings, as MTU-Eval's OOD file does), tallied one sample at a time. */
-export class FiguresTally {
-  readonly figures: Record<string, Record<string, SetFigures>> = {};
-
-  add(sample: Sample): void {
-    const out = this.figures;
-    const key = sample.split === 'ood' ? 'OOD' : sample.category;
-    const records = assistantIndexes(sample)
-      .filter((i) => sample.dialogue[i - 1]?.role === 'user')
-      .map((i) => ({ calls: turnCalls(sample, i).map((c) => ({ tool: c.tool, args: Object.keys(c.arguments).length, dependent: Object.values(c.arguments).some((v) => refsIn(v).length > 0) })) }));
-    add(((out[sample.split] ??= {})[key] ??= emptyFigures()), records);
-    if (mtuMeta(sample).hard?.length) add(((out.hard ??= {})[key] ??= emptyFigures()), records);
-  }
+/** What one sample adds to the figures: records of one dialogue, by split and setting (`ood` pools its settings, as MTU-Eval's OOD file does). */
+export interface SampleFigures {
+  split: string;
+  setting: string;
+  /** The dialogue a released record belongs to (its records are counted together); null: the sample is the whole dialogue. */
+  dialogue: string | null;
+  hard: boolean;
+  records: RecordCalls[];
 }
 
-/** Figures of our samples by split and setting (`ood` pools its settings, as MTU-Eval's OOD file does). */
-export function ourFigures(samples: Iterable<Sample>): Record<string, Record<string, SetFigures>> {
-  const tally = new FiguresTally();
-  for (const sample of samples) tally.add(sample);
-  return tally.figures;
+const recordCalls = (calls: readonly Call[]): RecordCalls => ({
+  calls: calls.map((c) => ({ tool: c.tool, args: Object.keys(c.arguments).length, dependent: Object.values(c.arguments).some((v) => refsIn(v).length > 0) })),
+});
+
+/** A generated sample: a whole dialogue, a record per assistant turn that answers a user turn. */
+export function sampleFigures(sample: Sample): SampleFigures {
+  const records = assistantIndexes(sample)
+    .filter((i) => sample.dialogue[i - 1]?.role === 'user')
+    .map((i) => recordCalls(turnCalls(sample, i)));
+  return { split: sample.split, setting: sample.split === 'ood' ? 'OOD' : sample.category, dialogue: null, hard: !!mtuMeta(sample).hard?.length, records };
 }
 
-/** Figures of the released files (`<setting>_eval.jsonl`, `OOD_eval.jsonl`), or null when absent. */
+/** A released sample (stages/mtu/released.ts): one record, its dialogue named by its id's first two parts (`M-M_3`). */
+export function releasedRecordFigures(sample: Sample): SampleFigures {
+  return { split: sample.split, setting: sample.category, dialogue: sample.id.split('_').slice(0, 2).join('_'), hard: false, records: [recordCalls(sample.expected.calls ?? [])] };
+}
+
+/** Figures by split and setting (and `hard`, the hard variants by setting). */
+export type SplitFigures = Record<string, Record<string, SetFigures>>;
+
+/** Adds a whole dialogue at once; a released record waits for the others of its dialogue. */
+export function figuresTally(): Tally<SampleFigures, SplitFigures> {
+  const out: SplitFigures = {};
+  const dialogues = new Map<string, SampleFigures>();
+  const addTo = (f: SampleFigures) => {
+    add(((out[f.split] ??= {})[f.setting] ??= emptyFigures()), f.records);
+    if (f.hard) add(((out.hard ??= {})[f.setting] ??= emptyFigures()), f.records);
+  };
+  return {
+    add: (f) => {
+      if (f.dialogue === null) return addTo(f);
+      const key = `${f.split}\u0000${f.setting}\u0000${f.dialogue}`;
+      const open = dialogues.get(key);
+      if (open) open.records.push(...f.records);
+      else dialogues.set(key, { ...f, records: [...f.records] });
+    },
+    result: () => {
+      for (const f of dialogues.values()) addTo(f);
+      dialogues.clear();
+      return out;
+    },
+  };
+}
+
+/** Figures of the released files (`<setting>_eval.jsonl`, `OOD_eval.jsonl`) by setting, or null when the folder is absent. */
 export function releasedFigures(dir: string): Record<string, SetFigures> | null {
   if (!existsSync(dir)) return null;
-  const out: Record<string, SetFigures> = {};
-  for (const setting of [...SETTINGS, 'OOD']) {
-    const path = join(dir, `${setting}_eval.jsonl`);
-    if (!existsSync(path)) continue;
-    const dialogues = new Map<string, { calls: { tool: string; args: number; dependent: boolean }[] }[]>();
-    for (const line of readFileSync(path, 'utf8').split('\n')) {
-      if (!line.trim()) continue;
-      const record = JSON.parse(line) as { id: string; question: string; answer: unknown };
-      const parsed = parseMtuRecord(record);
-      const dialogue = record.id.split('_').slice(0, 2).join('_');
-      const list = dialogues.get(dialogue) ?? [];
-      list.push({ calls: parsed.calls.map((c) => ({ tool: c.tool, args: Object.keys(c.arguments).length, dependent: c.references.length > 0 })) });
-      dialogues.set(dialogue, list);
-    }
-    const figures = emptyFigures();
-    for (const records of dialogues.values()) add(figures, records);
-    out[setting] = figures;
-  }
-  return out;
+  const tally = figuresTally();
+  for (const sample of releasedMtuSamples(dir)) tally.add(releasedRecordFigures(sample));
+  return tally.result().test ?? {};
 }
 
 const mean = (a: number, b: number) => (b ? (a / b).toFixed(2) : '-');
@@ -222,8 +243,8 @@ export function formatSteering(steering: SteeringReport): string {
 }
 
 export interface StatisticsOptions {
-  /** Folder of the released MTU-Eval files. */
-  reference: string;
+  /** The released MTU-Eval files. */
+  released?: ReleasedPlace;
   /** Targets of the composition; a part left unset is the released files' figure. */
   targets: MtuConfig['targets'];
   /** Instruction templates file of the export (config `export.instructions`), published with the version. */
@@ -234,22 +255,15 @@ export interface StatisticsOptions {
  * Reports the statistics to the manifest (`stats.mtuStatistics`), prints them and publishes them
  * as `reports/mtu-statistics.txt`; records pass unchanged.
  */
-export function statisticsStage(options: StatisticsOptions): ScanStage<Sample, Sample, FiguresTally> {
-  return {
-    kind: 'scan',
-    name: 'statistics',
-    version: 3,
-    input: Sample,
-    output: Sample,
-    // Figures are tallied as the samples pass through unchanged, and reported at the end.
-    begin: () => new FiguresTally(),
-    run: (sample, ctx) => {
-      ctx.state.add(sample);
-      return sample;
-    },
-    finish: (tally, ctx) => {
-      const ours = tally.figures;
-      const released = releasedFigures(ctx.resolvePath(options.reference));
+export function statisticsStage(options: StatisticsOptions): ScanStage<Sample, Sample, Tally<SampleFigures, SplitFigures>> {
+  return statisticsBesideReleased({
+    version: 4,
+    title: 'MTU-Bench statistics',
+    figures: sampleFigures,
+    tally: figuresTally,
+    released: options.released && { ...options.released, figures: releasedRecordFigures },
+    close: (ours, releasedSplits, ctx) => {
+      const released = releasedSplits ? (releasedSplits.test ?? {}) : null;
       const summary = (f: SetFigures) => ({ ...f, tools: f.tools.length });
       const mapFigures = (m: Record<string, SetFigures>) => Object.fromEntries(Object.entries(m).map(([k, f]) => [k, summary(f)]));
       const earlier = ctx.reported();
@@ -261,23 +275,29 @@ export function statisticsStage(options: StatisticsOptions): ScanStage<Sample, S
         namesAfter: merge?.toolsAfter,
         documented: (earlier.toolDocumentation as { tools?: number } | undefined)?.tools,
       };
-      ctx.report('mtuStatistics', {
-        ours: Object.fromEntries(Object.entries(ours).map(([split, m]) => [split, mapFigures(m)])),
-        released: released ? mapFigures(released) : null,
-        tools: { ...tools, reductionRatio: tools.namesBefore && tools.namesAfter ? Math.round((tools.namesBefore / tools.namesAfter) * 100) / 100 : null },
-      });
       const ourComposition = compositionOf({ ...ours.test, ...(ours.ood?.OOD ? { OOD: ours.ood.OOD } : {}) });
       const releasedComposition = released ? compositionOf(released) : null;
       const target = resolveTargets(options.targets, releasedComposition);
-      ctx.report('mtuComposition', { ours: ourComposition, target, released: releasedComposition });
       const steering = earlier.mixSteering as SteeringReport | undefined;
-      // Target beside what the run achieved (after the ReAct synthesis, quality filter and hard variants), for `datasets show --compare-reference`.
-      if (steering) ctx.report('mtuSteering', { ours: ourComposition, reference: steering.targets, ...steering });
       const table = [formatMtuStatistics(ours, released, tools), formatComposition(ourComposition, target, releasedComposition), ...(steering ? [formatSteering(steering)] : [])].join('\n\n');
-      ctx.log(`MTU-Bench statistics\n${table}`);
-      ctx.attach('mtu-statistics.txt', `${table}\n`);
-      // The export's instruction text travels with the version (see instructions.ts).
-      ctx.attach(INSTRUCTIONS_REPORT, `${JSON.stringify(loadInstructionTemplates(options.instructions && ctx.resolvePath(options.instructions)), null, 2)}\n`);
+      return {
+        reports: {
+          mtuStatistics: {
+            ours: Object.fromEntries(Object.entries(ours).map(([split, m]) => [split, mapFigures(m)])),
+            released: released ? mapFigures(released) : null,
+            tools: { ...tools, reductionRatio: tools.namesBefore && tools.namesAfter ? Math.round((tools.namesBefore / tools.namesAfter) * 100) / 100 : null },
+          },
+          mtuComposition: { ours: ourComposition, target, released: releasedComposition },
+          // Target beside what the run achieved (after the ReAct synthesis, quality filter and hard variants), for `datasets show --compare-reference`.
+          ...(steering ? { mtuSteering: { ours: ourComposition, reference: steering.targets, ...steering } } : {}),
+        },
+        table,
+        attach: {
+          'mtu-statistics.txt': `${table}\n`,
+          // The export's instruction text travels with the version (see instructions.ts).
+          [INSTRUCTIONS_REPORT]: `${JSON.stringify(loadInstructionTemplates(options.instructions && ctx.resolvePath(options.instructions)), null, 2)}\n`,
+        },
+      };
     },
-  };
+  });
 }

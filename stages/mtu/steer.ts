@@ -1,7 +1,7 @@
 import { countBy } from '../../core/collections.ts';
 import { isRef, Sample, sampleId, type Call, type Turn } from '../../core/records.ts';
 import type { Rng } from '../../core/rng.ts';
-import { reject, type RejectReason, type ScanStage, type StageContext } from '../../core/stage.ts';
+import { reject, scanStage, type LineageEntry, type RejectReason, type ScanStage, type StageContext } from '../../core/stage.ts';
 import {
   askMessages,
   chainedJob,
@@ -17,10 +17,12 @@ import {
   type Job,
   type ResultFields,
   type Single,
+  type Written,
 } from './compose.ts';
+import { mtuComposePrompt } from '../../prompts/mtu-compose.ts';
 import { SETTINGS, type MtuConfig, type Setting } from './config.ts';
 import { compositionOf, releasedFigures, resolveTargets, type Composition, type SteeringReport } from './stats.ts';
-import { assistantIndexes, categoryOf, lineageEntry, mtuMeta, turnCalls } from './sample.ts';
+import { assistantIndexes, categoryOf, mtuMeta, turnCalls } from './sample.ts';
 
 /**
  * Test-set sampling toward a composition (MTU-Eval §2.2.1: the test sets are sampled by hand from
@@ -42,8 +44,6 @@ import { assistantIndexes, categoryOf, lineageEntry, mtuMeta, turnCalls } from '
  *    reported, and the other settings keep their shares relative to each other.
  */
 
-const STAGE = 'steer-composition';
-const VERSION = 1;
 /** How close a no-call share counts as on target. */
 const SHARE_TOLERANCE = 0.005;
 /** Single-tool requests looked at when searching one whose parameter takes a turn's result. */
@@ -61,7 +61,7 @@ interface Item {
   /** Already a source of a composed sample: dropped first when its setting has a surplus. */
   composedSource: boolean;
   /** A sample this stage builds, with the message the LLM wrote. */
-  built?: { job: Job; message: string };
+  built?: { job: Job; written: Written };
 }
 
 const records = (items: Item[]) => items.reduce((n, i) => n + i.noCall.length, 0);
@@ -84,8 +84,8 @@ export function trimmedLength(noCall: boolean[]): number {
   return Math.min(noCall.length, Math.max(2, noCall.lastIndexOf(false) + 1));
 }
 
-/** The dialogue up to the answer of its `keep`-th record; the turns after it are returned apart. */
-export function trimSample(sample: Sample, keep: number): { sample: Sample; dropped: Turn[] } {
+/** The dialogue up to the answer of its `keep`-th record (`entry`: the trimming stage's lineage entry); the turns after it are returned apart. */
+export function trimSample(sample: Sample, keep: number, entry: LineageEntry): { sample: Sample; dropped: Turn[] } {
   const cut = recordTurns(sample)[keep - 1] + 1;
   const turns = Object.fromEntries(Object.entries(sample.expected.turns ?? {}).filter(([i]) => Number(i) < cut));
   const meta = mtuMeta(sample);
@@ -98,7 +98,7 @@ export function trimSample(sample: Sample, keep: number): { sample: Sample; drop
       expected: { ...sample.expected, turns, calls: Object.values(turns).flat() },
       meta: {
         ...sample.meta,
-        lineage: [...sample.meta.lineage, lineageEntry(STAGE, VERSION)],
+        lineage: [...sample.meta.lineage, entry],
         tags: [...sample.meta.tags, 'steer:trimmed'],
         mtu: { ...meta, situations, trimmedFrom: sample.id },
       },
@@ -237,18 +237,20 @@ function allowedTotal(groups: Record<Setting, Item[]>, targets: Composition, onl
 }
 
 export function steerCompositionStage(options: SteerOptions): ScanStage<Sample, Sample, SteerState> {
-  return {
-    kind: 'scan',
-    name: STAGE,
-    version: VERSION,
+  return scanStage<Sample, Sample, SteerState>({
+    name: 'steer-composition',
+    version: 1,
     fanOut: true,
     input: Sample,
     output: Sample,
+    // Built samples are worded as the composition stage words them (see compose.ts).
+    prompts: [mtuComposePrompt],
     collect: (samples, ctx) => plan(samples, options, ctx),
-    run: (sample, { state }) => {
+    run: (sample, ctx) => {
+      const { state } = ctx;
       if (!state.active) return sample;
       const keep = state.trims.get(sample.id);
-      const trimmed = keep === undefined ? undefined : trimSample(sample, keep);
+      const trimmed = keep === undefined ? undefined : trimSample(sample, keep, ctx.lineage());
       const kept = trimmed?.sample ?? sample;
       if (state.texts.get(kept.id) === '') state.texts.set(kept.id, JSON.stringify(kept));
       const why = state.rejects.get(sample.id);
@@ -262,15 +264,16 @@ export function steerCompositionStage(options: SteerOptions): ScanStage<Sample, 
       const out: Sample[] = [];
       const rejects: (RejectReason & { record: unknown })[] = [];
       for (const item of state.built) {
-        const { job, message } = item.built!;
+        const { job, written } = item.built!;
         // A built sample not kept is recorded as what it would have been made of (its sources are not kept for it).
         const why = state.builtRejects.get(item.id);
         if (why) {
-          rejects.push({ ...why, recordId: job.id, record: { id: job.id, setting: item.group, composedFrom: job.sources, message } });
+          rejects.push({ ...why, recordId: job.id, record: { id: job.id, setting: item.group, composedFrom: job.sources, message: written.message } });
           continue;
         }
-        const made = job.build(message, source);
-        out.push({ ...made, meta: { ...made.meta, lineage: [...made.meta.lineage, lineageEntry(STAGE, VERSION)], tags: [...made.meta.tags, 'steer:built'] } });
+        // Its lineage names this stage's answer (the message), the last entry.
+        const made = job.build(written, source);
+        out.push({ ...made, meta: { ...made.meta, tags: [...made.meta.tags, 'steer:built'] } });
       }
       state.report!.builtDependentCalls = out.flatMap((s) => s.expected.calls ?? []).filter((c) => Object.values(c.arguments).some(isRef)).length;
       for (const { id, dropped } of state.trimmedTails) {
@@ -279,7 +282,7 @@ export function steerCompositionStage(options: SteerOptions): ScanStage<Sample, 
       ctx.report('mixSteering', state.report);
       return { out, rejects };
     },
-  };
+  });
 }
 
 async function plan(samples: Iterable<Sample>, options: SteerOptions, ctx: StageContext): Promise<SteerState> {
@@ -452,11 +455,11 @@ async function build(samples: Iterable<Sample>, test: Item[], targets: Compositi
     const item = byId.get(sample.id);
     if (!item || item.group !== 'M-S' || item.composedSource) continue;
     const keep = state.trims.get(sample.id);
-    const base = keep === undefined ? sample : trimSample(sample, keep).sample;
+    const base = keep === undefined ? sample : trimSample(sample, keep, ctx.lineage()).sample;
     const chain = findChain(base);
     if (wanted.has('M-M')) {
       const chained = chain && chainedMultiTurnJob(base, chain);
-      const preview = chained?.build('', () => base);
+      const preview = chained?.build({ message: '', entry: ctx.lineage() }, () => base);
       if (chained && preview && categoryOf(preview) === 'M-M') tiers['M-M'][0].push({ job: chained, group: 'M-M', noCall: noCallPattern(preview) });
       else {
         const rng = ctx.rng('steer', 'multi-turn', sample.id);
@@ -493,8 +496,7 @@ async function build(samples: Iterable<Sample>, test: Item[], targets: Compositi
   const { asked, failures } = await askMessages(
     unique.map((c) => c.job),
     ctx,
-    STAGE,
   );
-  const built = asked.flatMap(({ job, message }, i) => (message === undefined ? [] : [{ id: job.id, group: unique[i].group as Group, records: unique[i].noCall.length, noCall: unique[i].noCall, composedSource: false, built: { job, message } }]));
+  const built = asked.flatMap(({ job, written }, i) => (written === undefined ? [] : [{ id: job.id, group: unique[i].group as Group, records: unique[i].noCall.length, noCall: unique[i].noCall, composedSource: false, built: { job, written } }]));
   return { built, failures };
 }

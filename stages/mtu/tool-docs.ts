@@ -1,10 +1,10 @@
 import { isRef, Sample, type ArgValue, type Call, type Json, type PropertySchema, type ToolSpec } from '../../core/records.ts';
-import { reject, type RejectReason, type ScanStage } from '../../core/stage.ts';
+import { reject, scanStage, type LineageEntry, type RejectReason, type ScanStage } from '../../core/stage.ts';
 import { mtuToolDocPrompt, type ToolDocAnswer } from '../../prompts/mtu-tool-doc.ts';
 import type { MtuConfig } from './config.ts';
 import { inferProperty, typedValue } from './infer.ts';
 import { ToolLibrary, toolReference } from './library.ts';
-import { assistantIndexes, lineageEntry, literalText, toolKey, turnCalls } from './sample.ts';
+import { assistantIndexes, literalText, toolKey, turnCalls } from './sample.ts';
 
 /**
  * Step 4 of the paper, tool documentation: one entry per tool (by plugin and name) with its
@@ -157,15 +157,18 @@ export function applyProse(tool: ToolSpec, prose: ToolDocAnswer, schema: boolean
 interface Documentation {
   documented: Map<string, ToolSpec>;
   failed: Map<string, RejectReason>;
+  /**
+   * What every sample's lineage names: the documentation answers (the prompt, the model) when the
+   * LLM wrote prose for the library, whose entries the samples reference; else the stage alone.
+   */
+  entry?: LineageEntry;
   report: Record<string, number>;
 }
 
 export function documentToolsStage(options: MtuConfig['documentation']): ScanStage<Sample, Sample, Documentation> {
-  const name = 'document-tools';
-  return {
-    kind: 'scan',
-    name,
-    version: 2,
+  return scanStage<Sample, Sample, Documentation>({
+    name: 'document-tools',
+    version: 3,
     input: Sample,
     output: Sample,
     prompts: [mtuToolDocPrompt],
@@ -174,12 +177,13 @@ export function documentToolsStage(options: MtuConfig['documentation']): ScanSta
       const documented = new Map<string, ToolSpec>();
       const failed = new Map<string, RejectReason>();
       let prosed = 0;
+      let answered: LineageEntry | undefined;
       await Promise.all(
         [...observed].map(async ([key, entry]) => {
           const structure = documentStructure(entry, options);
           if (!needsProse(structure, entry.schema)) return void documented.set(key, structure);
           const proposeReturns = !entry.schema && !Object.keys(structure.returns.properties).length;
-          const result = await ctx.llm.generate(
+          const result = await ctx.tryAsk(
             mtuToolDocPrompt,
             {
               name: structure.name,
@@ -188,18 +192,19 @@ export function documentToolsStage(options: MtuConfig['documentation']): ScanSta
               returns: Object.keys(structure.returns.properties).map((r) => ({ name: r, examples: examples(entry.results.get(r)) })),
               proposeReturns,
             },
-            { stage: name, key: `tool/${key}` },
+            { key: `tool/${key}` },
           );
           if (!result.ok) return void failed.set(key, { reason: result.reason, detail: `documenting ${key}: ${result.detail}` });
           prosed++;
+          answered ??= result.lineage;
           documented.set(key, applyProse(structure, result.value, entry.schema));
         }),
       );
       const report = { tools: documented.size, fromSchema: [...observed.values()].filter((e) => e.schema).length, proseWrittenByLlm: prosed, failed: failed.size };
-      return { documented, failed, report };
+      return { documented, failed, entry: answered, report };
     },
     run: (sample, ctx) => {
-      const { documented, failed } = ctx.state;
+      const { documented, failed, entry } = ctx.state;
       const failure = sample.tools.map((t) => failed.get(toolKey(t))).find(Boolean);
       if (failure) return reject(failure.reason, failure.detail, { recordId: sample.id });
       // Arguments take the types their parameters are documented with.
@@ -217,12 +222,12 @@ export function documentToolsStage(options: MtuConfig['documentation']): ScanSta
           ...(sample.expected.turns ? { turns: Object.fromEntries(Object.entries(sample.expected.turns).map(([turn, calls]) => [turn, calls.map(typed)])) } : {}),
         },
         tools: sample.tools.map((t) => toolReference(documented.get(toolKey(t))!)),
-        meta: { ...sample.meta, lineage: [...sample.meta.lineage, lineageEntry(name, 1, mtuToolDocPrompt, ctx.llm.model)] },
+        meta: { ...sample.meta, lineage: [...sample.meta.lineage, entry ?? ctx.lineage()] },
       };
     },
     finish: (state, ctx) => {
       ToolLibrary.of(state.documented.values()).save(ctx.runDir);
       ctx.report('toolDocumentation', state.report);
     },
-  };
+  });
 }

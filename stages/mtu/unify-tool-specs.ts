@@ -1,6 +1,6 @@
 import { Sample, type ToolSpec } from '../../core/records.ts';
 import { reject, type ScanStage } from '../../core/stage.ts';
-import { mapCalls } from '../merge-tools-mtu.ts';
+import { mapCalls } from '../tool-merge.ts';
 import { distinguishedToolNames } from './names.ts';
 import { toolKey } from './sample.ts';
 

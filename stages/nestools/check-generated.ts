@@ -1,9 +1,8 @@
 import { Sample, sampleId } from '../../core/records.ts';
-import { reject, type MapStage } from '../../core/stage.ts';
-import generatePrompt from '../../prompts/nestools-generate.ts';
+import { mapStage, reject, type MapStage } from '../../core/stage.ts';
 import { checkProgram } from './check-program.ts';
 import { programToChain } from './convert.ts';
-import { GENERATE_STAGE, GeneratedProgram } from './generate-chains.ts';
+import { GeneratedProgram } from './generate-chains.ts';
 import { chainCategory } from './import-export.ts';
 import { formatIssue } from './issues.ts';
 import { parseProgram } from './parse-program.ts';
@@ -23,17 +22,15 @@ export interface CheckGeneratedOptions {
 }
 
 export function checkGeneratedStage(options: CheckGeneratedOptions): MapStage<GeneratedProgram, Sample> {
-  const version = 1;
-  return {
-    kind: 'map',
+  return mapStage({
     name: 'check-program',
-    version,
+    version: 1,
     input: GeneratedProgram,
     output: Sample,
     keyOf: (program) => `${program.index}:${program.domain}`,
     // Parsing and checking programs is pure computation: off the thread that talks to the LLM.
     threads: { module: import.meta.url, factory: 'checkGeneratedStage', options },
-    run: async (generated) => {
+    run: async (generated, ctx) => {
       const program = parseProgram(generated.answer);
       const check = checkProgram(program, { strict: options.strict });
       if (!check.ok) return reject(check.errors[0].code, check.errors.map(formatIssue).join('; '));
@@ -52,10 +49,7 @@ export function checkGeneratedStage(options: CheckGeneratedOptions): MapStage<Ge
           field: generated.domain,
           program: program.code,
           examples: generated.examples,
-          lineage: [
-            { stage: GENERATE_STAGE.name, version: GENERATE_STAGE.version, prompt: generatePrompt.id, promptHash: generatePrompt.hash, model: generated.model },
-            { stage: 'check-program', version },
-          ],
+          lineage: [generated.lineage, ctx.lineage()],
           checks: [
             { name: 'nestools/program-check', pass: true },
             ...check.warnings.map((w) => ({ name: `nestools/${w.code}`, pass: false, soft: true, reason: formatIssue(w) })),
@@ -64,5 +58,5 @@ export function checkGeneratedStage(options: CheckGeneratedOptions): MapStage<Ge
         },
       });
     },
-  };
+  });
 }

@@ -1,5 +1,5 @@
 import { Sample } from '../../core/records.ts';
-import { reject, type MapStage } from '../../core/stage.ts';
+import { mapStage, reject, type MapStage } from '../../core/stage.ts';
 import normalisePrompt from '../../prompts/nestools-normalise.ts';
 import { toNesToolsRecord, taskOf } from './import-export.ts';
 import { valueMentions, type ValueMention } from './query-values.ts';
@@ -42,12 +42,9 @@ export function promptChain(sample: Sample): { apis: string; calls: string } {
 }
 
 export function normaliseQueryStage(options: NormaliseOptions): MapStage<Sample, Sample> {
-  const version = 1;
-  const name = 'normalise-query';
-  return {
-    kind: 'map',
-    name,
-    version,
+  return mapStage({
+    name: 'normalise-query',
+    version: 1,
     input: Sample,
     output: Sample,
     prompts: [normalisePrompt],
@@ -55,17 +52,17 @@ export function normaliseQueryStage(options: NormaliseOptions): MapStage<Sample,
       let current = sample;
       let missing = missingValues(current);
       for (let attempt = 1; missing.length && attempt <= options.maxAttempts; attempt++) {
-        const result = await ctx.llm.generate(
+        // Keyed per attempt: each rewrite is a request (and a cache entry) of its own.
+        const answer = await ctx.ask(
           normalisePrompt,
           { ...promptChain(current), task: taskOf(current), missing: listMissing(missing), missingValues: missing.map((m) => ({ param: m.param, value: m.value })) },
-          { stage: name, key: `${ctx.key}#${attempt}` },
+          { key: `${ctx.key}#${attempt}` },
         );
-        if (!result.ok) return reject(result.reason, result.detail);
-        current = withLineage(withTask(current, result.value.task), { stage: name, version, prompt: normalisePrompt.id, promptHash: normalisePrompt.hash, model: result.model });
+        current = withLineage(withTask(current, answer.value.task), answer.lineage);
         missing = missingValues(current);
       }
       if (missing.length) return reject('values_missing', `after ${options.maxAttempts} rewrite(s) the task still lacks ${listMissing(missing).replace(/\n/g, '; ')}`);
       return withChecks(current, [{ name: 'nestools/values-in-task', pass: true }]);
     },
-  };
+  });
 }

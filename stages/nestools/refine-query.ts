@@ -1,5 +1,5 @@
 import { Sample, type ToolSpec } from '../../core/records.ts';
-import { reject, type MapStage } from '../../core/stage.ts';
+import { promptStep, type MapStage } from '../../core/stage.ts';
 import refinePrompt from '../../prompts/nestools-refine.ts';
 import { taskOf } from './import-export.ts';
 import { describeValues, lostValues, promptChain } from './normalise-query.ts';
@@ -27,33 +27,25 @@ export function apiNamesIn(task: string, tools: ToolSpec[]): string[] {
 }
 
 export function refineQueryStage(): MapStage<Sample, Sample> {
-  const version = 1;
-  const name = 'refine-query';
-  return {
-    kind: 'map',
-    name,
-    version,
+  return promptStep({
+    name: 'refine-query',
+    version: 1,
     input: Sample,
     output: Sample,
-    prompts: [refinePrompt],
-    run: async (sample, ctx) => {
-      const before = taskOf(sample);
-      const result = await ctx.llm.generate(
-        refinePrompt,
-        { ...promptChain(sample), task: before, toolNames: sample.tools.map((t) => t.name) },
-        { stage: name, key: ctx.key },
-      );
-      if (!result.ok) return reject(result.reason, result.detail);
-      const candidate = withLineage(withTask(sample, result.value.task), { stage: name, version, prompt: refinePrompt.id, promptHash: refinePrompt.hash, model: result.model });
-      const leaked = apiNamesIn(result.value.task, sample.tools);
+    prompt: refinePrompt,
+    variables: (sample) => ({ ...promptChain(sample), task: taskOf(sample), toolNames: sample.tools.map((t) => t.name) }),
+    result: (answer, sample) => {
+      const rewritten = answer.value.task;
+      const candidate = withLineage(withTask(sample, rewritten), answer.lineage);
+      const leaked = apiNamesIn(rewritten, sample.tools);
       const lost = lostValues(sample, candidate);
       const problems = [
         ...(leaked.length ? [`names the API ${leaked.join(', ')}`] : []),
         ...(lost.length ? [`drops ${describeValues(lost)}`] : []),
       ];
       if (!problems.length) return withChecks(candidate, [{ name: 'nestools/refinement', pass: true }]);
-      const kept = withMeta(sample, { rejectedRefinement: result.value.task });
+      const kept = withMeta(sample, { rejectedRefinement: rewritten });
       return withTags(withChecks(kept, [{ name: 'nestools/refinement', pass: false, soft: true, reason: `rewrite not taken: it ${problems.join(' and ')}` }]), ['review:refinement-not-taken']);
     },
-  };
+  });
 }

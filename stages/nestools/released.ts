@@ -1,10 +1,21 @@
+import { statSync } from 'node:fs';
 import { basename, join } from 'node:path';
 import { UNREADABLE } from '../../core/audit.ts';
 import type { Finding } from '../../core/invariants.ts';
 import type { Sample, ToolSpec } from '../../core/records.ts';
 import { readJsonlValues } from '../../core/source-files.ts';
 import { fromSealToolsRecord } from './import-export.ts';
+import { eachNesToolsSample } from '../sources/nestools.ts';
 import { loadSealToolsLibrary } from '../sources/seal-tools.ts';
+
+/**
+ * The released NesTools test set as samples: `test_data.jsonl` in the folder `path`, or the file
+ * `path` itself (the recipe's `referenceFile` names the file).
+ */
+export function releasedNesTools(path: string): { samples: () => Generator<Sample> } {
+  const file = statSync(path).isDirectory() ? join(path, 'test_data.jsonl') : path;
+  return { samples: () => eachNesToolsSample(file) };
+}
 
 /** The released Seal-Tools files, by split. */
 export const SEAL_TOOLS_SPLITS = ['dev', 'test_in_domain', 'test_out_domain'] as const;

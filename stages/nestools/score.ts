@@ -1,4 +1,4 @@
-import { f1, rate, tablesByCategory, type BenchmarkScorer, type Corruption, type EvalItem, type EvalOutput, type EvalReport, type EvalVersion, type JudgedItem, type MetricTable, type ReportTables } from '../../core/eval.ts';
+import { f1, rate, tablesByCategory, type BenchmarkScorer, type Corruption, type EvalItem, type EvalOutput, type EvalReport, type EvalVersion, type JudgedItem, type MetricTable, type ModelReply, type ReportTables } from '../../core/eval.ts';
 import { parsePythonLiteral } from '../../core/python-literal.ts';
 import { pythonRepr } from '../../core/python-json.ts';
 import type { Json, Sample } from '../../core/records.ts';
@@ -105,6 +105,35 @@ function answer(calls: GoldCall[], item: EvalItem): string {
 
 function oracle(item: EvalItem): string {
   return answer(goldOf(item).calls, item);
+}
+
+/**
+ * A chat model's reply as NesTools' answer: each call with its tool's api_id and a placeholder
+ * `API_call_<n>` for each of its return fields (numbered across the answer); an argument naming an
+ * earlier call's return field — `"<call id>.<field>"` as the chat exports write it, or `{"$ref":
+ * "<call id>.<field>"}` — becomes that field's placeholder (an `API_call_<n>` value stays as it is).
+ * A call without an id is `call00001`, `call00002`, … in the reply's order, the ids a trl row gives
+ * the calls of a NesTools sample. A reply without calls is no list: an unreadable answer.
+ */
+function answerOfReply(item: EvalItem, reply: ModelReply): string {
+  if (!reply.calls.length) return reply.text ?? '';
+  const { apiIds } = goldOf(item);
+  const toolIndex = new Map(item.tools.map((tool, i) => [tool.name, i]));
+  const placeholders = new Map<string, string>();
+  let next = 0;
+  const calls = reply.calls.map((call, i) => {
+    const index = toolIndex.get(call.name);
+    const fields = index === undefined ? [] : returnFields(item.tools[index]);
+    const responses = Object.fromEntries(fields.map((field) => [field, `API_call_${next++}`]));
+    for (const id of new Set([call.id, `call${String(i + 1).padStart(5, '0')}`])) if (id) for (const field of fields) placeholders.set(`${id}.${field}`, responses[field]);
+    return { api_name: call.name, api_id: index === undefined ? -1 : apiIds[index], parameters: call.arguments, responses };
+  });
+  const resolved = (value: Json): Json => {
+    const ref = value && typeof value === 'object' && !Array.isArray(value) && Object.keys(value).length === 1 && typeof value.$ref === 'string' ? value.$ref : value;
+    if (typeof ref === 'string') return placeholders.get(ref) ?? ref;
+    return Array.isArray(value) ? value.map(resolved) : value;
+  };
+  return JSON.stringify(calls.map((call) => ({ ...call, parameters: Object.fromEntries(Object.entries(call.parameters).map(([name, value]) => [name, resolved(value)])) })));
 }
 
 function corrupt(item: EvalItem, corruption: Corruption, rng: Rng): string | null {
@@ -438,4 +467,4 @@ function tables(scored: readonly { item: EvalItem; counts: Counts }[]): ReportTa
 /** Each item is its own unit: a detail's figures are its counts. */
 const tablesOf = (units: readonly (readonly JudgedItem[])[]): ReportTables => tables(units.flat().map(({ item, figures }) => ({ item, counts: figures as unknown as Counts })));
 
-export const nestoolsScorer: BenchmarkScorer = { benchmark: 'nestools', items, oracle, score, corrupt, tablesOf };
+export const nestoolsScorer: BenchmarkScorer = { benchmark: 'nestools', items, oracle, answerOfReply, score, corrupt, tablesOf };

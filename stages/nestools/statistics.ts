@@ -1,7 +1,6 @@
-import { existsSync } from 'node:fs';
-import { Sample, type Call, type ToolSpec } from '../../core/records.ts';
-import type { ScanStage, StageContext } from '../../core/stage.ts';
-import { eachNesToolsSample } from '../sources/nestools.ts';
+import type { Call, Sample, ToolSpec } from '../../core/records.ts';
+import type { ScanStage } from '../../core/stage.ts';
+import { besideReleased, statisticsBesideReleased, type ReleasedPlace, type Tally } from '../released-statistics.ts';
 import { taskOf } from './import-export.ts';
 import { valueMentions, type Presence } from './query-values.ts';
 import { chainStructure, type StructureKind } from './structure.ts';
@@ -175,49 +174,27 @@ export function formatStatistics(sets: { name: string; stats: NesToolsStatistics
 }
 
 export interface StatisticsOptions {
-  /** The released set to compare with; skipped when the file is not there. */
-  referenceFile?: string;
+  /** The released set to compare with. */
+  released?: ReleasedPlace;
 }
 
 /**
- * Passes samples through; reports the figures (and the reference's) into the manifest and the log.
- * Keeps only the running figures. The reference's figures are computed from when the run starts,
- * a few records at a time, while the stages before this one work.
+ * Passes samples through; reports the figures (and the released set's) into the manifest and the
+ * log. Keeps only the running figures.
  */
-export function statisticsStage(options: StatisticsOptions): ScanStage<Sample, Sample, StatisticsTally> {
-  let reference: Promise<NesToolsStatistics | null> | undefined;
-  const referenceFigures = (ctx: Pick<StageContext, 'resolvePath'>) => (reference ??= referenceStatistics(options.referenceFile ? ctx.resolvePath(options.referenceFile) : undefined));
-  return {
-    kind: 'scan',
-    name: 'statistics',
+export function statisticsStage(options: StatisticsOptions): ScanStage<Sample, Sample, Tally<ChainView, NesToolsStatistics>> {
+  return statisticsBesideReleased({
     version: 1,
-    input: Sample,
-    output: Sample,
-    prepare: (ctx) => void referenceFigures(ctx).catch(() => {}),
-    // Tallied as the samples come, so that only the figures are left to report at the end.
-    begin: () => new StatisticsTally(),
-    run: (sample, ctx) => {
-      ctx.state.add(viewOfSample(sample));
-      return sample;
-    },
-    finish: async (figures, ctx) => {
-      const sets = [{ name: 'generated', stats: figures.result() }];
-      const released = await referenceFigures(ctx);
-      if (released) sets.push({ name: 'reference', stats: released });
-      ctx.report('nestools.statistics', Object.fromEntries(sets.map((s) => [s.name, s.stats])));
-      ctx.log(`\n${formatStatistics(sets)}`);
-    },
-  };
-}
-
-/** The figures of the released set at `path` (none when it is not there), yielding to other work every few records. */
-async function referenceStatistics(path: string | undefined): Promise<NesToolsStatistics | null> {
-  if (!path || !existsSync(path)) return null;
-  const figures = new StatisticsTally();
-  let count = 0;
-  for (const sample of eachNesToolsSample(path)) {
-    figures.add(viewOfSample(sample));
-    if (++count % 25 === 0) await new Promise((resolve) => setImmediate(resolve));
-  }
-  return figures.result();
+    title: 'NesTools statistics',
+    figures: viewOfSample,
+    tally: () => new StatisticsTally(),
+    released: options.released,
+    close: (ours, released) => ({
+      reports: { 'nestools.statistics': { generated: ours, ...(released ? { reference: released } : {}) } },
+      table: besideReleased(
+        statisticsRows(released ? [ours, released] : [ours]).map(([figure, generated, reference]) => [figure, generated, reference]),
+        released && 'NesTools',
+      ),
+    }),
+  });
 }

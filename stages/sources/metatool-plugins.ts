@@ -1,7 +1,9 @@
 import { existsSync } from 'node:fs';
 import { z } from 'zod';
 import { UserError } from '../../core/errors.ts';
-import { formatZodError } from '../../core/records.ts';
+import { Provenance, formatZodError } from '../../core/records.ts';
+import type { ToolsConfig } from '../../core/tool-source.ts';
+import { importedToolRecords } from './imported-tools.ts';
 import { readJsonFile } from '../../core/source-files.ts';
 import { sourceStage } from '../../core/stage.ts';
 
@@ -22,6 +24,8 @@ export const PluginRecord = z.object({
   descriptionForModel: z.string(),
   descriptionForHuman: z.string(),
   file: z.string(),
+  /** Where an imported tool came from (server, original name, schema hash); absent for plugin records. */
+  provenance: Provenance.optional(),
 });
 export type PluginRecord = z.infer<typeof PluginRecord>;
 
@@ -53,5 +57,28 @@ export function loadMetatoolPluginsStage(options: { file: string }) {
     version: 1,
     output: PluginRecord,
     load: (ctx) => loadMetatoolPlugins(ctx.resolvePath(options.file), options.file),
+  });
+}
+
+/**
+ * An imported tool library as ToolE's plugins: the tool's (OpenAI-valid) name is the model name,
+ * its title or original name the human one, its one description both (MCP, OpenAPI and function
+ * lists have no separate user-facing text); its provenance travels to the tool.
+ */
+export function importedPluginsStage(tools: ToolsConfig) {
+  return sourceStage({
+    name: 'load-imported-tools',
+    version: 1,
+    output: PluginRecord,
+    load: (ctx) =>
+      importedToolRecords(tools, ctx, (tool, index) => ({
+        index,
+        nameForModel: tool.name,
+        nameForHuman: String(tool.provenance?.title ?? tool.provenance?.originalName ?? tool.name),
+        descriptionForModel: tool.description,
+        descriptionForHuman: tool.description,
+        file: String(tool.provenance?.file ?? tool.provenance?.server ?? 'tools'),
+        ...(tool.provenance ? { provenance: tool.provenance } : {}),
+      })),
   });
 }

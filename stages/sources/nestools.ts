@@ -2,7 +2,9 @@ import { existsSync } from 'node:fs';
 import { basename } from 'node:path';
 import { z } from 'zod';
 import { UserError, messageOf } from '../../core/errors.ts';
-import { Sample as SampleSchema, type Sample } from '../../core/records.ts';
+import { Sample as SampleSchema, ToolSpec, type Sample } from '../../core/records.ts';
+import type { ToolsConfig } from '../../core/tool-source.ts';
+import { importedToolRecords, withTextResult } from './imported-tools.ts';
 import { Rng } from '../../core/rng.ts';
 import { eachJsonlLine, jsonlErrorMessage, readJsonFile, readJsonlLines } from '../../core/source-files.ts';
 import { reject, sourceStage, type SourceStage } from '../../core/stage.ts';
@@ -46,6 +48,8 @@ export const DomainRequest = z.object({
   /** Position of the request in the run: rotates the in-context examples. */
   index: z.number().int().min(0),
   domain: z.string().min(1),
+  /** With an imported library: the tools the chain is made over (those of the domain's top level). */
+  tools: z.array(ToolSpec).optional(),
 });
 export type DomainRequest = z.infer<typeof DomainRequest>;
 
@@ -82,6 +86,57 @@ export function loadDomainsStage(options: DomainRequestOptions): SourceStage<Dom
       ctx.report('nestools.domains', { listed: fields.length, distinct, duplicates: fields.length - distinct, requested: options.count });
       ctx.log(`${fields.length} domains listed (${distinct} distinct); ${options.count} requests`);
       return sampleDomains(fields, options.count, Rng.derive(ctx.seed, 'nestools-domains'));
+    },
+  });
+}
+
+/** A docstring section heading an MCP description may carry (`Args:`, `Returns:`): where its summary ends. */
+const SECTION = /^\s*(args|arguments|parameters|params|returns?|raises|examples?|notes?)\s*:/im;
+
+/** One paragraph: the text before any docstring section, its whitespace collapsed (a stub's docstring holds one line per item). */
+function oneParagraph(text: string): string {
+  const at = text.search(SECTION);
+  return (at >= 0 ? text.slice(0, at) : text).replace(/\s+/g, ' ').trim();
+}
+
+function flatDescriptions(properties: ToolSpec['parameters']['properties']): ToolSpec['parameters']['properties'] {
+  return Object.fromEntries(Object.entries(properties).map(([name, property]) => [name, property.description === undefined ? property : { ...property, description: oneParagraph(property.description) }]));
+}
+
+/**
+ * A tool's NesTools view: descriptions as one paragraph (an MCP description often holds its own
+ * `Args:` / `Returns:` sections, which a stub's docstring would read as items), and a tool that
+ * declares no result fields (most MCP tools: their result is text content) returning one string
+ * field `result`, which is what such a tool answers (its provenance says `returnsGiven: false`).
+ */
+export function nestoolsToolView(tool: ToolSpec): ToolSpec {
+  const { returns } = withTextResult(tool);
+  return { ...tool, description: oneParagraph(tool.description), parameters: { ...tool.parameters, properties: flatDescriptions(tool.parameters.properties) }, returns: { ...returns, properties: flatDescriptions(returns.properties) } };
+}
+
+/**
+ * Domain requests over an imported tool library: the distinct `domain`s of its tools (a TOUCAN
+ * server's is `<Smithery label>/<server>`, a live server's its name), drawn as `sampleDomains`
+ * draws fields; each request carries the tools of its domain's top level, so a chain may link the
+ * tools of several servers of one kind. Tools a source refused are rejects of this stage.
+ */
+export function importedDomainsStage(options: { tools: ToolsConfig; count: number }): SourceStage<DomainRequest> {
+  return sourceStage({
+    name: 'load-imported-domains',
+    version: 1,
+    output: DomainRequest,
+    load: async function* (ctx) {
+      const tools: ToolSpec[] = [];
+      for await (const item of importedToolRecords(options.tools, ctx, (tool) => nestoolsToolView(tool))) {
+        if ('reject' in item) yield item;
+        else tools.push(item);
+      }
+      const top = (tool: ToolSpec) => (tool.domain ?? tool.plugin ?? '').split('/')[0];
+      const byTop = new Map<string, ToolSpec[]>();
+      for (const tool of tools) byTop.set(top(tool), [...(byTop.get(top(tool)) ?? []), tool]);
+      const fields = tools.map((tool) => tool.domain ?? tool.plugin ?? 'tools');
+      ctx.report('nestools.domains', { listed: fields.length, distinct: new Set(fields).size, requested: options.count, tools: tools.length });
+      for (const request of sampleDomains(fields, options.count, Rng.derive(ctx.seed, 'nestools-domains'))) yield { ...request, tools: byTop.get(request.domain.split('/')[0]) ?? [] };
     },
   });
 }

@@ -1,5 +1,5 @@
 import directPrompt from '../../prompts/toole-direct.ts';
-import { generate, queriesOf, type JobHandler } from './jobs.ts';
+import { queriesOf, type JobHandler } from './jobs.ts';
 import { jobItem, type TooleItem } from './records.ts';
 
 /**
@@ -9,10 +9,9 @@ import { jobItem, type TooleItem } from './records.ts';
 export function directHandler(options: { details: boolean }): JobHandler {
   return {
     prompts: [directPrompt],
-    run: async (job, item, ctx, stage) => {
+    run: async (job, item, ctx) => {
       const tool = job.tools[0];
-      const answer = await generate(ctx, stage, directPrompt, { name: tool.name, nameForHuman: tool.nameForHuman, humanDescription: tool.description, modelDescription: tool.descriptionForModel, count: job.count });
-      if (!answer.ok) return answer.rejection;
+      const answer = await ctx.ask(directPrompt, { name: tool.name, nameForHuman: tool.nameForHuman, humanDescription: tool.description, modelDescription: tool.descriptionForModel, count: job.count });
       const queries = queriesOf(item, answer.value.queries.map((text) => ({ text })), 'direct', answer.lineage);
       const details: TooleItem[] = options.details ? queries.map((q) => jobItem({ method: 'details', tools: job.tools, count: 1, round: job.round, base: { id: q.id, ...q.query } })) : [];
       return [...queries, ...details];

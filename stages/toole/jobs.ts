@@ -1,21 +1,21 @@
 import type { PromptFile } from '../../core/prompt.ts';
-import { reject, type MapStage, type RejectReason, type StageContext } from '../../core/stage.ts';
-import { TooleItem, queryItem, type GenerationJob, type JobItem, type JobMethod, type Lineage, type QueryItem, type QueryMethod, type TooleQuery } from './records.ts';
+import { mapStage, runRecord, type LineageEntry, type MapStage, type RejectReason, type StageContext } from '../../core/stage.ts';
+import { TooleItem, queryItem, type GenerationJob, type JobItem, type JobMethod, type QueryItem, type QueryMethod, type TooleQuery } from './records.ts';
 
 export type JobResult = TooleItem[] | (RejectReason & { reject: true });
 
-/** How one kind of job is answered: its prompt(s) and the request that turns a job into items. */
+/**
+ * How one kind of job is answered: its prompt(s) and the request that turns a job into items. It
+ * asks through `ctx.ask`; a failed request becomes the job's reject with the gateway's reason.
+ */
 export interface JobHandler {
   prompts: PromptFile<any, any>[];
-  run: (job: GenerationJob, item: JobItem, ctx: StageContext & { key: string }, stage: StageRef) => Promise<JobResult>;
+  run: (job: GenerationJob, item: JobItem, ctx: StageContext & { key: string }) => Promise<JobResult>;
 }
 
-export interface StageRef {
+export interface JobStageSpec {
   name: string;
   version: number;
-}
-
-export interface JobStageSpec extends StageRef {
   /** The job kinds this stage answers; every other item passes through unchanged. */
   handlers: Partial<Record<JobMethod, JobHandler>>;
   /** Concurrent LLM requests this stage may have in flight (the run's `--concurrency` caps it). */
@@ -30,10 +30,9 @@ export interface JobStageSpec extends StageRef {
  */
 export function jobStage(spec: JobStageSpec): MapStage<TooleItem, TooleItem> {
   const methods = Object.keys(spec.handlers) as JobMethod[];
-  const stage: StageRef = { name: spec.name, version: spec.version };
-  return {
-    kind: 'map',
-    ...stage,
+  return mapStage({
+    name: spec.name,
+    version: spec.version,
     input: TooleItem,
     output: TooleItem,
     fanOut: true,
@@ -42,23 +41,12 @@ export function jobStage(spec: JobStageSpec): MapStage<TooleItem, TooleItem> {
     run: async (item, ctx) => {
       const handler = item.kind === 'job' ? spec.handlers[item.job.method] : undefined;
       if (!handler || item.kind !== 'job') return [item];
-      const result = await handler.run(item.job, item, ctx, stage);
+      // A failed request is caught here, not by the stage, so that its reason can name the job kind.
+      const result = await runRecord((jobItem: JobItem, jobCtx: typeof ctx) => handler.run(jobItem.job, jobItem, jobCtx), item, ctx);
       if (Array.isArray(result) || methods.length === 1) return result;
       return { ...result, reason: `${item.job.method}:${result.reason}` };
     },
-  };
-}
-
-/** Asks the gateway; a failed request becomes a rejection of the job with the gateway's reason. */
-export async function generate<V extends Record<string, unknown>, O>(
-  ctx: StageContext & { key: string },
-  stage: StageRef,
-  prompt: PromptFile<V, O>,
-  vars: V,
-): Promise<{ ok: true; value: O; lineage: Lineage } | { ok: false; rejection: RejectReason & { reject: true } }> {
-  const result = await ctx.llm.generate(prompt, vars, { stage: stage.name, key: ctx.key });
-  if (!result.ok) return { ok: false, rejection: reject(result.reason, result.detail) };
-  return { ok: true, value: result.value, lineage: { stage: stage.name, version: stage.version, prompt: prompt.id, promptHash: prompt.hash, model: result.model } };
+  });
 }
 
 /**
@@ -69,7 +57,7 @@ export function queriesOf(
   item: JobItem,
   found: { text: string; fields?: Partial<Pick<TooleQuery, 'emotion' | 'keyword' | 'round' | 'basedOn' | 'usage' | 'tools'>> }[],
   method: QueryMethod,
-  lineage: Lineage,
+  lineage: LineageEntry,
 ): QueryItem[] {
   const job = item.job;
   const tool = job.tools[0].name;

@@ -1,7 +1,7 @@
 import keywordPrompt from '../../prompts/toole-keywords.ts';
 import keywordQueryPrompt from '../../prompts/toole-keyword-queries.ts';
 import { reject } from '../../core/stage.ts';
-import { generate, queriesOf, type JobHandler } from './jobs.ts';
+import { queriesOf, type JobHandler } from './jobs.ts';
 import { jobItem } from './records.ts';
 
 /**
@@ -10,10 +10,9 @@ import { jobItem } from './records.ts';
  */
 export const keywordExtractionHandler: JobHandler = {
   prompts: [keywordPrompt],
-  run: async (job, _item, ctx, stage) => {
+  run: async (job, _item, ctx) => {
     const tool = job.tools[0];
-    const answer = await generate(ctx, stage, keywordPrompt, { name: tool.name, nameForHuman: tool.nameForHuman, humanDescription: tool.description, modelDescription: tool.descriptionForModel, count: job.count });
-    if (!answer.ok) return answer.rejection;
+    const answer = await ctx.ask(keywordPrompt, { name: tool.name, nameForHuman: tool.nameForHuman, humanDescription: tool.description, modelDescription: tool.descriptionForModel, count: job.count });
     // The same label twice would give two queries about one thing.
     const keywords = [...new Map(answer.value.keywords.map((k) => [k.trim().toLowerCase(), k.trim()])).values()].filter(Boolean).slice(0, job.count);
     if (!keywords.length) return reject('no_keywords', 'the answer held no usable keyword');
@@ -23,10 +22,10 @@ export const keywordExtractionHandler: JobHandler = {
 
 export const keywordQueriesHandler: JobHandler = {
   prompts: [keywordQueryPrompt],
-  run: async (job, item, ctx, stage) => {
+  run: async (job, item, ctx) => {
     const tool = job.tools[0];
     const keywords = job.keywords ?? [];
-    const answer = await generate(ctx, stage, keywordQueryPrompt, {
+    const answer = await ctx.ask(keywordQueryPrompt, {
       name: tool.name,
       nameForHuman: tool.nameForHuman,
       humanDescription: tool.description,
@@ -34,7 +33,6 @@ export const keywordQueriesHandler: JobHandler = {
       keywords: keywords.map((k, i) => `${i + 1}. ${k}`).join('\n'),
       count: keywords.length,
     });
-    if (!answer.ok) return answer.rejection;
     // The label the model wrote wins when it is one of ours; otherwise the item's position says which.
     const ours = new Map(keywords.map((k) => [k.toLowerCase(), k]));
     const found = answer.value.queries.map((q, i) => ({ text: q.query, fields: { keyword: ours.get((q.keyword ?? '').trim().toLowerCase()) ?? keywords[i] ?? q.keyword ?? undefined } }));

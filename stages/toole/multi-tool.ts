@@ -1,9 +1,8 @@
 import { Sample, type ToolSpec } from '../../core/records.ts';
-import type { RejectReason, ScanStage, StageContext } from '../../core/stage.ts';
+import { scanStage, type RejectReason, type ScanStage, type StageContext } from '../../core/stage.ts';
 import multiToolPrompt from '../../prompts/toole-multi-tool.ts';
 import { dedupEntry, DedupNearConfig, findRepeats, reportRepeats } from '../dedup-near.ts';
 import { filterContext, filterQuery, filterToolOf, queryOfSample, withQuery, type FilterOptions } from './filters.ts';
-import { generate } from './jobs.ts';
 import { mostPopular } from './popularity.ts';
 import { queryItem } from './records.ts';
 import { querySample, SampleInput, toolLibrary } from './samples.ts';
@@ -26,15 +25,13 @@ export interface MultiToolOptions {
   dedupRatio: number;
 }
 
-const STAGE = { name: 'toole-multi-tool', version: 1 };
-
 type Rejected = RejectReason & { record: unknown };
 
 async function pairQueries(pair: [ToolSpec, ToolSpec], count: number, ctx: StageContext): Promise<Sample[] | Rejected> {
   const [first, second] = pair;
   const key = `pair:${first.name}+${second.name}`;
-  const answer = await generate({ ...ctx, key }, STAGE, multiToolPrompt, { firstName: first.name, firstDescription: first.description, secondName: second.name, secondDescription: second.description, count });
-  if (!answer.ok) return { reason: answer.rejection.reason, detail: answer.rejection.detail, recordId: key, record: { pair: [first.name, second.name], count } };
+  const answer = await ctx.tryAsk(multiToolPrompt, { firstName: first.name, firstDescription: first.description, secondName: second.name, secondDescription: second.description, count }, { key });
+  if (!answer.ok) return { reason: answer.reason, detail: answer.detail, recordId: key, record: { pair: [first.name, second.name], count } };
   const tools = new Map(pair.map((t) => [t.name, t]));
   return answer.value.queries.slice(0, count).map((q, index) =>
     querySample(
@@ -51,9 +48,9 @@ interface MultiToolState {
 
 export function multiToolStage(options: MultiToolOptions): ScanStage<Sample, Sample, MultiToolState> {
   const dedup = DedupNearConfig.parse({ ratio: options.dedupRatio, scope: 'label' });
-  return {
-    kind: 'scan',
-    ...STAGE,
+  return scanStage({
+    name: 'toole-multi-tool',
+    version: 1,
     fanOut: true,
     input: SampleInput,
     // The input samples were validated by the stages before: only the new ones are parsed (in finish).
@@ -99,5 +96,5 @@ export function multiToolStage(options: MultiToolOptions): ScanStage<Sample, Sam
     // Every sample stays; the multi-tool queries follow them.
     run: (sample) => sample,
     finish: ({ kept, rejects }) => ({ out: kept.map((sample) => Sample.parse(sample)), rejects }),
-  };
+  });
 }

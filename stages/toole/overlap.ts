@@ -1,11 +1,10 @@
 import type { Linkage } from '../../core/cluster/index.ts';
 import { createEmbedder, type EmbedderConfig } from '../../core/embed/index.ts';
 import { Sample, type Check, type ToolSpec } from '../../core/records.ts';
-import { isReject, reject, type MapStage, type ScanStage } from '../../core/stage.ts';
+import { isReject, PASS, promptStep, reject, type MapStage, type ScanStage } from '../../core/stage.ts';
 import reassignPrompt from '../../prompts/toole-reassign-query.ts';
 import { embedTools, overlapPlot } from '../merge-tools-metatool-proposals.ts';
 import { DECOMPOSE_UNASSIGNED_TAG } from '../merge-tools-metatool.ts';
-import { generate } from './jobs.ts';
 import { goldCalls } from './samples.ts';
 import { queryText } from './records.ts';
 
@@ -41,6 +40,7 @@ export function withOverlapPlots<S>(merge: ScanStage<Sample, Sample, S>, options
   return {
     ...merge,
     begin: undefined,
+    dispose: merge.dispose && ((state) => merge.dispose!(state.merge)),
     collect: async (samples, ctx) => {
       const before = new Map<string, ToolSpec>();
       // The library received is gathered as the merging stage collects.
@@ -86,19 +86,17 @@ export function withOverlapPlots<S>(merge: ScanStage<Sample, Sample, S>, options
  * goes to review. An answer naming no candidate, or a failed request, rejects the sample.
  */
 export function reassignStage(): MapStage<Sample, Sample> {
-  const stage = { name: 'toole-reassign', version: 1 };
-  return {
-    kind: 'map',
-    ...stage,
+  return promptStep({
+    name: 'toole-reassign',
+    version: 1,
     input: Sample,
     output: Sample,
-    prompts: [reassignPrompt],
-    run: async (sample, ctx) => {
-      if (!sample.meta.tags.includes(DECOMPOSE_UNASSIGNED_TAG)) return sample;
+    prompt: reassignPrompt,
+    // Only the queries no decision assigned are asked about; the others pass unchanged.
+    variables: (sample) =>
+      sample.meta.tags.includes(DECOMPOSE_UNASSIGNED_TAG) ? { query: queryText(sample), choices: sample.tools.map((c) => `- ${c.name}: ${c.description}`).join('\n') } : PASS,
+    result: (answer, sample) => {
       const choices = sample.tools;
-      const query = queryText(sample);
-      const answer = await generate(ctx, stage, reassignPrompt, { query, choices: choices.map((c) => `- ${c.name}: ${c.description}`).join('\n') });
-      if (!answer.ok) return answer.rejection;
       const said = answer.value.tool.trim();
       const label = choices.find((c) => c.name === said) ?? choices.find((c) => c.name.toLowerCase() === said.toLowerCase());
       if (!label) return reject('reassign_unknown_label', `the classifier answered "${said}", not one of ${choices.map((c) => c.name).join(', ')}`);
@@ -119,5 +117,5 @@ export function reassignStage(): MapStage<Sample, Sample> {
         },
       };
     },
-  };
+  });
 }

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { hashOf } from '../../core/hash.ts';
-import { Check, Provenance, type Sample } from '../../core/records.ts';
+import { Check, LineageEntry, Provenance, type Sample } from '../../core/records.ts';
 
 /**
  * The records a ToolE run passes between its generation stages. One stream holds three kinds of
@@ -42,9 +42,6 @@ export type TooleTool = z.infer<typeof TooleTool>;
 export const ToolBrief = TooleTool.pick({ name: true, nameForHuman: true, description: true, descriptionForModel: true });
 export type ToolBrief = z.infer<typeof ToolBrief>;
 
-export const Lineage = z.object({ stage: z.string(), version: z.number().int(), prompt: z.string().optional(), promptHash: z.string().optional(), model: z.string().optional() });
-export type Lineage = z.infer<typeof Lineage>;
-
 /** One user query and the tool(s) that answer it. */
 export const TooleQuery = z.object({
   text: z.string(),
@@ -64,7 +61,7 @@ export const TooleQuery = z.object({
   generatedFor: z.string().min(1),
   checks: z.array(Check).default([]),
   tags: z.array(z.string()).default([]),
-  lineage: z.array(Lineage).default([]),
+  lineage: z.array(LineageEntry).default([]),
 });
 export type TooleQuery = z.infer<typeof TooleQuery>;
 

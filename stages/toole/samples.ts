@@ -25,8 +25,8 @@ export function toolSpecOf(tool: TooleTool): ToolSpec {
     parameters: { type: 'object', properties: {}, required: [] },
     returns: { type: 'object', properties: {}, required: [] },
     plugin: tool.nameForHuman,
-    // Where the plugin came from, without repeating the source file on every sample.
-    provenance: { source: tool.provenance.source, id: tool.provenance.id, index: tool.provenance.index },
+    // Where the plugin came from, without repeating the source file on every sample; an imported tool's server and original name.
+    provenance: { source: tool.provenance.source, id: tool.provenance.id, index: tool.provenance.index, server: tool.provenance.server, originalName: tool.provenance.originalName },
   };
 }
 

@@ -1,4 +1,4 @@
-import { f1, rate, tablesByCategory, type BenchmarkScorer, type Corruption, type EvalItem, type EvalOutput, type EvalReport, type MetricTable, type ReportTables } from '../../core/eval.ts';
+import { f1, rate, tablesByCategory, type BenchmarkScorer, type Corruption, type EvalItem, type EvalOutput, type EvalReport, type MetricTable, type ModelReply, type ReportTables } from '../../core/eval.ts';
 import type { Sample, ToolSpec } from '../../core/records.ts';
 import type { Rng } from '../../core/rng.ts';
 import { TASKS, type Task } from './task-sets.ts';
@@ -78,6 +78,16 @@ function answer(task: Task, choice: string[]): string {
 function oracle(item: EvalItem): string {
   const gold = goldOf(item);
   return answer(gold.task, gold.labels);
+}
+
+/**
+ * A chat model's reply as MetaTool's answer: calls are the tools it chose (awareness: a call says
+ * "yes"), their names on the first line; a reply in words is the answer as written ("yes", "no", "None").
+ */
+function answerOfReply(item: EvalItem, reply: ModelReply): string {
+  const { task } = goldOf(item);
+  if (!reply.calls.length) return reply.text ?? '';
+  return answer(task, task === 'awareness' ? ['yes'] : [...new Set(reply.calls.map((call) => call.name))]);
 }
 
 function corrupt(item: EvalItem, corruption: Corruption, rng: Rng): string | null {
@@ -210,4 +220,4 @@ function tablesOf(units: readonly (readonly Judged[])[]): ReportTables {
 }
 
 // Partial multi-tool answers (one of the two tools chosen and right; two chosen, one right): a perfect model gives none.
-export const tooleScorer: BenchmarkScorer = { benchmark: 'metatool', items, oracle, score, corrupt, tablesOf, lowerIsBetter: ['multi-tool_1/1', 'multi-tool_1/2'] };
+export const tooleScorer: BenchmarkScorer = { benchmark: 'metatool', items, oracle, answerOfReply, score, corrupt, tablesOf, lowerIsBetter: ['multi-tool_1/1', 'multi-tool_1/2'] };

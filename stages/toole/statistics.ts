@@ -1,17 +1,16 @@
-import { parseCsvRecords } from '../../core/csv.ts';
 import { countBy } from '../../core/collections.ts';
-import { UserError } from '../../core/errors.ts';
 import type { Sample } from '../../core/records.ts';
+import type { ScanStage } from '../../core/stage.ts';
 import { formatTable } from '../../core/table.ts';
-import type { StageContext } from '../../core/stage.ts';
+import { listTally, statisticsBesideReleased, type ReleasedPlace, type Tally } from '../released-statistics.ts';
 import { MULTI_TOOL_SPLIT, SINGLE_TOOL_SPLIT } from './records.ts';
 import { wordCount } from './text.ts';
-import { readSourceText } from '../../core/source-files.ts';
 
 /**
  * Dataset statistics (paper Appendix A.5, Table 11, Figure 12): queries per generation method and
  * per tool, and the distribution of query lengths — next to the same figures of the released
- * `all_clean_data.csv` and the paper's own counts, in the manifest and the run log.
+ * `all_clean_data.csv` and the paper's own counts, in the manifest and the run log. The closing
+ * stage of the recipe: the task samples the stage before adds are not counted.
  */
 
 /** Table 11 of the paper: queries per method before checking, and after it. */
@@ -75,19 +74,6 @@ export function queryFigures(rows: { query: string; tool: string }[]): QueryFigu
   };
 }
 
-/** The `Query,Tool` rows of a released ToolE CSV (or of toolkiln's export of one, its formula escapes undone). */
-export function readReleasedCsv(path: string, shown = path): { query: string; tool: string }[] {
-  const text = readSourceText(path, shown);
-  let rows: Record<string, string>[];
-  try {
-    rows = parseCsvRecords(text);
-  } catch (error) {
-    throw new UserError(`${shown}: not a readable Query,Tool CSV (${(error as Error).message}); set statistics.reference in the config, or null to skip the comparison`);
-  }
-  if (rows.length && !('Query' in rows[0] && 'Tool' in rows[0])) throw new UserError(`${shown}: expected the columns Query,Tool`);
-  return rows.map((r) => ({ query: r.Query, tool: r.Tool }));
-}
-
 /** The side-by-side table printed in the run log. */
 export function comparisonTable(ours: QueryFigures, released: QueryFigures | null): string {
   const row = (label: string, pick: (f: QueryFigures) => number | string) => [label, String(pick(ours)), released ? String(pick(released)) : '-'];
@@ -118,22 +104,45 @@ export function statisticsRow(sample: Sample): StatisticsRow | null {
   return { split: sample.split, query: sample.dialogue[0].content, labels: sample.expected.labels!, method: String(sample.meta.method), emotion: String(sample.meta.emotion), usage: String(sample.meta.usage ?? 'unmarked') };
 }
 
-/** Reports the figures of the finished dataset (manifest `stats["toole.statistics"]`) and logs the comparison table. */
-export function reportStatistics(rows: readonly StatisticsRow[], ctx: StageContext, options: { reference: string | null }): void {
+export interface TooleStatistics {
+  perMethod: Record<string, number>;
+  perEmotion: Record<string, number>;
+  multiTool: { queries: number; pairs: number; usage: Record<string, number> };
+  singleTool: QueryFigures;
+}
+
+/** The figures of the single- and multi-tool samples' rows. */
+export function summarise(rows: readonly StatisticsRow[]): TooleStatistics {
   const single = rows.filter((s) => s.split === SINGLE_TOOL_SPLIT);
   const multi = rows.filter((s) => s.split === MULTI_TOOL_SPLIT);
-  const ours = queryFigures(single.map((s) => ({ query: s.query, tool: s.labels[0] })));
-  const released = options.reference ? queryFigures(readReleasedCsv(ctx.resolvePath(options.reference), options.reference)) : null;
-  const perMethod = countBy([...single, ...multi].map((s) => s.method));
-  const perEmotion = countBy(single.filter((s) => s.method === 'emotional').map((s) => s.emotion));
-  ctx.report('toole.statistics', {
-    perMethod,
-    perEmotion,
+  return {
+    perMethod: countBy([...single, ...multi].map((s) => s.method)),
+    perEmotion: countBy(single.filter((s) => s.method === 'emotional').map((s) => s.emotion)),
     multiTool: { queries: multi.length, pairs: new Set(multi.map((s) => [...s.labels].sort().join('+'))).size, usage: countBy(multi.map((s) => s.usage)) },
-    singleTool: ours,
-    released: released && { file: options.reference, ...released },
-    paper: PAPER_TABLE_11,
+    singleTool: queryFigures(single.map((s) => ({ query: s.query, tool: s.labels[0] }))),
+  };
+}
+
+/**
+ * Reports the figures of the finished dataset (manifest `stats["toole.statistics"]`: the released
+ * set's single-tool figures beside the run's) and logs the comparison table.
+ */
+export function statisticsStage(options: { released?: ReleasedPlace }): ScanStage<Sample, Sample, Tally<StatisticsRow, TooleStatistics>> {
+  return statisticsBesideReleased({
+    version: 1,
+    title: 'ToolE statistics',
+    figures: statisticsRow,
+    tally: listTally(summarise),
+    released: options.released,
+    close: (ours, released) => ({
+      reports: {
+        'toole.statistics': {
+          ...ours,
+          released: released && { file: options.released!.path, ...released.singleTool },
+          paper: PAPER_TABLE_11,
+        },
+      },
+      table: [`queries per method: ${Object.entries(ours.perMethod).map(([m, n]) => `${m} ${n}`).join(', ')}`, comparisonTable(ours.singleTool, released?.singleTool ?? null)].join('\n'),
+    }),
   });
-  ctx.log(`queries per method: ${Object.entries(perMethod).map(([m, n]) => `${m} ${n}`).join(', ')}`);
-  ctx.log(`\n${comparisonTable(ours, released)}`);
 }

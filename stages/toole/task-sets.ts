@@ -8,15 +8,13 @@ import { Sample, sampleId, type ToolSpec, type Turn } from '../../core/records.t
 import type { Rng } from '../../core/rng.ts';
 import type { ScanStage } from '../../core/stage.ts';
 import { Popularity, popularityRow } from './popularity.ts';
-import { reportStatistics, statisticsRow, type StatisticsRow } from './statistics.ts';
 import { multiToolCandidates, reliabilityCandidates, similarCandidates, similarityRanking } from './candidates.ts';
 import { MULTI_TOOL_SPLIT, SINGLE_TOOL_SPLIT } from './records.ts';
 import { goldCalls, SampleInput } from './samples.ts';
 import { readSourceText } from '../../core/source-files.ts';
 
 /**
- * MetaTool's evaluation task sets (paper §2.3), built from the finished ToolE queries (whose
- * statistics this stage also reports, statistics.ts):
+ * MetaTool's evaluation task sets (paper §2.3), built from the finished ToolE queries:
  *  - awareness of tool usage: ToolE queries (need a tool: "yes") against queries that need none
  *    ("no") from a file the user provides;
  *  - tool selection with similar choices: the gold tool among its most similar tools;
@@ -32,8 +30,6 @@ export interface ScenarioSpec {
 
 export interface TaskSetOptions {
   embedder: EmbedderConfig;
-  /** The released CSV the dataset's statistics are compared with (null: no comparison). */
-  statisticsReference: string | null;
   awareness: { noToolFile: string; positives?: number };
   similar: { perTool: number; candidates: number };
   scenario: { popularity: number[]; groups: (string | ScenarioSpec)[]; perTool: number };
@@ -159,20 +155,19 @@ interface TaskSetsState {
 }
 
 /**
- * A whole-set step on a projection: `collect` keeps of each sample only what the statistics and
- * the task samples need (id, query, labels, lineage; the tool library), builds the task samples,
- * and `run` passes the samples through, the task samples after the last one.
+ * A whole-set step on a projection: `collect` keeps of each sample only what the task samples need
+ * (id, query, labels, lineage; the tool library) and builds the task samples, and `run` passes the
+ * samples through, the task samples after the last one.
  */
 export function taskSetsStage(options: TaskSetOptions): ScanStage<Sample, Sample, TaskSetsState> {
   return {
     kind: 'scan',
     name: 'toole-task-sets',
-    version: 2,
+    version: 3,
     fanOut: true,
     input: SampleInput,
     output: Sample,
     collect: async (samples, ctx) => {
-      const rows: StatisticsRow[] = [];
       const library = new Map<string, ToolSpec>();
       const popularity = new Popularity();
       const byTool = new Map<string, Base[]>();
@@ -180,8 +175,6 @@ export function taskSetsStage(options: TaskSetOptions): ScanStage<Sample, Sample
       let count = 0;
       for (const sample of samples) {
         count++;
-        const row = statisticsRow(sample);
-        if (row) rows.push(row);
         for (const tool of sample.tools) if (!library.has(tool.name)) library.set(tool.name, tool);
         popularity.add(popularityRow(sample));
         if (!clean(sample)) continue;
@@ -190,11 +183,9 @@ export function taskSetsStage(options: TaskSetOptions): ScanStage<Sample, Sample
           (byTool.get(label) ?? byTool.set(label, []).get(label)!).push(baseOf(sample));
         } else if (sample.split === MULTI_TOOL_SPLIT) multi.push(baseOf(sample));
       }
-      // The dataset is final here: its statistics first (Appendix A.5), then the task sets built from it.
-      reportStatistics(rows, ctx, { reference: options.statisticsReference });
       const names = [...library.keys()].sort();
       const specs = (list: string[]) => list.map((n) => library.get(n)!);
-      const embedder = createEmbedder(options.embedder, { gateway: ctx.llm, stage: 'toole-task-sets', resolvePath: ctx.resolvePath });
+      const embedder = createEmbedder(options.embedder, { gateway: ctx.llm, stage: ctx.stage.name, resolvePath: ctx.resolvePath });
       const ranking = names.length ? similarityRanking(names, await embedder.embed(names.map((n) => library.get(n)!.description))) : new Map<string, string[]>();
       const pick = (tool: string, n: number, rng: Rng) => rng.sample(byTool.get(tool) ?? [], n);
       const built: Built[] = [];
@@ -224,8 +215,12 @@ export function taskSetsStage(options: TaskSetOptions): ScanStage<Sample, Sample
         }
       }
 
-      // Scenarios: the most popular tools (merged-plugin count), and the configured groups.
-      const popular = popularity.ranked().map((t) => t.tool);
+      // Scenarios: the most popular tools (merged-plugin count) among those with queries to ask
+      // (a merged tool's queries may all wait for review), and the configured groups.
+      const popular = popularity
+        .ranked()
+        .map((t) => t.tool)
+        .filter((tool) => byTool.has(tool));
       // Named as MetaTool's scenario files are (`TopTool_top5.json`).
       const scenarios: ScenarioSpec[] = [...options.scenario.popularity.map((k) => ({ name: `TopTool_top${k}`, tools: popular.slice(0, k) })), ...readScenarios(options.scenario.groups, ctx.resolvePath)];
       const scenarioReport: Record<string, { tools: number; unknown: string[]; samples: number }> = {};

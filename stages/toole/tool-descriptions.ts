@@ -94,7 +94,7 @@ export function toolDescriptionsStage(options: ToolDescriptionOptions): ScanStag
         nameForHuman: plugin.nameForHuman.trim(),
         description: plugin.descriptionForHuman.trim(),
         descriptionForModel: plugin.descriptionForModel.trim(),
-        provenance: { source: 'metatool', id: plugin.nameForModel, file: plugin.file, index: plugin.index },
+        provenance: plugin.provenance ?? { source: 'metatool', id: plugin.nameForModel, file: plugin.file, index: plugin.index },
         checks: [],
         tags,
       };

@@ -49,6 +49,8 @@ export const ToolTalkMeta = z.object({
   floatKeys: z.array(z.string()).default([]),
   /** Where the file goes in an export: `<easy|tooltalk>/<name>.json`. */
   file: z.string().min(1),
+  /** Over an imported tool library: the results are the recorded (executed or simulated) ones; there are no databases to run the calls on again. */
+  toolsImported: z.boolean().optional(),
 });
 export type ToolTalkMeta = z.infer<typeof ToolTalkMeta>;
 
@@ -66,6 +68,10 @@ export interface ToSampleOptions {
   /** What the sample id derives from (default: the file path and conversation id). */
   origin?: unknown;
   meta?: Partial<Sample['meta']>;
+  /** The candidate tools (default: every built-in tool of the suites used). */
+  tools?: ToolSpec[];
+  /** The conversation is over an imported tool library (`meta.tooltalk.toolsImported`). */
+  toolsImported?: boolean;
 }
 
 /** A released-shape conversation → a canonical Sample (calls without their session token; results as observations). */
@@ -98,13 +104,14 @@ export function conversationToSample(conversation: ConversationFile, options: To
     overlay: (options.overlay ?? {}) as ToolTalkMeta['overlay'],
     floatKeys: options.floatKeys ?? [],
     file: options.file,
+    ...(options.toolsImported ? { toolsImported: true } : {}),
   };
   return Sample.parse({
     id: sampleId('tooltalk', options.origin ?? { file: options.file, conversation: conversation.conversation_id }),
     benchmark: 'tooltalk',
     category: options.category,
     split: 'test',
-    tools: candidateTools(conversation.suites_used),
+    tools: options.tools ?? candidateTools(conversation.suites_used),
     dialogue,
     expected: { calls: Object.values(expectedTurns).flat(), turns: expectedTurns },
     meta: { source: { dataset: 'tooltalk', id: conversation.conversation_id, file: options.file }, lineage: [], checks: [], tags: [], ...options.meta, tooltalk },

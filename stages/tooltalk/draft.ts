@@ -1,7 +1,7 @@
 import { z } from 'zod';
-import type { Json } from '../../core/records.ts';
+import { LineageEntry, type Json } from '../../core/records.ts';
 import type { Rng } from '../../core/rng.ts';
-import { reject, type MapStage } from '../../core/stage.ts';
+import { promptStep, type MapStage, type StageContext } from '../../core/stage.ts';
 import conversationPrompt, { DraftAnswer } from '../../prompts/tooltalk-conversation.ts';
 import type { Account, DraftWorld } from '../../prompts/tooltalk-offline.ts';
 import { loadDatabases } from './databases.ts';
@@ -21,7 +21,8 @@ export const DraftedConversation = z.object({
   /** The session token of a user who starts logged in (the conversation's user block carries it). */
   sessionToken: z.string().nullable(),
   draft: DraftAnswer,
-  model: z.string(),
+  /** The answer's lineage entry (this stage at its version, the prompt, the model): the execute stage puts it on the sample. */
+  lineage: LineageEntry,
 });
 export type DraftedConversation = z.infer<typeof DraftedConversation>;
 
@@ -128,29 +129,25 @@ export interface DraftOptions {
 
 export function draftConversationStage(options: DraftOptions): MapStage<Scenario, DraftedConversation> {
   let databases: Databases | undefined;
-  return {
-    kind: 'map',
+  // Seeded per scenario: the prompt's variables and the record made of the answer see the same facts.
+  const worldOf = (scenario: Scenario, ctx: StageContext) => worldFor(scenario, (databases ??= loadDatabases(ctx.resolvePath(options.databasesDir))), ctx.rng('world'));
+  return promptStep({
     name: 'draft-conversation',
-    version: 1,
+    version: 2,
     input: Scenario,
     output: DraftedConversation,
-    prompts: [conversationPrompt],
     keyOf: scenarioKey,
-    run: async (scenario, ctx) => {
-      databases ??= loadDatabases(ctx.resolvePath(options.databasesDir));
-      const { world, sessionToken } = worldFor(scenario, databases, ctx.rng('world'));
+    prompt: conversationPrompt,
+    variables: (scenario, ctx) => {
+      const { world } = worldOf(scenario, ctx);
       const tools = toolsOfPlugins([...new Set([...scenario.plugins, 'AccountTools'])]);
       const kind =
         scenario.category === 'easy'
           ? 'This is an easy conversation: a few short turns and exactly one API call, to the required API; the user states every value it needs, ids included.'
           : 'The assistant makes at least 3 API calls in all, spread over the conversation as the user asks for things.';
-      const result = await ctx.llm.generate(
-        conversationPrompt,
-        { kind, scenario: scenario.description, requiredApi: scenario.requiredApi, apiDocs: apiDocs(tools), facts: factsText(world), world },
-        { stage: 'draft-conversation', key: ctx.key, ...(options.temperature === undefined ? {} : { temperature: options.temperature }) },
-      );
-      if (!result.ok) return reject(result.reason, result.detail);
-      return { scenario, world, sessionToken, draft: result.value, model: result.model };
+      return { kind, scenario: scenario.description, requiredApi: scenario.requiredApi, apiDocs: apiDocs(tools), facts: factsText(world), world };
     },
-  };
+    options: () => ({ temperature: options.temperature }),
+    result: (answer, scenario, ctx) => ({ scenario, ...worldOf(scenario, ctx), draft: answer.value, lineage: answer.lineage }),
+  });
 }

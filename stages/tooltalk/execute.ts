@@ -1,8 +1,7 @@
 import { UserError } from '../../core/errors.ts';
 import { hashOf } from '../../core/hash.ts';
 import { Sample, type Check, type Json } from '../../core/records.ts';
-import { reject, type MapStage, type RejectReason } from '../../core/stage.ts';
-import conversationPrompt from '../../prompts/tooltalk-conversation.ts';
+import { mapStage, reject, type MapStage, type RejectReason } from '../../core/stage.ts';
 import { conversationToSample, type ConversationFile } from './conversation.ts';
 import { readDatabasesFolder, type DatabasesReport } from './database-report.ts';
 import { loadDatabases, type DatabasesJson } from './databases.ts';
@@ -153,8 +152,7 @@ export function executeDraft(drafted: DraftedConversation, initial: Databases): 
 
 export function executeConversationStage(options: ExecuteOptions): MapStage<DraftedConversation, Sample> {
   let initial: { databases: Databases; report: DatabasesReport } | undefined;
-  return {
-    kind: 'map',
+  return mapStage({
     name: 'execute-conversation',
     version: 1,
     input: DraftedConversation,
@@ -173,15 +171,12 @@ export function executeConversationStage(options: ExecuteOptions): MapStage<Draf
         floatKeys: initial.report.floatKeys,
         origin: { scenario: scenarioKey(drafted.scenario) },
         meta: {
-          lineage: [
-            { stage: 'draft-conversation', version: 1, prompt: conversationPrompt.id, promptHash: conversationPrompt.hash, model: drafted.model },
-            { stage: 'execute-conversation', version: 1 },
-          ],
+          lineage: [drafted.lineage, ctx.lineage()],
           checks: executed.checks,
           // What a reviewer checks in every drafted conversation: is each argument stated, is the exchange plausible.
           tags: ['review:check-grounding', 'review:check-plausibility'],
         },
       });
     },
-  };
+  });
 }

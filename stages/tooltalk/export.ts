@@ -15,17 +15,18 @@ import { DATABASE_NAMES } from './tool.ts';
  * written as ToolTalk's Python writes it), and `databases/<Name>.json`: the initial databases with
  * every conversation's overlay laid over them. An overlay record that another conversation's overlay
  * (or the initial databases) holds under the same key with other content stops the export, naming
- * both, before anything is written.
+ * both, before anything is written. Over an imported tool library: the conversations and `tools.json`
+ * (the version's tool library) in place of the databases.
  */
-export async function exportToolTalk(samples: SampleSource, _tools: ToolSpec[], outDir: string, version?: { dir: string }): Promise<string[]> {
-  const initial = (version && readDatabasesReport(version.dir)) ?? readDatabasesFolder(DEFAULT_DATABASES_DIR);
+export async function exportToolTalk(samples: SampleSource, tools: ToolSpec[], outDir: string, version?: { dir: string }): Promise<string[]> {
   const files = new Map<string, string>();
+  let toolsImported = false;
   for (const sample of samples.all()) {
     const meta = toolTalkMetaOf(sample);
     if (files.has(meta.file)) throw new UserError(`samples ${files.get(meta.file)} and ${sample.id} both export to ${meta.file}; give one of them another name`);
     files.set(meta.file, sample.id);
+    toolsImported ||= meta.toolsImported === true;
   }
-  const databases = mergeOverlays(initial, samples.all());
   const written: string[] = [];
   for (const sample of samples.all()) {
     const meta = toolTalkMetaOf(sample);
@@ -33,6 +34,14 @@ export async function exportToolTalk(samples: SampleSource, _tools: ToolSpec[], 
     writeFileAtomic(path, pythonJson(sampleToConversation(sample) as unknown as Json, { indent: 4, floatKeys: new Set(meta.floatKeys) }));
     written.push(path);
   }
+  // Over an imported library there are no databases: the conversations record the results, and `tools.json` documents the tools.
+  if (toolsImported) {
+    const path = join(outDir, 'tools.json');
+    writeFileAtomic(path, pythonJson(tools as unknown as Json, { indent: 4 }));
+    return [...written, path];
+  }
+  const initial = (version && readDatabasesReport(version.dir)) ?? readDatabasesFolder(DEFAULT_DATABASES_DIR);
+  const databases = mergeOverlays(initial, samples.all());
   const floatKeys = new Set(initial.floatKeys);
   for (const name of DATABASE_NAMES) {
     const path = join(outDir, 'databases', `${name}.json`);

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { hashOf } from '../../core/hash.ts';
-import { reject, sourceStage, type MapStage, type RejectReason, type ScanStage, type SourceStage } from '../../core/stage.ts';
+import { promptStep, reject, sourceStage, type MapStage, type RejectReason, type ScanStage, type SourceStage, type StageContext } from '../../core/stage.ts';
 import plausibilityPrompt from '../../prompts/tooltalk-plausibility.ts';
 import scenariosPrompt from '../../prompts/tooltalk-scenarios.ts';
 import { attachDatabases, readDatabasesFolder } from './database-report.ts';
@@ -73,42 +73,42 @@ export function scenarioRequestsStage(options: ScenarioRequestsOptions): SourceS
 }
 
 export function generateScenariosStage(options: { temperature?: number } = {}): MapStage<ScenarioRequest, Scenario> {
-  return {
-    kind: 'map',
+  return promptStep({
     name: 'generate-scenarios',
     version: 1,
     input: ScenarioRequest,
     output: Scenario,
     fanOut: true,
-    prompts: [scenariosPrompt],
     keyOf: (request) => `${request.plugins.join('-')}:${request.requiredApi}`,
-    run: async (request, ctx) => {
+    prompt: scenariosPrompt,
+    variables: (request) => {
       const tools = toolsOfPlugins(request.plugins);
-      const result = await ctx.llm.generate(
-        scenariosPrompt,
-        { apiDocs: apiDocs(tools), requiredApi: request.requiredApi, toolNames: tools.map((tool) => tool.name) },
-        { stage: 'generate-scenarios', key: ctx.key, ...(options.temperature === undefined ? {} : { temperature: options.temperature }) },
-      );
-      if (!result.ok) return reject(result.reason, result.detail);
-      return result.value.scenarios.map((scenario, index) => ({
+      return { apiDocs: apiDocs(tools), requiredApi: request.requiredApi, toolNames: tools.map((tool) => tool.name) };
+    },
+    options: () => ({ temperature: options.temperature }),
+    result: (answer, request) =>
+      answer.value.scenarios.map((scenario, index) => ({
         id: `${request.plugins.join('-')}-${request.requiredApi}-${index}`,
         category: 'tooltalk' as const,
         plugins: request.plugins,
         requiredApi: request.requiredApi,
         description: scenario.description,
         calls: scenario.calls,
-      }));
-    },
-  };
+      })),
+  });
 }
 
 /** CamelCase words a scenario may use to name an API. */
 const API_NAME = /\b[A-Z][a-z]+(?:[A-Z][a-z]*)+\b/g;
 
-/** Why a scenario is unusable (§2.2's filters and Appendix B's counts), or null. */
-export function scenarioProblem(scenario: Pick<Scenario, 'plugins' | 'requiredApi' | 'description' | 'calls'>): RejectReason | null {
-  const offered = new Set(toolsOfPlugins(scenario.plugins).map((tool) => tool.name));
-  const named = new Set([...scenario.calls, ...(scenario.description.match(API_NAME) ?? [])]);
+/**
+ * Why a scenario is unusable (§2.2's filters and Appendix B's counts), or null. `offered`: the tools
+ * of an imported library's plugins (default: the built-in plugins' tools, whose CamelCase names
+ * the description is also searched for; imported names are checked in the calls only).
+ */
+export function scenarioProblem(scenario: Pick<Scenario, 'plugins' | 'requiredApi' | 'description' | 'calls'>, imported?: ReadonlySet<string>): RejectReason | null {
+  const offered = imported ?? new Set(toolsOfPlugins(scenario.plugins).map((tool) => tool.name));
+  const named = new Set([...scenario.calls, ...(imported ? [] : (scenario.description.match(API_NAME) ?? []))]);
   const unknown = [...named].filter((name) => !offered.has(name) && (scenario.calls.includes(name) || TOOLS_BY_NAME.has(name) || /[A-Z][a-z]+[A-Z]/.test(name)));
   if (unknown.length) return { reason: 'unknown_tool', detail: `names ${unknown.join(', ')}, not among the tools of ${scenario.plugins.join(', ')}` };
   if (!scenario.calls.includes(scenario.requiredApi)) return { reason: 'missing_required_tool', detail: `does not call ${scenario.requiredApi}` };
@@ -133,19 +133,15 @@ export function filterScenariosStage(): MapStage<Scenario, Scenario> {
 }
 
 export function plausibilityStage(): MapStage<Scenario, Scenario> {
-  return {
-    kind: 'map',
+  return promptStep({
     name: 'check-plausibility',
     version: 1,
     input: Scenario,
     output: Scenario,
-    prompts: [plausibilityPrompt],
-    run: async (scenario, ctx) => {
-      const result = await ctx.llm.generate(plausibilityPrompt, { scenario: scenario.description, calls: scenario.calls.join(' → '), callList: scenario.calls }, { stage: 'check-plausibility', key: ctx.key });
-      if (!result.ok) return reject(result.reason, result.detail);
-      return result.value.plausible ? scenario : reject('implausible', result.value.reason);
-    },
-  };
+    prompt: plausibilityPrompt,
+    variables: (scenario) => ({ scenario: scenario.description, calls: scenario.calls.join(' → '), callList: scenario.calls }),
+    result: (answer, scenario) => (answer.value.plausible ? scenario : reject('implausible', answer.value.reason)),
+  });
 }
 
 export interface SelectOptions {
@@ -153,6 +149,8 @@ export interface SelectOptions {
   conversations: number;
   /** Also draft one easy conversation per tool. */
   easy: boolean;
+  /** The easy scenarios (default: one per built-in tool). */
+  easyScenarios?: (ctx: StageContext) => Scenario[] | Promise<Scenario[]>;
 }
 
 /**
@@ -175,7 +173,7 @@ export function selectScenariosStage(options: SelectOptions): ScanStage<Scenario
         ids.push(scenario.id);
         byTool.set(scenario.requiredApi, ids);
       }
-      const rng = ctx.rng('select-scenarios');
+      const rng = ctx.rng(ctx.stage.name);
       const queues = rng.shuffle([...byTool.keys()].sort()).map((tool) => rng.shuffle(byTool.get(tool)!));
       const chosen = new Set<string>();
       while (chosen.size < options.conversations && queues.some((queue) => queue.length)) {
@@ -184,10 +182,12 @@ export function selectScenariosStage(options: SelectOptions): ScanStage<Scenario
       return chosen;
     },
     run: (scenario, ctx) => (ctx.state.has(scenario.id) ? scenario : reject('not_sampled', `${options.conversations} conversation(s) asked for; scenarios are sampled evenly over the tools`)),
-    finish: () =>
-      options.easy
-        ? TOOLTALK_TOOLS.map((tool) => ({ id: `${tool.name}-easy`, category: 'easy' as const, plugins: [tool.plugin], requiredApi: tool.name, description: `${tool.name} easy scenario`, calls: [tool.name] }))
-        : [],
+    finish: (_, ctx) =>
+      !options.easy
+        ? []
+        : options.easyScenarios
+          ? options.easyScenarios(ctx)
+          : TOOLTALK_TOOLS.map((tool) => ({ id: `${tool.name}-easy`, category: 'easy' as const, plugins: [tool.plugin], requiredApi: tool.name, description: `${tool.name} easy scenario`, calls: [tool.name] })),
   };
 }
 

@@ -1,4 +1,4 @@
-import type { EvalItem } from '../../core/eval.ts';
+import type { EvalItem, ModelReply } from '../../core/eval.ts';
 import type { Json, Sample } from '../../core/records.ts';
 import { dialogueMessages } from '../export/openai-chat.ts';
 import type { CallRecord } from './comparators.ts';
@@ -31,6 +31,8 @@ export interface ToolTalkGold {
   apis: CallRecord[];
   /** The turn's reply to the user, after its calls (what the oracle in the loop ends the turn with). */
   reply: string;
+  /** Over imported tools (no databases): every call of the conversation with its recorded result, which answers the same call in evaluation (recorded.ts). */
+  recorded?: CallRecord[];
 }
 
 const SYSTEM_PROMPT = (metadata: Record<string, Json>) =>
@@ -41,13 +43,15 @@ export function toolTalkItems(sample: Sample): EvalItem[] {
   const conversation = sampleToConversation(sample);
   const metadata = conversation.metadata as Record<string, Json>;
   const start: ConversationStart = { timestamp: conversation.metadata.timestamp, user: conversation.user as ConversationStart['user'] };
-  const overlay = toolTalkMetaOf(sample).overlay as Record<string, Json>;
+  const meta = toolTalkMetaOf(sample);
+  const overlay = meta.overlay as Record<string, Json>;
+  const recorded = meta.toolsImported ? conversation.conversation.flatMap((turn) => (turn.apis ?? []).map((api) => ({ request: api.request, response: api.response, exception: api.exception }) as CallRecord)) : undefined;
   const items: EvalItem[] = [];
   const history: ToolRequest[] = [];
   conversation.conversation.forEach((turn, position) => {
     if (turn.role !== 'assistant') return;
     const apis = (turn.apis ?? []).map((api) => ({ request: api.request, response: api.response, exception: api.exception }) as CallRecord);
-    const gold: ToolTalkGold = { turn: position, start, overlay, history: [...history], apis, reply: turn.text };
+    const gold: ToolTalkGold = { turn: position, start, overlay, history: [...history], apis, reply: turn.text, ...(recorded ? { recorded } : {}) };
     items.push({
       id: `${sample.id}#${position}`,
       sampleId: sample.id,
@@ -55,6 +59,7 @@ export function toolTalkItems(sample: Sample): EvalItem[] {
       messages: [{ role: 'system', content: SYSTEM_PROMPT(metadata) }, ...dialogueMessages({ ...sample, dialogue: sample.dialogue.slice(0, position) }).map((message) => ({ ...message }))],
       tools: sample.tools,
       gold: gold as unknown as Json,
+      turn: position,
     });
     history.push(...apis.map((api) => api.request));
   });
@@ -65,6 +70,11 @@ export function toolTalkItems(sample: Sample): EvalItem[] {
 export function toolTalkOracle(item: EvalItem): string {
   const gold = item.gold as unknown as ToolTalkGold;
   return JSON.stringify(gold.apis.map(({ request }) => ({ api_name: request.api_name, parameters: withoutSessionToken(request.parameters) })));
+}
+
+/** A chat model's reply as the turn's answer: its calls as `{"api_name", "parameters"}`; a reply in words is a turn without calls (`[]`). */
+export function toolTalkAnswerOfReply(_item: EvalItem, reply: ModelReply): string {
+  return JSON.stringify(reply.calls.map((call) => ({ api_name: call.name, parameters: call.arguments })));
 }
 
 export function withoutSessionToken(parameters: Record<string, Json> | null): Record<string, Json> | null {

@@ -2,8 +2,9 @@ import type { BenchmarkScorer, EvalOutput, EvalReport, JudgedItem, MetricTable, 
 import { createComparator, type CallRecord, type ComparatorOptions, type ToolTalkComparator } from './comparators.ts';
 import type { DatabasesJson } from './databases.ts';
 import { DEFAULT_DATABASES_DIR, loadDatabases } from './databases.ts';
-import { parsePredictedCalls, toolTalkItems, toolTalkOracle, withoutSessionToken, type ToolTalkGold } from './score-items.ts';
+import { parsePredictedCalls, toolTalkAnswerOfReply, toolTalkItems, toolTalkOracle, withoutSessionToken, type ToolTalkGold } from './score-items.ts';
 import type { Databases } from './tool.ts';
+import { RecordedCalls } from './recorded.ts';
 import { toolTalkSession } from './session.ts';
 import { TOOLS_BY_NAME } from './tools/index.ts';
 import { createWorld } from './world.ts';
@@ -64,9 +65,11 @@ export function createToolTalkScorer(options: ToolTalkScorerOptions = {}): Bench
     items: toolTalkItems,
     lowerIsBetter: ['incorrect_action_rate'],
     oracle: toolTalkOracle,
-    session: (item) => toolTalkSession(item, { databases: initialDatabases(), maxCalls: options.maxCallsPerTurn }),
+    answerOfReply: toolTalkAnswerOfReply,
+    // Read only for conversations over the built-in tools (imported ones answer from their recorded results).
+    session: (item) => toolTalkSession(item, { databases: initialDatabases, maxCalls: options.maxCallsPerTurn }),
     tablesOf: toolTalkTablesOf,
-    score: (outputs) => scoreToolTalk(outputs, initialDatabases(), comparator),
+    score: (outputs) => scoreToolTalk(outputs, initialDatabases, comparator),
   };
 }
 
@@ -95,7 +98,7 @@ export function toolTalkTablesOf(units: readonly (readonly JudgedItem[])[]): Rep
   return { metrics: metricsOf(overall), byCategory: Object.fromEntries([...byCategory].map(([category, totals]) => [category, metricsOf(totals)])) };
 }
 
-export function scoreToolTalk(outputs: readonly EvalOutput[], databases: Databases, comparator: ToolTalkComparator): EvalReport {
+export function scoreToolTalk(outputs: readonly EvalOutput[], databases: () => Databases, comparator: ToolTalkComparator): EvalReport {
   const byConversation = new Map<string, EvalOutput[]>();
   for (const output of outputs) {
     const list = byConversation.get(output.item.sampleId) ?? [];
@@ -110,7 +113,10 @@ export function scoreToolTalk(outputs: readonly EvalOutput[], databases: Databas
     const category = turns[0].item.category;
     const predicted = turns.map((output) => runTurn(output, databases));
     const groundTruths = turns.flatMap((output) => gold(output).apis);
-    const scored = matchConversation(predicted.map((p) => p.records), groundTruths, comparator);
+    // Built-in tools by their simulators; imported ones as the conversation's tools say.
+    const offered = new Map(turns[0].item.tools.map((tool) => [tool.name, tool.isAction === true]));
+    const isAction = (name: string) => TOOLS_BY_NAME.get(name)?.isAction ?? offered.get(name) ?? false;
+    const scored = matchConversation(predicted.map((p) => p.records), groundTruths, comparator, isAction);
     const matches = scored.flat().filter((p) => p.match).length;
     const badActions = scored.flat().filter((p) => p.badAction).length;
     const recall = groundTruths.length ? matches / groundTruths.length : 1;
@@ -148,10 +154,14 @@ export function scoreToolTalk(outputs: readonly EvalOutput[], databases: Databas
 const gold = (output: EvalOutput) => output.item.gold as unknown as ToolTalkGold;
 
 /** Rebuilds the world before the turn and runs the predicted calls in order (ToolExecutor.execute_tool). */
-function runTurn(output: EvalOutput, databases: Databases): { records: CallRecord[]; note?: string } {
-  const { start, overlay, history } = gold(output);
+function runTurn(output: EvalOutput, databases: () => Databases): { records: CallRecord[]; note?: string } {
+  const { start, overlay, history, recorded } = gold(output);
   const { requests, note } = parsePredictedCalls(output.output);
-  const world = createWorld({ databases, overlay: overlay as DatabasesJson });
+  if (recorded) {
+    const calls = new RecordedCalls(recorded, history.length);
+    return { records: requests.map((request) => ({ request, ...calls.execute(request) })), ...(note ? { note } : {}) };
+  }
+  const world = createWorld({ databases: databases(), overlay: overlay as DatabasesJson });
   world.reset(start);
   for (const request of history) world.execute({ api_name: request.api_name, parameters: withoutSessionToken(request.parameters) });
   const records = requests.map((request): CallRecord => {
@@ -165,14 +175,14 @@ function runTurn(output: EvalOutput, databases: Databases): { records: CallRecor
 }
 
 /** The repository's greedy matching over the conversation: predictions in order, each to the first unmatched ground truth it fits. */
-function matchConversation(turns: CallRecord[][], groundTruths: readonly CallRecord[], comparator: ToolTalkComparator): ScoredPrediction[][] {
+function matchConversation(turns: CallRecord[][], groundTruths: readonly CallRecord[], comparator: ToolTalkComparator, isAction: (name: string) => boolean): ScoredPrediction[][] {
   const open = groundTruths.map((record, index) => ({ record, index }));
   return turns.map((records, turnIndex) =>
     records.map((record, callIndex) => {
       const at = open.findIndex((truth) => comparator.compareSync(record, truth.record).match);
       const match = at >= 0;
       if (match) open.splice(at, 1);
-      const action = TOOLS_BY_NAME.get(record.request.api_name)?.isAction ?? false;
+      const action = isAction(record.request.api_name);
       const badAction = !match && action && record.exception === null;
       return { record, match, action, badAction, ...(match ? {} : { why: `call ${callIndex + 1} (${record.request.api_name}): ${whyUnmatched(record, open.map((t) => t.record), comparator)}${badAction ? ' — an incorrect action' : ''}` }) };
     }),

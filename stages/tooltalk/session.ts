@@ -3,6 +3,7 @@ import type { Json } from '../../core/records.ts';
 import type { Rng } from '../../core/rng.ts';
 import type { DatabasesJson } from './databases.ts';
 import { parsePredictedCalls, withoutSessionToken, type ToolTalkGold } from './score-items.ts';
+import { RecordedCalls } from './recorded.ts';
 import type { Databases } from './tool.ts';
 import { createWorld, type ToolRequest, type ToolTalkWorld } from './world.ts';
 
@@ -63,16 +64,21 @@ export function callsInAnswer(text: string): ToolRequest[] | null {
 }
 
 export interface ToolTalkSessionOptions {
-  databases: Databases;
+  /** The initial databases (asked for only by conversations over the built-in tools). */
+  databases: () => Databases;
   maxCalls?: number;
 }
 
 export function toolTalkSession(item: EvalItem, options: ToolTalkSessionOptions): EvalSession {
   const maxCalls = options.maxCalls ?? TOOLTALK_MAX_CALLS_PER_TURN;
-  const { start, overlay, history, reply: goldReply } = gold(item);
-  const world: ToolTalkWorld = createWorld({ databases: options.databases, overlay: overlay as DatabasesJson });
-  world.reset(start);
-  for (const request of history) world.execute({ api_name: request.api_name, parameters: withoutSessionToken(request.parameters) });
+  const { start, overlay, history, reply: goldReply, recorded } = gold(item);
+  // Over imported tools the conversation's recorded results answer its calls (recorded.ts); else the simulated world.
+  const world: Pick<ToolTalkWorld, 'execute'> = recorded ? new RecordedCalls(recorded, history.length) : createWorld({ databases: options.databases(), overlay: overlay as DatabasesJson });
+  if (!recorded) {
+    const simulated = world as ToolTalkWorld;
+    simulated.reset(start);
+    for (const request of history) simulated.execute({ api_name: request.api_name, parameters: withoutSessionToken(request.parameters) });
+  }
 
   const messages = dialogueAsText(item);
   const made: ToolRequest[] = [];

@@ -1,16 +1,14 @@
-import { join } from 'node:path';
 import { hashOf } from '../../core/hash.ts';
 import { Sample } from '../../core/records.ts';
 import { reject, type ScanStage } from '../../core/stage.ts';
-import { conversationFiles } from './conversation-files.ts';
+import { besideReleased, listTally, statisticsBesideReleased, type ReleasedPlace, type Tally } from '../released-statistics.ts';
 import { toolTalkMetaOf } from './conversation.ts';
-import { readConversation } from './replay.ts';
 import { TOOLS_BY_NAME } from './tools/index.ts';
 
 /**
  * Statistics beside the released set's: conversations, turns and calls per conversation, the share
  * of calls that are actions, plugins per conversation, calls per tool. Reported in the manifest
- * (`stats.tooltalk`) and attached as `reports/tooltalk-statistics.md`.
+ * (`stats.tooltalk`), printed in the run log and attached as `reports/tooltalk-statistics.md`.
  */
 
 /** The figures of one conversation (all the statistics need). */
@@ -18,6 +16,9 @@ export interface ConversationFigures {
   category: string;
   turns: number;
   tools: string[];
+  /** Per call: its tool's plugin and whether it is an action (from the sample's tools; imported tools are not built in). */
+  plugins?: string[];
+  actions?: boolean[];
 }
 
 export interface ToolTalkStatistics {
@@ -30,11 +31,11 @@ export interface ToolTalkStatistics {
   perTool: Record<string, number>;
 }
 
-export function summarise(figures: readonly ConversationFigures[]): ToolTalkStatistics {
+export function summarise(figures: readonly ConversationFigures[], options: { builtinTools?: boolean } = {}): ToolTalkStatistics {
   const n = figures.length || 1;
   const calls = figures.flatMap((f) => f.tools);
   const perTool: Record<string, number> = {};
-  for (const name of [...TOOLS_BY_NAME.keys()].sort()) perTool[name] = 0;
+  if (options.builtinTools ?? true) for (const name of [...TOOLS_BY_NAME.keys()].sort()) perTool[name] = 0;
   for (const tool of calls) perTool[tool] = (perTool[tool] ?? 0) + 1;
   const byCategory: Record<string, number> = {};
   for (const f of figures) byCategory[f.category] = (byCategory[f.category] ?? 0) + 1;
@@ -44,26 +45,17 @@ export function summarise(figures: readonly ConversationFigures[]): ToolTalkStat
     byCategory,
     turnsPerConversation: round(figures.reduce((s, f) => s + f.turns, 0) / n),
     callsPerConversation: round(calls.length / n),
-    actionShare: round(calls.filter((tool) => TOOLS_BY_NAME.get(tool)?.isAction).length / (calls.length || 1)),
-    pluginsPerConversation: round(figures.reduce((s, f) => s + new Set(f.tools.map((tool) => TOOLS_BY_NAME.get(tool)?.plugin)).size, 0) / n),
+    actionShare: round(figures.reduce((s, f) => s + f.tools.filter((tool, i) => f.actions?.[i] ?? TOOLS_BY_NAME.get(tool)?.isAction).length, 0) / (calls.length || 1)),
+    pluginsPerConversation: round(figures.reduce((s, f) => s + new Set(f.tools.map((tool, i) => f.plugins?.[i] ?? TOOLS_BY_NAME.get(tool)?.plugin)).size, 0) / n),
     perTool,
   };
 }
 
 export function figuresOfSample(sample: Sample): ConversationFigures {
-  return { category: sample.category, turns: sample.dialogue.length, tools: sample.dialogue.flatMap((turn) => (turn.calls ?? []).map((call) => call.tool)) };
-}
-
-/** The released conversations' figures, read straight from the files. */
-export function releasedFigures(dir: string): ConversationFigures[] {
-  return conversationFiles(dir).map((file) => {
-    const json = readConversation(join(dir, file));
-    return {
-      category: file.split('/').includes('easy') ? 'easy' : 'tooltalk',
-      turns: json.conversation.length,
-      tools: json.conversation.flatMap((turn) => (turn.apis ?? []).map((api) => api.request.api_name)),
-    };
-  });
+  const tools = sample.dialogue.flatMap((turn) => (turn.calls ?? []).map((call) => call.tool));
+  if (!(sample.meta as { tooltalk?: { toolsImported?: boolean } }).tooltalk?.toolsImported) return { category: sample.category, turns: sample.dialogue.length, tools };
+  const offered = new Map(sample.tools.map((tool) => [tool.name, tool]));
+  return { category: sample.category, turns: sample.dialogue.length, tools, plugins: tools.map((tool) => offered.get(tool)?.plugin ?? ''), actions: tools.map((tool) => offered.get(tool)?.isAction === true) };
 }
 
 export function statisticsTable(ours: ToolTalkStatistics, released: ToolTalkStatistics | null): string {
@@ -82,22 +74,36 @@ export function statisticsTable(ours: ToolTalkStatistics, released: ToolTalkStat
   ].join('\n');
 }
 
-export function statisticsStage(options: { referenceDir?: string }): ScanStage<Sample, Sample, ConversationFigures[]> {
-  return {
-    kind: 'scan',
-    name: 'statistics',
+/** The main figures, this version's beside the released set's, for the run log. */
+function logTable(ours: ToolTalkStatistics, released: ToolTalkStatistics | null): string {
+  const categories = [...new Set([...Object.keys(ours.byCategory), ...Object.keys(released?.byCategory ?? {})])].sort();
+  return besideReleased(
+    [
+      ['conversations', ours.conversations, released?.conversations],
+      ...categories.map((c): [string, number, number | null] => [`  ${c}`, ours.byCategory[c] ?? 0, released && (released.byCategory[c] ?? 0)]),
+      ['turns per conversation', ours.turnsPerConversation, released?.turnsPerConversation],
+      ['calls per conversation', ours.callsPerConversation, released?.callsPerConversation],
+      ['action share of calls', ours.actionShare, released?.actionShare],
+      ['plugins per conversation', ours.pluginsPerConversation, released?.pluginsPerConversation],
+    ],
+    released && 'ToolTalk',
+  );
+}
+
+/** Without `released` (over an imported library), the per-tool counts list only the tools called. */
+export function statisticsStage(options: { released?: ReleasedPlace }): ScanStage<Sample, Sample, Tally<ConversationFigures, ToolTalkStatistics>> {
+  return statisticsBesideReleased({
     version: 1,
-    input: Sample,
-    output: Sample,
-    collect: (samples) => Array.from(samples, figuresOfSample),
-    run: (sample) => sample,
-    finish: (figures, ctx) => {
-      const ours = summarise(figures);
-      const released = options.referenceDir ? summarise(releasedFigures(ctx.resolvePath(options.referenceDir))) : null;
-      ctx.report('tooltalk', { version: ours, ...(released ? { released } : {}) });
-      ctx.attach('tooltalk-statistics.md', `# ToolTalk statistics\n\n${statisticsTable(ours, released)}\n`);
-    },
-  };
+    title: 'ToolTalk statistics',
+    figures: figuresOfSample,
+    tally: listTally((figures: readonly ConversationFigures[]) => summarise(figures, { builtinTools: !!options.released })),
+    released: options.released,
+    close: (ours, released) => ({
+      reports: { tooltalk: { version: ours, ...(released ? { released } : {}) } },
+      table: logTable(ours, released),
+      attach: { 'tooltalk-statistics.md': `# ToolTalk statistics\n\n${statisticsTable(ours, released)}\n` },
+    }),
+  });
 }
 
 /**

@@ -7,6 +7,8 @@ python3 has them (test/helpers/python.ts). Prints one JSON document on stdout.
                                  {"file", "datasets", "rows", "json_columns", "pandas"}
   hf_load.py folders <folder>... each hf export folder with load_dataset(<folder>), one after the other
                                  in ONE cache: {"folder", "splits": {split: [ids]}}
+  hf_load.py rows <folder>       one export folder with load_dataset(<folder>): {"features": {column:
+                                 feature}, "splits": {split: [row, ...]}}, each row as datasets gives it
 """
 import json
 import os
@@ -98,6 +100,14 @@ def load_folders(folders):
     return results
 
 
+def load_rows(folder):
+    with tempfile.TemporaryDirectory(prefix="hf-rows-") as cache:
+        loaded = datasets.load_dataset(folder, cache_dir=cache)
+        features = {column: repr(feature) for column, feature in next(iter(loaded.values())).features.items()}
+        return {"features": features, "splits": {split: list(loaded[split]) for split in loaded}}
+
+
 if __name__ == "__main__":
     mode, *args = sys.argv[1:]
-    print(json.dumps(load_files(args) if mode == "files" else load_folders(args)))
+    modes = {"files": load_files, "folders": load_folders, "rows": lambda folders: load_rows(folders[0])}
+    print(json.dumps(modes[mode](args)))

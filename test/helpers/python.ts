@@ -34,3 +34,8 @@ export function loadFilesInPython(files: string[], options: { chunkBytes?: numbe
 export function loadFoldersInOneCache(folders: string[]): { folder: string; splits: Record<string, string[]> }[] {
   return runScript(['folders', ...folders]) as { folder: string; splits: Record<string, string[]> }[];
 }
+
+/** One export folder loaded with `load_dataset(<folder>)`: each column's feature (its repr) and each split's rows as `datasets` gives them. */
+export function loadRowsInPython(folder: string): { features: Record<string, string>; splits: Record<string, unknown[]> } {
+  return runScript(['rows', folder]) as { features: Record<string, string>; splits: Record<string, unknown[]> };
+}

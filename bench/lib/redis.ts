@@ -1,7 +1,7 @@
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import { createServer, connect } from 'node:net';
 
-/** A redis-server of the test's own, on a free port of 127.0.0.1, with nothing persisted. */
+/** A redis-server of a test's or a benchmark's own, on a free port of 127.0.0.1, with nothing persisted. */
 export interface TestRedis {
   url: string;
   /** SIGKILLs the server (and waits for it to exit). */
@@ -14,7 +14,7 @@ function redisServerPath(): string {
   try {
     return execFileSync('sh', ['-c', 'command -v redis-server'], { encoding: 'utf8' }).trim();
   } catch {
-    throw new Error('redis-server is not installed, and the worker tests need a real one: install it (Debian/Ubuntu: apt-get install -y redis-server; macOS: brew install redis), as .ci/run does');
+    throw new Error('redis-server is not installed, and the worker tests and benchmarks need a real one: install it (Debian/Ubuntu: apt-get install -y redis-server; macOS: brew install redis), as .ci/run does');
   }
 }
 

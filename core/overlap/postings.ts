@@ -1,0 +1,63 @@
+/**
+ * Reference samples by key (an n-gram's hash, a call signature, a word, an LSH bucket), held as two
+ * sorted typed arrays: 12 bytes a pair, found by binary search. Built by adding pairs, then frozen.
+ */
+export class Postings {
+  private pendingKeys: number[] = [];
+  private pendingValues: number[] = [];
+  private keys = new Float64Array(0);
+  private values = new Uint32Array(0);
+
+  add(key: number, value: number): void {
+    this.pendingKeys.push(key);
+    this.pendingValues.push(value);
+  }
+
+  /** Sorts the pairs added (by key, then value) into the arrays lookups read; adding again starts over. */
+  freeze(): this {
+    const { pendingKeys: keys, pendingValues: values } = this;
+    const order = new Uint32Array(keys.length);
+    for (let i = 0; i < order.length; i++) order[i] = i;
+    order.sort((a, b) => keys[a] - keys[b] || values[a] - values[b]);
+    this.keys = Float64Array.from(order, (i) => keys[i]);
+    this.values = Uint32Array.from(order, (i) => values[i]);
+    this.pendingKeys = [];
+    this.pendingValues = [];
+    return this;
+  }
+
+  /** Where `key`'s values start and end in the sorted arrays (start = end when it has none). */
+  private range(key: number): [number, number] {
+    let lo = 0;
+    let hi = this.keys.length;
+    while (lo < hi) {
+      const mid = (lo + hi) >>> 1;
+      if (this.keys[mid] < key) lo = mid + 1;
+      else hi = mid;
+    }
+    let end = lo;
+    while (end < this.keys.length && this.keys[end] === key) end++;
+    return [lo, end];
+  }
+
+  /** How many values `key` has. */
+  count(key: number): number {
+    const [start, end] = this.range(key);
+    return end - start;
+  }
+
+  /** Calls `visit` with each value of `key` (at most `limit` of them: none when it has more); returns how many it has. */
+  forEach(key: number, visit: (value: number) => void, limit = Infinity): number {
+    const [start, end] = this.range(key);
+    if (end - start <= limit) for (let i = start; i < end; i++) visit(this.values[i]);
+    return end - start;
+  }
+
+  get size(): number {
+    return this.keys.length;
+  }
+
+  get bytes(): number {
+    return this.keys.byteLength + this.values.byteLength;
+  }
+}

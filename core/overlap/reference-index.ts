@@ -1,0 +1,382 @@
+import type { Embedder } from '../embed/types.ts';
+import type { Sample } from '../records.ts';
+import { Rng } from '../rng.ts';
+import { callSignatures } from './calls.ts';
+import type { OverlapLevel } from './config.ts';
+import { Postings } from './postings.ts';
+import { hash53, ngramHashes, userText, words } from './text.ts';
+
+/**
+ * One reference set (a released test set, a version, a file of samples) indexed for overlap, so a
+ * checked sample is compared with the few reference samples it can match, never with all of them:
+ *
+ *   - n-grams: each n-gram's hash → the reference samples that have it (sorted arrays, 12 bytes a
+ *     pair); a sample's shared n-grams are counted per reference sample it meets there;
+ *   - calls: the exact signature → reference samples, each loose call signature → reference samples;
+ *   - embedding: each reference vector quantised to one byte per non-zero number (the lexical
+ *     embedder's vectors are sparse), found through two indexes whose candidates are then compared
+ *     by cosine: the words of the text, rarest first (a paraphrase keeps most of its rare words), and
+ *     random-hyperplane LSH of the vector (16 bands of 8 bits: a model's paraphrase that shares no
+ *     word still shares buckets).
+ *
+ * Memory: the arrays above, the reference ids, and while it is built the reference texts (the
+ * lexical embedder is fitted on them, so that vectors of texts embedded batch by batch compare).
+ */
+
+export interface ReferenceSet {
+  /** How reports name it: a released set's name, `<dataset>@<version>`, a file's path. */
+  name: string;
+  kind: 'released' | 'version' | 'file';
+  /** Where it was read from. */
+  path: string;
+  /** Its samples, read again on each call. */
+  samples: () => Iterable<Sample>;
+}
+
+export interface IndexSettings {
+  ngrams: readonly number[];
+  levels: readonly OverlapLevel[];
+  /** The embedder of the embedding level (unused when `levels` lacks it). */
+  embedder?: Embedder;
+}
+
+/** A sample's score at one level against its closest reference sample (`ref` its position; -1 with no candidate). */
+export interface LevelMatch {
+  score: number;
+  ref: number;
+}
+
+/** An n-gram or a loose call met in more reference samples than this is boilerplate: not evidence of a copy, and not counted. */
+export const COMMON_POSTINGS = 2000;
+/** Reference samples compared by cosine for one text: the best of each candidate index. */
+const CANDIDATES = 24;
+/** Postings read through the word index for one text (the rarest words first; the first word always): a reworded text keeps its rare words. */
+const WORD_BUDGET = 2_000;
+const BANDS = 16;
+const BAND_BITS = 8;
+const EMBED_BATCH = 512;
+
+/** How a reference sample is named in a hit: a released record by its file and own id, any other by its sample id. */
+export function referenceId(sample: Sample, kind: ReferenceSet['kind']): string {
+  const source = sample.meta.source;
+  if (kind !== 'released' || !source?.id) return sample.id;
+  return source.file ? `${source.file}#${source.id}` : source.id;
+}
+
+/** Reference vectors, each as its non-zero numbers quantised to a byte and scaled back on use. */
+class QuantisedVectors {
+  private offsets: number[] = [0];
+  private indexChunks: Uint32Array[] = [];
+  private valueChunks: Int8Array[] = [];
+  private scaleList: number[] = [];
+  private normList: number[] = [];
+  indices: Uint16Array | Uint32Array = new Uint32Array(0);
+  values = new Int8Array(0);
+  starts = new Uint32Array(0);
+  scales = new Float32Array(0);
+  norms = new Float32Array(0);
+
+  add(vector: ArrayLike<number>): void {
+    let max = 0;
+    let nonZero = 0;
+    for (let k = 0; k < vector.length; k++) {
+      const a = Math.abs(vector[k]);
+      if (a > max) max = a;
+      if (vector[k] !== 0) nonZero++;
+    }
+    const indices = new Uint32Array(nonZero);
+    const values = new Int8Array(nonZero);
+    const scale = max > 0 ? max / 127 : 0;
+    let at = 0;
+    let norm = 0;
+    for (let k = 0; k < vector.length; k++) {
+      if (vector[k] === 0) continue;
+      indices[at] = k;
+      values[at] = Math.round(vector[k] / (scale || 1));
+      norm += values[at] * values[at];
+      at++;
+    }
+    this.indexChunks.push(indices);
+    this.valueChunks.push(values);
+    this.offsets.push(this.offsets[this.offsets.length - 1] + nonZero);
+    this.scaleList.push(scale);
+    this.normList.push(Math.sqrt(norm) * scale);
+  }
+
+  freeze(): void {
+    const total = this.offsets[this.offsets.length - 1];
+    const dimLimit = this.indexChunks.reduce((max, chunk) => (chunk.length ? Math.max(max, chunk[chunk.length - 1]) : max), 0);
+    // Indices of vectors up to 65,536 numbers long take two bytes each.
+    const indices = dimLimit < 65_536 ? new Uint16Array(total) : new Uint32Array(total);
+    this.values = new Int8Array(total);
+    let at = 0;
+    this.indexChunks.forEach((chunk, i) => {
+      indices.set(chunk, at);
+      this.values.set(this.valueChunks[i], at);
+      at += chunk.length;
+    });
+    this.indices = indices;
+    this.starts = Uint32Array.from(this.offsets);
+    this.scales = Float32Array.from(this.scaleList);
+    this.norms = Float32Array.from(this.normList);
+    this.indexChunks = [];
+    this.valueChunks = [];
+    this.offsets = [];
+    this.scaleList = [];
+    this.normList = [];
+  }
+
+  /** The cosine of a dense vector (of norm `norm`) with reference vector `ref`. */
+  cosine(query: Float32Array, norm: number, ref: number): number {
+    const refNorm = this.norms[ref];
+    if (!norm || !refNorm) return 0;
+    let dot = 0;
+    for (let k = this.starts[ref]; k < this.starts[ref + 1]; k++) dot += query[this.indices[k]] * this.values[k];
+    return (dot * this.scales[ref]) / (norm * refNorm);
+  }
+
+  get bytes(): number {
+    return this.indices.byteLength + this.values.byteLength + this.starts.byteLength + this.scales.byteLength + this.norms.byteLength;
+  }
+}
+
+/** Random hyperplanes (seeded): a vector's side of each, in bands, as LSH bucket keys. */
+class Hyperplanes {
+  private planes = new Float32Array(0);
+  private dim = 0;
+
+  /** The band keys of a vector given by its non-zero entries. */
+  keys(indices: ArrayLike<number>, values: ArrayLike<number>, dim: number): number[] {
+    if (dim !== this.dim) this.draw(dim);
+    const keys: number[] = [];
+    for (let band = 0; band < BANDS; band++) {
+      let bits = 0;
+      for (let b = 0; b < BAND_BITS; b++) {
+        const row = (band * BAND_BITS + b) * dim;
+        let side = 0;
+        for (let k = 0; k < indices.length; k++) side += this.planes[row + indices[k]] * values[k];
+        if (side > 0) bits |= 1 << b;
+      }
+      keys.push(band * (1 << BAND_BITS) + bits);
+    }
+    return keys;
+  }
+
+  private draw(dim: number): void {
+    const rng = new Rng(0x0ddba11);
+    this.dim = dim;
+    this.planes = new Float32Array(BANDS * BAND_BITS * dim);
+    // Gaussian directions (Box–Muller) make the bits depend on the angle between vectors alone.
+    for (let i = 0; i < this.planes.length; i++) this.planes[i] = Math.sqrt(-2 * Math.log(1 - rng.next())) * Math.cos(2 * Math.PI * rng.next());
+  }
+}
+
+function nonZeros(vector: Float32Array): { indices: number[]; values: number[]; norm: number } {
+  const indices: number[] = [];
+  const values: number[] = [];
+  let norm = 0;
+  for (let k = 0; k < vector.length; k++) {
+    if (vector[k] === 0) continue;
+    indices.push(k);
+    values.push(vector[k]);
+    norm += vector[k] * vector[k];
+  }
+  return { indices, values, norm: Math.sqrt(norm) };
+}
+
+/** The `limit` positions with the highest scores among `touched` (score 0 left out; ties: the lower position), kept by insertion, never sorting them all. */
+function best(touched: readonly number[], score: ArrayLike<number>, limit: number): number[] {
+  const kept: number[] = [];
+  const before = (a: number, b: number) => score[a] > score[b] || (score[a] === score[b] && a < b);
+  for (const i of touched) {
+    if (score[i] <= 0 || (kept.length === limit && !before(i, kept[limit - 1]))) continue;
+    let at = kept.length === limit ? limit - 1 : kept.length;
+    while (at > 0 && before(i, kept[at - 1])) {
+      kept[at] = kept[at - 1];
+      at--;
+    }
+    kept[at] = i;
+  }
+  return kept;
+}
+
+export class ReferenceIndex {
+  readonly ids: string[] = [];
+  private readonly grams = new Map<number, Postings>();
+  private readonly exactCalls = new Postings();
+  private readonly nearCalls = new Postings();
+  private nearSizes: number[] | Uint16Array = [];
+  private readonly words = new Postings();
+  private readonly buckets = new Postings();
+  private readonly vectors = new QuantisedVectors();
+  private readonly planes = new Hyperplanes();
+  private embedder?: Embedder;
+  private dim = 0;
+  /** Scratch per query, one number per reference sample. */
+  private scratch = new Float64Array(0);
+  private bandHits = new Uint8Array(0);
+
+  private constructor(
+    readonly set: Omit<ReferenceSet, 'samples'>,
+    private readonly settings: IndexSettings,
+  ) {}
+
+  /** Reads a reference set once, indexes it, and (for the embedding level) embeds its texts batch by batch. */
+  static async build(set: ReferenceSet, settings: IndexSettings): Promise<ReferenceIndex> {
+    const index = new ReferenceIndex({ name: set.name, kind: set.kind, path: set.path }, settings);
+    const texts: string[] = [];
+    const embedding = settings.levels.includes('embedding');
+    for (const sample of set.samples()) {
+      const ref = index.ids.length;
+      index.ids.push(referenceId(sample, set.kind));
+      const text = userText(sample);
+      const tokens = words(text);
+      for (const n of settings.ngrams) {
+        let postings = index.grams.get(n);
+        if (!postings) index.grams.set(n, (postings = new Postings()));
+        for (const gram of ngramHashes(tokens, n)) postings.add(gram, ref);
+      }
+      const calls = callSignatures(sample);
+      if (calls.exact !== null) index.exactCalls.add(calls.exact, ref);
+      const near = [...new Set(calls.near)];
+      for (const call of near) index.nearCalls.add(call, ref);
+      (index.nearSizes as number[]).push(near.length);
+      if (embedding) {
+        for (const word of new Set(tokens)) index.words.add(hash53(word), ref);
+        texts.push(tokens.length ? text : '');
+      }
+    }
+    for (const postings of [...index.grams.values(), index.exactCalls, index.nearCalls, index.words]) postings.freeze();
+    index.nearSizes = Uint16Array.from(index.nearSizes as number[], (n) => Math.min(n, 65_535));
+    if (embedding && settings.embedder) await index.embedReferences(texts, settings.embedder);
+    index.scratch = new Float64Array(index.ids.length);
+    index.bandHits = new Uint8Array(index.ids.length);
+    return index;
+  }
+
+  private async embedReferences(texts: string[], embedder: Embedder): Promise<void> {
+    this.embedder = embedder.fit?.(texts.filter(Boolean)) ?? embedder;
+    for (let start = 0; start < texts.length; start += EMBED_BATCH) {
+      const batch = texts.slice(start, start + EMBED_BATCH);
+      const given = batch.map((text, i) => ({ text, ref: start + i })).filter((t) => t.text);
+      const vectors = given.length ? await this.embedder.embed(given.map((t) => t.text)) : [];
+      const byRef = new Map(given.map((t, i) => [t.ref, Float32Array.from(vectors[i])]));
+      for (let i = 0; i < batch.length; i++) {
+        const vector = byRef.get(start + i);
+        if (vector) this.dim = vector.length;
+        this.vectors.add(vector ?? new Float32Array(0));
+        if (!vector) continue;
+        const { indices, values } = nonZeros(vector);
+        for (const key of this.planes.keys(indices, values, vector.length)) this.buckets.add(key, start + i);
+      }
+    }
+    this.vectors.freeze();
+    this.buckets.freeze();
+  }
+
+  /** Bytes the index holds (its typed arrays; the ids besides). */
+  get bytes(): number {
+    return [...this.grams.values(), this.exactCalls, this.nearCalls, this.words, this.buckets].reduce((sum, p) => sum + p.bytes, 0) + this.vectors.bytes + this.nearSizes.length * 2;
+  }
+
+  /** Each sample's best score per level against this reference set. */
+  async match(samples: readonly Sample[]): Promise<Map<OverlapLevel, LevelMatch>[]> {
+    const { levels } = this.settings;
+    const texts = samples.map(userText);
+    const tokens = texts.map(words);
+    const results = samples.map(() => new Map<OverlapLevel, LevelMatch>());
+    for (const n of this.settings.ngrams) {
+      const level = `ngram-${n}` as OverlapLevel;
+      if (!levels.includes(level)) continue;
+      tokens.forEach((t, i) => results[i].set(level, this.matchGrams(ngramHashes(t, n), this.grams.get(n)!)));
+    }
+    if (levels.includes('call-exact') || levels.includes('call-near')) {
+      samples.forEach((sample, i) => {
+        const calls = callSignatures(sample);
+        if (levels.includes('call-exact')) {
+          let ref = -1;
+          if (calls.exact !== null) this.exactCalls.forEach(calls.exact, (r) => (ref = ref < 0 ? r : ref));
+          results[i].set('call-exact', { score: ref >= 0 ? 1 : 0, ref });
+        }
+        if (levels.includes('call-near')) results[i].set('call-near', this.matchNear([...new Set(calls.near)]));
+      });
+    }
+    if (levels.includes('embedding')) {
+      // A text without words is not embedded: its vector would stand for nothing but emptiness.
+      for (const result of results) result.set('embedding', { score: 0, ref: -1 });
+      const given = texts.map((text, i) => ({ text, i })).filter(({ i }) => tokens[i].length > 0);
+      const vectors = this.embedder && this.dim && given.length ? await this.embedder.embed(given.map((g) => g.text)) : [];
+      given.forEach(({ i }, k) => results[i].set('embedding', this.matchVector(Float32Array.from(vectors[k]), tokens[i])));
+    }
+    return results;
+  }
+
+  /** The share of `grams` one reference sample has (boilerplate grams left out of both sides). */
+  private matchGrams(grams: number[], postings: Postings): LevelMatch {
+    const counts = new Map<number, number>();
+    let counted = 0;
+    for (const gram of grams) {
+      const found = postings.forEach(gram, (ref) => counts.set(ref, (counts.get(ref) ?? 0) + 1), COMMON_POSTINGS);
+      if (found <= COMMON_POSTINGS) counted++;
+    }
+    let ref = -1;
+    let most = 0;
+    for (const [r, n] of counts) if (n > most || (n === most && r < ref)) [ref, most] = [r, n];
+    return { score: counted ? most / counted : 0, ref };
+  }
+
+  /** The Jaccard overlap of a sample's loose calls with the reference sample sharing most of them. */
+  private matchNear(calls: number[]): LevelMatch {
+    const shared = new Map<number, number>();
+    for (const call of calls) this.nearCalls.forEach(call, (ref) => shared.set(ref, (shared.get(ref) ?? 0) + 1), COMMON_POSTINGS);
+    let result: LevelMatch = { score: 0, ref: -1 };
+    for (const [ref, n] of shared) {
+      const score = n / (calls.length + this.nearSizes[ref] - n);
+      if (score > result.score || (score === result.score && ref < result.ref)) result = { score, ref };
+    }
+    return result;
+  }
+
+  /** The closest reference vector among the candidates of the word index and the LSH buckets. */
+  private matchVector(vector: Float32Array, tokens: string[]): LevelMatch {
+    const { indices, values, norm } = nonZeros(vector);
+    const scratch = this.scratch;
+    const touched: number[] = [];
+    // Words, rarest first, until the budget of postings read is spent.
+    const byRarity = [...new Set(tokens)].map((word) => hash53(word)).map((key) => ({ key, df: this.words.count(key) })).filter((w) => w.df > 0).sort((a, b) => a.df - b.df);
+    let read = 0;
+    for (const { key, df } of byRarity) {
+      if (read > 0 && read + df > WORD_BUDGET) break;
+      read += df;
+      const weight = Math.log(1 + this.ids.length / df);
+      this.words.forEach(key, (ref) => {
+        if (scratch[ref] === 0) touched.push(ref);
+        scratch[ref] += weight;
+      });
+    }
+    const byWords = best(touched, scratch, CANDIDATES);
+    for (const ref of touched) scratch[ref] = 0;
+    const hits = this.bandHits;
+    const met: number[] = [];
+    // A bucket far fuller than the average (of 2^BAND_BITS a band) says little: it is passed over.
+    const fullBucket = Math.max(64, this.ids.length >> (BAND_BITS - 3));
+    for (const key of this.planes.keys(indices, values, vector.length)) {
+      this.buckets.forEach(
+        key,
+        (ref) => {
+          if (hits[ref] === 0) met.push(ref);
+          hits[ref]++;
+        },
+        fullBucket,
+      );
+    }
+    const byBuckets = best(met, hits, CANDIDATES);
+    for (const ref of met) hits[ref] = 0;
+    let result: LevelMatch = { score: 0, ref: -1 };
+    for (const ref of new Set([...byWords, ...byBuckets])) {
+      const score = this.vectors.cosine(vector, norm, ref);
+      if (score > result.score || (score === result.score && ref < result.ref)) result = { score, ref };
+    }
+    return { score: Math.min(1, Math.max(0, result.score)), ref: result.ref };
+  }
+}

@@ -1,0 +1,52 @@
+import { normalizeText } from '../dedup/near-duplicates.ts';
+import type { Sample } from '../records.ts';
+
+/**
+ * The text side of overlap: what a sample asks (its user turns), as normalised words and as hashed
+ * word n-grams. Normalisation is the near-duplicate one (NFKC, lower case, punctuation and symbols
+ * dropped, whitespace collapsed); a Chinese, Japanese or Korean character is a word of its own, so
+ * n-grams work on text without spaces.
+ */
+
+/** The user turns of a sample, joined by new lines: what a model is asked. */
+export function userText(sample: Sample): string {
+  return sample.dialogue
+    .filter((turn) => turn.role === 'user')
+    .map((turn) => turn.content)
+    .join('\n');
+}
+
+const WORD = /[\p{Script=Han}\p{Script=Hiragana}\p{Script=Katakana}\p{Script=Hangul}]|[^\s\p{Script=Han}\p{Script=Hiragana}\p{Script=Katakana}\p{Script=Hangul}]+/gu;
+
+/** The normalised words of a text (each CJK character one word). */
+export function words(text: string): string[] {
+  return normalizeText(text).match(WORD) ?? [];
+}
+
+/**
+ * A text shorter than n words is one n-gram of its own when it has at least this many words: a short
+ * query copied whole is overlap, while `Thanks!` or `Yes` found in a reference is not evidence of it.
+ */
+export const MIN_GRAM_WORDS = 4;
+
+/** cyrb53: a fast 53-bit string hash (collisions among millions of n-grams stay negligible). */
+export function hash53(text: string, seed = 0): number {
+  let h1 = 0xdeadbeef ^ seed;
+  let h2 = 0x41c6ce57 ^ seed;
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    h1 = Math.imul(h1 ^ c, 2654435761);
+    h2 = Math.imul(h2 ^ c, 1597334677);
+  }
+  h1 = Math.imul(h1 ^ (h1 >>> 16), 2246822507) ^ Math.imul(h2 ^ (h2 >>> 13), 3266489909);
+  h2 = Math.imul(h2 ^ (h2 >>> 16), 2246822507) ^ Math.imul(h1 ^ (h1 >>> 13), 3266489909);
+  return 4294967296 * (2097151 & h2) + (h1 >>> 0);
+}
+
+/** The distinct hashed word n-grams of a word list (the whole list as one gram when shorter than n, from `MIN_GRAM_WORDS` words). */
+export function ngramHashes(tokens: readonly string[], n: number): number[] {
+  if (tokens.length < n) return tokens.length >= MIN_GRAM_WORDS ? [hash53(tokens.join(' '), n)] : [];
+  const out = new Set<number>();
+  for (let i = 0; i + n <= tokens.length; i++) out.add(hash53(tokens.slice(i, i + n).join(' '), n));
+  return [...out];
+}

@@ -1,0 +1,1 @@
+../../../test/fixtures/mcp/notes-server.mjs

@@ -1,0 +1,48 @@
+import type { Sample } from '../core/records.ts';
+import type { SampleAt, SampleSource } from '../core/sample-source.ts';
+import type { VersionRef } from '../core/store.ts';
+import { itemIdOf } from './queue.ts';
+
+/** Item id → the version's sample, for the items a sheet or a queue names. */
+export interface SampleLookup {
+  get(itemId: string): Sample | undefined;
+}
+
+/** Samples read back last, kept for the next asks (the review app shows an item again as it is decided). */
+const RECENT = 4;
+
+/**
+ * The samples of the `wanted` item ids (any sample can be reviewed, queued or not): found in one
+ * pass over the version, where only their positions are kept, and read back one at a time when asked
+ * for. A version is never held whole: what is kept grows with the sheets and the queue, not the version.
+ */
+export function versionItems(ref: Pick<VersionRef, 'name' | 'version'>, source: SampleSource, wanted: Iterable<string>): SampleLookup {
+  const want = new Set(wanted);
+  const found = new Map<string, { sampleId: string; at: SampleAt }>();
+  if (want.size) {
+    for (const { sample, at } of source.located()) {
+      const id = itemIdOf(ref, sample.id);
+      if (!want.has(id)) continue;
+      const clash = found.get(id);
+      if (clash && clash.sampleId !== sample.id) throw new Error(`item id ${id} is shared by samples ${clash.sampleId} and ${sample.id}`);
+      found.set(id, { sampleId: sample.id, at });
+    }
+  }
+  const recent = new Map<string, Sample>();
+  return {
+    get(itemId) {
+      const cached = recent.get(itemId);
+      if (cached) {
+        recent.delete(itemId);
+        recent.set(itemId, cached);
+        return cached;
+      }
+      const place = found.get(itemId);
+      if (!place) return undefined;
+      const [sample] = source.readAt([place.at]);
+      recent.set(itemId, sample);
+      if (recent.size > RECENT) recent.delete(recent.keys().next().value!);
+      return sample;
+    },
+  };
+}
