@@ -34,7 +34,7 @@ const CHAT_MODEL = string('m', 'TOOLKILN_MODEL, else gpt-4o-mini for OpenAI, the
 export const RUN: CommandSpec = {
   path: ['run'],
   usage:
-    'toolkiln run <pipeline> [--config f] [--llm offline|openai|replay] [--model m] [--limit n] [--seed n] [--concurrency n] [--rpm n] [--tpm n] [--name dataset] [--resume runId] [--force] [--no-cache] [--dry-run] [--price-table f] [--max-retries n] [--max-transport-rejects share] [--min-yield share] [--allow-empty] [--batch | --batch-file out.jsonl] [--batch-results in.jsonl] [--redis url] [--redis-wait s] [--threads n] [--quiet] [--json]',
+    'toolkiln run <pipeline> [--config f] [--llm offline|openai|replay] [--model m] [--limit n] [--seed n] [--concurrency n] [--rpm n] [--tpm n] [--name dataset] [--resume runId] [--force] [--no-cache] [--dry-run] [--price-table f] [--max-retries n] [--max-transport-rejects share] [--min-yield share] [--allow-empty] [--batch | --batch-file out.jsonl] [--batch-results in.jsonl] [--redis url] [--redis-wait s] [--threads n] [--prune-stages] [--quiet] [--json]',
   summary: 'run a recipe end to end and publish the next dataset version',
   options: {
     config: string('file', "none: the recipe's defaults", "JSON file laid over the recipe's default config (its keys are listed by run <pipeline> --help; config show <pipeline> prints them)"),
@@ -58,6 +58,7 @@ export const RUN: CommandSpec = {
     redis: string('url', 'none: this process does all the work', 'enqueue per-record stage work on this Redis for toolkiln worker processes'),
     'redis-wait': string('s', '60', 'seconds a run with workers waits for a lost Redis before it stops'),
     threads: string('n', 'the cores but one, at most 4, for 500 records or more', 'worker threads for the stages whose work is pure computation (0: none)'),
+    'prune-stages': flag("remove each stage's records once no later stage reads them, stats, rejects and attachments kept (a large run then fits its disk)"),
   },
   moreHelp: async (positionals) => (await import('./recipe-help.ts')).recipeHelp(positionals[0]),
 };

@@ -1,4 +1,4 @@
-import { createHash } from 'node:crypto';
+import { createHash, hash } from 'node:crypto';
 import { closeSync, createReadStream, openSync, readSync } from 'node:fs';
 
 /** JSON with object keys sorted at every depth, so equal values always give equal text (and hashes). */
@@ -20,7 +20,7 @@ function sortKeys(value: unknown): unknown {
 }
 
 export function sha256(text: string | Buffer): string {
-  return createHash('sha256').update(text).digest('hex');
+  return hash('sha256', text, 'hex');
 }
 
 /** Short content hash of any JSON value, e.g. for ids: `hashOf(x, 16)`. */

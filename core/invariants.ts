@@ -1,6 +1,6 @@
 import { HashedStringSet } from './collections.ts';
 import { stableStringify } from './hash.ts';
-import { ArgumentValidator, describeProblems } from './json-schema.ts';
+import { ArgumentValidator, describeProblems, type SchemaProblem } from './json-schema.ts';
 import { isJsonObject, isRef, type ArgValue, type Call, type Json, type Sample, type ToolSpec } from './records.ts';
 import { rangeProblems, saysOvernight } from './value-ranges.ts';
 
@@ -51,19 +51,26 @@ export class SampleInvariants {
   readonly checked: Record<InvariantCheck, number> = { 'sample-id-unique': 0, 'tool-names-unique': 0, 'tool-exists': 0, 'argument-schema': 0, 'range-order': 0 };
   private readonly byName = new Map<string, ToolSpec>();
   private readonly byFolded = new Map<string, ToolSpec[]>();
-  private readonly shapes = new Map<ToolSpec, string>();
+  /** Checkers of parameter schemas by object: a tool of the library or of samples made alike (never edited) is compiled once. */
+  private readonly checkers = new WeakMap<object, (args: unknown) => SchemaProblem[]>();
+  /**
+   * Without the library (`null`): the tools offered, by name, one of each shape (and the parameter
+   * objects already seen under a name), to check against the library once it is known.
+   */
+  private readonly deferred: { byParameters: WeakMap<object, Set<string>>; byName: Map<string, ToolSpec[]>; callsNotOffered: boolean } | null;
   /** Every sample id met (a whole version's worth, so kept as hashes). */
   private readonly ids = new HashedStringSet();
   private readonly validator: ArgumentValidator;
 
-  /** `library`: the version's tool library. */
+  /** `library`: the version's tool library; null: not known yet, the checks that need it are made by `holdsWith`. */
   constructor(
-    library: readonly ToolSpec[],
+    library: readonly ToolSpec[] | null,
     private readonly options: InvariantOptions = {},
   ) {
     // A version may hold thousands of distinct tools: the compiled schemas kept are bounded.
     this.validator = options.validator ?? new ArgumentValidator({ maxCompiled: 1000 });
-    for (const tool of library) {
+    this.deferred = library ? null : { byParameters: new WeakMap(), byName: new Map(), callsNotOffered: false };
+    for (const tool of library ?? []) {
       if (!this.byName.has(tool.name)) this.byName.set(tool.name, tool);
       const folded = tool.name.toLowerCase();
       this.byFolded.set(folded, [...(this.byFolded.get(folded) ?? []), tool]);
@@ -103,13 +110,15 @@ export class SampleInvariants {
       const tool = offered.get(call.tool);
       if (!tool) {
         const alike = [...offered.keys()].find((name) => name.toLowerCase() === call.tool.toLowerCase());
+        // The words say whether the library has the tool: without it, known only at the end.
+        if (this.deferred && !alike) this.deferred.callsNotOffered = true;
         const known = alike ? ` (it offers ${JSON.stringify(alike)}, one name case aside)` : this.byName.has(call.tool) ? ' (the version has a tool of that name, but the sample does not offer it)' : '';
         add('tool-exists', where, `calls ${JSON.stringify(call.tool)}, which the sample's candidate list does not offer${known}`);
         continue;
       }
       const { literal, refPaths } = withoutRefs(call.arguments);
       this.checked['argument-schema']++;
-      const problems = this.validator.validate(tool.parameters, literal).filter((p) => !refPaths.some((ref) => p.path === ref || p.path.startsWith(`${ref}.`) || p.path.startsWith(`${ref}[`)) && !givenByReference(p, refPaths));
+      const problems = this.checkerOf(tool)(literal).filter((p) => !refPaths.some((ref) => p.path === ref || p.path.startsWith(`${ref}.`) || p.path.startsWith(`${ref}[`)) && !givenByReference(p, refPaths));
       // One finding per call: its problems together.
       if (problems.length) add('argument-schema', where, describeProblems(problems));
       const ranges = rangeProblems(literal, { overnight });
@@ -119,11 +128,11 @@ export class SampleInvariants {
     return findings;
   }
 
-  /** The sample's candidate tools by name, after checking them against each other and the library. */
-  private checkOffered(sample: Sample, add: (check: InvariantCheck, where: string, problem: string) => void): Map<string, ToolSpec> {
+  /** The sample's candidate tools by name, after checking them against each other and the library (`outside`: the names the recipe leaves out of it). */
+  private checkOffered(sample: Sample, add: (check: InvariantCheck, where: string, problem: string) => void, outsideNames = this.options.offeredOutsideLibrary?.(sample) ?? []): Map<string, ToolSpec> {
     const offered = new Map<string, ToolSpec>();
     const offeredFolded = new Map<string, string>();
-    const outside = new Set(this.options.offeredOutsideLibrary?.(sample) ?? []);
+    const outside = new Set(outsideNames);
     sample.tools.forEach((tool, i) => {
       const where = `tools[${i}] ${tool.name}`;
       const folded = tool.name.toLowerCase();
@@ -134,39 +143,106 @@ export class SampleInvariants {
       else add('tool-names-unique', where, earlier === tool.name ? `the candidate list offers ${JSON.stringify(tool.name)} twice` : `the candidate list offers ${JSON.stringify(earlier)} and ${JSON.stringify(tool.name)}, one name case aside`);
       if (!offered.has(tool.name)) offered.set(tool.name, tool);
       if (outside.has(tool.name)) return;
+      if (this.deferred) return this.defer(tool);
       const alike = (this.byFolded.get(folded) ?? []).filter((t) => t.name !== tool.name).map((t) => JSON.stringify(t.name));
       if (alike.length) add('tool-names-unique', where, `the version's tool library also has ${[...new Set(alike)].join(', ')}, one name case aside`);
       const known = this.byName.get(tool.name);
       if (!known) {
         if (!alike.length) add('tool-exists', where, `the candidate ${JSON.stringify(tool.name)} is not in the version's tool library`);
-      } else if (known !== tool && this.shapeOf(known) !== shapeOf(tool)) {
+      } else if (known !== tool && !sameShape(known.parameters, tool.parameters)) {
         add('tool-names-unique', where, `offers ${JSON.stringify(tool.name)} with parameters other than the version's tool of that name (two tools share one name)`);
+      } else if (offered.get(tool.name) === tool) {
+        // The same parameters as the library's tool: its calls are checked against that tool's schema, compiled once.
+        offered.set(tool.name, known);
       }
     });
     return offered;
   }
 
-  private shapeOf(tool: ToolSpec): string {
-    let shape = this.shapes.get(tool);
-    if (shape === undefined) this.shapes.set(tool, (shape = shapeOf(tool)));
-    return shape;
+  /** The checker of a tool's parameters, compiled once per parameters object. */
+  private checkerOf(tool: ToolSpec): (args: unknown) => SchemaProblem[] {
+    const parameters = tool.parameters as object;
+    let checker = this.checkers.get(parameters);
+    if (!checker) this.checkers.set(parameters, (checker = this.validator.checker(parameters)));
+    return checker;
+  }
+
+  /** Keeps an offered tool for the checks against the library (one of each name and shape). */
+  private defer(tool: ToolSpec): void {
+    const { byParameters, byName } = this.deferred!;
+    const parameters = tool.parameters as object;
+    const names = byParameters.get(parameters);
+    if (names?.has(tool.name)) return;
+    if (names) names.add(tool.name);
+    else byParameters.set(parameters, new Set([tool.name]));
+    const kept = byName.get(tool.name);
+    if (!kept) byName.set(tool.name, [tool]);
+    else if (!kept.some((other) => sameShape(other.parameters, parameters))) kept.push(tool);
+  }
+
+  /**
+   * Without the library at first: whether the checks that need it find nothing, now that it is
+   * known (the library's own names, and every tool offered against it). When they would, the
+   * findings already made are not those the samples have: check them again with the library.
+   */
+  holdsWith(library: readonly ToolSpec[]): boolean {
+    if (!this.deferred) throw new Error('holdsWith is for a check made without the library');
+    if (this.deferred.callsNotOffered) return false;
+    const withLibrary = new SampleInvariants(library, { ...this.options, validator: this.validator });
+    if (withLibrary.libraryFindings().length) return false;
+    for (const tools of this.deferred.byName.values()) {
+      for (const tool of tools) {
+        const findings: string[] = [];
+        withLibrary.checkOffered({ tools: [tool] } as Sample, (check) => findings.push(check), []);
+        if (findings.length) return false;
+      }
+    }
+    return true;
   }
 }
 
 /** Keys of a parameter schema that document it without changing what a call must give. */
 const DOCUMENTING = new Set(['description', 'default', 'examples', 'title']);
 
-/** A tool's parameters as a model must fill them (names, types, enums, formats, required …), documentation aside. */
-function shapeOf(tool: ToolSpec): string {
-  // A schema's documenting keys go; under `properties` the keys are parameter names and stay.
-  const strip = (schema: unknown): unknown => {
-    if (Array.isArray(schema)) return schema.map(strip);
-    if (!isJsonObject(schema)) return schema;
-    return Object.fromEntries(
-      Object.entries(schema).map(([key, inner]) => [key, DOCUMENTING.has(key) ? undefined : key === 'properties' && isJsonObject(inner) ? Object.fromEntries(Object.entries(inner).map(([name, property]) => [name, strip(property)])) : strip(inner)]),
-    );
-  };
-  return stableStringify(strip(tool.parameters));
+/**
+ * Whether two parameter schemas ask the same of a call (names, types, enums, formats, required …):
+ * equal as JSON, key order aside and the documenting keys of each schema left out (under
+ * `properties` the keys are parameter names and all count). Compared in place, nothing built.
+ */
+export function sameShape(a: unknown, b: unknown): boolean {
+  if (a === b) return true;
+  if (Array.isArray(a) || Array.isArray(b)) {
+    if (!Array.isArray(a) || !Array.isArray(b) || a.length !== b.length) return false;
+    // JSON writes a missing element as null.
+    for (let i = 0; i < a.length; i++) if (!sameShape(a[i] ?? null, b[i] ?? null)) return false;
+    return true;
+  }
+  if (isJsonObject(a) && isJsonObject(b)) {
+    return sameEntries(a, b, DOCUMENTING, (key, x, y) => (key === 'properties' && isJsonObject(x) && isJsonObject(y) ? sameEntries(x, y, NONE, (_name, p, q) => sameShape(p, q)) : sameShape(x, y)));
+  }
+  if ((a !== null && typeof a === 'object') || (b !== null && typeof b === 'object')) return false;
+  return jsonPrimitive(a) === jsonPrimitive(b);
+}
+
+const NONE: ReadonlySet<string> = new Set();
+
+/** The entries of two objects, those set to undefined (which JSON leaves out) and the `skipped` keys aside, pairwise `same`. */
+function sameEntries(a: Record<string, unknown>, b: Record<string, unknown>, skipped: ReadonlySet<string>, same: (key: string, x: unknown, y: unknown) => boolean): boolean {
+  let count = 0;
+  for (const key in a) {
+    const x = a[key];
+    if (x === undefined || skipped.has(key) || !Object.prototype.hasOwnProperty.call(a, key)) continue;
+    const y = Object.prototype.hasOwnProperty.call(b, key) ? b[key] : undefined;
+    if (y === undefined || !same(key, x, y)) return false;
+    count++;
+  }
+  for (const key in b) if (b[key] !== undefined && !skipped.has(key) && Object.prototype.hasOwnProperty.call(b, key)) count--;
+  return count === 0;
+}
+
+/** A primitive as JSON writes it: a number that is not finite as null. */
+function jsonPrimitive(value: unknown): unknown {
+  return typeof value === 'number' && !Number.isFinite(value) ? null : value;
 }
 
 /** A required argument the validator misses because a reference gives it. */

@@ -216,6 +216,11 @@ export class ArgumentValidator {
   }
 
   validate(parameters: unknown, args: unknown): SchemaProblem[] {
+    return this.checker(parameters)(args);
+  }
+
+  /** The check of calls against `parameters` (compiled once per schema), to keep for many calls of one tool. */
+  checker(parameters: unknown): (args: unknown) => SchemaProblem[] {
     const schema = closeObjects(normaliseSchema(parameters));
     const key = stableStringify(schema);
     let check = this.compiled.get(key)?.check;
@@ -223,7 +228,8 @@ export class ArgumentValidator {
       try {
         check = this.ajv.compile(schema as object);
       } catch (error) {
-        return [{ path: '', message: `the function's parameters are not a usable schema: ${(error as Error).message}` }];
+        const unusable = [{ path: '', message: `the function's parameters are not a usable schema: ${(error as Error).message}` }];
+        return () => unusable;
       }
       this.compiled.set(key, { check, schema: schema as object });
       if (this.options.maxCompiled !== undefined && this.compiled.size > this.options.maxCompiled) {
@@ -232,8 +238,8 @@ export class ArgumentValidator {
         this.ajv.removeSchema(dropped);
       }
     }
-    if (check(args)) return [];
-    return (check.errors ?? []).map(argumentProblem);
+    const compiled = check;
+    return (args) => (compiled(args) ? [] : (compiled.errors ?? []).map(argumentProblem));
   }
 }
 

@@ -391,3 +391,80 @@ export function readJsonFileOrNull<T>(path: string): T | null {
     return null;
   }
 }
+
+/**
+ * Records a whole-set stage keeps for a later pass, on disk instead of in memory: each appended as
+ * JSON to a file of its own and read back by its number, so that what stays in memory is 12 bytes
+ * a record (where its text is) however large the record. `close` removes the file.
+ */
+export class SpilledRecords<T> {
+  private readonly fd: number;
+  private readonly buffer = Buffer.allocUnsafe(LINE_CHUNK);
+  private used = 0;
+  /** Bytes written to the file so far (what the buffer holds comes after). */
+  private flushed = 0;
+  private starts = new Float64Array(256);
+  private lengths = new Uint32Array(256);
+  length = 0;
+
+  constructor(readonly path: string) {
+    makeFolder(dirname(path));
+    try {
+      this.fd = openSync(path, 'w+');
+    } catch (error) {
+      throw withPath(error, path);
+    }
+  }
+
+  /** Keeps a record; returns its number. */
+  push(record: T): number {
+    const bytes = Buffer.from(JSON.stringify(record), 'utf8');
+    if (this.length === this.starts.length) {
+      const starts = new Float64Array(this.length * 2);
+      starts.set(this.starts);
+      const lengths = new Uint32Array(this.length * 2);
+      lengths.set(this.lengths);
+      [this.starts, this.lengths] = [starts, lengths];
+    }
+    if (this.used + bytes.length > LINE_CHUNK) this.flush();
+    this.starts[this.length] = this.flushed + this.used;
+    this.lengths[this.length] = bytes.length;
+    if (bytes.length > LINE_CHUNK) this.writeOut(bytes);
+    else {
+      this.buffer.set(bytes, this.used);
+      this.used += bytes.length;
+    }
+    return this.length++;
+  }
+
+  /** The record numbered `i`, parsed again from its line. */
+  get(i: number): T {
+    if (!(i >= 0 && i < this.length)) throw new RangeError(`${this.path}: no record ${i} (${this.length} kept)`);
+    const start = this.starts[i];
+    const bytes = Buffer.allocUnsafe(this.lengths[i]);
+    if (start >= this.flushed) this.buffer.copy(bytes, 0, start - this.flushed, start - this.flushed + bytes.length);
+    else for (let read = 0; read < bytes.length; ) read += readSync(this.fd, bytes, read, bytes.length - read, start + read);
+    return JSON.parse(bytes.toString('utf8')) as T;
+  }
+
+  private flush(): void {
+    const used = this.used;
+    this.used = 0;
+    this.writeOut(this.buffer.subarray(0, used));
+  }
+
+  private writeOut(bytes: Uint8Array): void {
+    try {
+      for (let written = 0; written < bytes.length; ) written += writeSync(this.fd, bytes, written, bytes.length - written, this.flushed + written);
+    } catch (error) {
+      throw withPath(error, this.path);
+    }
+    this.flushed += bytes.length;
+  }
+
+  /** Forgets the records and removes the file. */
+  close(): void {
+    closeSync(this.fd);
+    rmSync(this.path, { force: true });
+  }
+}

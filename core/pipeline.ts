@@ -25,6 +25,12 @@ export interface ExportOptions {
   notice?: (line: string) => void;
 }
 
+/** A tool library made from samples one at a time: `add` each, then `tools()`. */
+export interface ToolLibraryTally {
+  add(sample: Sample): void;
+  tools(): ToolSpec[];
+}
+
 /**
  * A benchmark recipe: an ordered list of named stages, its config schema (every field defaulted)
  * and the native formats it exports, and what the rest of toolkiln reaches the recipe through
@@ -51,8 +57,11 @@ export interface PipelineDefinition<C = any> {
    * number of samples from many loaded records declares its own.
    */
   minYield?: (config: C) => number | undefined;
-  /** The dataset's tool library; default: every distinct tool the samples offer. */
-  toolLibrary?: (samples: Iterable<Sample>) => ToolSpec[];
+  /**
+   * The dataset's tool library, made from its samples one at a time (as the last stage writes them,
+   * or in a pass over them); default: every distinct tool the samples offer (see core/run.ts).
+   */
+  toolLibrary?: () => ToolLibraryTally;
   /**
    * The recipe's checks, run again on a sample a reviewer edited (`toolkiln review import`); `tools`
    * is the version's tool library. A failing hard check (`soft` not true) refuses the edit; soft

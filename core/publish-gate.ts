@@ -3,8 +3,9 @@ import { join } from 'node:path';
 import { AuditTally, type CheckCount, type SampleAudit } from './audit.ts';
 import { describeFinding, SampleInvariants, type InvariantOptions } from './invariants.ts';
 import { eachJsonl, JsonlWriter } from './jsonl.ts';
+import type { ToolLibraryTally } from './pipeline.ts';
 import type { Rejection, Sample, ToolSpec } from './records.ts';
-import type { SampleLine } from './store.ts';
+import { SampleFiles, type PreparedSamples } from './store.ts';
 
 /**
  * The last check before a run publishes: every sample against the shared invariants
@@ -14,9 +15,13 @@ import type { SampleLine } from './store.ts';
  * kept as released) it is published and counted. The recipe's own audits run on the samples
  * published and are counted, never rejected. Counts per check go to the manifest (`stats.audit`).
  *
- * Memory: the samples are read from the run's files, one pass for the tool library, one for the
- * checks (which keep the ids seen and the positions of the rejected samples, not the samples),
- * and, when any was rejected, one more for the library of the samples published.
+ * Memory and CPU: the gate takes the samples one at a time, in order, and writes each one it keeps
+ * in the line form to the version's data files in the run folder (the store moves them into the
+ * version), keeping the ids seen, not the samples. It runs as the last stage writes its samples,
+ * before the library is known (`library: null`): the checks that need the library are made at the
+ * end over the distinct tools offered; should one find anything (a version whose tools clash), the
+ * result is not used (`end` returns null) and the gate runs again over the last stage's file with
+ * the library, as it does when the last stage ran in an earlier process.
  */
 
 export const GATE_STAGE = 'invariants';
@@ -26,10 +31,12 @@ export const GATE_VERSION = 1;
 export interface GateOptions {
   mode: 'reject' | 'record';
   /** The dataset's tool library from its samples (the recipe's, or every distinct tool). */
-  toolLibrary: (samples: Iterable<Sample>) => ToolSpec[];
+  toolLibrary: () => ToolLibraryTally;
+  /** The library of every sample; null: made as the samples come, and the checks that need it made at the end. */
+  library: ToolSpec[] | null;
   invariants?: InvariantOptions;
   audits?: readonly SampleAudit[];
-  /** A folder of the run where the rejects wait to be published. */
+  /** A folder of the run: the data files and the rejects wait there to be published. */
   dir: string;
 }
 
@@ -41,63 +48,124 @@ export interface GateSummary {
   checks: Record<string, Omit<CheckCount, 'check' | 'examples' | 'description'>>;
 }
 
+/** What the gate made of every sample. */
 export interface GateResult {
-  /** The samples to publish, with their lines, read again from the run's files. */
-  lines: () => Generator<SampleLine>;
+  /** The data files of the samples published, to be moved into the version. */
+  prepared: PreparedSamples;
   /** The tool library of the samples published. */
   tools: ToolSpec[];
+  /** The library of every sample the gate saw. */
+  library: ToolSpec[];
   /** The samples the gate rejected, as Rejections. */
   rejects: () => Generator<Rejection>;
   summary: GateSummary;
 }
 
-/** Runs the gate over a run's samples (`samples` and `lines` give them in the same order, each call a new pass). */
-export function gateForPublishing(run: { samples: () => Iterable<Sample>; lines: () => Iterable<SampleLine> }, options: GateOptions): GateResult {
-  const library = options.toolLibrary(run.samples());
-  const invariants = new SampleInvariants(library, options.invariants);
-  const audits = options.audits ?? [];
-  const tally = new AuditTally(audits);
-  tally.add(invariants.libraryFindings());
-  const rejectsPath = join(options.dir, 'invariant-rejects.jsonl');
-  rmSync(rejectsPath, { force: true });
-  const writer = new JsonlWriter(rejectsPath);
-  const rejected = new Set<number>();
-  try {
-    let i = 0;
-    for (const sample of run.samples()) {
-      tally.samples++;
-      const findings = invariants.check(sample);
-      if (findings.length && options.mode === 'reject') {
-        rejected.add(i);
-        const reject: Rejection = { stage: GATE_STAGE, reason: findings[0].check.replace(/-/g, '_'), detail: findings.map(describeFinding).join('; '), recordId: sample.id, record: sample };
-        writer.write(reject);
-        tally.add(findings);
-      } else tally.add([...findings, ...audits.flatMap((audit) => audit.check(sample))]);
-      i++;
-    }
-  } finally {
-    writer.close();
-  }
-  for (const [check, checked] of Object.entries(invariants.checked)) tally.setChecked(check, checked);
-  for (const audit of audits) if (audit.checked) tally.setChecked(audit.name, audit.checked());
+export class PublishGate {
+  private readonly invariants: SampleInvariants;
+  private readonly audits: readonly SampleAudit[];
+  private readonly tally: AuditTally;
+  /** Every sample's library, when it is made as they come. */
+  private readonly all: ToolLibraryTally | null;
+  /** The library of the samples published, should any be rejected. */
+  private readonly published: ToolLibraryTally;
+  private readonly files: SampleFiles;
+  private readonly rejectsPath: string;
+  private readonly rejectWriter: JsonlWriter;
+  private rejected = 0;
 
-  const kept = <T>(items: () => Iterable<T>) =>
-    function* (): Generator<T> {
-      let i = 0;
-      for (const item of items()) if (!rejected.has(i++)) yield item;
+  constructor(private readonly options: GateOptions) {
+    this.invariants = new SampleInvariants(options.library, options.invariants);
+    this.audits = options.audits ?? [];
+    this.tally = new AuditTally(this.audits);
+    if (options.library) this.tally.add(this.invariants.libraryFindings());
+    this.all = options.library ? null : options.toolLibrary();
+    this.published = options.toolLibrary();
+    const data = join(options.dir, 'data');
+    rmSync(data, { recursive: true, force: true });
+    this.files = new SampleFiles(data);
+    this.rejectsPath = join(options.dir, 'invariant-rejects.jsonl');
+    this.rejectWriter = new JsonlWriter(this.rejectsPath);
+  }
+
+  /** Checks the next sample: rejected with the checks it breaks, or written to the data files. */
+  add(sample: Sample): void {
+    this.all?.add(sample);
+    this.tally.samples++;
+    const findings = this.invariants.check(sample);
+    if (findings.length && this.options.mode === 'reject') {
+      this.rejected++;
+      const reject: Rejection = { stage: GATE_STAGE, reason: findings[0].check.replace(/-/g, '_'), detail: findings.map(describeFinding).join('; '), recordId: sample.id, record: sample };
+      this.rejectWriter.write(reject);
+      this.tally.add(findings);
+    } else {
+      this.tally.add([...findings, ...this.audits.flatMap((audit) => audit.check(sample))]);
+      this.published.add(sample);
+      this.files.add(sample);
+    }
+  }
+
+  /**
+   * After the last sample: what the gate made of them all; `{ redo }` when the checks that needed
+   * the library find something now (what it wrote is dropped: run the gate again over the files
+   * with `library`, the library of every sample).
+   */
+  end(): GateResult | { redo: true; library: ToolSpec[] } {
+    this.rejectWriter.close();
+    const prepared = this.files.close();
+    const library = this.options.library ?? this.all!.tools();
+    if (!this.options.library && !this.invariants.holdsWith(library)) {
+      this.discard();
+      return { redo: true, library };
+    }
+    for (const [check, count] of Object.entries(this.invariants.checked)) this.tally.setChecked(check, count);
+    for (const audit of this.audits) if (audit.checked) this.tally.setChecked(audit.name, audit.checked());
+    const report = this.tally.report();
+    const rejectsPath = this.rejectsPath;
+    return {
+      prepared,
+      tools: this.rejected ? this.published.tools() : library,
+      library,
+      rejects: () => eachJsonl<Rejection>(rejectsPath),
+      summary: {
+        gate: this.options.mode,
+        samples: report.samples,
+        rejected: this.rejected,
+        checks: Object.fromEntries(report.checks.map(({ check, kind, checked, findings, samples, first }) => [check, { kind, checked, findings, samples, first }])),
+      },
     };
-  const report = tally.report();
-  return {
-    lines: kept(run.lines),
-    tools: rejected.size ? options.toolLibrary(kept(run.samples)()) : library,
-    rejects: () => eachJsonl<Rejection>(rejectsPath),
-    summary: {
-      gate: options.mode,
-      samples: report.samples,
-      rejected: rejected.size,
-      checks: Object.fromEntries(report.checks.map(({ check, kind, checked, findings, samples, first }) => [check, { kind, checked, findings, samples, first }])),
-    },
-  };
+  }
+
+  /** Drops what the gate wrote (a gate not used). */
+  discard(): void {
+    try {
+      this.rejectWriter.close();
+    } catch {
+      // Closed already, or the disk failed: the file goes either way.
+    }
+    this.files.discard();
+    rmSync(this.rejectsPath, { force: true });
+  }
+}
+
+/** The gate over samples read again from the run's files, with their library made in a pass before it unless given. */
+export function gateOverFiles(samples: () => Iterable<Sample>, options: Omit<GateOptions, 'library'> & { library?: ToolSpec[] }): GateResult {
+  const library = options.library ?? libraryOf(samples(), options.toolLibrary());
+  const gate = new PublishGate({ ...options, library });
+  try {
+    for (const sample of samples()) gate.add(sample);
+  } catch (error) {
+    gate.discard();
+    throw error;
+  }
+  const result = gate.end();
+  if ('redo' in result) throw new Error('the publish gate with its library known asked to be run again');
+  return result;
+}
+
+function libraryOf(samples: Iterable<Sample>, tally: ToolLibraryTally): ToolSpec[] {
+  for (const sample of samples) tally.add(sample);
+  return tally.tools();
 }
 
 /** One line for the run's log: what the gate checked and rejected (or recorded), and what the recipe's audits counted. */

@@ -1,4 +1,4 @@
-import { createHash } from 'node:crypto';
+import { hash } from 'node:crypto';
 
 /**
  * Seeded pseudo-random numbers (mulberry32). Every random choice in toolkiln goes through one of
@@ -14,7 +14,7 @@ export class Rng {
 
   /** A generator for one purpose: `Rng.derive(seed, 'stage', recordKey)`. */
   static derive(seed: number, ...keys: (string | number)[]): Rng {
-    const digest = createHash('sha256').update(`${seed}\u0000${keys.join('\u0000')}`).digest();
+    const digest = hash('sha256', `${seed}\u0000${keys.join('\u0000')}`, 'buffer');
     return new Rng(digest.readUInt32LE(0));
   }
 

@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { existsSync, mkdirSync, readdirSync, readFileSync, statSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { checkConfigKeys } from './config-keys.ts';
 import { UserError, fileSystemMessage, messageOf } from './errors.ts';
@@ -8,9 +8,9 @@ import { describeOwner, tryLock, type Lock } from './lock.ts';
 import { writeFileAtomic } from './jsonl.ts';
 import type { LlmGateway } from './llm/types.ts';
 import { combineUsage } from './llm/usage.ts';
-import type { PipelineDefinition } from './pipeline.ts';
+import type { PipelineDefinition, ToolLibraryTally } from './pipeline.ts';
 import type { ProgressOptions } from './progress.ts';
-import { describeGate, gateForPublishing, GATE_VERSION } from './publish-gate.ts';
+import { describeGate, gateOverFiles, GATE_VERSION, PublishGate } from './publish-gate.ts';
 import { createEmbedder } from './embed/index.ts';
 import { describeOverlap, OVERLAP_STAGE, OVERLAP_VERSION, overlapForPublishing, publishingReferences } from './overlap/gate.ts';
 import { formatZodError, type Manifest, type Sample, type StageStats, type ToolSpec } from './records.ts';
@@ -77,6 +77,8 @@ export interface RunPipelineOptions {
   concurrency?: number;
   /** Worker threads for the stages whose work is pure computation (default: the cores but one, from 500 records). */
   threads?: StageThreadsOptions;
+  /** Remove each stage's records once the stage after it is complete, and the last stage's once published (see RunStagesOptions). */
+  pruneStageFiles?: boolean;
   /** Stop before publishing when more than this share of a stage's records could not reach the endpoint (default 0.1). */
   maxTransportRejects?: number;
   /** Stop before publishing when the samples are fewer than this share of the records loaded (default 0.05; none is always too few). */
@@ -216,7 +218,19 @@ export async function runPipeline(options: RunPipelineOptions): Promise<RunPipel
     log(`run ${runId} (resume with --resume ${runId})`);
     const remote = await options.distribute?.forRun(runId, { ...spec, inputs });
     const resumeCommand = `toolkiln run ${spec.pipeline} --resume ${runId}`;
+    // The shared invariants, checked as the last stage writes its samples (no pass over them after
+    // it): a sample that breaks one is not published.
+    const { pipeline } = options;
+    const gateOptions = {
+      mode: pipeline.invariants?.gate?.(spec.config) ?? ('reject' as const),
+      toolLibrary: pipeline.toolLibrary ?? (() => new DistinctTools()),
+      invariants: { offeredOutsideLibrary: pipeline.invariants?.offeredOutsideLibrary },
+      audits: pipeline.audits?.(spec.config, resolvePath) ?? [],
+      dir: join(runDir, 'publish'),
+    };
+    const early = options.dryRun ? null : new PublishGate({ ...gateOptions, library: null });
     const result = await runStages({
+      onSample: early ? (sample) => early.add(sample) : undefined,
       pipeline: options.pipeline,
       config: spec.config,
       seed: spec.seed,
@@ -225,44 +239,45 @@ export async function runPipeline(options: RunPipelineOptions): Promise<RunPipel
       limit: spec.limit,
       concurrency: options.concurrency,
       threads: options.threads,
+      pruneStageFiles: options.pruneStageFiles,
       maxTransportRejects: options.maxTransportRejects,
       resumeCommand,
       resolvePath,
       log,
       progress: options.progress,
       remote,
+    }).catch((error) => {
+      early?.discard();
+      throw error;
     });
-    if (options.dryRun) {
+    if (!early) {
       writeOutcome(runDir, { status: 'dry-run', dataset: null, finishedAt: new Date().toISOString() });
       return { runId, fingerprint, status: 'dry-run', stats: result.stats };
     }
     const shortfall = yieldShortfall(result.stats, { minYield: options.minYield ?? options.pipeline.minYield?.(spec.config), allowEmpty: options.allowEmpty, resumeCommand });
-    if (shortfall) throw shortfall;
-
-    // The shared invariants, checked where the samples are made: a sample that breaks one is not published.
-    const { pipeline } = options;
-    const gate = gateForPublishing(
-      { samples: result.samples, lines: result.sampleLines },
-      {
-        mode: pipeline.invariants?.gate?.(spec.config) ?? 'reject',
-        toolLibrary: pipeline.toolLibrary ?? distinctTools,
-        invariants: { offeredOutsideLibrary: pipeline.invariants?.offeredOutsideLibrary },
-        audits: pipeline.audits?.(spec.config, resolvePath) ?? [],
-        dir: join(runDir, 'publish'),
-      },
-    );
+    if (shortfall) {
+      early.discard();
+      throw shortfall;
+    }
+    // The last stage ran in an earlier process (or the library found what the early checks could not): the gate reads its file.
+    const ended = result.sawEverySample ? early.end() : (early.discard(), null);
+    if (ended && 'redo' in ended) log("the samples' tools clash with the version's tool library: the invariants are checked again over the last stage's file");
+    const gate = ended && !('redo' in ended) ? ended : gateOverFiles(result.samples, { ...gateOptions, library: ended?.library });
     log(describeGate(gate.summary));
     // Overlap with test sets: reported in the manifest, or rejected when the config says so.
     const overlap =
       overlapConfig && overlapReferences
-        ? await overlapForPublishing(gate.lines, {
+        ? await overlapForPublishing(gate.prepared, {
             config: overlapConfig,
             ...overlapReferences,
             embedder: createEmbedder(overlapConfig.embedder, { gateway: options.llm, stage: OVERLAP_STAGE, resolvePath }),
             dir: join(runDir, 'publish'),
+            toolLibrary: gateOptions.toolLibrary,
           })
         : undefined;
     if (overlap) log(describeOverlap(overlap.summary));
+    // The data files the gate wrote, or (samples rejected for overlap) the ones written again without them.
+    const data = overlap?.prepared ?? gate.prepared;
     // Requests workers sent count as much as this process's own.
     const usage = remote ? combineUsage(options.llm.usage(), remote.usage()) : options.llm.usage();
     const extraFiles = { ...Object.fromEntries(Object.entries(result.attachments).sort().map(([name, path]) => [`reports/${name}`, readFileSync(path, 'utf8')])), ...options.parent?.files };
@@ -270,8 +285,8 @@ export async function runPipeline(options: RunPipelineOptions): Promise<RunPipel
       name: spec.name,
       force: options.force,
       extraFiles,
-      samples: (overlap ?? gate).lines(),
-      tools: overlap?.summary.rejected ? (pipeline.toolLibrary ?? distinctTools)(overlap.samples()) : gate.tools,
+      prepared: data,
+      tools: overlap?.tools ?? gate.tools,
       rejects: (function* () {
         yield* result.rejects();
         yield* gate.rejects();
@@ -291,7 +306,10 @@ export async function runPipeline(options: RunPipelineOptions): Promise<RunPipel
       },
     });
     if (published.status === 'existing') log(`${spec.name}@${published.ref.version} with the same fingerprint was published meanwhile: nothing new to publish`);
+    // Data files a version that was there already did not take.
+    rmSync(data.dir, { recursive: true, force: true });
     writeOutcome(runDir, { status: published.status, dataset: `${published.ref.name}@${published.ref.version}`, finishedAt: new Date().toISOString() });
+    result.pruneLast();
     return { runId, fingerprint, status: published.status, ref: published.ref, manifest: published.manifest, stats: published.status === 'existing' ? published.manifest.stages : result.stats };
   } catch (error) {
     const disk = fileSystemMessage(error);
@@ -371,9 +389,22 @@ function assertSameInputs(runId: string, spec: RunSpec, now: RunInputs, pipeline
 
 /** Every distinct tool the samples offer, by name (first definition wins), sorted by name. */
 export function distinctTools(samples: Iterable<Sample>): ToolSpec[] {
-  const byName = new Map<string, ToolSpec>();
-  for (const sample of samples) for (const tool of sample.tools) if (!byName.has(tool.name)) byName.set(tool.name, tool);
-  return [...byName.values()].sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+  const tally = new DistinctTools();
+  for (const sample of samples) tally.add(sample);
+  return tally.tools();
+}
+
+/** The default tool library of a version (see {@link distinctTools}), made one sample at a time. */
+export class DistinctTools implements ToolLibraryTally {
+  private readonly byName = new Map<string, ToolSpec>();
+
+  add(sample: Sample): void {
+    for (const tool of sample.tools) if (!this.byName.has(tool.name)) this.byName.set(tool.name, tool);
+  }
+
+  tools(): ToolSpec[] {
+    return [...this.byName.values()].sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+  }
 }
 
 /** Each source path of the config → its files (relative path, `''` for a single file) → sha256. */

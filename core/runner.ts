@@ -1,5 +1,5 @@
 import { closeSync, existsSync, openSync, readFileSync, readSync, renameSync, rmSync } from 'node:fs';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import PQueue from 'p-queue';
 import { countBy } from './collections.ts';
 import { UserError, fileSystemMessage, messageOf } from './errors.ts';
@@ -13,8 +13,7 @@ import { Progress, type ProgressOptions } from './progress.ts';
 import { Rejection, Sample, StageStats, formatZodError } from './records.ts';
 import { Rng } from './rng.ts';
 import { StageThreads, type StageThreadsOptions } from './stage-threads.ts';
-import type { SampleLine } from './store.ts';
-import { entryOf, prepareRecord, recordContext, validateInput, validateOutputs } from './stage-records.ts';
+import { entryOf, parsedRecord, prepareRecord, recordContext, returnsInput, validateInput, validateOutputs, type StageRecord } from './stage-records.ts';
 import { parseRecord } from './validate.ts';
 import { isReject, recordKey, runRecord, stageContextMethods, StepRejected, type MapStage, type RejectReason, type ScanMade, type ScanStage, type SourceReject, type SourceStage, type Stage, type StageContext } from './stage.ts';
 
@@ -44,6 +43,18 @@ export interface RunStagesOptions {
   remote?: RemoteRecords;
   /** Worker threads for the stages whose work is pure computation (`MapStage.threads`). */
   threads?: StageThreadsOptions;
+  /**
+   * Remove a stage's records (`out.jsonl`, `journal.jsonl`) once the stage after it is complete:
+   * no stage still to run, nor a resumed run, reads them again. The run folder then holds about
+   * the records of the stages running rather than of every stage (a large run fits its disk);
+   * stats, rejects and attachments stay.
+   */
+  pruneStageFiles?: boolean;
+  /**
+   * Sees each Sample a whole-set last stage writes, as it writes it (a tool library made on the way
+   * needs no pass over the samples); `RunStagesResult.sawEverySample` says whether all went by.
+   */
+  onSample?: (sample: Sample) => void;
 }
 
 /** One record of a per-record stage, sent to be run elsewhere. */
@@ -75,8 +86,6 @@ export const DEFAULT_RECORDS_IN_FLIGHT = 16;
 export interface RunStagesResult {
   /** The Samples of the last stage, one at a time, read from its output file (never all in memory). */
   samples: () => Generator<Sample>;
-  /** The same, each with its line of JSON text (to write it again without serialising it). */
-  sampleLines: () => Generator<SampleLine>;
   /** Every stage's rejects, stage by stage, read from their files. */
   rejects: () => Generator<Rejection>;
   stats: StageStats[];
@@ -84,6 +93,10 @@ export interface RunStagesResult {
   reports: Record<string, unknown>;
   /** Files stages attached: name → path of the copy in the run folder. */
   attachments: Record<string, string>;
+  /** With `pruneStageFiles`, removes the last stage's records too (once they are published); otherwise does nothing. */
+  pruneLast: () => void;
+  /** Every sample of the last stage went through `onSample` (it ran in this process). */
+  sawEverySample: boolean;
 }
 
 export type { JournalEntry };
@@ -100,13 +113,17 @@ interface StageCounts {
 export class TransportTally {
   readonly keys = new Set<string>();
   readonly byReason: Record<string, number> = {};
-  /** Keys that asked the LLM at all: a whole-set stage's requests are keyed by what it asks about, not by its input records. */
+  /**
+   * Keys a loading or whole-set stage asked about: its requests are keyed by what it asks about,
+   * not by its input records. (A record's requests are counted among the stage's input records:
+   * their keys are not kept.)
+   */
   readonly asked = new Set<string>();
 
   /** The gateway a stage (or one record of it) sees: transport failures are counted under `key`. */
   watch(llm: LlmGateway, key?: string): LlmGateway {
     return observeResults(llm, (result, _prompt, _vars, options) => {
-      this.asked.add(key ?? options.key);
+      if (key === undefined) this.asked.add(options.key);
       if (!result.ok && TRANSPORT_FAILURES.has(result.reason)) this.add(key ?? options.key, result.reason);
     });
   }
@@ -126,6 +143,11 @@ export class TransportTally {
       1,
     );
   }
+}
+
+/** Removes a complete stage's records (its journal and output), once no stage reads them again. */
+function pruneRecords(folder: string): void {
+  for (const file of ['journal.jsonl', 'out.jsonl']) rmSync(join(folder, file), { force: true });
 }
 
 /** Folder name of stage `index`, e.g. `02-decode-slots`. */
@@ -149,6 +171,7 @@ export async function runStages(options: RunStagesOptions): Promise<RunStagesRes
   const attachments: Record<string, string> = {};
   const stats: StageStats[] = [];
   const rejectFiles: string[] = [];
+  let sawEverySample = false;
   let input: StageInput | null = null;
   // Consecutive per-record stages run together, each taking the records of the one before as they
   // finish (in order), so the endpoint is not left idle at stage boundaries. Not in batch mode,
@@ -234,6 +257,7 @@ export async function runStages(options: RunStagesOptions): Promise<RunStagesRes
         Object.assign(reports, stageReports);
         stats.push(stageStats);
         rejectFiles.push(files.rejects);
+        if (options.pruneStageFiles && index > 0) pruneRecords(stageFolder(options.runDir, index - 1, stages[index - 1]));
       },
     };
   };
@@ -279,8 +303,11 @@ export async function runStages(options: RunStagesOptions): Promise<RunStagesRes
     } else if (stage.kind === 'scan') {
       // The scan stages after it that need no pass over their input take its records as they come.
       const chain: StageRun[] = [run];
-      while (beginsWithoutInput(stages[index + chain.length]) && !existsSync(statsPathOf(index + chain.length))) chain.push(stageRun(index + chain.length));
-      const chainCounts: StageCounts[] = await runScanChain(chain, input as StageInput, options, abort.signal).catch(stopAll);
+      while (needsNoPass(stages[index + chain.length]) && !existsSync(statsPathOf(index + chain.length))) chain.push(stageRun(index + chain.length));
+      const last = index + chain.length === stages.length;
+      const onSample = last && chain.at(-1)!.stage.output === Sample ? options.onSample : undefined;
+      const chainCounts: StageCounts[] = await runScanChain(chain, input as StageInput, options, abort.signal, onSample).catch(stopAll);
+      sawEverySample = !!onSample;
       // The stages still running before the chain complete first: stats are kept in stage order.
       await Promise.all(running);
       chain.forEach((member, k) => member.complete(chainCounts[k]));
@@ -305,67 +332,28 @@ export async function runStages(options: RunStagesOptions): Promise<RunStagesRes
   const validated = stages.at(-1)?.output === Sample;
   const name = options.pipeline.name;
   function* samples(): Generator<Sample> {
-    for (const { sample } of checkedSamples()) yield sample;
-  }
-  function* checkedSamples(): Generator<{ sample: Sample; text: string }> {
     if (!last) return;
     let i = 0;
-    for (const { value, text } of eachJsonlLine(last)) {
+    for (const value of eachJsonl(last)) {
       const parsed = validated ? { success: true as const, data: value as Sample } : parseRecord(Sample, value);
       if (!parsed.success) throw new Error(`pipeline ${name}: its last stage emitted record ${i} that is not a Sample: ${formatZodError(parsed.error)}`);
-      // A record the Sample schema changed (a default filled in) is written as parsed.
-      yield { sample: parsed.data, text: parsed.data === value ? text : JSON.stringify(parsed.data) };
+      yield parsed.data;
       i++;
     }
-  }
-  function* sampleLines(): Generator<SampleLine> {
-    if (!last) return;
-    // Samples the last stage validated are filed by their first keys, not parsed whole.
-    if (validated) {
-      for (const { text, number } of jsonlTexts(last)) yield sampleHead(text) ?? headOf(parseJsonLine<Sample>(text, last, number), text);
-    } else for (const { sample, text } of checkedSamples()) yield headOf(sample, text);
   }
   function* rejects(): Generator<Rejection> {
     for (const file of rejectFiles) yield* eachJsonl<Rejection>(file);
   }
-  return { samples, sampleLines, rejects, stats, reports, attachments };
-}
-
-/** The keys JSON.stringify writes first for a Sample the Sample schema made (in the schema's order). */
-const SAMPLE_HEAD = ['{"id":', ',"benchmark":', ',"category":', ',"split":'];
-
-/**
- * A Sample's line, filed by its id, category and split read from the line's first keys (the line
- * is not parsed whole); null when the line does not start with them.
- */
-export function sampleHead(text: string): SampleLine | null {
-  const values: string[] = [];
-  let at = 0;
-  for (const key of SAMPLE_HEAD) {
-    if (!text.startsWith(key, at)) return null;
-    at += key.length;
-    if (text.charCodeAt(at) !== 34) return null; // a string value
-    let end = at + 1;
-    for (let c = text.charCodeAt(end); c !== 34; c = text.charCodeAt(end)) {
-      if (Number.isNaN(c)) return null;
-      end += c === 92 ? 2 : 1; // a backslash escapes the next character
-    }
-    const token = text.slice(at, end + 1);
-    values.push(token.includes('\\') ? (JSON.parse(token) as string) : token.slice(1, -1));
-    at = end + 1;
-  }
-  return { id: values[0], category: values[2], split: values[3], text };
-}
-
-function headOf(sample: Sample, text: string): SampleLine {
-  return { id: sample.id, category: sample.category, split: sample.split, text };
+  const pruneLast = () => {
+    if (options.pruneStageFiles && last) pruneRecords(dirname(last));
+  };
+  return { samples, rejects, stats, reports, attachments, pruneLast, sawEverySample };
 }
 
 function resumeCommandOf(options: RunStagesOptions): string {
   return options.resumeCommand ?? 'toolkiln run <pipeline> --resume <runId>';
 }
 
-/** The stage's outputs, checked against its output schema (once, here where they are made: not again downstream). */
 /** Where each finished record's journal entry is (byte offset and length, and a hash of the record's key), by input index. */
 class JournalIndex {
   private starts = new Float64Array(1024).fill(-1);
@@ -406,16 +394,43 @@ class JournalIndex {
     return this.keys[i] === 0 || this.keys[i] === keyHash(key);
   }
 
-  /** The entry's line, read from the journal file. */
-  readLine(fd: number, i: number): Buffer {
-    const bytes = Buffer.allocUnsafe(this.lengths[i]);
-    for (let read = 0; read < bytes.length; ) read += readSync(fd, bytes, read, bytes.length - read, this.starts[i] + read);
-    return bytes;
+  /** The entry's line, read from the journal file (valid until the reader's next read). */
+  readLine(reader: JournalReader, i: number): Buffer {
+    return reader.read(this.starts[i], this.lengths[i]);
+  }
+}
+
+/**
+ * Reads a journal's entries by position through a 1 MiB window: entries are written about in
+ * input order, so reading them in input order takes one read(2) per window, not one per entry.
+ */
+class JournalReader {
+  private readonly fd: number;
+  private buffer = Buffer.alloc(0);
+  /** The window: `filled` bytes of the file from byte `from`. */
+  private from = 0;
+  private filled = 0;
+
+  constructor(path: string) {
+    this.fd = openSync(path, 'r');
   }
 
-  /** The entry, read from the journal file. */
-  read(fd: number, i: number): JournalEntry {
-    return JSON.parse(this.readLine(fd, i).toString('utf8')) as JournalEntry;
+  /** `length` bytes at `start` (a view: valid until the next read). */
+  read(start: number, length: number): Buffer {
+    if (start < this.from || start + length > this.from + this.filled) {
+      if (this.buffer.length < length) this.buffer = Buffer.allocUnsafe(Math.max(length, 1 << 20));
+      else if (!this.buffer.length) this.buffer = Buffer.allocUnsafe(1 << 20);
+      let got = 0;
+      for (let n = -1; got < length && n !== 0; got += n) n = readSync(this.fd, this.buffer, got, this.buffer.length - got, start + got);
+      if (got < length) throw new Error(`the journal ends before its entry at byte ${start} (${length} bytes)`);
+      this.from = start;
+      this.filled = got;
+    }
+    return this.buffer.subarray(start - this.from, start - this.from + length);
+  }
+
+  close(): void {
+    closeSync(this.fd);
   }
 }
 
@@ -426,8 +441,14 @@ function keyHash(key: string): number {
   return hash >>> 0 || 1;
 }
 
-/** Finished entries a running stage keeps in memory for the next one; beyond that they are read back from the journal. */
-const RECENT_ENTRIES = 256;
+/**
+ * How far a per-record stage may run ahead of the stage taking its records (input records started
+ * and not yet taken): what it finishes meanwhile is handed over in memory, not read back from the
+ * journal and parsed.
+ */
+const AHEAD = 256;
+/** Finished entries kept in memory for the next stage at most (records in flight when it waits add to AHEAD); beyond, they are read back from the journal. */
+const RECENT_ENTRIES = 1024;
 
 /** A finished stage's output file, with its record count. */
 interface FileInput {
@@ -453,14 +474,14 @@ interface StageRun {
   complete: (counts: StageCounts) => void;
 }
 
-/** A scan stage that needs no pass over its input: it works on records as they come. */
-function beginsWithoutInput(stage: Stage | undefined): stage is ScanStage<unknown, unknown, unknown> {
-  return stage?.kind === 'scan' && !!stage.begin;
+/** A scan stage that needs no pass over its input (it starts from `begin`, or from nothing): it works on records as they come. */
+function needsNoPass(stage: Stage | undefined): stage is ScanStage<unknown, unknown, unknown> {
+  return stage?.kind === 'scan' && (!!stage.begin || !stage.collect);
 }
 
 /** A stage that can take the records of the per-record stage before it as they finish. */
 function takesRecordsAsTheyFinish(stage: Stage | undefined): boolean {
-  return stage?.kind === 'map' || beginsWithoutInput(stage);
+  return stage?.kind === 'map' || needsNoPass(stage);
 }
 
 /**
@@ -475,8 +496,15 @@ class OrderedRelease {
   total: number | undefined;
   private failure: { error: unknown } | undefined;
   private wake: (() => void) | undefined;
-  /** The output text of entries just finished, handed over without reading them back (a few: the rest are read from the journal). */
-  private readonly recent = new Map<number, readonly string[]>();
+  /** Entries the next stage has taken. */
+  private taken = 0;
+  private halted = false;
+  private wakeWriter: (() => void) | undefined;
+  /**
+   * The outputs of entries just finished, handed over in memory (a few: the rest are read back from
+   * the journal): the object the stage made and checked, with its line of JSON.
+   */
+  private readonly recent = new Map<number, readonly StageRecord[]>();
   /** Entries below this index are known to be made for the records now at their index (a resumed run's entries are checked as the stage reaches them). */
   private confirmed = 0;
 
@@ -488,10 +516,18 @@ class OrderedRelease {
 
   constructor(private readonly journalPath: string) {}
 
-  /** Record `i` was journalled with these outputs (their JSON text). */
-  finished(i: number, outputs: readonly string[]): void {
-    if (this.recent.size < RECENT_ENTRIES) this.recent.set(i, outputs);
+  /** Record `i` was journalled with these outputs (made only when they are kept here). */
+  finished(i: number, outputs: () => readonly StageRecord[]): void {
+    if (this.recent.size < RECENT_ENTRIES) this.recent.set(i, outputs());
     this.changed();
+  }
+
+  /** The stage stops starting records (it failed): it no longer waits for room. */
+  halt(): void {
+    this.halted = true;
+    const wakeWriter = this.wakeWriter;
+    this.wakeWriter = undefined;
+    wakeWriter?.();
   }
 
   /** A record finished (or the stage ended, or failed): the reader looks again. */
@@ -499,6 +535,16 @@ class OrderedRelease {
     const wake = this.wake;
     this.wake = undefined;
     wake?.();
+  }
+
+  /** Resolves once the stage may start input record `i`: it is not more than AHEAD records ahead of what the next stage took (or the run stops). */
+  async room(i: number, signal: AbortSignal): Promise<void> {
+    while (i - this.taken >= AHEAD && !signal.aborted && !this.failure && !this.halted) {
+      const onAbort = () => this.wakeWriter?.();
+      signal.addEventListener('abort', onAbort, { once: true });
+      await new Promise<void>((resolve) => (this.wakeWriter = resolve));
+      signal.removeEventListener('abort', onAbort);
+    }
   }
 
   ended(total: number): void {
@@ -515,8 +561,8 @@ class OrderedRelease {
   }
 
   /** The outputs, in order, as they become available, each with its line of JSON; stops when `signal` aborts. */
-  async *records(signal: AbortSignal): AsyncGenerator<{ value: unknown; text: string }> {
-    const fd = openSync(this.journalPath, 'r');
+  async *records(signal: AbortSignal): AsyncGenerator<StageRecord> {
+    const reader = new JournalReader(this.journalPath);
     const onAbort = () => this.changed();
     signal.addEventListener('abort', onAbort);
     try {
@@ -524,10 +570,14 @@ class OrderedRelease {
         if (this.failure) throw this.failure.error;
         if (signal.aborted) return;
         if (next < this.confirmed && this.done.has(next)) {
-          // Parsed from their text: the next stage gets records of its own, as if read from the file.
-          const texts = this.recent.get(next) ?? outputBytes(this.done.readLine(fd, next)).outputs.map((bytes) => bytes.toString('utf8'));
-          this.recent.delete(next++);
-          for (const text of texts) yield { value: JSON.parse(text) as unknown, text };
+          const recent = this.recent.get(next);
+          this.recent.delete(next);
+          if (recent) yield* recent;
+          else for (const bytes of outputBytes(this.done.readLine(reader, next)).outputs) yield parsedRecord(bytes.toString('utf8'));
+          this.taken = ++next;
+          const wakeWriter = this.wakeWriter;
+          this.wakeWriter = undefined;
+          wakeWriter?.();
           continue;
         }
         if (this.total !== undefined && next >= this.total) return;
@@ -535,7 +585,7 @@ class OrderedRelease {
       }
     } finally {
       signal.removeEventListener('abort', onAbort);
-      closeSync(fd);
+      reader.close();
     }
   }
 }
@@ -569,14 +619,16 @@ async function runMapStage(
   const share = options.maxTransportRejects ?? DEFAULT_MAX_TRANSPORT_REJECTS;
   let failure: UserError | undefined;
 
-  const runOne = async (i: number, raw: unknown, batch: BatchRound) => {
+  // A record the stage returns as it came was checked where it was made: its line is copied.
+  const copiesUnchanged = !checkInput && stage.output === stage.input;
+  const runOne = async (i: number, { value: raw, text }: StageRecord, batch: BatchRound) => {
     if (stop()) return;
     let key = `#${i}`;
     try {
       const prepared = prepareRecord(stage, raw, i, checkInput);
       key = prepared.key;
       let entry: JournalEntry;
-      // Outputs a worker thread already serialised.
+      // Outputs already serialised (by a worker thread, or the input's own line).
       let texts: string[] | undefined;
       const onThread = threads && (await threads.run(prepared.record, key));
       if (options.remote) {
@@ -589,7 +641,10 @@ async function runMapStage(
       } else {
         const result = await runRecord(stage.run, prepared.record, recordContext(ctx, key, batch.watch(tally.watch(ctx.llm, key), key)));
         if (batch.deferred(key)) return;
-        entry = entryOf(stage, i, key, result);
+        if (copiesUnchanged && returnsInput(stage, result, raw)) {
+          entry = { i, out: [raw] };
+          texts = [text];
+        } else entry = entryOf(stage, i, key, result, copiesUnchanged ? raw : undefined);
       }
       if (tally.keys.has(key)) entry.transport = true;
       // A result delivered twice (a redelivered job) is journalled once.
@@ -599,7 +654,8 @@ async function runMapStage(
       const outputs = texts ?? (out ?? []).map((record) => JSON.stringify(record));
       const { start, length } = journal.appendText(journalLine({ ...rest, k: key }, outputs));
       done.set(i, start, length, key);
-      flow.release?.finished(i, outputs);
+      // The next stage takes the objects made here (a thread's outputs are parsed from their text).
+      flow.release?.finished(i, () => outputs.map((output, k) => (out ? { value: out[k], text: output } : parsedRecord(output))));
       progress.tick();
       // An endpoint that is down fails every record: stop as soon as that is clear, not after all of them.
       // Piped from a stage still running, the input's count is an estimate until it ends: a stage that fans out sends more.
@@ -607,6 +663,7 @@ async function runMapStage(
       if (excess) {
         failure ??= excess;
         queue.clear();
+        flow.release?.halt();
       }
     } catch (error) {
       if (batch.deferred(key)) return;
@@ -615,6 +672,7 @@ async function runMapStage(
         error instanceof UserError ? error.exitCode : 1,
       );
       queue.clear();
+      flow.release?.halt();
     }
   };
 
@@ -628,17 +686,19 @@ async function runMapStage(
   try {
     for (;;) {
       let i = 0;
-      for await (const { value: raw } of input.piped ? input.piped.records(flow.signal) : eachJsonlLine(input.path)) {
+      for await (const record of input.piped ? input.piped.records(flow.signal) : eachJsonlLine(input.path)) {
         if (stop()) break;
         read = Math.max(read, i + 1);
         // A journalled entry stands for this record only if it was made for it: records of a stage
         // still running can shift when a resumed run redoes one that could not reach the endpoint.
-        if (done.has(i) && !done.madeFor(i, prepareRecord(stage, raw, i, checkInput).key)) done.delete(i);
+        if (done.has(i) && !done.madeFor(i, prepareRecord(stage, record.value, i, checkInput).key)) done.delete(i);
         flow.release?.checked(i + 1);
         if (!done.has(i)) {
-          // Backpressure: only a few records wait in the queue, so the input is never all in memory.
+          // Backpressure: only a few records wait in the queue, so the input is never all in memory;
+          // and the stage stays close enough to the next one that its records go over in memory.
           await queue.onSizeLessThan(concurrency);
-          queue.add(runOne.bind(null, i, raw, batch));
+          await flow.release?.room(i, flow.signal);
+          queue.add(runOne.bind(null, i, record, batch));
         }
         i++;
       }
@@ -722,12 +782,12 @@ class StageOutputs {
  * rejected (its reject quotes it).
  */
 function writeInInputOrder(stage: MapStage<unknown, unknown>, input: { path: string }, journalPath: string, done: JournalIndex, files: { out: string; rejects: string }): Promise<StageCounts> {
-  const fd = openSync(journalPath, 'r');
+  const reader = new JournalReader(journalPath);
   return new StageOutputs(files)
     .write((outputs) => {
       let i = 0;
       for (const { text, number } of jsonlTexts(input.path)) {
-        const line = outputBytes(done.readLine(fd, i++));
+        const line = outputBytes(done.readLine(reader, i++));
         outputs.counts.in++;
         for (const bytes of line.outputs) outputs.outputBytes(bytes);
         const rejected = line.entry?.reject;
@@ -737,7 +797,7 @@ function writeInInputOrder(stage: MapStage<unknown, unknown>, input: { path: str
         }
       }
     })
-    .finally(() => closeSync(fd));
+    .finally(() => reader.close());
 }
 
 /** A loading stage: its records written as they are yielded; with `limit`, n of them spread evenly, in a second pass. */
@@ -804,9 +864,10 @@ function sourceError(stage: Stage, error: unknown): unknown {
  * transport checks), then record by record through `run`. Each record a stage emits goes straight
  * on to the next stage of the chain, which needs no pass over its input (`begin`); at the end each
  * stage's `finish`, in order, its records going on to the stages after it. Every stage writes its
- * own files, with the same bytes as when run one after the other.
+ * own files, with the same bytes as when run one after the other. `onLastOutput` sees each record
+ * the last one writes.
  */
-async function runScanChain(chain: StageRun[], input: StageInput, options: RunStagesOptions, signal: AbortSignal): Promise<StageCounts[]> {
+async function runScanChain(chain: StageRun[], input: StageInput, options: RunStagesOptions, signal: AbortSignal, onLastOutput?: (sample: Sample) => void): Promise<StageCounts[]> {
   const members = chain.map(({ stage, stageCtx, tally, files, checkInput }) => {
     const scan = stage as ScanStage<unknown, unknown, unknown>;
     const plain = { ...stageCtx, llm: withoutLlm(stageCtx.llm, scan.name) };
@@ -845,8 +906,9 @@ async function runScanChain(chain: StageRun[], input: StageInput, options: RunSt
     const record = validateInput(stage, raw, out.counts.in++, checkInput);
     const key = recordKey(stage, record);
     const result = await runRecord(stage.run, record, { ...plain, key, state, rng: (...keys: (string | number)[]) => plain.rng(key, ...keys) });
-    if (copyUnchanged && (result === record || (stage.fanOut && Array.isArray(result) && result.length === 1 && result[0] === record))) {
+    if (copyUnchanged && returnsInput(stage, result, record)) {
       out.outputText(text);
+      if (k === members.length - 1) onLastOutput?.(raw as Sample);
       await feed(k + 1, raw, text);
     } else if (isReject(result)) {
       const { reject: _flag, ...reason } = result;
@@ -854,30 +916,38 @@ async function runScanChain(chain: StageRun[], input: StageInput, options: RunSt
     } else {
       const produced = Array.isArray(result) && stage.fanOut ? result : [result];
       if (produced.length > 1 && !stage.fanOut) throw new Error(`stage ${stage.name} emitted ${produced.length} records for one input without declaring fanOut`);
-      await emit(k, produced, `record ${key}`);
+      await emit(k, produced, `record ${key}`, copyUnchanged ? record : undefined);
     }
   };
-  /** Stage `k`'s records, checked and written, each then through the stages after it (as parsed from its line). */
-  const emit = async (k: number, produced: unknown[], where: string): Promise<void> => {
-    for (const output of validateOutputs(members[k].stage, produced, where)) {
+  /** Stage `k`'s records, each checked and written, then handed to the stages after it as it is (not parsed again from its line). */
+  const emit = async (k: number, produced: Iterable<unknown>, where: string, base?: unknown): Promise<void> => {
+    for (const made of produced) {
+      const [output] = validateOutputs(members[k].stage, [made], where, base);
       const text = JSON.stringify(output);
       outputs[k].outputText(text);
-      if (k + 1 < members.length) await feed(k + 1, JSON.parse(text), text);
+      if (k + 1 < members.length) await feed(k + 1, output, text);
+      else onLastOutput?.(output as Sample);
     }
   };
-  const records = async function* (): AsyncGenerator<{ raw: unknown; text: string }> {
-    if (input.piped) for await (const { value, text } of input.piped.records(signal)) yield { raw: value, text };
-    else for (const { value, text } of eachJsonlLine(input.path)) yield { raw: value, text };
-  };
+  const records = (): AsyncIterable<StageRecord> | Iterable<StageRecord> => (input.piped ? input.piped.records(signal) : eachJsonlLine(input.path));
   const fill = async () => {
-    for await (const { raw, text } of records()) await feed(0, raw, text);
+    for await (const { value, text } of records()) await feed(0, value, text);
     for (const [k, { stage, plain, state }] of members.entries()) {
       const finished = await stage.finish?.(state, plain);
-      const made = Array.isArray(finished) ? { out: finished } : finished && typeof finished === 'object' ? (finished as ScanMade<unknown>) : {};
-      const count = (made.out?.length ?? 0) + (made.rejects?.length ?? 0);
-      if (count && !stage.fanOut) throw new Error(`stage ${stage.name} made ${count} records of its own in finish without declaring fanOut`);
-      await emit(k, made.out ?? [], 'finish');
-      for (const { reject: _flag, ...rejected } of (made.rejects ?? []) as (RejectReason & { record: unknown; reject?: boolean })[]) outputs[k].reject(Rejection.parse({ stage: stage.name, ...rejected }));
+      const made = isIterable(finished) ? { out: finished } : finished && typeof finished === 'object' ? (finished as ScanMade<unknown>) : {};
+      // Records it makes of its own are taken one at a time: a stage may make them as they are written.
+      const noFanOut = () => new Error(`stage ${stage.name} made records of its own in finish without declaring fanOut`);
+      const ownRecords = function* (records: Iterable<unknown>) {
+        for (const record of records) {
+          if (!stage.fanOut) throw noFanOut();
+          yield record;
+        }
+      };
+      await emit(k, ownRecords(made.out ?? []), 'finish');
+      for (const { reject: _flag, ...rejected } of (made.rejects ?? []) as (RejectReason & { record: unknown; reject?: boolean })[]) {
+        if (!stage.fanOut) throw noFanOut();
+        outputs[k].reject(Rejection.parse({ stage: stage.name, ...rejected }));
+      }
     }
   };
   // Every stage's files appear whole when the chain completes, or not at all.
@@ -896,6 +966,10 @@ async function runScanChain(chain: StageRun[], input: StageInput, options: RunSt
   }
   members.forEach((member, k) => member.progress.finish(outputs[k].counts.in));
   return outputs.map((stageOutputs) => stageOutputs.counts);
+}
+
+function isIterable(value: unknown): value is Iterable<unknown> {
+  return !!value && typeof value === 'object' && typeof (value as Iterable<unknown>)[Symbol.iterator] === 'function';
 }
 
 /** A scan stage's state; in batch mode, collected again once the batch its requests went to has settled. */

@@ -3,7 +3,7 @@ import type { JournalEntry } from './journal-line.ts';
 import type { LlmGateway } from './llm/types.ts';
 import { formatZodError } from './records.ts';
 import { isReject, recordKey, type MapStage, type Stage, type StageContext } from './stage.ts';
-import { parseRecord } from './validate.ts';
+import { parseRecord, parseRecordFrom } from './validate.ts';
 
 /**
  * One record of a stage, checked and turned into its journal entry: the same steps wherever the
@@ -11,9 +11,14 @@ import { parseRecord } from './validate.ts';
  * that a worker thread loads only these.
  */
 
-export function validateOutputs(stage: Stage, outputs: unknown[], where: string): unknown[] {
+/**
+ * The stage's outputs, checked against its output schema (once, where they are made: not again
+ * downstream). `base`: the input record they were made from, when it was checked against the same
+ * schema: what an output shares with it is not walked again.
+ */
+export function validateOutputs(stage: Stage, outputs: unknown[], where: string, base?: unknown): unknown[] {
   return outputs.map((output) => {
-    const parsed = parseRecord(stage.output as z.ZodType, output);
+    const parsed = base === undefined ? parseRecord(stage.output as z.ZodType, output) : parseRecordFrom(stage.output as z.ZodType, output, base);
     if (!parsed.success) {
       throw new Error(`stage ${stage.name} emitted a record that fails its own output schema (${where}): ${formatZodError(parsed.error)}`);
     }
@@ -27,8 +32,8 @@ export function prepareRecord(stage: MapStage<unknown, unknown>, raw: unknown, i
   return { record, key: recordKey(stage, record) };
 }
 
-/** The journal entry of record `i` from what the stage returned for it: its checked outputs or its reject. */
-export function entryOf(stage: MapStage<unknown, unknown>, i: number, key: string, result: Awaited<ReturnType<MapStage<unknown, unknown>['run']>>): JournalEntry {
+/** The journal entry of record `i` from what the stage returned for it: its checked outputs or its reject (`base`: see validateOutputs). */
+export function entryOf(stage: MapStage<unknown, unknown>, i: number, key: string, result: Awaited<ReturnType<MapStage<unknown, unknown>['run']>>, base?: unknown): JournalEntry {
   if (isReject(result)) {
     const { reject: _flag, ...reason } = result;
     return { i, reject: reason };
@@ -36,7 +41,7 @@ export function entryOf(stage: MapStage<unknown, unknown>, i: number, key: strin
   const outputs = Array.isArray(result) && stage.fanOut ? result : [result];
   if (outputs.length > 1 && !stage.fanOut) throw new Error(`stage ${stage.name} emitted ${outputs.length} records for one input without declaring fanOut`);
   return outputs.length
-    ? { i, out: validateOutputs(stage, outputs, `record ${key}`) }
+    ? { i, out: validateOutputs(stage, outputs, `record ${key}`, base) }
     : { i, reject: { reason: 'no_output', detail: `${stage.name} emitted nothing for this record` } };
 }
 
@@ -52,4 +57,24 @@ export function validateInput(stage: Stage, record: unknown, index: number, chec
     throw new Error(`stage ${stage.name}: input record ${index} does not match its input schema (the stage before it emits another shape): ${formatZodError(parsed.error)}`);
   }
   return parsed.data;
+}
+
+/**
+ * A record on its way from one stage to the next: the object and its line of JSON (what the
+ * stage's file holds). Handed on in memory it is the object the stage made and checked, not
+ * parsed again from its line.
+ */
+export interface StageRecord {
+  value: unknown;
+  text: string;
+}
+
+/** A record read from its line. */
+export function parsedRecord(text: string): StageRecord {
+  return { value: JSON.parse(text) as unknown, text };
+}
+
+/** Whether a stage returned its input record itself ("unchanged": its line is copied, not checked and written again). */
+export function returnsInput(stage: { fanOut?: boolean }, result: unknown, record: unknown): boolean {
+  return result === record || (!!stage.fanOut && Array.isArray(result) && result.length === 1 && result[0] === record);
 }

@@ -128,8 +128,10 @@ interface StageBase<I, O> {
  * the size of the dataset: put per-record work here whenever the step allows it.
  *
  * CPU: each output is checked against `output` once, where it is made, and serialised once, into
- * the journal; `out.jsonl` gets a copy of those bytes. The next stage parses it and does not check
- * it again unless it declares another `input` schema.
+ * the journal; `out.jsonl` gets a copy of those bytes. A stage running alongside takes the object
+ * itself (one read back from a file is parsed) and does not check it again unless it declares
+ * another `input` schema. A record returned as it came is not checked or serialised again: its
+ * line is copied.
  */
 export interface MapStage<I, O> extends StageBase<I, O> {
   kind: 'map';
@@ -138,6 +140,10 @@ export interface MapStage<I, O> extends StageBase<I, O> {
   /** Stable key of an input record (seeds its rng and names it in logs). Default: its content hash. */
   keyOf?: (record: I) => string;
   concurrency?: number;
+  /**
+   * Records are handed from stage to stage in memory: edit a copy, never the input record, and
+   * return the input itself only to mean "unchanged" (its line is copied).
+   */
   run: (record: I, ctx: StageContext & { key: string }) => Promise<O | O[] | RejectReason & { reject: true }>;
   /**
    * `run` is pure computation (no LLM, files, or state shared between records): the runner may run
@@ -171,18 +177,19 @@ export interface ScanStage<I, O, S = void> extends StageBase<I, O> {
   collect?: (records: Iterable<I>, ctx: StageContext) => S | Promise<S>;
   /**
    * The state of a stage that needs no pass over its input (a running tally, the keys seen so
-   * far), in place of `collect`. Such a stage works on each record as it arrives: right behind the
-   * per-record stage before it while that stage still runs, and chained with the scan stages after
-   * it, so the run does not wait for it at the end. It calls no LLM.
+   * far), in place of `collect`. Such a stage (and one with neither) works on each record as it
+   * arrives: right behind the per-record stage before it while that stage still runs, and chained
+   * with the scan stages after it, so the run does not wait for it at the end. It calls no LLM.
    */
   begin?: (ctx: StageContext) => S;
-  /** Returning the input object itself means "unchanged": its input line is copied, so return it only if it was not edited in place. */
+  /** Returning the input object itself means "unchanged": its input line is copied. Records come in memory from the stage before: never edit one in place. */
   run: (record: I, ctx: StageContext & { key: string; state: S }) => O | O[] | (RejectReason & { reject: true }) | Promise<O | O[] | (RejectReason & { reject: true })>;
   /**
    * Reports, attachments, and the records the stage makes of its own (written after the others),
-   * with the rejects of records it made and did not keep.
+   * with the rejects of records it made and did not keep. The records are taken one at a time: a
+   * generator that makes each as it is asked for (reporting once it ends) holds none of them.
    */
-  finish?: (state: S, ctx: StageContext) => void | O[] | ScanMade<O> | Promise<void | O[] | ScanMade<O>>;
+  finish?: (state: S, ctx: StageContext) => void | Iterable<O> | ScanMade<O> | Promise<void | Iterable<O> | ScanMade<O>>;
   /**
    * Releases what the state holds (a server process, an open file) once the stage is over: after
    * `finish`, or when the run fails before it (a record that throws, a later stage of the chain that
@@ -193,7 +200,7 @@ export interface ScanStage<I, O, S = void> extends StageBase<I, O> {
 
 /** What a scan stage's `finish` made of its own: records to write after the others, and the ones it dropped, with why. */
 export interface ScanMade<O> {
-  out?: O[];
+  out?: Iterable<O>;
   rejects?: (RejectReason & { record: unknown })[];
 }
 
@@ -417,7 +424,7 @@ export async function applyScanStage<I, O, S>(stage: ScanStage<I, O, S>, records
       else out.push(...(Array.isArray(result) && stage.fanOut ? result : [result as O]));
     }
     const made = await stage.finish?.(state, ctx);
-    if (Array.isArray(made)) out.push(...made);
+    if (made && Symbol.iterator in made) out.push(...made);
     else if (made) {
       out.push(...(made.out ?? []));
       rejects.push(...(made.rejects ?? []));

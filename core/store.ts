@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { chmodSync, existsSync, lstatSync, mkdirSync, readdirSync, readFileSync, realpathSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { chmodSync, copyFileSync, existsSync, lstatSync, mkdirSync, readdirSync, readFileSync, realpathSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { basename, dirname, join, resolve, sep } from 'node:path';
 import { UserError, messageOf, withPath } from './errors.ts';
 import { mapIterable } from './collections.ts';
@@ -36,9 +36,12 @@ export interface SampleLine {
 export interface PublishInput {
   name: string;
   manifest: ManifestDraft;
-  /** Read once, as a stream (a run's samples come from its last stage's file, with their text). */
-  samples: Iterable<Sample | SampleLine>;
-  tools: ToolSpec[];
+  /** Read once, as a stream (a run's samples come from its last stage's file, with their text); or `prepared`. */
+  samples?: Iterable<Sample | SampleLine>;
+  /** The data files written beforehand (a run's publish gate writes them as it checks the samples): moved into the version. */
+  prepared?: PreparedSamples;
+  /** Read once, after the samples. */
+  tools: Iterable<ToolSpec>;
   /** Read once, as a stream, after the samples (the rejects of a review gather while its samples are read). */
   rejects: Iterable<Rejection>;
   /** Extra files written into the version before it is published (e.g. a review report), relative path → text. */
@@ -336,25 +339,22 @@ export class DatasetStore {
         else rmSync(join(tmpDir, path));
         return count;
       };
-      const splitWriters = new Map<string, JsonlWriter>();
-      const byCategory: Record<string, number> = {};
-      let sampleCount = 0;
-      try {
-        for (const sample of input.samples) {
-          if (!splitWriters.has(sample.split)) {
-            if (!SPLIT_NAME.test(sample.split)) throw new UserError(`sample ${sample.id} has split "${sample.split}": a split name is letters, digits, '-', '_' or '.'`);
-            splitWriters.set(sample.split, new JsonlWriter(join(tmpDir, 'data', `${sample.split}.jsonl`), { sha256: true }));
-          }
-          if (isSampleLine(sample)) splitWriters.get(sample.split)!.writeText(sampleTextToLineText(sample.text));
-          else splitWriters.get(sample.split)!.write(sampleToLine(sample));
-          byCategory[sample.category] = (byCategory[sample.category] ?? 0) + 1;
-          sampleCount++;
+      let data = input.prepared;
+      if (data) {
+        for (const split of Object.keys(data.splits)) moveFile(join(data.dir, `${split}.jsonl`), join(tmpDir, 'data', `${split}.jsonl`));
+      } else {
+        const written = new SampleFiles(join(tmpDir, 'data'));
+        try {
+          for (const sample of input.samples ?? []) written.add(sample);
+        } catch (error) {
+          written.discard();
+          throw error;
         }
-      } finally {
-        for (const writer of splitWriters.values()) writer.close();
+        data = written.close();
       }
-      const splits = [...splitWriters.keys()].sort();
-      for (const split of splits) files[`data/${split}.jsonl`] = splitWriters.get(split)!.sha256();
+      const { splits: bySplit, byCategory, samples: sampleCount } = data;
+      const splits = Object.keys(bySplit).sort();
+      for (const split of splits) files[`data/${split}.jsonl`] = bySplit[split].sha256;
       const toolCount = writeRecords('tools.jsonl', input.tools, toolToLine);
       const rejectCount = writeRecords('rejects.jsonl', input.rejects, rejectionToLine);
       for (const [path, text] of Object.entries(input.extraFiles ?? {})) write(path, text);
@@ -370,7 +370,7 @@ export class DatasetStore {
           samples: sampleCount,
           rejects: rejectCount,
           tools: toolCount,
-          bySplit: Object.fromEntries(splits.map((s) => [s, splitWriters.get(s)!.count])),
+          bySplit: Object.fromEntries(splits.map((s) => [s, bySplit[s].count])),
           byCategory: Object.fromEntries(Object.keys(byCategory).sort().map((c) => [c, byCategory[c]])),
         },
         files,
@@ -531,6 +531,74 @@ function makeReadOnly(dir: string, files: string[]): void {
   for (const file of files) {
     const path = join(dir, file);
     if (existsSync(path) && statSync(path).isFile() && (statSync(path).mode & 0o222) !== 0) chmodSync(path, 0o444);
+  }
+}
+
+/** What a version's data files hold once written: where they are (`<split>.jsonl`), their sha256 and counts. */
+export interface PreparedSamples {
+  dir: string;
+  splits: Record<string, { sha256: string; count: number }>;
+  byCategory: Record<string, number>;
+  samples: number;
+}
+
+/**
+ * The data files of a version being written: each sample in the line form, appended to the file of
+ * its split, hashed and counted as written (one pass, nothing held). The store writes them into a
+ * version; a run's publish gate writes them in the run's folder as it checks the samples, and the
+ * store then moves them into the version (`PublishInput.prepared`).
+ */
+export class SampleFiles {
+  private readonly writers = new Map<string, JsonlWriter>();
+  private readonly byCategory: Record<string, number> = {};
+  private samples = 0;
+
+  constructor(readonly dir: string) {}
+
+  add(sample: Sample | SampleLine): void {
+    this.addLineText(sample, isSampleLine(sample) ? sampleTextToLineText(sample.text) : JSON.stringify(sampleToLine(sample)));
+  }
+
+  /** A sample already in the line form, as the text of its line (copied from another version's data file). */
+  addLineText(sample: Pick<Sample, 'id' | 'split' | 'category'>, text: string): void {
+    let writer = this.writers.get(sample.split);
+    if (!writer) {
+      if (!SPLIT_NAME.test(sample.split)) throw new UserError(`sample ${sample.id} has split "${sample.split}": a split name is letters, digits, '-', '_' or '.'`);
+      this.writers.set(sample.split, (writer = new JsonlWriter(join(this.dir, `${sample.split}.jsonl`), { sha256: true })));
+    }
+    writer.writeText(text);
+    this.byCategory[sample.category] = (this.byCategory[sample.category] ?? 0) + 1;
+    this.samples++;
+  }
+
+  /** Closes the files; what they hold. */
+  close(): PreparedSamples {
+    for (const writer of this.writers.values()) writer.close();
+    const splits = Object.fromEntries([...this.writers].map(([split, writer]) => [split, { sha256: writer.sha256(), count: writer.count }]));
+    return { dir: this.dir, splits, byCategory: this.byCategory, samples: this.samples };
+  }
+
+  /** Closes and removes the files (after a failure). */
+  discard(): void {
+    for (const writer of this.writers.values()) {
+      try {
+        writer.close();
+      } catch {
+        // Already failing: the file goes either way.
+      }
+      rmSync(writer.path, { force: true });
+    }
+  }
+}
+
+/** Moves a file (copied when it is on another file system). */
+function moveFile(from: string, to: string): void {
+  try {
+    renameSync(from, to);
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code !== 'EXDEV') throw withPath(error, from);
+    copyFileSync(from, to);
+    rmSync(from);
   }
 }
 

@@ -23,7 +23,8 @@ interface Built {
   value: unknown;
 }
 type Verdict = typeof SAME | typeof INVALID | typeof UNSURE | Built;
-type Check = (value: unknown, depth: number) => Verdict;
+/** `base`: an object this schema node accepted as it is (canonical); values the checked object shares with it are valid as they are (objects only, top level). */
+type Check = (value: unknown, depth: number, base?: object) => Verdict;
 
 /** Deeper values are left to zod (a cyclic value would otherwise never end). */
 const MAX_DEPTH = 200;
@@ -83,6 +84,21 @@ export function parseRecord<T>(schema: z.ZodType<T>, value: unknown): z.ZodSafeP
   return schema.safeParse(value);
 }
 
+/**
+ * The same for a record made from `base`, one the schema accepted as it is (the stage's input
+ * record, checked where it was made): what the record shares with it (the same objects under the
+ * same keys) is taken as checked, only the rest is walked. Sound as long as nothing edits a checked
+ * record in place (see core/stage.ts).
+ */
+export function parseRecordFrom<T>(schema: z.ZodType<T>, value: unknown, base: unknown): z.ZodSafeParseResult<T> {
+  if (value === base) return { success: true, data: value as T } as z.ZodSafeParseResult<T>;
+  if (!isPlainObject(base)) return parseRecord(schema, value);
+  const verdict = checkOf(schema as unknown as ZodLike)(value, 0, base);
+  if (verdict === SAME) return { success: true, data: value as T } as z.ZodSafeParseResult<T>;
+  if (typeof verdict === 'object') return { success: true, data: verdict.value as T } as z.ZodSafeParseResult<T>;
+  return schema.safeParse(value);
+}
+
 /** Whether zod would accept `value` and return a value equal to it (exported for tests). */
 export function isCanonical(schema: z.ZodType, value: unknown): boolean {
   return checkOf(schema as unknown as ZodLike)(value, 0) === SAME;
@@ -113,8 +129,8 @@ function withChecks(schema: ZodLike, check: Check): Check {
   const checks = schema._zod.def.checks ?? [];
   if (!checks.length) return check;
   if (checks.some((c) => !REPORTING_CHECKS.has(c._zod.def.check))) return () => UNSURE;
-  return (value, depth) => {
-    const verdict = check(value, depth);
+  return (value, depth, base) => {
+    const verdict = check(value, depth, base);
     if (isFailure(verdict)) return verdict;
     const made = valueOf(verdict, value);
     let payload: { value: unknown; issues: unknown[] } | undefined;
@@ -181,7 +197,7 @@ function compile(schema: ZodLike): Check {
     }
     case 'lazy': {
       const inner = lazily(() => zod.innerType!);
-      return (value, depth) => inner()(value, depth);
+      return (value, depth, base) => inner()(value, depth, base);
     }
     case 'array': {
       const element = lazily(() => def.element!);
@@ -276,7 +292,7 @@ function compileObject(def: ZodInternals['def']): Check {
     return verdict;
   };
 
-  return (value, depth) => {
+  return (value, depth, base) => {
     if (typeof value !== 'object' || value === null || Array.isArray(value)) return INVALID;
     if (!isPlainObject(value)) return UNSURE;
     if (depth > MAX_DEPTH) return UNSURE;
@@ -320,7 +336,7 @@ function compileObject(def: ZodInternals['def']): Check {
         else if (gap !== SAME) return gap;
       }
       next = at + 1;
-      const v = fields[at](value[k], depth + 1);
+      const v = base !== undefined && shared(value, base, k) ? SAME : fields[at](value[k], depth + 1);
       if (v === SAME) continue;
       if (isFailure(v)) return v;
       rebuild = true;
@@ -335,12 +351,17 @@ function compileObject(def: ZodInternals['def']): Check {
     // Keys met out of order were passed over above: check them (and again the others) in shape order.
     for (let m = 0; m < count; m++) {
       if (verdicts?.[m] !== undefined || !Object.prototype.hasOwnProperty.call(value, keys[m])) continue;
-      const v = fields[m](value[keys[m]], depth + 1);
+      const v = base !== undefined && shared(value, base, keys[m]) ? SAME : fields[m](value[keys[m]], depth + 1);
       if (isFailure(v)) return v;
       (verdicts ??= [])[m] = v;
     }
     return build(value, verdicts ?? [], extras);
   };
+}
+
+/** Whether `value` holds under `key` the very value `base` holds there (an own key of both). */
+function shared(value: Record<string, unknown>, base: object, key: string): boolean {
+  return value[key] === (base as Record<string, unknown>)[key] && Object.prototype.hasOwnProperty.call(base, key);
 }
 
 function compileUnion(def: ZodInternals['def']): Check {

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { applyScanStage } from '../core/stage.ts';
-import { composeStage, findChain } from '../stages/mtu/compose.ts';
+import { mtuComposePrompt } from '../prompts/mtu-compose.ts';
+import { askMessages, composeStage, findChain, type Job } from '../stages/mtu/compose.ts';
 import { allCalls, categoryOf, mtuMeta } from '../stages/mtu/sample.ts';
 import { stageContext } from './fixtures/mtu/context.ts';
 import { call, handSample, round, tool } from './fixtures/mtu/samples.ts';
@@ -99,5 +100,31 @@ describe('dependent calls in joined requests', () => {
     } else {
       expect(first.arguments).toEqual({ city: 'Rome' }); // the weather request came first: nothing earlier to take
     }
+  });
+});
+
+describe('asking for the jobs\' messages', () => {
+  it('keeps a bounded number of requests waiting (each holds its prompt) and answers in the jobs\' order', async () => {
+    const ctx = stageContext();
+    const offline = ctx.llm;
+    let waiting = 0;
+    let most = 0;
+    // Answers come back on a later turn of the event loop, as an endpoint's do.
+    const llm = {
+      ...offline,
+      generate: (async (prompt, vars, options) => {
+        most = Math.max(most, ++waiting);
+        await new Promise((resolve) => setImmediate(resolve));
+        waiting--;
+        return offline.generate(prompt, vars, options);
+      }) as typeof offline.generate,
+    };
+    const jobs: Job[] = Array.from({ length: 2000 }, (_, k) => ({ id: `job-${k}`, mode: 'independent', parts: [`Weather in city ${k}?`, `Play song ${k}.`], sources: [], build: () => { throw new Error('not built here'); } }));
+    const { asked, failures } = await askMessages(jobs, { ...ctx, llm, stage: { name: 'compose-multi-tool', version: 3, prompts: [mtuComposePrompt] } });
+    expect(failures).toEqual([]);
+    expect(asked.map((a) => a.job.id)).toEqual(jobs.map((j) => j.id));
+    expect(asked.every((a) => typeof a.written?.message === 'string' && a.written.message.length > 0)).toBe(true);
+    expect(most).toBeGreaterThan(1);
+    expect(most).toBeLessThanOrEqual(256);
   });
 });

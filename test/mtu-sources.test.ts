@@ -1,11 +1,13 @@
+import { copyFileSync, cpSync, mkdirSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { loadAtis } from '../stages/sources/atis.ts';
+import { eachAtisUtterance, loadAtis } from '../stages/sources/atis.ts';
 import { parseGenericDialogues } from '../stages/sources/generic-dialogue.ts';
 import { loadMultiwoz, multiwozSchemas, loadMultiwozDb } from '../stages/sources/multiwoz.ts';
-import { loadSgd, parseDialogueFile, parseSchemaFile, sgdTopic } from '../stages/sources/sgd.ts';
-import { loadSnips } from '../stages/sources/snips.ts';
+import { eachSgdDialogue, loadSgd, parseDialogueFile, parseSchemaFile, sgdTopic } from '../stages/sources/sgd.ts';
+import { eachSnipsUtterance, loadSnips } from '../stages/sources/snips.ts';
 import { fromData, fromFixtures } from './fixtures/mtu/paths.ts';
-import { userErrorOf as thrown } from './helpers/files.ts';
+import { tempDirs, userErrorOf as thrown } from './helpers/files.ts';
 
 const id = (p: string) => p;
 
@@ -121,5 +123,44 @@ describe('generic dialogue loader', () => {
   it('fails naming the file and line of a malformed dialogue', () => {
     const message = thrown(() => parseGenericDialogues(fromFixtures('generic/broken.jsonl'), { name: 'x', split: 'train' }));
     expect(message).toMatch(/generic\/broken\.jsonl:2: turns\.0\.role/);
+  });
+});
+
+describe('sources read one record at a time', () => {
+  const tempDir = tempDirs('tk-sources-');
+  /** The first record of `records`, then the message of the error the rest ends in. */
+  const firstThenError = <T>(records: Iterator<T>): [T, string] => {
+    const first = records.next();
+    expect(first.done).toBe(false);
+    const rest = () => {
+      while (!records.next().done);
+    };
+    return [first.value as T, thrown(rest)];
+  };
+
+  it('SGD: a split is read a dialogues file at a time, so the dialogues before a broken file come first', () => {
+    const dir = tempDir();
+    mkdirSync(join(dir, 'dev'));
+    cpSync(fromData('sources/sgd/dev/schema.json'), join(dir, 'dev/schema.json'));
+    copyFileSync(fromData('sources/sgd/dev/dialogues_001.json'), join(dir, 'dev/dialogues_001.json'));
+    writeFileSync(join(dir, 'dev/dialogues_002.json'), '[{"dialogue_id": ');
+    const [first, message] = firstThenError(eachSgdDialogue({ dir, splits: ['dev'] }, id));
+    expect(first.id).toBe('dev/1_00000');
+    expect(message).toMatch(/dialogues_002\.json/);
+  });
+
+  it('ATIS: the three files are read in step, line by line', () => {
+    const [first, message] = firstThenError(eachAtisUtterance({ dir: fromFixtures('atis-mismatch'), splits: ['train'] }, id));
+    expect(first.id).toBe('train/1');
+    expect(message).toMatch(/atis-mismatch\/train\/seq\.out:2: 4 tags for 5 tokens/);
+  });
+
+  it('SNIPS: one file at a time', () => {
+    const dir = tempDir();
+    copyFileSync(fromData('sources/snips/train_AddToPlaylist.json'), join(dir, 'train_AddToPlaylist.json'));
+    copyFileSync(fromFixtures('snips-broken/train_PlayMusic.json'), join(dir, 'train_PlayMusic.json'));
+    const [first, message] = firstThenError(eachSnipsUtterance({ dir, splits: ['train'] }, id));
+    expect(first.file).toBe('train_AddToPlaylist.json');
+    expect(message).toMatch(/train_PlayMusic\.json: not SNIPS segment JSON/);
   });
 });

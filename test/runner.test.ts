@@ -17,8 +17,8 @@ import { versionSamples, versionRejects } from './helpers/version.ts';
 
 const script = new URL('./fixtures/core/run-slow.ts', import.meta.url).pathname;
 
-function startRun(home: string, resume?: string) {
-  const child = spawn(process.execPath, ['--import', 'tsx', script, home, ...(resume ? [resume] : [])], { stdio: ['ignore', 'pipe', 'pipe'] });
+function startRun(home: string, resume?: string, flags: string[] = []) {
+  const child = spawn(process.execPath, ['--import', 'tsx', script, home, ...(resume ? [resume] : []), ...flags], { stdio: ['ignore', 'pipe', 'pipe'] });
   let stdout = '';
   let stderr = '';
   child.stdout.on('data', (d) => (stdout += d));
@@ -128,6 +128,32 @@ describe('runner', () => {
     const cleanHome = mkdtempSync(join(tmpdir(), 'tk-soak-clean-'));
     await runPipeline({ pipeline: slowPipeline, llm: new OfflineGateway(42), home: cleanHome, projectDir: process.cwd(), progress: { quiet: true } });
     expect(dataFiles(new DatasetStore(home).resolve('slow@v1').dir)).toEqual(dataFiles(new DatasetStore(cleanHome).resolve('slow@v1').dir));
+  }, 60_000);
+
+  it('with pruneStageFiles removes each stage\'s records once the next is complete, and a run killed mid-way resumes to the same bytes', async () => {
+    const home = mkdtempSync(join(tmpdir(), 'tk-prune-'));
+    const first = startRun(home, undefined, ['--prune']);
+    const deadline = Date.now() + 30_000;
+    while (journalLines(home, '03-check-slowly').length < 15 && Date.now() < deadline) await sleep(20);
+    first.child.kill('SIGKILL');
+    expect((await first.done).signal).toBe('SIGKILL');
+    const runDir = runDirOf(home);
+    const second = await startRun(home, runDir.split('/').pop(), ['--prune']).done;
+    expect(second.code, second.stderr).toBe(0);
+
+    const cleanHome = mkdtempSync(join(tmpdir(), 'tk-prune-clean-'));
+    await runPipeline({ pipeline: slowPipeline, llm: new OfflineGateway(42), home: cleanHome, projectDir: process.cwd(), progress: { quiet: true } });
+    expect(dataFiles(new DatasetStore(home).resolve('slow@v1').dir)).toEqual(dataFiles(new DatasetStore(cleanHome).resolve('slow@v1').dir));
+    // Every stage's records are gone (the last one's once published); what the stages counted, rejected and attached stays.
+    const stages = readdirSync(join(runDir, 'stages'));
+    expect(stages).toHaveLength(4);
+    for (const stage of stages) {
+      const files = readdirSync(join(runDir, 'stages', stage));
+      expect(files.filter((f) => f === 'out.jsonl' || f === 'journal.jsonl'), stage).toEqual([]);
+      expect(files).toEqual(expect.arrayContaining(['stats.json', 'rejects.jsonl']));
+    }
+    // Without the option every stage keeps them.
+    for (const stage of readdirSync(join(runDirOf(cleanHome), 'stages'))) expect(existsSync(join(runDirOf(cleanHome), 'stages', stage, 'out.jsonl'))).toBe(true);
   }, 60_000);
 
   it('runs a scan stage: one pass to collect, one per record, then finish; rejects keep their record', async () => {
@@ -271,6 +297,60 @@ describe('runner', () => {
     expect(order.indexOf('second 0')).toBeLessThan(order.indexOf('first 7'));
     // Still in input order in the published version.
     expect(versionSamples(new DatasetStore(home), result.ref!).map((s) => s.dialogue[0].content)).toEqual(['0', '1', '2', '3', '4', '5', '6', '7']);
+  }, 60_000);
+
+  it('keeps a per-record stage close behind the next one, which takes its records in memory as made (the same objects), not parsed again', async () => {
+    const Item = z.object({ id: z.string(), n: z.number() });
+    let started = 0;
+    let taken = 0;
+    let ahead = 0;
+    const made = new WeakSet<object>();
+    let sameObjects = 0;
+    const pipeline = definePipeline({
+      name: 'ahead',
+      benchmark: 'scan',
+      description: 'a fast per-record stage before a slow one',
+      configSchema: z.object({}),
+      sourceFiles: () => [],
+      stages: () => [
+        sourceStage({ name: 'make', version: 1, output: Item, load: () => Array.from({ length: 1200 }, (_, n) => ({ id: `i-${n}`, n })) }),
+        {
+          kind: 'map',
+          name: 'fast',
+          version: 1,
+          input: Item,
+          output: Item,
+          run: async (item) => {
+            ahead = Math.max(ahead, ++started - taken);
+            const out = { ...item, n: item.n + 1 };
+            made.add(out);
+            return out;
+          },
+        } satisfies MapStage<z.infer<typeof Item>, z.infer<typeof Item>>,
+        {
+          kind: 'map',
+          name: 'slow',
+          version: 1,
+          input: Item,
+          output: Sample,
+          concurrency: 2,
+          run: async (item) => {
+            taken++;
+            if (made.has(item)) sameObjects++;
+            await sleep(1);
+            return { id: item.id, benchmark: 'scan', category: 'c', split: 'test', tools: [], dialogue: [{ role: 'user' as const, content: String(item.n) }], expected: {}, meta: { lineage: [], checks: [], tags: [] } };
+          },
+        } satisfies MapStage<z.infer<typeof Item>, Sample>,
+      ],
+      exports: {},
+    });
+    const home = mkdtempSync(join(tmpdir(), 'tk-ahead-'));
+    const result = await runPipeline({ pipeline, llm: new OfflineGateway(42), home, projectDir: process.cwd(), progress: { quiet: true } });
+    expect(result.stats.map((s) => [s.stage, s.out])).toEqual([['make', 1200], ['fast', 1200], ['slow', 1200]]);
+    // Never far ahead (256 records, and those in flight), however much faster it is.
+    expect(ahead).toBeLessThanOrEqual(256 + 16 + 2);
+    expect(sameObjects).toBe(1200);
+    expect(versionSamples(new DatasetStore(home), result.ref!).map((s) => s.dialogue[0].content)).toEqual(Array.from({ length: 1200 }, (_, n) => String(n + 1)));
   }, 60_000);
 
   it('runs scan stages that need no pass over their input behind the per-record stage before them, chained, to the same files as one after the other', async () => {

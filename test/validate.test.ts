@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { Sample, type Json } from '../core/records.ts';
-import { isCanonical, parseRecord } from '../core/validate.ts';
+import { isCanonical, parseRecord, parseRecordFrom } from '../core/validate.ts';
 
 /** A Sample as the Sample schema returns it: every default filled in, keys in schema order. */
 function canonicalSample(): Record<string, Json> {
@@ -118,5 +118,33 @@ describe('validating a record without zod when its answer is plain', () => {
       expect(isCanonical(schema, value)).toBe(false);
       expect(parseRecord(schema, value)).toEqual(schema.safeParse(value));
     }
+  });
+});
+
+describe('validating a record made from a checked one (parseRecordFrom)', () => {
+  it('agrees with zod on every variant made from a canonical record (sharing its objects where the variant did not change them)', () => {
+    for (const [name, value] of variants()) {
+      const base = canonicalSample();
+      // The variant, made as a stage makes one: the same objects wherever it equals the base.
+      const made = Object.fromEntries(Object.entries(value as Mutable).map(([k, v]) => [k, JSON.stringify(v) === JSON.stringify(base[k]) && v !== undefined ? base[k] : v]));
+      const ours = parseRecordFrom(Sample, made, base);
+      const zods = Sample.safeParse(made);
+      expect(ours.success, name).toBe(zods.success);
+      if (zods.success) expect(JSON.stringify(ours.data), name).toBe(JSON.stringify(zods.data));
+      else expect(ours.error!.issues, name).toEqual(zods.error.issues);
+    }
+  });
+
+  it('walks only what the record does not share with its base', () => {
+    const base = canonicalSample() as Mutable;
+    const made = { ...base, split: 'train' };
+    expect(parseRecordFrom(Sample, made, base).data).toBe(made);
+    // The shared dialogue is taken as checked: edited in place behind the check's back, it is not looked at again…
+    base.dialogue[0].role = 'system';
+    expect(parseRecordFrom(Sample, made, base).success).toBe(true);
+    expect(parseRecord(Sample, made).success).toBe(false);
+    // …while what the record changed is.
+    expect(parseRecordFrom(Sample, { ...made, split: 7 }, base).success).toBe(false);
+    expect(parseRecordFrom(Sample, { ...made, dialogue: [{ role: 'system', content: '' }] }, base).success).toBe(false);
   });
 });

@@ -68,6 +68,7 @@ export const runCommand: Command = {
         // With workers, records in flight are bounded by what all workers take at once, not by this process.
         concurrency: concurrency ?? (coordinator ? DISTRIBUTED_IN_FLIGHT : undefined),
         threads: threads === undefined ? undefined : { count: threads },
+        pruneStageFiles: values['prune-stages'] === true,
         maxTransportRejects: numberFlag(values, 'max-transport-rejects', { min: 0, max: 1 }),
         minYield: numberFlag(values, 'min-yield', { min: 0 }),
         allowEmpty: values['allow-empty'] === true,

@@ -1,10 +1,12 @@
 import { existsSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Embedder } from '../embed/types.ts';
-import { eachJsonl, JsonlWriter } from '../jsonl.ts';
-import type { ReleasedSamples } from '../pipeline.ts';
-import type { Rejection, Sample } from '../records.ts';
-import type { SampleLine } from '../store.ts';
+import { mapIterable } from '../collections.ts';
+import { eachJsonl, eachJsonlLine, JsonlWriter } from '../jsonl.ts';
+import { sampleFromLine } from '../line-form.ts';
+import type { ReleasedSamples, ToolLibraryTally } from '../pipeline.ts';
+import type { Rejection, Sample, ToolSpec } from '../records.ts';
+import { SampleFiles, type PreparedSamples } from '../store.ts';
 import { describeThresholds, type OverlapTable } from './format.ts';
 import type { OverlapConfig } from './config.ts';
 import { measureOverlap, type OverlapHit } from './measure.ts';
@@ -50,15 +52,17 @@ export interface OverlapGateOptions {
   references: ReferenceSet[];
   missing: string[];
   embedder?: Embedder;
-  /** A folder of the run where the rejects wait to be published. */
+  /** A folder of the run where the rejects (and, when some are rejected, the data files kept) wait to be published. */
   dir: string;
+  /** The dataset's tool library from its samples (made again from the samples kept when some are rejected). */
+  toolLibrary: () => ToolLibraryTally;
 }
 
 export interface OverlapGateResult {
-  /** The samples to publish, with their lines. */
-  lines: () => Generator<SampleLine>;
-  /** The same samples, parsed (for the tool library when some were rejected). */
-  samples: () => Generator<Sample>;
+  /** The data files to publish: the ones given when none was rejected, otherwise new ones without the rejected samples. */
+  prepared: PreparedSamples;
+  /** The tool library of the samples kept, when some were rejected (otherwise the gate's stands). */
+  tools?: ToolSpec[];
   rejects: () => Generator<Rejection>;
   summary: OverlapSummary;
 }
@@ -68,19 +72,28 @@ export function describeHit(hit: OverlapHit): string {
   return `${hit.level} ${hit.score} with ${hit.reference} ${hit.match}`;
 }
 
-/** Measures the samples of `lines` (read twice: once measured, once published) and applies the config's mode. */
-export async function overlapForPublishing(lines: () => Iterable<SampleLine>, options: OverlapGateOptions): Promise<OverlapGateResult> {
+/** The lines of the data files, split by split, each with its sample (read from the line form). */
+function* preparedLines(prepared: PreparedSamples): Generator<{ text: string; sample: Sample }> {
+  for (const split of Object.keys(prepared.splits)) {
+    const path = join(prepared.dir, `${split}.jsonl`);
+    for (const { value, text } of eachJsonlLine(path)) yield { text, sample: sampleFromLine(value, path) };
+  }
+}
+
+/**
+ * Measures the samples of the data files the publish gate wrote (read once, a sample at a time)
+ * and applies the config's mode: in `reject` mode, when some overlap, the files are written again
+ * without them (a second pass, copying the kept lines as they are).
+ */
+export async function overlapForPublishing(prepared: PreparedSamples, options: OverlapGateOptions): Promise<OverlapGateResult> {
   const rejectsPath = join(options.dir, 'overlap-rejects.jsonl');
   rmSync(rejectsPath, { force: true });
   const rejected = new Set<number>();
   const writer = new JsonlWriter(rejectsPath);
-  const parsed = function* (): Generator<Sample> {
-    for (const line of lines()) yield JSON.parse(line.text) as Sample;
-  };
   let report;
   try {
     let i = 0;
-    report = await measureOverlap(parsed(), options.references, {
+    report = await measureOverlap(mapIterable(preparedLines(prepared), (line) => line.sample), options.references, {
       config: options.config,
       embedder: options.embedder,
       onSample: (sample, hits) => {
@@ -94,14 +107,9 @@ export async function overlapForPublishing(lines: () => Iterable<SampleLine>, op
   } finally {
     writer.close();
   }
-  const kept = <T>(items: () => Iterable<T>) =>
-    function* (): Generator<T> {
-      let i = 0;
-      for (const item of items()) if (!rejected.has(i++)) yield item;
-    };
+  const kept = rejected.size ? keptFiles(prepared, rejected, join(options.dir, 'overlap-data'), options.toolLibrary()) : { prepared };
   return {
-    lines: kept(lines),
-    samples: kept(parsed),
+    ...kept,
     rejects: () => eachJsonl<Rejection>(rejectsPath),
     summary: {
       mode: options.config.mode,
@@ -115,6 +123,26 @@ export async function overlapForPublishing(lines: () => Iterable<SampleLine>, op
       total: report.total,
     },
   };
+}
+
+/** The data files again in `dir` without the samples at the positions `rejected` (in reading order), with the library of the ones kept; the files given are removed. */
+function keptFiles(prepared: PreparedSamples, rejected: ReadonlySet<number>, dir: string, library: ToolLibraryTally): { prepared: PreparedSamples; tools: ToolSpec[] } {
+  rmSync(dir, { recursive: true, force: true });
+  const files = new SampleFiles(dir);
+  try {
+    let i = 0;
+    for (const { text, sample } of preparedLines(prepared)) {
+      if (rejected.has(i++)) continue;
+      files.addLineText(sample, text);
+      library.add(sample);
+    }
+  } catch (error) {
+    files.discard();
+    throw error;
+  }
+  const kept = files.close();
+  rmSync(prepared.dir, { recursive: true, force: true });
+  return { prepared: kept, tools: library.tools() };
 }
 
 /** One line for the run's log: per reference set, the samples overlapping at any level, and what was done with them. */

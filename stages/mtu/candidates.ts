@@ -1,17 +1,20 @@
+import type { ToolLibraryTally } from '../../core/pipeline.ts';
 import { Sample, type ToolSpec } from '../../core/records.ts';
 import type { ScanStage } from '../../core/stage.ts';
 import type { MtuConfig } from './config.ts';
 import { libraryLoader } from './library.ts';
 import { allCalls, mtuMeta, toolKey } from './sample.ts';
 
-/** The dataset's tool library: the documented tools the samples offer (hard-set renamings left out). */
-export function mtuToolLibrary(samples: Iterable<Sample>): ToolSpec[] {
+/** The dataset's tool library: the documented tools the samples offer (hard-set renamings left out), made one sample at a time. */
+export function mtuToolLibrary(): ToolLibraryTally {
   const library = new Map<string, ToolSpec>();
-  for (const sample of samples) {
-    if (mtuMeta(sample).renamed) continue;
-    for (const tool of sample.tools) if (!library.has(toolKey(tool))) library.set(toolKey(tool), tool);
-  }
-  return [...library.values()].sort((a, b) => (toolKey(a) < toolKey(b) ? -1 : toolKey(a) > toolKey(b) ? 1 : 0));
+  return {
+    add: (sample) => {
+      if (mtuMeta(sample).renamed) return;
+      for (const tool of sample.tools) if (!library.has(toolKey(tool))) library.set(toolKey(tool), tool);
+    },
+    tools: () => [...library.values()].sort((a, b) => (toolKey(a) < toolKey(b) ? -1 : toolKey(a) > toolKey(b) ? 1 : 0)),
+  };
 }
 
 /**
@@ -31,7 +34,7 @@ export function candidateToolsStage(options: MtuConfig['candidates']): ScanStage
     input: Sample,
     output: Sample,
     // The library comes from the run folder, so nothing needs to be gathered from the samples first.
-    collect: (_samples, ctx) => {
+    begin: (ctx) => {
       const library = loadLibrary(ctx.runDir).list();
       const byPlugin = new Map<string, ToolSpec[]>();
       for (const tool of library) byPlugin.set(tool.plugin ?? '', [...(byPlugin.get(tool.plugin ?? '') ?? []), tool]);

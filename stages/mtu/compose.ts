@@ -1,5 +1,7 @@
 import { existsSync } from 'node:fs';
+import { join } from 'node:path';
 import { countBy } from '../../core/collections.ts';
+import { SpilledRecords } from '../../core/jsonl.ts';
 import { isRef, parseRef, Sample, sampleId, type ArgValue, type Call, type Json, type ToolSpec, type Turn } from '../../core/records.ts';
 import type { Rng } from '../../core/rng.ts';
 import { scanStage, type LineageEntry, type ScanStage, type StageContext } from '../../core/stage.ts';
@@ -216,14 +218,16 @@ export function chainedMultiTurnJob(sample: Sample, chain: Chain): Job | undefin
   if (sample.dialogue[ask]?.role !== 'user') return undefined;
   const after = sample.dialogue.slice(chain.second.turn + 1);
   if (ask === 0 && !after.some((t) => t.role === 'user')) return undefined;
-  const id = sampleId('mtu', { compose: 'chained-multi-turn', from: sample.id });
+  // Jobs wait for their messages: they keep the ids of their sources, not the samples.
+  const from = sample.id;
+  const id = sampleId('mtu', { compose: 'chained-multi-turn', from });
   return {
     id,
     mode: 'chained',
     parts: chainParts(sample, chain, ask),
-    sources: [sample.id],
+    sources: [from],
     build: ({ message, entry }, source) => {
-      const base = source(sample.id);
+      const base = source(from);
       const { first, second, observations } = chainCalls(base, chain, 'chain_');
       const dialogue: Turn[] = [
         ...base.dialogue.slice(0, ask),
@@ -247,14 +251,15 @@ export function chainedMultiTurnJob(sample: Sample, chain: Chain): Job | undefin
 
 export function chainedJob(sample: Sample, chain: Chain): Job {
   const parts = chainParts(sample, chain, 0);
-  const id = sampleId('mtu', { compose: 'chained', from: sample.id });
+  const from = sample.id;
+  const id = sampleId('mtu', { compose: 'chained', from });
   return {
     id,
     mode: 'chained',
     parts,
-    sources: [sample.id],
+    sources: [from],
     build: (written, source) => {
-      const base = source(sample.id);
+      const base = source(from);
       const { first, second, observations } = chainCalls(base, chain, 'call_');
       return chainedSample(id, base, chain, first, second, observations, written);
     },
@@ -269,15 +274,16 @@ function chainedSample(id: string, sample: Sample, chain: Chain, first: Call, se
 }
 
 export function independentJob(singles: Single[], fields: ResultFields, take: () => boolean): Job {
-  const id = sampleId('mtu', { compose: 'independent', from: singles.map((s) => s.id) });
-  const links = singles.map((s, j) => resultLinks(singles.slice(0, j), s.call, s.request, fields, take));
+  const ids = singles.map((s) => s.id);
+  const id = sampleId('mtu', { compose: 'independent', from: ids });
+  const links = linksAmong(singles, fields, take);
   return {
     id,
     mode: 'independent',
     parts: singles.map((s, j) => withoutLinkedValues(s.request, s.call, links[j])),
-    sources: singles.map((s) => s.id),
+    sources: ids,
     build: ({ message, entry }, source) => {
-      const sources = singles.map((s) => source(s.id));
+      const sources = ids.map(source);
       // Each source's calls are numbered from 0: renumbered per source, then as one list (one call per source).
       const numbered = renumber(sources.flatMap((s, n) => renumber(allCalls(s), `s${n}_`)), 'call_');
       const calls = numbered.map((call, j) => linked(call, links[j], numbered.map((c) => c.id)));
@@ -289,18 +295,29 @@ export function independentJob(singles: Single[], fields: ResultFields, take: ()
   };
 }
 
+/**
+ * The result links of each single-tool request to the ones before it. A function of its own: a
+ * closure here that names `singles` would keep them (tools and all) in the context the job's
+ * `build` shares until the job is built.
+ */
+function linksAmong(singles: Single[], fields: ResultFields, take: () => boolean): ReturnType<typeof resultLinks>[] {
+  return singles.map((s, j) => resultLinks(singles.slice(0, j), s.call, s.request, fields, take));
+}
+
 export function multiTurnJob(sample: Sample, turn: number, extra: Single, fields: ResultFields, take: () => boolean): Job {
-  const id = sampleId('mtu', { compose: 'multi-turn', from: [sample.id, extra.id], turn });
+  const sources = [sample.id, extra.id];
+  const id = sampleId('mtu', { compose: 'multi-turn', from: sources, turn });
   const [own] = turnCalls(sample, turn);
+  const ownId = own.id;
   const links = resultLinks([{ call: own, tools: sample.tools }], extra.call, extra.request, fields, take);
   return {
     id,
     mode: 'independent',
     parts: [sample.dialogue[turn - 1].content, withoutLinkedValues(extra.request, extra.call, links)],
-    sources: [sample.id, extra.id],
+    sources,
     build: ({ message, entry }, source) => {
-      const [base, added] = [source(sample.id), source(extra.id)];
-      const calls = renumber(allCalls(added), 'call_m').map((call) => linked(call, links, [own.id]));
+      const [base, added] = sources.map(source);
+      const calls = renumber(allCalls(added), 'call_m').map((call) => linked(call, links, [ownId]));
       const dialogue = structuredClone(base.dialogue);
       dialogue[turn - 1] = { role: 'user', content: message };
       // The reply must now cover both requests: it is written again by the ReAct synthesis.
@@ -315,12 +332,19 @@ export function fitsWith(tools: ToolSpec[], candidate: Single): boolean {
   return !candidate.called.some((name) => tools.some((t) => t.name === name)) && !clashes(tools, candidate.tools);
 }
 
+/** Single-tool requests to draw from: a list, or one kept on disk (read back by position). */
+export interface SinglePool {
+  readonly length: number;
+  at(index: number): Single | undefined;
+}
+
 /** Draws up to `k` single-tool samples of pairwise different tools that can share a tool list. */
-export function drawCompatible(pool: Single[], k: number, rng: Rng, taken: ToolSpec[] = []): Single[] {
+export function drawCompatible(pool: SinglePool, k: number, rng: Rng, taken: ToolSpec[] = []): Single[] {
   const picked: Single[] = [];
   let tools = [...taken];
   for (let attempt = 0; attempt < k * 20 && picked.length < k && pool.length; attempt++) {
-    const candidate = rng.pick(pool);
+    // As `rng.pick` draws from a list.
+    const candidate = pool.at(rng.int(0, pool.length - 1))!;
     if (!fitsWith(tools, candidate)) continue;
     picked.push(candidate);
     tools = unionTools(tools, candidate.tools);
@@ -332,25 +356,43 @@ interface Composition {
   /** The jobs in order, with the message the LLM wrote for each (undefined when it failed). */
   jobs: { job: Job; written?: Written }[];
   failures: string[];
-  /** The samples the jobs take, as JSON text, gathered while the samples pass through. */
-  texts: Map<string, string>;
+  /** The samples the jobs take, by id: where each is among `sources` (-1 until it passes through). */
+  taken: Map<string, number>;
+  /** The samples the jobs take, kept on disk as they pass through `run` (from the first one taken). */
+  sources?: SpilledRecords<Sample>;
 }
 
 /**
  * Decides the compositions in two passes over the input, holding only what deciding needs: the
- * single-tool requests of each split (ids, tools, request text), then the jobs; asks the LLM for
- * each job's message. The samples the jobs take are kept (as JSON text) as they pass through `run`,
- * and the composed samples built in `finish`.
+ * single-tool requests of each split (ids, tools, request text) on disk, drawn by position, then
+ * the jobs (ids of the samples they take, not the samples); asks the LLM for each job's message.
+ * The samples the jobs take are kept on disk as they pass through `run`, and the composed samples
+ * built one at a time in `finish` as the runner writes them.
  */
 async function planCompositions(samples: Iterable<Sample>, options: MtuConfig['compose'], ctx: StageContext): Promise<Composition> {
-  const fields = resultFieldsOf(ctx);
   // Pass 1: the single-tool requests, per split in order of first appearance.
-  const singles = new Map<string, Single[]>();
-  for (const sample of samples) {
-    if (!singles.has(sample.split)) singles.set(sample.split, []);
-    const single = singleOf(sample);
-    if (single) singles.get(sample.split)!.push(single);
+  const singles = new Map<string, SpilledRecords<Single>>();
+  try {
+    for (const sample of samples) {
+      if (!singles.has(sample.split)) singles.set(sample.split, new SpilledRecords(spillPath(ctx, `singles-${singles.size}`)));
+      const single = singleOf(sample);
+      if (single) singles.get(sample.split)!.push(single);
+    }
+    return await planJobs(samples, singles, options, ctx);
+  } finally {
+    for (const kept of singles.values()) kept.close();
   }
+}
+
+/** Where the stage keeps records on disk for a later pass (in the run's folder). */
+function spillPath(ctx: Pick<StageContext, 'runDir'>, name: string): string {
+  return join(ctx.runDir, 'mtu', `compose-${name}.json`);
+}
+
+/** Pass 2 and the messages: the jobs, drawing single-tool requests from `singles`. */
+async function planJobs(samples: Iterable<Sample>, singles: Map<string, SpilledRecords<Single>>, options: MtuConfig['compose'], ctx: StageContext): Promise<Composition> {
+  const fields = resultFieldsOf(ctx);
+  const pools = new Map([...singles].map(([split, kept]) => [split, { length: kept.length, at: (i: number) => kept.get(i) } satisfies SinglePool]));
   // Pass 2: per split, the chained and multi-turn jobs of its dialogues in order, then its independent jobs.
   const dialogueJobs = new Map<string, Job[]>([...singles.keys()].map((split) => [split, []]));
   for (const sample of samples) {
@@ -363,11 +405,11 @@ async function planCompositions(samples: Iterable<Sample>, options: MtuConfig['c
     const rng = ctx.rng('multi-turn', sample.id);
     const turns = assistantIndexes(sample).filter((i) => turnCalls(sample, i).length === 1 && sample.dialogue[i - 1]?.role === 'user');
     if (!turns.length || !rng.chance(options.multiTurnRate)) continue;
-    const [extra] = drawCompatible(singles.get(sample.split)!, 1, rng, sample.tools);
+    const [extra] = drawCompatible(pools.get(sample.split)!, 1, rng, sample.tools);
     if (extra) jobs.push(multiTurnJob(sample, rng.pick(turns), extra, fields, () => rng.chance(options.linkRate)));
   }
   const jobs: Job[] = [];
-  for (const [split, pool] of singles) {
+  for (const [split, pool] of pools) {
     jobs.push(...dialogueJobs.get(split)!);
     const rng = ctx.rng('independent', split);
     const count = Math.round(options.singleTurnRate * pool.length);
@@ -378,8 +420,25 @@ async function planCompositions(samples: Iterable<Sample>, options: MtuConfig['c
   }
   const unique = [...new Map(jobs.map((j) => [j.id, j])).values()];
   const { asked, failures } = await askMessages(unique, ctx);
-  const texts = new Map(unique.flatMap((job) => job.sources).map((id) => [id, '']));
-  return { jobs: asked, failures, texts };
+  const taken = new Map(unique.flatMap((job) => job.sources).map((id) => [id, -1]));
+  return { jobs: asked, failures, taken };
+}
+
+/** The composed samples, built one at a time from the samples kept on disk; the report once all are made. */
+function* composed({ jobs, failures, taken, sources }: Composition, ctx: StageContext): Generator<Sample> {
+  const source = (id: string) => sources!.get(taken.get(id)!);
+  const made: string[] = [];
+  try {
+    for (const { job, written } of jobs) {
+      if (written === undefined) continue;
+      const sample = job.build(written, source);
+      made.push(sample.meta.tags.find((t) => t.startsWith('composed:'))!.slice(9));
+      yield sample;
+    }
+  } finally {
+    sources?.close();
+  }
+  ctx.report('composition', { made: countBy(made), failed: countBy(failures) });
 }
 
 /** Result fields of a tool from the run's documented library (a stage called alone reads the samples' own tool entries). */
@@ -392,19 +451,31 @@ export function resultFieldsOf(ctx: Pick<StageContext, 'runDir'>): ResultFields 
 }
 
 /**
- * The message the LLM writes for each job (undefined where it failed, the reason among `failures`),
- * asked as the stage whose context this is (it declares {@link mtuComposePrompt}), keyed by the job.
+ * Jobs asked at once at most: a request waiting in the gateway holds its rendered prompt, so asking
+ * every job at once held all of them (about 1 GB at a million samples).
+ */
+const ASKED_AT_ONCE = 256;
+
+/**
+ * The message the LLM writes for each job, in the jobs' order (undefined where it failed, the reason
+ * among `failures`), asked as the stage whose context this is (it declares {@link mtuComposePrompt}),
+ * keyed by the job.
  */
 export async function askMessages(jobs: Job[], ctx: StageContext): Promise<{ asked: { job: Job; written?: Written }[]; failures: string[] }> {
   const failures: string[] = [];
-  const asked = await Promise.all(
-    jobs.map(async (job) => {
+  const asked: { job: Job; written?: Written }[] = new Array(jobs.length);
+  let next = 0;
+  const askInTurn = async () => {
+    while (next < jobs.length) {
+      const k = next++;
+      const job = jobs[k];
       const requests = job.parts.map((p, i) => `${i + 1}. ${p}`).join('\n');
       const result = await ctx.tryAsk(mtuComposePrompt, { mode: job.mode, requests, parts: job.parts }, { key: job.id });
       if (!result.ok) failures.push(result.reason);
-      return { job, written: result.ok ? { message: result.value.message, entry: result.lineage } : undefined };
-    }),
-  );
+      asked[k] = { job, written: result.ok ? { message: result.value.message, entry: result.lineage } : undefined };
+    }
+  };
+  await Promise.all(Array.from({ length: Math.min(ASKED_AT_ONCE, jobs.length) }, askInTurn));
   return { asked, failures };
 }
 
@@ -417,16 +488,11 @@ export function composeStage(options: MtuConfig['compose']): ScanStage<Sample, S
     output: Sample,
     prompts: [mtuComposePrompt],
     collect: (samples, ctx) => planCompositions(samples, options, ctx),
-    // Every sample stays; the ones a job takes are kept until the composed samples are built.
-    run: (sample, { state }) => {
-      if (state.texts.get(sample.id) === '') state.texts.set(sample.id, JSON.stringify(sample));
+    // Every sample stays; the ones a job takes are kept (the first of an id) until the composed samples are built.
+    run: (sample, { state, runDir }) => {
+      if (state.taken.get(sample.id) === -1) state.taken.set(sample.id, (state.sources ??= new SpilledRecords(spillPath({ runDir }, 'sources'))).push(sample));
       return sample;
     },
-    finish: ({ jobs, failures, texts }, ctx) => {
-      const source = (id: string) => JSON.parse(texts.get(id)!) as Sample;
-      const made = jobs.flatMap(({ job, written }) => (written === undefined ? [] : [job.build(written, source)]));
-      ctx.report('composition', { made: countBy(made.map((s) => s.meta.tags.find((t) => t.startsWith('composed:'))!.slice(9))), failed: countBy(failures) });
-      return made;
-    },
+    finish: composed,
   });
 }

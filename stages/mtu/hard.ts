@@ -121,7 +121,7 @@ export function hardSetStage(options: MtuConfig['hard']): ScanStage<Sample, Samp
     input: Sample,
     output: Sample,
     // The documented library comes from the run folder: nothing is gathered from the samples first.
-    collect: (_samples, ctx) => ({ full: library(ctx.runDir), hard: 0, byRule: {} }),
+    begin: (ctx) => ({ full: library(ctx.runDir), hard: 0, byRule: {} }),
     run: (sample, ctx) => {
       const out: Sample[] = [];
       const categorized = { ...sample, category: categoryOf(sample) };

@@ -66,7 +66,19 @@ export function toMtuDoc(tool: ToolSpec): MtuToolDoc {
 
 /** The tool document as toolkiln's own prompts show it: a compact JSON list of entries. */
 export function renderToolList(tools: ToolSpec[]): string {
-  return JSON.stringify(tools.map(toMtuDoc));
+  return `[${tools.map(renderedDoc).join(',')}]`;
+}
+
+/**
+ * Each tool's entry as JSON, made once per tool object: the prompts of every record show the
+ * run's library tools (shared objects, never edited), so a tool is rendered once, not per record.
+ */
+const rendered = new WeakMap<ToolSpec, string>();
+
+function renderedDoc(tool: ToolSpec): string {
+  let text = rendered.get(tool);
+  if (text === undefined) rendered.set(tool, (text = JSON.stringify(toMtuDoc(tool))));
+  return text;
 }
 
 /** An argument as MTU writes it: a reference becomes `"Tool.field"` (the tool of the referenced call). */

@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { isRef, parseRef, type ArgValue, type Call, type Sample, type ToolSpec, type Turn } from '../../core/records.ts';
+import { parseRecord } from '../../core/validate.ts';
 import { Situation } from '../../prompts/mtu-situation.ts';
 
 /**
@@ -35,8 +36,11 @@ export const MtuMeta = z
   .passthrough();
 export type MtuMeta = z.infer<typeof MtuMeta>;
 
+/** The sample's MTU meta, checked (read, not copied, when it is already as the schema makes it: do not edit it). */
 export function mtuMeta(sample: Sample): MtuMeta {
-  return MtuMeta.parse((sample.meta as { mtu?: unknown }).mtu ?? {});
+  const parsed = parseRecord(MtuMeta, (sample.meta as { mtu?: unknown }).mtu ?? {});
+  if (!parsed.success) throw parsed.error;
+  return parsed.data;
 }
 
 export function withMtuMeta(sample: Sample, patch: Partial<MtuMeta>): Sample {

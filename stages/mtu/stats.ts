@@ -46,17 +46,17 @@ function add(figures: SetFigures, records: RecordCalls[]): void {
     figures.multiTurnDialogues++;
     figures.multiTurnUserTurns += records.length;
   }
-  const tools = new Set(figures.tools);
+  let added: string[] | undefined;
   for (const record of records) {
     if (!record.calls.length) figures.noCallRecords++;
     for (const call of record.calls) {
       figures.calls++;
       if (call.dependent) figures.dependentCalls++;
       figures.arguments += call.args;
-      tools.add(call.tool);
+      if (!figures.tools.includes(call.tool) && !added?.includes(call.tool)) (added ??= []).push(call.tool);
     }
   }
-  figures.tools = [...tools].sort();
+  if (added) figures.tools = [...figures.tools, ...added].sort();
 }
 
 /** What one sample adds to the figures: records of one dialogue, by split and setting (`ood` pools its settings, as MTU-Eval's OOD file does). */

@@ -81,17 +81,23 @@ export function multiwozSchemas(dir: string, db: MultiwozDb): ServiceSchemas {
   return schemas;
 }
 
-export function loadMultiwoz(options: MultiwozOptions, resolvePath: (p: string) => string): SourceDialogue[] {
-  if (!options.dialogues) return [];
+/** The configured MultiWOZ splits' dialogues, one dialogues file at a time. */
+export function* eachMultiwozDialogue(options: MultiwozOptions, resolvePath: (p: string) => string): Generator<SourceDialogue> {
+  if (!options.dialogues) return;
   const dir = resolvePath(options.dir);
   const schemas = multiwozSchemas(dir, loadMultiwozDb(dir));
   const root = resolvePath(options.dialogues);
   if (!existsSync(root)) throw new UserError(`MultiWOZ dialogue folder not found: ${root} (sources.multiwoz.dialogues)`);
-  return options.splits.flatMap((split) => {
+  for (const split of options.splits) {
     const folder = join(root, split);
-    if (!existsSync(folder)) return [];
-    return dialogueFiles(folder).flatMap((path) => parseDialogueFile(path, { source: 'multiwoz', split, schemas, topicOf: multiwozTopic, database: 'multiwoz' }));
-  });
+    if (!existsSync(folder)) continue;
+    for (const path of dialogueFiles(folder)) yield* parseDialogueFile(path, { source: 'multiwoz', split, schemas, topicOf: multiwozTopic, database: 'multiwoz' });
+  }
+}
+
+/** Loads the configured MultiWOZ splits as a list (see `eachMultiwozDialogue`). */
+export function loadMultiwoz(options: MultiwozOptions, resolvePath: (p: string) => string): SourceDialogue[] {
+  return [...eachMultiwozDialogue(options, resolvePath)];
 }
 
 // ---------------------------------------------------------------- database lookups

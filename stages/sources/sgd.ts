@@ -5,6 +5,7 @@ import { UserError } from '../../core/errors.ts';
 import { JsonValue } from '../../core/records.ts';
 import { readJsonFile } from '../../core/source-files.ts';
 import type { SchemaIntent, SourceDialogue, SourceTurn, StateFrame } from './dialogue.ts';
+import { parseRecord } from '../../core/validate.ts';
 
 /**
  * Schema-Guided Dialogue (Rastogi et al.) and everything written in its format (MultiWOZ 2.2):
@@ -129,7 +130,8 @@ export function parseDialogueFile(path: string, context: SgdDialogueContext): So
   if (!Array.isArray(json)) throw new UserError(`${path}: expected a JSON list of dialogues`);
   const file = `${context.split}/${basename(path)}`;
   return json.map((raw, index) => {
-    const parsed = DialogueJson.safeParse(raw);
+    // Checked without zod's copy where zod's answer is plain (most of an SGD dialogue is keys it strips).
+    const parsed = parseRecord(DialogueJson, raw);
     const label = `${path}: dialogue ${index}${(raw as { dialogue_id?: unknown })?.dialogue_id ? ` (${(raw as { dialogue_id: string }).dialogue_id})` : ''}`;
     if (!parsed.success) throw new UserError(`${label} is not SGD dialogue JSON at ${issueText(parsed.error)}`);
     const dialogue = parsed.data;
@@ -201,14 +203,20 @@ export function sgdTopic(service: string): string {
   return service.replace(/_\d+$/, '');
 }
 
-export function loadSgd(options: SgdOptions, resolvePath: (p: string) => string): SourceDialogue[] {
+/** The configured SGD splits' dialogues, one dialogues file at a time (a file is one JSON document, read whole; the splits never are). */
+export function* eachSgdDialogue(options: SgdOptions, resolvePath: (p: string) => string): Generator<SourceDialogue> {
   const dir = resolvePath(options.dir);
   if (!existsSync(dir)) throw new UserError(`SGD folder not found: ${dir} (set sources.sgd.dir in the config)`);
-  return options.splits.flatMap((split) => {
+  for (const split of options.splits) {
     const folder = join(dir, split);
     const schemas = parseSchemaFile(join(folder, 'schema.json'));
     const files = dialogueFiles(folder);
     if (!files.length) throw new UserError(`${folder}: no dialogues_NNN.json files`);
-    return files.flatMap((path) => parseDialogueFile(path, { source: 'sgd', split, schemas, topicOf: sgdTopic }));
-  });
+    for (const path of files) yield* parseDialogueFile(path, { source: 'sgd', split, schemas, topicOf: sgdTopic });
+  }
+}
+
+/** Loads the configured SGD splits as a list (see `eachSgdDialogue`). */
+export function loadSgd(options: SgdOptions, resolvePath: (p: string) => string): SourceDialogue[] {
+  return [...eachSgdDialogue(options, resolvePath)];
 }

@@ -46,7 +46,18 @@ function leading(text: string): number {
 
 /** Loads the SNIPS custom-intent benchmark (7 intents, train and validate files). */
 export function loadSnips(options: SnipsOptions, resolvePath: (p: string) => string): AnnotatedUtterance[] {
+  return [...eachSnipsUtterance(options, resolvePath)];
+}
+
+/** The SNIPS utterances one file at a time (a file is read whole: one JSON document). */
+export function* eachSnipsUtterance(options: SnipsOptions, resolvePath: (p: string) => string): Generator<AnnotatedUtterance> {
   const dir = resolvePath(options.dir);
+  // The split keeps the source's name (`train`, `validate`); the recipe's config maps it.
+  for (const file of snipsFiles(dir, options)) yield* parseSnipsFile(join(dir, file), file.split('_')[0]);
+}
+
+/** The SNIPS files of the configured splits, in name order. */
+function snipsFiles(dir: string, options: SnipsOptions): string[] {
   let files: string[];
   try {
     files = readdirSync(dir).filter((f) => /^(train|validate)_.+\.json$/.test(f)).sort();
@@ -55,10 +66,7 @@ export function loadSnips(options: SnipsOptions, resolvePath: (p: string) => str
   }
   const wanted = files.filter((f) => options.splits.includes(f.split('_')[0]));
   if (!wanted.length) throw new UserError(`${dir}: no SNIPS files for splits ${options.splits.join(', ')} (expected train_<Intent>.json / validate_<Intent>.json)`);
-  return wanted.flatMap((file) => {
-    // The split keeps the source's name (`train`, `validate`); the recipe's config maps it.
-    return parseSnipsFile(join(dir, file), file.split('_')[0]);
-  });
+  return wanted;
 }
 
 /** SNIPS intent → topic (the SGD topic names, so out-of-domain hold-outs span datasets). */
