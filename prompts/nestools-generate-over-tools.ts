@@ -1,6 +1,5 @@
-import { z } from 'zod';
 import { definePrompt } from '../core/prompt.ts';
-import { CHAIN_RULES, offlineProgram, programAnswer, type GenerateVars } from './nestools-generate.ts';
+import { CHAIN_RULES, PROGRAM_ANSWER, type GenerateVars } from './nestools-generate.ts';
 
 export interface GenerateOverToolsVars extends GenerateVars {
   /** The domain's imported tools as Python stubs, copied into the answer. */
@@ -28,9 +27,5 @@ The tools:
 
 Domain: {{domain}}
 Answer:`,
-  schema: z.object({ answer: z.string().min(1) }),
-  parseText: programAnswer,
-  temperature: 0.95,
-  maxTokens: 2500,
-  offline: offlineProgram,
+  ...PROGRAM_ANSWER,
 });

@@ -31,6 +31,15 @@ export const CHAIN_RULES = `2. main() holds only call statements that unpack eve
 `;
 
 /** NesTools Table 4: tool stubs and a nested call chain as Python code, for one domain. */
+/** How every NesTools generation prompt is answered: a whole program as text, read by programAnswer; offline, a program drawn from the domain. */
+export const PROGRAM_ANSWER = {
+  schema: z.object({ answer: z.string().min(1) }),
+  parseText: (text: string) => programAnswer(text),
+  temperature: 0.95,
+  maxTokens: 2500,
+  offline: (vars: GenerateVars, rng: Rng) => offlineProgram(vars, rng),
+};
+
 export default definePrompt<GenerateVars, { answer: string }>({
   id: 'nestools/generate',
   template: `Write a few realistic Python functions for the domain below, and a main() that calls them as a chain.
@@ -46,11 +55,7 @@ It's your turn to generate.
 
 Domain: {{domain}}
 Answer:`,
-  schema: z.object({ answer: z.string().min(1) }),
-  parseText: programAnswer,
-  temperature: 0.95,
-  maxTokens: 2500,
-  offline: offlineProgram,
+  ...PROGRAM_ANSWER,
 });
 
 /**

@@ -30,7 +30,7 @@ export const ToolResultsAnswer = z.object({ results: z.array(z.object({ call_id:
 export type ToolResultsAnswer = z.infer<typeof ToolResultsAnswer>;
 
 /** An offline result: drawn from the result schema, its fields named like a literal argument taking that argument's value when the schema's type allows. */
-function offlineResult(call: SimulatedCall, today: string, rng: Parameters<typeof valueForSchema>[2]): Record<string, Json> {
+export function offlineResult(call: Pick<SimulatedCall, 'arguments' | 'returns'>, today: string, rng: Parameters<typeof valueForSchema>[2]): Record<string, Json> {
   const result = objectForSchema(call.returns, rng, { today, optionalShare: 1 });
   const fields = isJsonObject(call.returns.properties) ? (call.returns.properties as Record<string, Record<string, unknown>>) : {};
   for (const [name, value] of Object.entries(call.arguments)) {

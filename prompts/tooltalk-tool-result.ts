@@ -1,8 +1,7 @@
 import { z } from 'zod';
 import { definePrompt } from '../core/prompt.ts';
 import { JsonValue, type Json } from '../core/records.ts';
-import type { Rng } from '../core/rng.ts';
-import { objectForSchema } from '../core/schema-values.ts';
+import { offlineResult } from './tool-results.ts';
 
 export interface ToolResultVars extends Record<string, unknown> {
   tool: string;
@@ -47,12 +46,5 @@ Answer as JSON: {"result": {...}}.`,
   schema: ToolResultAnswer,
   temperature: 0.3,
   maxTokens: 1500,
-  offline: (vars, rng) => ({ result: offlineResult(vars, rng) }),
+  offline: (vars, rng) => ({ result: offlineResult({ arguments: vars.args, returns: vars.returns }, vars.today, rng) }),
 });
-
-/** A value of the result schema; a field named like an argument echoes the argument. */
-function offlineResult(vars: ToolResultVars, rng: Rng): Record<string, Json> {
-  const out = objectForSchema(vars.returns, rng, { today: vars.today, optionalShare: 1 });
-  for (const field of Object.keys(out)) if (field in vars.args && typeof vars.args[field] === typeof out[field]) out[field] = vars.args[field];
-  return out;
-}

@@ -182,7 +182,8 @@ function refsIn(value: Json): { $ref: string }[] {
 export function draftOverToolsStage(load: LibraryLoad, options: { temperature?: number } = {}): MapStage<Scenario, ImportedConversation> {
   return mapStage({
     name: 'draft-imported-conversation',
-    version: 1,
+    // v2: offline values follow patterns and order ranges (core/schema-values.ts).
+    version: 2,
     input: Scenario,
     output: ImportedConversation,
     prompts: [overToolsPrompt],
@@ -293,7 +294,8 @@ function conversationId(seed: unknown): string {
 export function completeConversationStage(load: LibraryLoad): MapStage<ImportedConversation, Sample> {
   return mapStage({
     name: 'complete-imported-conversation',
-    version: 1,
+    // v2: offline results made as the other recipes make them (prompts/tool-results.ts).
+    version: 2,
     input: ImportedConversation,
     output: Sample,
     prompts: [toolResultPrompt, repliesPrompt],

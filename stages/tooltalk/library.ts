@@ -25,7 +25,12 @@ export function pluginOf(tool: ToolSpec): string {
 export function libraryOf(imported: readonly ToolSpec[]): ToolTalkLibrary {
   const tools = imported.map(withTextResult);
   const byPlugin = new Map<string, ToolSpec[]>();
-  for (const tool of tools) byPlugin.set(pluginOf(tool), [...(byPlugin.get(pluginOf(tool)) ?? []), tool]);
+  for (const tool of tools) {
+    const plugin = pluginOf(tool);
+    const listed = byPlugin.get(plugin);
+    if (listed) listed.push(tool);
+    else byPlugin.set(plugin, [tool]);
+  }
   return { tools, byName: new Map(tools.map((tool) => [tool.name, tool])), byPlugin };
 }
 
