@@ -322,10 +322,20 @@ function syncFolder(dir: string): void {
 }
 
 /**
- * An append-only journal of JSON lines. Each entry is one write(2) of one whole line, so a process
- * killed at any moment leaves at most a torn last line, which `open` cuts off before appending.
+ * An append-only journal of JSON lines. Entries go through a buffer written out (one write(2) of
+ * whole lines) once the event loop turns (`setImmediate`), when it is full, and on `flush` and
+ * `close`: records finished together are journalled with one system call, and an entry waits on
+ * disk for no other work than what finished in the same turn. A process killed at any moment leaves
+ * whole lines and at most a torn last one, which `open` cuts off before appending; entries still in
+ * the buffer are lost, and their records run again.
  */
 export class Journal<T> {
+  private readonly buffer = Buffer.allocUnsafe(LINE_CHUNK);
+  private used = 0;
+  private pending: NodeJS.Immediate | undefined;
+  /** A write that failed after `appendText` returned: thrown by the next call. */
+  private failure: unknown;
+
   private constructor(
     readonly path: string,
     private readonly fd: number,
@@ -359,27 +369,75 @@ export class Journal<T> {
     return new Journal<T>(path, fd, goodBytes);
   }
 
-  /** Appends one entry as one write of one whole line; returns where its JSON is in the file. */
+  /** Appends one entry as one whole line; returns where its JSON is in the file (readable there after `flush`). */
   append(entry: T): { start: number; length: number } {
     return this.appendText(JSON.stringify(entry));
   }
 
   /** Appends an entry already serialised as one line of JSON (no newline). */
   appendText(text: string): { start: number; length: number } {
-    const line = Buffer.from(text + '\n', 'utf8');
+    this.throwFailure();
+    // UTF-8 takes at most 3 bytes per UTF-16 code unit.
+    const most = text.length * 3 + 1;
+    if (this.used + most > LINE_CHUNK) this.flush();
+    let length: number;
+    if (most > LINE_CHUNK) {
+      const line = Buffer.from(text + '\n', 'utf8');
+      this.writeOut(line);
+      length = line.length - 1;
+    } else {
+      length = this.buffer.write(text, this.used, 'utf8');
+      this.used += length;
+      this.buffer[this.used++] = 10;
+      this.pending ??= setImmediate(() => {
+        this.pending = undefined;
+        try {
+          this.flush();
+        } catch (error) {
+          this.failure ??= error;
+        }
+      });
+    }
+    const start = this.size;
+    this.size += length + 1;
+    return { start, length };
+  }
+
+  /** Writes out the entries in the buffer. */
+  flush(): void {
+    this.throwFailure();
+    if (this.pending) clearImmediate(this.pending);
+    this.pending = undefined;
+    if (!this.used) return;
+    // Emptied first: after a failed write (a full disk), closing must not try the same bytes again.
+    const used = this.used;
+    this.used = 0;
+    this.writeOut(this.buffer.subarray(0, used));
+  }
+
+  private writeOut(bytes: Uint8Array): void {
     try {
-      for (let written = 0; written < line.length; ) written += writeSync(this.fd, line, written);
+      for (let written = 0; written < bytes.length; ) written += writeSync(this.fd, bytes, written);
     } catch (error) {
       throw withPath(error, this.path);
     }
-    const start = this.size;
-    this.size += line.length;
-    return { start, length: line.length - 1 };
+  }
+
+  private throwFailure(): void {
+    if (this.failure === undefined) return;
+    const failure = this.failure;
+    this.failure = undefined;
+    throw failure;
   }
 
   close(): void {
-    fsyncSync(this.fd);
-    closeSync(this.fd);
+    try {
+      this.flush();
+      fsyncSync(this.fd);
+    } finally {
+      if (this.pending) clearImmediate(this.pending);
+      closeSync(this.fd);
+    }
   }
 }
 

@@ -1,4 +1,5 @@
 import { UserError } from './errors.ts';
+import { JsonTexts } from './json-texts.ts';
 import type { Call, Rejection, Sample, ToolSpec, Turn } from './records.ts';
 
 /**
@@ -143,6 +144,35 @@ export function rejectionToLine(rejection: Rejection): RejectionLine {
   };
 }
 
+/**
+ * Samples' line-form text, `JSON.stringify(sampleToLine(sample))` byte for byte, with what samples
+ * share made once: a tool's line by the tool object (the samples of a version offer tools of one
+ * library: the MTU recipe's 10,000 samples offer 42), `meta` and `expected` through the run's
+ * record texts (the last stage made their text when it wrote the sample).
+ */
+export class SampleLineTexts {
+  private readonly tools = new WeakMap<object, string>();
+
+  constructor(private readonly parts: JsonTexts = new JsonTexts()) {}
+
+  text(sample: Sample): string {
+    const { id, benchmark, category, split, tools, dialogue } = sample;
+    if (typeof id !== 'string' || typeof benchmark !== 'string' || typeof category !== 'string' || typeof split !== 'string' || !Array.isArray(tools) || !Array.isArray(dialogue)) return JSON.stringify(sampleToLine(sample));
+    return (
+      `{"id":${JSON.stringify(id)},"benchmark":${JSON.stringify(benchmark)},"category":${JSON.stringify(category)},"split":${JSON.stringify(split)},` +
+      `"tools":[${tools.map((tool) => this.toolText(tool)).join(',')}],"dialogue":${JSON.stringify(dialogue.map(turnToLine))},` +
+      `"expected":${JSON.stringify(this.parts.stringify(sample.expected ?? {}))},"meta":${JSON.stringify(this.parts.stringify(sample.meta ?? {}))}}`
+    );
+  }
+
+  private toolText(tool: ToolSpec): string {
+    if (typeof tool !== 'object' || tool === null) return JSON.stringify(toolToLine(tool));
+    let text = this.tools.get(tool);
+    if (text === undefined) this.tools.set(tool, (text = JSON.stringify(toolToLine(tool))));
+    return text;
+  }
+}
+
 /** A sample line of plain JSON (as a stage wrote it) in the line form, as text: one parse and one stringify, no validation. */
 export function sampleTextToLineText(text: string): string {
   return JSON.stringify(sampleToLine(JSON.parse(text) as Sample));
@@ -165,16 +195,19 @@ class LineReader {
     throw new UserError(`${this.where}: "${this.path}${key}" ${what}; this is not a toolkiln line-form record: restore the file from a copy or publish the version again`);
   }
 
-  /** A JSON-text field, parsed (undefined when it is null or, if `optional`, the JSON text null). */
-  parsed(key: string, optional = false): unknown {
+  /** A JSON-text field, parsed (undefined when it is null or, if `optional`, the JSON text null); with `shared`, a text seen before gives the value it gave then. */
+  parsed(key: string, optional = false, shared?: SharedDecodes): unknown {
     const value = this.record[key];
     if (value === null && optional) return undefined;
     if (typeof value !== 'string') this.fail(key, `should be JSON text, found ${value === null ? 'null' : typeof value}`);
-    let parsed: unknown;
-    try {
-      parsed = JSON.parse(value);
-    } catch (error) {
-      this.fail(key, `is not valid JSON text (${(error as Error).message})`);
+    let parsed: unknown = shared?.get(value);
+    if (parsed === undefined) {
+      try {
+        parsed = JSON.parse(value);
+      } catch (error) {
+        this.fail(key, `is not valid JSON text (${(error as Error).message})`);
+      }
+      shared?.set(value, parsed);
     }
     return parsed === null && optional ? undefined : parsed;
   }
@@ -238,24 +271,45 @@ function readerOf(line: unknown, where: LineWhere): LineReader {
   return new LineReader(line as Record<string, unknown>, where, '');
 }
 
-function toolFrom(r: LineReader): ToolSpec {
+function toolFrom(r: LineReader, shared?: SharedDecodes): ToolSpec {
   return defined<ToolSpec>([
     ['name', r.plain('name')],
     ['description', r.plain('description')],
-    ['parameters', r.parsed('parameters')],
-    ['returns', r.parsed('returns')],
+    ['parameters', r.parsed('parameters', false, shared)],
+    ['returns', r.parsed('returns', false, shared)],
     ['domain', r.text('domain')],
     ['plugin', r.text('plugin')],
     ['isAction', r.action('isAction')],
-    ['provenance', r.parsed('provenance', true)],
+    ['provenance', r.parsed('provenance', true, shared)],
   ]);
+}
+
+/**
+ * The tools' JSON texts (schemas, provenance) of many sample lines, each decoded once: the samples of
+ * a version offer tools of one library, so the same texts come again line after line. The values
+ * are shared by the samples decoded with it: for a reader that only reads them (the overlap gate).
+ */
+export class SharedDecodes {
+  /** Distinct texts kept at most; past it, the oldest half is forgotten. */
+  private static readonly LIMIT = 4096;
+  private readonly values = new Map<string, unknown>();
+
+  get(text: string): unknown {
+    return this.values.get(text);
+  }
+
+  set(text: string, value: unknown): void {
+    if (this.values.size >= SharedDecodes.LIMIT) for (const old of [...this.values.keys()].slice(0, SharedDecodes.LIMIT / 2)) this.values.delete(old);
+    this.values.set(text, value);
+  }
 }
 
 export function toolFromLine(line: unknown, where: LineWhere): ToolSpec {
   return toolFrom(readerOf(line, where));
 }
 
-export function sampleFromLine(line: unknown, where: LineWhere): Sample {
+/** A sample from its line; `shared`: its tools' texts decoded once for many lines (see SharedDecodes). */
+export function sampleFromLine(line: unknown, where: LineWhere, shared?: SharedDecodes): Sample {
   const r = readerOf(line, where);
   const dialogue = r.list('dialogue')!.map((turn, t) => {
     const tr = r.child(turn, `dialogue.${t}`);
@@ -273,7 +327,7 @@ export function sampleFromLine(line: unknown, where: LineWhere): Sample {
     benchmark: r.plain('benchmark'),
     category: r.plain('category'),
     split: r.plain('split'),
-    tools: r.list('tools')!.map((tool, i) => toolFrom(r.child(tool, `tools.${i}`))),
+    tools: r.list('tools')!.map((tool, i) => toolFrom(r.child(tool, `tools.${i}`), shared)),
     dialogue,
     expected: r.parsed('expected') as Sample['expected'],
     meta: r.parsed('meta') as Sample['meta'],

@@ -6,6 +6,8 @@ import { eachJsonl, JsonlWriter } from './jsonl.ts';
 import type { ToolLibraryTally } from './pipeline.ts';
 import type { Rejection, Sample, ToolSpec } from './records.ts';
 import { SampleFiles, type PreparedSamples } from './store.ts';
+import { SampleLineTexts } from './line-form.ts';
+import type { JsonTexts } from './json-texts.ts';
 
 /**
  * The last check before a run publishes: every sample against the shared invariants
@@ -38,6 +40,8 @@ export interface GateOptions {
   audits?: readonly SampleAudit[];
   /** A folder of the run: the data files and the rejects wait there to be published. */
   dir: string;
+  /** The run's record texts: a sample's parts the last stage wrote are not serialised again. */
+  texts?: JsonTexts;
 }
 
 /** What the manifest records of the gate (`stats.audit`). */
@@ -83,7 +87,7 @@ export class PublishGate {
     this.published = options.toolLibrary();
     const data = join(options.dir, 'data');
     rmSync(data, { recursive: true, force: true });
-    this.files = new SampleFiles(data);
+    this.files = new SampleFiles(data, new SampleLineTexts(options.texts));
     this.rejectsPath = join(options.dir, 'invariant-rejects.jsonl');
     this.rejectWriter = new JsonlWriter(this.rejectsPath);
   }

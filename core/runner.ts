@@ -5,6 +5,7 @@ import { countBy } from './collections.ts';
 import { UserError, fileSystemMessage, messageOf } from './errors.ts';
 import { eachJsonl, eachJsonlLine, Journal, JsonlWriter, jsonlTexts, parseJsonLine, writeFileAtomic } from './jsonl.ts';
 import { isConsistent, journalLine, outputBytes, type JournalEntry } from './journal-line.ts';
+import { JsonTexts } from './json-texts.ts';
 import { BatchRound, checkBatchesInFlight } from './llm/batch-round.ts';
 import { observeResults } from './llm/observe.ts';
 import { TRANSPORT_FAILURES, type LlmGateway, type UsageReport } from './llm/types.ts';
@@ -55,6 +56,8 @@ export interface RunStagesOptions {
    * needs no pass over the samples); `RunStagesResult.sawEverySample` says whether all went by.
    */
   onSample?: (sample: Sample) => void;
+  /** The run's record texts (shared with whoever writes the samples again, the publish gate); default: the runner's own. */
+  texts?: JsonTexts;
 }
 
 /** One record of a per-record stage, sent to be run elsewhere. */
@@ -80,6 +83,8 @@ export interface RemoteRecords {
 }
 
 export const DEFAULT_MAX_TRANSPORT_REJECTS = 0.1;
+/** Fields whose list items records share: samples offer tools of one library. */
+export const SHARED_ITEMS = ['tools'];
 /** Records of a per-record stage in flight at once unless the run sets a concurrency. */
 export const DEFAULT_RECORDS_IN_FLIGHT = 16;
 
@@ -183,6 +188,8 @@ export async function runStages(options: RunStagesOptions): Promise<RunStagesRes
   // The first failure among stages running together stops them all, and is the one reported.
   const abort = new AbortController();
   const fail = (error: unknown) => abort.signal.aborted || abort.abort(error);
+  // Records handed on in memory keep most of their parts: each part's text is made once for the run.
+  const texts = options.texts ?? new JsonTexts({ sharedItems: SHARED_ITEMS });
   const statsPathOf = (index: number) => join(stageFolder(options.runDir, index, stages[index]), 'stats.json');
   stages.forEach((stage, index) => {
     if (stage.prepare && !existsSync(statsPathOf(index))) stage.prepare({ resolvePath: options.resolvePath });
@@ -282,7 +289,7 @@ export async function runStages(options: RunStagesOptions): Promise<RunStagesRes
 
     if (stage.kind === 'map' && pipelined && takesRecordsAsTheyFinish(stages[index + 1])) {
       const release = new OrderedRelease(join(folder, 'journal.jsonl'));
-      const done = runMapStage(stage, index, input as StageInput, stageCtx, folder, files, options, checkInput, tally, { release, before: previous, signal: abort.signal }).then(complete);
+      const done = runMapStage(stage, index, input as StageInput, stageCtx, folder, files, options, checkInput, tally, { release, before: previous, signal: abort.signal, texts }).then(complete);
       release.watch(done);
       done.catch(fail);
       running.push(done);
@@ -306,7 +313,7 @@ export async function runStages(options: RunStagesOptions): Promise<RunStagesRes
       while (needsNoPass(stages[index + chain.length]) && !existsSync(statsPathOf(index + chain.length))) chain.push(stageRun(index + chain.length));
       const last = index + chain.length === stages.length;
       const onSample = last && chain.at(-1)!.stage.output === Sample ? options.onSample : undefined;
-      const chainCounts: StageCounts[] = await runScanChain(chain, input as StageInput, options, abort.signal, onSample).catch(stopAll);
+      const chainCounts: StageCounts[] = await runScanChain(chain, input as StageInput, options, { signal: abort.signal, texts }, onSample).catch(stopAll);
       sawEverySample = !!onSample;
       // The stages still running before the chain complete first: stats are kept in stage order.
       await Promise.all(running);
@@ -317,7 +324,7 @@ export async function runStages(options: RunStagesOptions): Promise<RunStagesRes
       input = { path: chain.at(-1)!.files.out, count: chainCounts.at(-1)!.out };
       continue;
     } else {
-      counts = await runMapStage(stage, index, input as StageInput, stageCtx, folder, files, options, checkInput, tally, { before: previous, signal: abort.signal }).catch(stopAll);
+      counts = await runMapStage(stage, index, input as StageInput, stageCtx, folder, files, options, checkInput, tally, { before: previous, signal: abort.signal, texts }).catch(stopAll);
     }
     complete(counts);
     running.length = 0;
@@ -507,6 +514,8 @@ class OrderedRelease {
   private readonly recent = new Map<number, readonly StageRecord[]>();
   /** Entries below this index are known to be made for the records now at their index (a resumed run's entries are checked as the stage reaches them). */
   private confirmed = 0;
+  /** The stage's journal, once open: what it holds in its buffer is written out before an entry is read back. */
+  journal: { flush(): void } | undefined;
 
   /** The stage has checked its journal entries for its first `count` records. */
   checked(count: number): void {
@@ -573,7 +582,10 @@ class OrderedRelease {
           const recent = this.recent.get(next);
           this.recent.delete(next);
           if (recent) yield* recent;
-          else for (const bytes of outputBytes(this.done.readLine(reader, next)).outputs) yield parsedRecord(bytes.toString('utf8'));
+          else {
+            this.journal?.flush();
+            for (const bytes of outputBytes(this.done.readLine(reader, next)).outputs) yield parsedRecord(bytes.toString('utf8'));
+          }
           this.taken = ++next;
           const wakeWriter = this.wakeWriter;
           this.wakeWriter = undefined;
@@ -600,7 +612,7 @@ async function runMapStage(
   options: RunStagesOptions,
   checkInput: boolean,
   tally: TransportTally,
-  flow: { release?: OrderedRelease; before: Promise<void>; signal: AbortSignal },
+  flow: { release?: OrderedRelease; before: Promise<void>; signal: AbortSignal; texts: JsonTexts },
 ): Promise<StageCounts> {
   const journalPath = join(folder, 'journal.jsonl');
   // The last entry of a record wins; one whose requests never reached the endpoint is done again.
@@ -610,6 +622,7 @@ async function runMapStage(
     if (entry.transport) done.delete(entry.i);
     else done.set(entry.i, start, length, entry.k);
   });
+  if (flow.release) flow.release.journal = journal;
   if (done.size) ctx.log(`resuming: ${done.size} records already done`);
   const count = () => input.piped?.total ?? input.count;
   const progress = new Progress(stage.name, count(), options.progress);
@@ -651,7 +664,7 @@ async function runMapStage(
       if (done.has(i)) return;
       // Serialised once, here: the journal keeps this text, and `out.jsonl` gets a copy of its bytes.
       const { out, ...rest } = entry;
-      const outputs = texts ?? (out ?? []).map((record) => JSON.stringify(record));
+      const outputs = texts ?? (out ?? []).map((record) => flow.texts.stringify(record));
       const { start, length } = journal.appendText(journalLine({ ...rest, k: key }, outputs));
       done.set(i, start, length, key);
       // The next stage takes the objects made here (a thread's outputs are parsed from their text).
@@ -867,7 +880,7 @@ function sourceError(stage: Stage, error: unknown): unknown {
  * own files, with the same bytes as when run one after the other. `onLastOutput` sees each record
  * the last one writes.
  */
-async function runScanChain(chain: StageRun[], input: StageInput, options: RunStagesOptions, signal: AbortSignal, onLastOutput?: (sample: Sample) => void): Promise<StageCounts[]> {
+async function runScanChain(chain: StageRun[], input: StageInput, options: RunStagesOptions, { signal, texts }: { signal: AbortSignal; texts: JsonTexts }, onLastOutput?: (sample: Sample) => void): Promise<StageCounts[]> {
   const members = chain.map(({ stage, stageCtx, tally, files, checkInput }) => {
     const scan = stage as ScanStage<unknown, unknown, unknown>;
     const plain = { ...stageCtx, llm: withoutLlm(stageCtx.llm, scan.name) };
@@ -923,7 +936,7 @@ async function runScanChain(chain: StageRun[], input: StageInput, options: RunSt
   const emit = async (k: number, produced: Iterable<unknown>, where: string, base?: unknown): Promise<void> => {
     for (const made of produced) {
       const [output] = validateOutputs(members[k].stage, [made], where, base);
-      const text = JSON.stringify(output);
+      const text = texts.stringify(output);
       outputs[k].outputText(text);
       if (k + 1 < members.length) await feed(k + 1, output, text);
       else onLastOutput?.(output as Sample);

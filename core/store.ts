@@ -6,7 +6,7 @@ import { mapIterable } from './collections.ts';
 import { makeFolder } from './folders.ts';
 import { hashFileSync, hashOf, sha256 } from './hash.ts';
 import { eachJsonl, JsonlWriter, writeFileAtomic, writeJsonlAtomic } from './jsonl.ts';
-import { LINE_FORM, lineDecoders, rejectionToLine, sampleTextToLineText, sampleToLine, toolToLine, type LineDecoders, type LineWhere } from './line-form.ts';
+import { LINE_FORM, lineDecoders, rejectionToLine, SampleLineTexts, sampleTextToLineText, sampleToLine, toolToLine, type LineDecoders, type LineWhere } from './line-form.ts';
 import { describeOwner, waitForLock } from './lock.ts';
 import { Manifest, Rejection, Sample, ToolSpec, formatZodError } from './records.ts';
 import { samplesInFiles, type SampleSource } from './sample-source.ts';
@@ -553,10 +553,14 @@ export class SampleFiles {
   private readonly byCategory: Record<string, number> = {};
   private samples = 0;
 
-  constructor(readonly dir: string) {}
+  /** `texts`: what makes each sample's line (it keeps the text of tools the samples share). */
+  constructor(
+    readonly dir: string,
+    private readonly texts = new SampleLineTexts(),
+  ) {}
 
   add(sample: Sample | SampleLine): void {
-    this.addLineText(sample, isSampleLine(sample) ? sampleTextToLineText(sample.text) : JSON.stringify(sampleToLine(sample)));
+    this.addLineText(sample, isSampleLine(sample) ? sampleTextToLineText(sample.text) : this.texts.text(sample));
   }
 
   /** A sample already in the line form, as the text of its line (copied from another version's data file). */

@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import type { Embedder } from '../embed/types.ts';
 import { mapIterable } from '../collections.ts';
 import { eachJsonl, eachJsonlLine, JsonlWriter } from '../jsonl.ts';
-import { sampleFromLine } from '../line-form.ts';
+import { sampleFromLine, SharedDecodes } from '../line-form.ts';
 import type { ReleasedSamples, ToolLibraryTally } from '../pipeline.ts';
 import type { Rejection, Sample, ToolSpec } from '../records.ts';
 import { SampleFiles, type PreparedSamples } from '../store.ts';
@@ -74,9 +74,11 @@ export function describeHit(hit: OverlapHit): string {
 
 /** The lines of the data files, split by split, each with its sample (read from the line form). */
 function* preparedLines(prepared: PreparedSamples): Generator<{ text: string; sample: Sample }> {
+  // The samples are only read: the tools they share are decoded once.
+  const shared = new SharedDecodes();
   for (const split of Object.keys(prepared.splits)) {
     const path = join(prepared.dir, `${split}.jsonl`);
-    for (const { value, text } of eachJsonlLine(path)) yield { text, sample: sampleFromLine(value, path) };
+    for (const { value, text } of eachJsonlLine(path)) yield { text, sample: sampleFromLine(value, path, shared) };
   }
 }
 

@@ -142,21 +142,30 @@ class QuantisedVectors {
 
 /** Random hyperplanes (seeded): a vector's side of each, in bands, as LSH bucket keys. */
 class Hyperplanes {
-  private planes = new Float32Array(0);
+  /**
+   * The planes' numbers by dimension (dimension d's number of every plane together): a sparse
+   * vector's sides are summed over its non-zero entries in one pass through contiguous memory, each
+   * plane's sum in the same order (and so to the same number) as plane by plane.
+   */
+  private byDim = new Float32Array(0);
+  private readonly sides = new Float64Array(BANDS * BAND_BITS);
   private dim = 0;
 
   /** The band keys of a vector given by its non-zero entries. */
   keys(indices: ArrayLike<number>, values: ArrayLike<number>, dim: number): number[] {
     if (dim !== this.dim) this.draw(dim);
+    const planes = BANDS * BAND_BITS;
+    const { byDim, sides } = this;
+    sides.fill(0);
+    for (let k = 0; k < indices.length; k++) {
+      const at = indices[k] * planes;
+      const value = values[k];
+      for (let p = 0; p < planes; p++) sides[p] += byDim[at + p] * value;
+    }
     const keys: number[] = [];
     for (let band = 0; band < BANDS; band++) {
       let bits = 0;
-      for (let b = 0; b < BAND_BITS; b++) {
-        const row = (band * BAND_BITS + b) * dim;
-        let side = 0;
-        for (let k = 0; k < indices.length; k++) side += this.planes[row + indices[k]] * values[k];
-        if (side > 0) bits |= 1 << b;
-      }
+      for (let b = 0; b < BAND_BITS; b++) if (sides[band * BAND_BITS + b] > 0) bits |= 1 << b;
       keys.push(band * (1 << BAND_BITS) + bits);
     }
     return keys;
@@ -164,10 +173,11 @@ class Hyperplanes {
 
   private draw(dim: number): void {
     const rng = new Rng(0x0ddba11);
+    const planes = BANDS * BAND_BITS;
     this.dim = dim;
-    this.planes = new Float32Array(BANDS * BAND_BITS * dim);
-    // Gaussian directions (Box–Muller) make the bits depend on the angle between vectors alone.
-    for (let i = 0; i < this.planes.length; i++) this.planes[i] = Math.sqrt(-2 * Math.log(1 - rng.next())) * Math.cos(2 * Math.PI * rng.next());
+    this.byDim = new Float32Array(planes * dim);
+    // Gaussian directions (Box–Muller) make the bits depend on the angle between vectors alone; drawn plane by plane.
+    for (let p = 0; p < planes; p++) for (let d = 0; d < dim; d++) this.byDim[d * planes + p] = Math.sqrt(-2 * Math.log(1 - rng.next())) * Math.cos(2 * Math.PI * rng.next());
   }
 }
 

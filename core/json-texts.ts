@@ -1,0 +1,66 @@
+/**
+ * JSON text of records that share parts: the text of each part serialised once, kept by the part's
+ * object and reused wherever the same object turns up again. A stage that returns `{ ...sample,
+ * meta }` keeps its input's `dialogue` and `tools` objects, and the last MTU stage gives every
+ * sample tools from one library of a few dozen: their text is then copied, not made again.
+ *
+ * `stringify(value)` gives exactly the bytes of `JSON.stringify(value)`. Reusing a part's text is
+ * right because records are never edited in place once made (core/stage.ts): a stage edits a copy.
+ * The texts live as long as their objects (a WeakMap) and as long as the instance: one run.
+ */
+export class JsonTexts {
+  private readonly texts = new WeakMap<object, string>();
+  private readonly sharedItems: ReadonlySet<string>;
+
+  /**
+   * `sharedItems`: the fields whose list items are kept one by one, because records share the items
+   * rather than the list (a sample's `tools`, drawn from one library); any other list is kept whole
+   * (its items serialised one by one would cost more than they save).
+   */
+  constructor(options: { sharedItems?: readonly string[] } = {}) {
+    this.sharedItems = new Set(options.sharedItems ?? []);
+  }
+
+  /**
+   * `JSON.stringify(value)`, with the text of the record's parts (its fields, and the items of its
+   * lists) reused or kept; a value that was itself such a part gets its text back.
+   */
+  stringify(value: unknown): string {
+    if (!isPlainRecord(value)) return String(JSON.stringify(value));
+    const kept = this.texts.get(value);
+    if (kept !== undefined) return kept;
+    let text = '{';
+    for (const key of Object.keys(value)) {
+      const part = this.partText((value as Record<string, unknown>)[key], this.sharedItems.has(key));
+      if (part === undefined) continue;
+      text += `${text.length > 1 ? ',' : ''}${JSON.stringify(key)}:${part}`;
+    }
+    return `${text}}`;
+  }
+
+  /** The text of a field's value (undefined: a value JSON leaves out), kept when it is an object or a list. */
+  private partText(value: unknown, sharedItems: boolean): string | undefined {
+    if (typeof value !== 'object' || value === null) return JSON.stringify(value);
+    const kept = this.texts.get(value);
+    if (kept !== undefined) return kept;
+    const text = Array.isArray(value) ? (sharedItems ? `[${value.map((item) => this.itemText(item)).join(',')}]` : JSON.stringify(value)) : isPlainRecord(value) ? JSON.stringify(value) : undefined;
+    if (text === undefined) return JSON.stringify(value);
+    this.texts.set(value, text);
+    return text;
+  }
+
+  /** A list item's text (`null` for what JSON leaves out of an object), kept when it is a plain object. */
+  private itemText(item: unknown): string {
+    if (!isPlainRecord(item)) return JSON.stringify(item) ?? 'null';
+    let text = this.texts.get(item);
+    if (text === undefined) this.texts.set(item, (text = JSON.stringify(item)));
+    return text;
+  }
+}
+
+/** An object JSON writes as its own keys (no `toJSON`, not a list): its text can be put together from its fields' texts. */
+function isPlainRecord(value: unknown): value is Record<string, unknown> {
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) return false;
+  const proto = Object.getPrototypeOf(value);
+  return (proto === Object.prototype || proto === null) && typeof (value as { toJSON?: unknown }).toJSON !== 'function';
+}

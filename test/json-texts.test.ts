@@ -1,0 +1,100 @@
+import { describe, expect, it } from 'vitest';
+import { JsonTexts } from '../core/json-texts.ts';
+import { SampleLineTexts, SharedDecodes, sampleFromLine, sampleToLine } from '../core/line-form.ts';
+import { Sample, ToolSpec } from '../core/records.ts';
+
+/** A tool whose `name` counts how often it is read: serialising it once reads it once. */
+function countedTool(name: string): { tool: ToolSpec; reads: () => number } {
+  let reads = 0;
+  const tool = {
+    get name() {
+      reads++;
+      return name;
+    },
+    description: `the ${name} tool`,
+    parameters: { type: 'object', properties: { city: { type: 'string', enum: ['Oslo', 'Rome'] } }, required: ['city'] },
+  };
+  Object.defineProperty(tool, 'name', { enumerable: true });
+  return { tool: tool as unknown as ToolSpec, reads: () => reads };
+}
+
+const sampleWith = (id: string, tools: ToolSpec[], meta: Record<string, unknown> = { source: { dataset: 'sgd', id } }) =>
+  ({ id, benchmark: 'mtu', category: 'S-S', split: 'test', tools, dialogue: [{ role: 'user', content: `hi ${id}` }, { role: 'assistant', content: '', calls: [{ id: 'c1', tool: 'a', arguments: { city: 'Oslo' } }], observations: { c1: 'ok' } }], expected: { calls: [] }, meta }) as unknown as Sample;
+
+describe('JsonTexts', () => {
+  it('gives the bytes JSON.stringify gives, whatever the record holds', () => {
+    const texts = new JsonTexts({ sharedItems: ['tools'] });
+    const shared = { a: 1 };
+    const records: unknown[] = [
+      { id: 'x', n: 1.5, no: undefined, f: () => 1, nested: { deep: [1, 'two', null, { three: 3 }] }, tools: [shared, 'text', undefined, () => 1, [1, 2], null], list: [undefined, shared] },
+      { when: new Date(0), withJson: { toJSON: () => 'custom' }, '2': 'integer key first', '"quoted"': '\u2028', empty: {}, none: [] },
+      Object.assign(Object.create(null), { bare: true, tools: [shared] }),
+      [shared, { b: 2 }],
+      'a string',
+      42,
+      null,
+      { tools: { not: 'a list' }, again: shared },
+    ];
+    for (const record of records) {
+      expect(texts.stringify(record)).toBe(JSON.stringify(record));
+      // The second time its parts come from what was kept: still the same bytes.
+      expect(texts.stringify(record)).toBe(JSON.stringify(record));
+    }
+  });
+
+  it('serialises a shared part once: a record made from another keeps its parts, and a list named shared keeps its items', () => {
+    const texts = new JsonTexts({ sharedItems: ['tools'] });
+    const a = countedTool('a');
+    const b = countedTool('b');
+    const first = sampleWith('s1', [a.tool, b.tool]);
+    expect(texts.stringify(first)).toBe(JSON.stringify(first));
+    expect([a.reads(), b.reads()]).toEqual([2, 2]); // once by this text, once by JSON.stringify above
+    // Another sample offering the same tools (another list), and a copy of the first with a new meta.
+    const second = sampleWith('s2', [b.tool, a.tool]);
+    const edited = { ...first, meta: { changed: true } };
+    expect(texts.stringify(second)).toBe(JSON.stringify(second));
+    expect(texts.stringify(edited)).toBe(JSON.stringify(edited));
+    expect([a.reads(), b.reads()]).toEqual([4, 4]); // the JSON.stringify calls only
+    // A field's object given on its own gets the text kept for it.
+    expect(texts.stringify(first.dialogue)).toBe(JSON.stringify(first.dialogue));
+  });
+
+  it('keeps the items of other lists together with their list: an item is not serialised apart', () => {
+    const texts = new JsonTexts();
+    const a = countedTool('a');
+    const one = sampleWith('s1', [a.tool]);
+    const two = sampleWith('s2', [a.tool]);
+    texts.stringify(one);
+    texts.stringify(two);
+    expect(a.reads()).toBe(2);
+  });
+});
+
+describe('SampleLineTexts', () => {
+  it('writes the line form byte for byte, each shared tool line made once, meta taken from the run texts', () => {
+    const parts = new JsonTexts({ sharedItems: ['tools'] });
+    const lines = new SampleLineTexts(parts);
+    const a = countedTool('a');
+    const samples = [sampleWith('s1', [a.tool]), sampleWith('s2', [a.tool, ToolSpec.parse({ name: 'plain' })]), sampleWith('s3', [])];
+    const expected = samples.map((sample) => JSON.stringify(sampleToLine(sample)));
+    const readsBefore = a.reads();
+    expect(samples.map((sample) => lines.text(sample))).toEqual(expected);
+    expect(a.reads() - readsBefore).toBe(1);
+    // A sample missing what the line needs is written the plain way (same bytes as before).
+    const odd = { ...samples[0], id: undefined } as unknown as Sample;
+    expect(lines.text(odd)).toBe(JSON.stringify(sampleToLine(odd)));
+  });
+});
+
+describe('SharedDecodes', () => {
+  it('decodes the same tool texts of many lines once, to values equal to a decode of each line', () => {
+    const a = ToolSpec.parse({ name: 'a', parameters: { type: 'object', properties: { x: { type: 'string' } }, required: ['x'] }, provenance: { source: 'sgd' } });
+    const lines = ['s1', 's2'].map((id) => JSON.parse(JSON.stringify(sampleToLine(sampleWith(id, [a])))) as unknown);
+    const shared = new SharedDecodes();
+    const [one, two] = lines.map((line) => sampleFromLine(line, 'here', shared));
+    expect(one).toStrictEqual(sampleFromLine(lines[0], 'here'));
+    expect(two).toStrictEqual(sampleFromLine(lines[1], 'here'));
+    expect(two.tools[0].parameters).toBe(one.tools[0].parameters);
+    expect(two.tools[0].provenance).toBe(one.tools[0].provenance);
+  });
+});
