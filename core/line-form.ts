@@ -334,6 +334,29 @@ export function sampleFromLine(line: unknown, where: LineWhere, shared?: SharedD
   };
 }
 
+/**
+ * What test overlap reads of a sample line, decoded: its ids, every turn's role and content, its
+ * tools and `expected`. Its `meta` is left empty and a turn's other parts out (calls, observations,
+ * thought, response: their JSON text is the larger part of a line): only for a reader that needs
+ * no more (the overlap gate, which decodes a sample it rejects whole with `sampleFromLine`).
+ */
+export function overlapSampleFromLine(line: unknown, where: LineWhere, shared?: SharedDecodes): Sample {
+  const r = readerOf(line, where);
+  return {
+    id: r.plain('id'),
+    benchmark: r.plain('benchmark'),
+    category: r.plain('category'),
+    split: r.plain('split'),
+    tools: r.list('tools')!.map((tool, i) => toolFrom(r.child(tool, `tools.${i}`), shared)),
+    dialogue: r.list('dialogue')!.map((turn, t) => {
+      const tr = r.child(turn, `dialogue.${t}`);
+      return { role: tr.plain('role'), content: tr.plain('content') } as Turn;
+    }),
+    expected: r.parsed('expected') as Sample['expected'],
+    meta: {} as Sample['meta'],
+  };
+}
+
 export function rejectionFromLine(line: unknown, where: LineWhere): Rejection {
   const r = readerOf(line, where);
   return defined<Rejection>([

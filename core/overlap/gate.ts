@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import type { Embedder } from '../embed/types.ts';
 import { mapIterable } from '../collections.ts';
 import { eachJsonl, eachJsonlLine, JsonlWriter } from '../jsonl.ts';
-import { sampleFromLine, SharedDecodes } from '../line-form.ts';
+import { overlapSampleFromLine, sampleFromLine, SharedDecodes } from '../line-form.ts';
 import type { ReleasedSamples, ToolLibraryTally } from '../pipeline.ts';
 import type { Rejection, Sample, ToolSpec } from '../records.ts';
 import { SampleFiles, type PreparedSamples } from '../store.ts';
@@ -72,13 +72,16 @@ export function describeHit(hit: OverlapHit): string {
   return `${hit.level} ${hit.score} with ${hit.reference} ${hit.match}`;
 }
 
-/** The lines of the data files, split by split, each with its sample (read from the line form). */
-function* preparedLines(prepared: PreparedSamples): Generator<{ text: string; sample: Sample }> {
+/**
+ * The lines of the data files, split by split, each with its sample (read from the line form), and
+ * where it was read; `decode`: how (what the overlap measures, or the whole sample).
+ */
+function* preparedLines(prepared: PreparedSamples, decode: (line: unknown, where: string, shared: SharedDecodes) => Sample = sampleFromLine): Generator<{ text: string; sample: Sample; path: string }> {
   // The samples are only read: the tools they share are decoded once.
   const shared = new SharedDecodes();
   for (const split of Object.keys(prepared.splits)) {
     const path = join(prepared.dir, `${split}.jsonl`);
-    for (const { value, text } of eachJsonlLine(path)) yield { text, sample: sampleFromLine(value, path, shared) };
+    for (const { value, text } of eachJsonlLine(path)) yield { text, sample: decode(value, path, shared), path };
   }
 }
 
@@ -93,15 +96,19 @@ export async function overlapForPublishing(prepared: PreparedSamples, options: O
   const rejected = new Set<number>();
   const writer = new JsonlWriter(rejectsPath);
   let report;
+  // Samples are measured on what overlap reads of them; one rejected is decoded whole from its line.
+  const lines = new WeakMap<Sample, { text: string; path: string }>();
   try {
     let i = 0;
-    report = await measureOverlap(mapIterable(preparedLines(prepared), (line) => line.sample), options.references, {
+    report = await measureOverlap(mapIterable(preparedLines(prepared, overlapSampleFromLine), ({ sample, text, path }) => (lines.set(sample, { text, path }), sample)), options.references, {
       config: options.config,
       embedder: options.embedder,
       onSample: (sample, hits) => {
         if (hits.length && options.config.mode === 'reject') {
           rejected.add(i);
-          writer.write({ stage: OVERLAP_STAGE, reason: `overlap_${hits[0].level.replace(/-/g, '_')}`, detail: hits.map(describeHit).join('; '), recordId: sample.id, duplicateOf: hits[0].match, record: sample } satisfies Rejection);
+          const { text, path } = lines.get(sample)!;
+          const record = sampleFromLine(JSON.parse(text), path);
+          writer.write({ stage: OVERLAP_STAGE, reason: `overlap_${hits[0].level.replace(/-/g, '_')}`, detail: hits.map(describeHit).join('; '), recordId: sample.id, duplicateOf: hits[0].match, record } satisfies Rejection);
         }
         i++;
       },
