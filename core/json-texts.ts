@@ -10,6 +10,8 @@
  */
 export class JsonTexts {
   private readonly texts = new WeakMap<object, string>();
+  /** Items of shared lists seen once: kept apart the second time they come (most never come again). */
+  private readonly seen = new WeakSet<object>();
   private readonly sharedItems: ReadonlySet<string>;
 
   /**
@@ -43,10 +45,22 @@ export class JsonTexts {
     if (typeof value !== 'object' || value === null) return JSON.stringify(value);
     const kept = this.texts.get(value);
     if (kept !== undefined) return kept;
-    const text = Array.isArray(value) ? (sharedItems ? `[${value.map((item) => this.itemText(item)).join(',')}]` : JSON.stringify(value)) : isPlainRecord(value) ? JSON.stringify(value) : undefined;
+    const text = Array.isArray(value) ? (sharedItems ? this.sharedListText(value) : JSON.stringify(value)) : isPlainRecord(value) ? JSON.stringify(value) : undefined;
     if (text === undefined) return JSON.stringify(value);
     this.texts.set(value, text);
     return text;
+  }
+
+  /**
+   * A list whose items records share: serialised whole while none of its items came before (their
+   * objects are remembered), item by item once one has (each item's text kept for the next time).
+   */
+  private sharedListText(list: unknown[]): string {
+    if (!list.some((item) => typeof item === 'object' && item !== null && (this.seen.has(item) || this.texts.has(item)))) {
+      for (const item of list) if (typeof item === 'object' && item !== null) this.seen.add(item);
+      return JSON.stringify(list);
+    }
+    return `[${list.map((item) => this.itemText(item)).join(',')}]`;
   }
 
   /** A list item's text (`null` for what JSON leaves out of an object), kept when it is a plain object. */

@@ -322,15 +322,17 @@ export function sampleFromLine(line: unknown, where: LineWhere, shared?: SharedD
       ['response', tr.text('response')],
     ]);
   });
+  return { ...sampleHeadFrom(r, shared), dialogue, expected: r.parsed('expected') as Sample['expected'], meta: r.parsed('meta') as Sample['meta'] };
+}
+
+/** A sample line's fields before its dialogue, in the schema's order. */
+function sampleHeadFrom(r: LineReader, shared?: SharedDecodes): Pick<Sample, 'id' | 'benchmark' | 'category' | 'split' | 'tools'> {
   return {
     id: r.plain('id'),
     benchmark: r.plain('benchmark'),
     category: r.plain('category'),
     split: r.plain('split'),
     tools: r.list('tools')!.map((tool, i) => toolFrom(r.child(tool, `tools.${i}`), shared)),
-    dialogue,
-    expected: r.parsed('expected') as Sample['expected'],
-    meta: r.parsed('meta') as Sample['meta'],
   };
 }
 
@@ -343,11 +345,7 @@ export function sampleFromLine(line: unknown, where: LineWhere, shared?: SharedD
 export function overlapSampleFromLine(line: unknown, where: LineWhere, shared?: SharedDecodes): Sample {
   const r = readerOf(line, where);
   return {
-    id: r.plain('id'),
-    benchmark: r.plain('benchmark'),
-    category: r.plain('category'),
-    split: r.plain('split'),
-    tools: r.list('tools')!.map((tool, i) => toolFrom(r.child(tool, `tools.${i}`), shared)),
+    ...sampleHeadFrom(r, shared),
     dialogue: r.list('dialogue')!.map((turn, t) => {
       const tr = r.child(turn, `dialogue.${t}`);
       return { role: tr.plain('role'), content: tr.plain('content') } as Turn;
