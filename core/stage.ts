@@ -119,7 +119,8 @@ interface StageBase<I, O> {
 
 /**
  * One record in, zero or more out, or a rejection. Runs concurrently; each finished record is
- * journalled at once, so a killed run resumes without recomputing it.
+ * journalled as it finishes (the entries of the records finished in one turn of the event loop
+ * written together at its end), so a killed run resumes without recomputing it.
  *
  * Memory: the runner streams a per-record stage. It reads the stage's input line by line from the
  * previous stage's output file (holding only the records in flight), keeps where each record's
@@ -128,7 +129,8 @@ interface StageBase<I, O> {
  * the size of the dataset: put per-record work here whenever the step allows it.
  *
  * CPU: each output is checked against `output` once, where it is made, and serialised once, into
- * the journal; `out.jsonl` gets a copy of those bytes. A stage running alongside takes the object
+ * the journal (the parts it shares with a record serialised before, its input's `dialogue` or a
+ * library's tools, are not serialised again: core/json-texts.ts); `out.jsonl` gets a copy of those bytes. A stage running alongside takes the object
  * itself (one read back from a file is parsed) and does not check it again unless it declares
  * another `input` schema. A record returned as it came is not checked or serialised again: its
  * line is copied.
