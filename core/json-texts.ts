@@ -13,14 +13,18 @@ export class JsonTexts {
   /** Items of shared lists seen once: kept apart the second time they come (most never come again). */
   private readonly seen = new WeakSet<object>();
   private readonly sharedItems: ReadonlySet<string>;
+  private readonly freeze: boolean;
 
   /**
    * `sharedItems`: the fields whose list items are kept one by one, because records share the items
    * rather than the list (a sample's `tools`, drawn from one library); any other list is kept whole
    * (its items serialised one by one would cost more than they save).
+   * `freeze`: every record serialised is frozen, deep, so a stage that edits one in place (which
+   * would leave a stale text here) throws where it does it; for tests and stage authors, as it costs a walk per record.
    */
-  constructor(options: { sharedItems?: readonly string[] } = {}) {
+  constructor(options: { sharedItems?: readonly string[]; freeze?: boolean } = {}) {
     this.sharedItems = new Set(options.sharedItems ?? []);
+    this.freeze = options.freeze ?? false;
   }
 
   /**
@@ -29,6 +33,7 @@ export class JsonTexts {
    */
   stringify(value: unknown): string {
     if (!isPlainRecord(value)) return String(JSON.stringify(value));
+    if (this.freeze) deepFreeze(value);
     const kept = this.texts.get(value);
     if (kept !== undefined) return kept;
     let text = '{';
@@ -70,6 +75,12 @@ export class JsonTexts {
     if (text === undefined) this.texts.set(item, (text = JSON.stringify(item)));
     return text;
   }
+}
+
+function deepFreeze(value: object): void {
+  if (Object.isFrozen(value)) return;
+  Object.freeze(value);
+  for (const part of Object.values(value)) if (typeof part === 'object' && part !== null) deepFreeze(part);
 }
 
 /** An object JSON writes as its own keys (no `toJSON`, not a list): its text can be put together from its fields' texts. */

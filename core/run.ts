@@ -11,11 +11,10 @@ import { combineUsage } from './llm/usage.ts';
 import type { PipelineDefinition, ToolLibraryTally } from './pipeline.ts';
 import type { ProgressOptions } from './progress.ts';
 import { describeGate, gateOverFiles, GATE_VERSION, PublishGate } from './publish-gate.ts';
-import { JsonTexts } from './json-texts.ts';
 import { createEmbedder } from './embed/index.ts';
 import { describeOverlap, OVERLAP_STAGE, OVERLAP_VERSION, overlapForPublishing, publishingReferences } from './overlap/gate.ts';
 import { formatZodError, type Manifest, type Sample, type StageStats, type ToolSpec } from './records.ts';
-import { runStages, SHARED_ITEMS, type RemoteRecords } from './runner.ts';
+import { runStages, runTexts, type RemoteRecords } from './runner.ts';
 import { RUN_LOCK, RUN_OUTCOME } from './run-folder.ts';
 import { yieldShortfall } from './run-yield.ts';
 import type { StageThreadsOptions } from './stage-threads.ts';
@@ -229,7 +228,7 @@ export async function runPipeline(options: RunPipelineOptions): Promise<RunPipel
       audits: pipeline.audits?.(spec.config, resolvePath) ?? [],
       dir: join(runDir, 'publish'),
       // One for the run: what the stages serialised, the gate does not serialise again.
-      texts: new JsonTexts({ sharedItems: SHARED_ITEMS }),
+      texts: runTexts(),
     };
     const early = options.dryRun ? null : new PublishGate({ ...gateOptions, library: null });
     const result = await runStages({

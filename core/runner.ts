@@ -84,7 +84,15 @@ export interface RemoteRecords {
 
 export const DEFAULT_MAX_TRANSPORT_REJECTS = 0.1;
 /** Fields whose list items records share: samples offer tools of one library. */
-export const SHARED_ITEMS = ['tools'];
+const SHARED_ITEMS = ['tools'];
+
+/**
+ * The record texts of one run. `TOOLKILN_FREEZE_RECORDS=1` freezes every record once serialised, so
+ * a stage that edits a record in place fails there (the test suite sets it; see JsonTexts).
+ */
+export function runTexts(env: NodeJS.ProcessEnv = process.env): JsonTexts {
+  return new JsonTexts({ sharedItems: SHARED_ITEMS, freeze: env.TOOLKILN_FREEZE_RECORDS === '1' });
+}
 /** Records of a per-record stage in flight at once unless the run sets a concurrency. */
 export const DEFAULT_RECORDS_IN_FLIGHT = 16;
 
@@ -189,7 +197,7 @@ export async function runStages(options: RunStagesOptions): Promise<RunStagesRes
   const abort = new AbortController();
   const fail = (error: unknown) => abort.signal.aborted || abort.abort(error);
   // Records handed on in memory keep most of their parts: each part's text is made once for the run.
-  const texts = options.texts ?? new JsonTexts({ sharedItems: SHARED_ITEMS });
+  const texts = options.texts ?? runTexts();
   const statsPathOf = (index: number) => join(stageFolder(options.runDir, index, stages[index]), 'stats.json');
   stages.forEach((stage, index) => {
     if (stage.prepare && !existsSync(statsPathOf(index))) stage.prepare({ resolvePath: options.resolvePath });

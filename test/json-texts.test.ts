@@ -22,6 +22,21 @@ const sampleWith = (id: string, tools: ToolSpec[], meta: Record<string, unknown>
   ({ id, benchmark: 'mtu', category: 'S-S', split: 'test', tools, dialogue: [{ role: 'user', content: `hi ${id}` }, { role: 'assistant', content: '', calls: [{ id: 'c1', tool: 'a', arguments: { city: 'Oslo' } }], observations: { c1: 'ok' } }], expected: { calls: [] }, meta }) as unknown as Sample;
 
 describe('JsonTexts', () => {
+  it('with freeze, a record edited in place after it was serialised throws instead of keeping a stale text', () => {
+    const record = { id: 'r', meta: { source: { id: 1 } }, tools: [{ name: 'a' }] };
+    const frozen = new JsonTexts({ sharedItems: ['tools'], freeze: true });
+    frozen.stringify(record);
+    expect(() => {
+      record.meta.source.id = 2;
+    }).toThrow(TypeError);
+    expect(() => record.tools.push({ name: 'b' })).toThrow(TypeError);
+    const open = new JsonTexts({ sharedItems: ['tools'] });
+    const other = { id: 'o', meta: { n: 1 } };
+    open.stringify(other);
+    other.meta.n = 2;
+    expect(other.meta.n).toBe(2);
+  });
+
   it('gives the bytes JSON.stringify gives, whatever the record holds', () => {
     const texts = new JsonTexts({ sharedItems: ['tools'] });
     const shared = { a: 1 };
