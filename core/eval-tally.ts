@@ -1,4 +1,4 @@
-import type { JudgedItem, ReportTables, TallyRule } from './eval.ts';
+import type { JudgedItem, MetricTable, ReportTables, TallyRule } from './eval.ts';
 
 /**
  * The units of one side as numbers only: per unit its terms, each with its slot (table × sum). The
@@ -73,3 +73,10 @@ export class UnitTally {
 
 /** The name of the whole side's table in a rule's sums. */
 export const ALL_ITEMS = '';
+
+/** The whole side's table and each category's (every other table, in first-seen order), each from its sums by `table`. */
+export function tallyTables(sums: ReadonlyMap<string, Float64Array>, width: number, table: (sums: Float64Array) => MetricTable): ReportTables {
+  const byCategory: Record<string, MetricTable> = {};
+  for (const [name, figures] of sums) if (name !== ALL_ITEMS) byCategory[name] = table(figures);
+  return { metrics: table(sums.get(ALL_ITEMS) ?? new Float64Array(width)), byCategory };
+}

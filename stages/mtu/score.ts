@@ -1,6 +1,6 @@
 import { join } from 'node:path';
 import { rate, tablesByCategory, type BenchmarkScorer, type Corruption, type EvalItem, type EvalOutput, type EvalReport, type JudgedItem, type MetricTable, type ModelReply, type ReportTables, type TallyRule } from '../../core/eval.ts';
-import { ALL_ITEMS } from '../../core/eval-tally.ts';
+import { ALL_ITEMS, tallyTables } from '../../core/eval-tally.ts';
 import { eachJsonlLine } from '../../core/jsonl.ts';
 import { pythonRepr } from '../../core/python-json.ts';
 import type { Json, Sample } from '../../core/records.ts';
@@ -435,10 +435,8 @@ function tablesOf(units: readonly (readonly JudgedItem[])[]): ReportTables {
   );
 }
 
-const inCategoryOrder = <T>(byCategory: Record<string, T> | ReadonlyMap<string, T>): Record<string, T> => {
-  const tables = byCategory instanceof Map ? byCategory : new Map(Object.entries(byCategory));
-  return Object.fromEntries(CATEGORY_ORDER.filter((name) => tables.has(name)).map((name) => [name, tables.get(name)!]));
-};
+const inCategoryOrder = (byCategory: Record<string, MetricTable>): Record<string, MetricTable> =>
+  Object.fromEntries(CATEGORY_ORDER.filter((name) => name in byCategory).map((name) => [name, byCategory[name]]));
 
 /** `tablesOf` as sums a unit adds (a unit is a dialogue: its turns' terms, then its own session's, in every table it counts in). */
 const tally: TallyRule = {
@@ -453,8 +451,8 @@ const tally: TallyRule = {
     }
   },
   tables(sums) {
-    const byCategory = new Map([...sums].filter(([table]) => table !== ALL_ITEMS).map(([table, figures]) => [table, metricsOf(figures)]));
-    return { metrics: metricsOf(sums.get(ALL_ITEMS) ?? new Float64Array(SUMS.length)), byCategory: inCategoryOrder(byCategory) };
+    const { metrics, byCategory } = tallyTables(sums, SUMS.length, metricsOf);
+    return { metrics, byCategory: inCategoryOrder(byCategory) };
   },
 };
 
