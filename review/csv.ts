@@ -114,9 +114,14 @@ export function openCsv(path: string): CsvSheet {
   const pass = function* (): Generator<{ cells: string[]; row: number }> {
     let row = 1;
     let first = true;
+    // The record delimiter the whole file's parse detects from its first line end, given to each record's parse.
+    let records: { record_delimiter: string } | object = {};
     for (const text of csvRecordTexts(path)) {
-      if (first) delimiter = guessDelimiter(text);
-      const table: string[][] = parse(text, { bom: first, delimiter, relax_column_count: true, skip_empty_lines: false });
+      if (first) {
+        delimiter = guessDelimiter(text);
+        records = text.endsWith('\r\n') ? { record_delimiter: '\r\n' } : text.endsWith('\n') ? { record_delimiter: '\n' } : {};
+      }
+      const table: string[][] = parse(text, { bom: first, delimiter, ...records, relax_column_count: true, skip_empty_lines: false });
       if (first && table.length) header ??= table[0].map((h) => h.trim());
       for (const cells of first ? table.slice(1) : table) yield { cells, row: ++row };
       first = false;
@@ -154,7 +159,11 @@ function whole(parsed: ParsedCsv): CsvSheet {
   return { header: parsed.header, problems: parsed.problems, count: parsed.records.length, records: function* () { yield* parsed.records; } };
 }
 
-/** The file's records as texts, each with its line end: cut after line ends outside quotes (the last where the file ends). */
+/**
+ * The file's records as texts, each with its line end: cut after line ends outside quotes (the last
+ * where the file ends). The first line end says which ends records, as the parser detects it: after
+ * a `\r\n` only `\r\n` does (a bare `\n` is then part of a cell, quoted or not), else `\n`.
+ */
 function* csvRecordTexts(path: string): Generator<string> {
   const fd = openSync(path, 'r');
   try {
@@ -162,6 +171,8 @@ function* csvRecordTexts(path: string): Generator<string> {
     // A record that spans chunks: its bytes so far.
     let carry: Buffer[] = [];
     let quoted = false;
+    let crlf: boolean | undefined;
+    let previous = -1;
     for (;;) {
       const read = readSync(fd, chunk, 0, CSV_CHUNK, null);
       if (read === 0) break;
@@ -171,10 +182,14 @@ function* csvRecordTexts(path: string): Generator<string> {
         const byte = chunk[i];
         if (byte === 0x22) quoted = !quoted;
         else if (byte === 0x0a && !quoted) {
-          yield carry.length ? Buffer.concat([...carry, chunk.subarray(from, i + 1)]).toString('utf8') : chunk.toString('utf8', from, i + 1);
-          carry = [];
-          from = i + 1;
+          crlf ??= previous === 0x0d;
+          if (!crlf || previous === 0x0d) {
+            yield carry.length ? Buffer.concat([...carry, chunk.subarray(from, i + 1)]).toString('utf8') : chunk.toString('utf8', from, i + 1);
+            carry = [];
+            from = i + 1;
+          }
         }
+        previous = byte;
       }
       if (from < read) carry.push(Buffer.from(chunk.subarray(from, read)));
     }

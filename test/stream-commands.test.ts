@@ -183,6 +183,19 @@ describe('sheets read a part at a time', () => {
     }
   });
 
+  it('a CRLF sheet whose cells hold bare line feeds, quoted or not (as a tool sheet writes them): what reading it whole gives', () => {
+    const dir = tmp();
+    const path = join(dir, 'crlf.csv');
+    const lines = ['question_id,tools,notes'];
+    for (let i = 0; i < 40_000; i++) lines.push(i % 2 ? `tq-${i},tool_a\ntool_b\ntool_${i},n ${i}` : `tq-${i},"tool_a\ntool_b, ${i}","q\n""${i}"""`);
+    writeFileSync(path, lines.join('\r\n') + '\r\n');
+    expect(readFileSync(path).length).toBeGreaterThan(1 << 20);
+    const read = parts(path);
+    expect(read.count).toBe(40_000);
+    expect(read.records[1].cells.tools).toBe('tool_a\ntool_b\ntool_1');
+    expect(read).toEqual(whole(path));
+  });
+
   it('a file it cannot read in parts (a quote left open, an empty file) gives the whole-file problem', () => {
     const dir = tmp();
     const open = join(dir, 'open.csv');
