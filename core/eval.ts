@@ -122,6 +122,11 @@ export interface BenchmarkScorer {
    * are kept in that compact form, never with their messages and tools.
    */
   tablesOf(units: readonly (readonly JudgedItem[])[]): ReportTables;
+  /**
+   * Optional: `tablesOf` as sums each unit adds (core/eval-tally.ts), so that resampling keeps a
+   * unit's terms as numbers and draws no objects; it must give exactly the tables `tablesOf` gives.
+   */
+  tally?: TallyRule;
 }
 
 /** An item with the figures `score` gave it (its entry of `EvalReport.details`). */
@@ -131,6 +136,25 @@ export interface JudgedItem {
 }
 
 export type ReportTables = Pick<EvalReport, 'metrics' | 'byCategory'>;
+
+/** Adds one term to one of a table's sums (`sum`: an index into the rule's `sums`). */
+export type AddTerm = (table: string, sum: number, term: number) => void;
+
+/**
+ * A scorer's tables as sums of numbers a unit adds, for resampling (the bootstrap of `eval
+ * compare`) without building an object per drawn item: each unit's terms are kept once, as numbers,
+ * and a resample adds the terms of the units it draws. Terms reach each sum in the order the
+ * scorer's own `tablesOf` adds them (the drawn units in order, a unit's items in order), so the
+ * floating-point sums, and with them the tables, are the same to the last bit.
+ */
+export interface TallyRule {
+  /** The names of a table's sums (every table has all of them). */
+  sums: readonly string[];
+  /** Adds a unit's terms, to every table its items count in; a unit counts as its own dialogue. */
+  unit(items: readonly JudgedItem[], add: AddTerm): void;
+  /** The tables from each table's sums, tables in first-seen order (a table is there when a drawn unit added to it). */
+  tables(sums: ReadonlyMap<string, Float64Array>): ReportTables;
+}
 
 /**
  * The mistakes the noisy oracle injects: another candidate tool in place of a gold one, a gold

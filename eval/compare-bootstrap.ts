@@ -17,15 +17,15 @@ export interface BootstrapOptions {
  * The percentile bootstrap of `statistic(a) − statistic(b)` for every figure the statistic gives:
  * each resample draws the units of each side with replacement, as many as the side has, from its own
  * seeded stream (the same seed gives the same intervals). A unit is whatever the two sides are made of:
- * a score, or a dialogue's judged turns.
+ * a score, or a dialogue's judged turns (or its index: `statistic` is told which side it draws from).
  */
-export function bootstrapDifferences<U>(a: readonly U[], b: readonly U[], statistic: (units: U[]) => Record<string, number>, options: BootstrapOptions): Record<string, Interval> {
+export function bootstrapDifferences<U>(a: readonly U[], b: readonly U[], statistic: (units: U[], side: 'a' | 'b') => Record<string, number>, options: BootstrapOptions): Record<string, Interval> {
   const streams = [Rng.derive(options.seed, 'bootstrap', 'a'), Rng.derive(options.seed, 'bootstrap', 'b')];
   const draw = (units: readonly U[], rng: Rng) => Array.from({ length: units.length }, () => units[rng.int(0, units.length - 1)]);
   const differences = new Map<string, number[]>();
   for (let r = 0; r < options.resamples; r++) {
-    const left = statistic(draw(a, streams[0]));
-    const right = statistic(draw(b, streams[1]));
+    const left = statistic(draw(a, streams[0]), 'a');
+    const right = statistic(draw(b, streams[1]), 'b');
     for (const [key, value] of Object.entries(left)) {
       if (!(key in right)) continue;
       const list = differences.get(key) ?? differences.set(key, []).get(key)!;

@@ -2,7 +2,8 @@ import { join } from 'node:path';
 import type { BenchmarkScorer, EvalItem, JudgedItem, ReportTables } from '../core/eval.ts';
 import { writeFileAtomic } from '../core/jsonl.ts';
 import type { SampleSource } from '../core/sample-source.ts';
-import { bootstrapDifferences, type Interval } from './compare-bootstrap.ts';
+import { UnitTally } from '../core/eval-tally.ts';
+import { bootstrapDifferences, type BootstrapOptions, type Interval } from './compare-bootstrap.ts';
 import { unitOf } from './judged.ts';
 import { evaluate, type ModelChoice } from './run.ts';
 
@@ -64,7 +65,7 @@ export const ALL = 'all';
  */
 export async function compareModel(options: CompareOptions): Promise<ModelComparison> {
   const { scorer } = options;
-  const units: Partial<Record<Side, JudgedItem[][]>> = {};
+  const resampled: Partial<Record<Side, Resampled>> = {};
   const tables: Partial<Record<Side, ReportTables>> = {};
   const items = {} as Record<Side, number>;
   const missing = {} as Record<Side, number>;
@@ -78,15 +79,29 @@ export async function compareModel(options: CompareOptions): Promise<ModelCompar
       outDir: join(options.outDir, side),
       onProgress: options.onProgress,
     });
-    units[side] = result.units;
+    // With a tally the judged items go now: a side is kept as its units' terms.
+    resampled[side] = scorer.tally ? UnitTally.of(scorer.tally, result.units) : result.units;
     tables[side] = result.report;
     items[side] = result.report.items;
     missing[side] = result.missing;
     files.push(...result.files);
   }
   // A resample's tables come from the judged figures (each unit drawn counts as its own dialogue): nothing is judged again.
-  const intervals = bootstrapDifferences(units.generated!, units.released!, (drawn) => flatTables(scorer.tablesOf(drawn)), { resamples: options.resamples, seed: options.seed });
+  const intervals = resampledDifferences(scorer, resampled.generated!, resampled.released!, { resamples: options.resamples, seed: options.seed });
   return { model: options.model.name, items, missing, rows: rowsOf(tables.generated!, tables.released!, intervals), files };
+}
+
+/** A side as resamples draw it: its units' terms (a scorer with a tally), else its judged items. */
+type Resampled = UnitTally | JudgedItem[][];
+
+/** The bootstrap intervals of every figure's difference; units are drawn by index, so both forms draw alike. */
+export function resampledDifferences(scorer: BenchmarkScorer, a: Resampled, b: Resampled, options: BootstrapOptions): Record<string, Interval> {
+  const indexes = (side: Resampled) => Array.from({ length: side instanceof UnitTally ? side.units : side.length }, (_, i) => i);
+  const tables = (drawn: number[], from: 'a' | 'b') => {
+    const side = from === 'a' ? a : b;
+    return flatTables(side instanceof UnitTally ? side.tablesOf(drawn) : scorer.tablesOf(drawn.map((i) => side[i])));
+  };
+  return bootstrapDifferences(indexes(a), indexes(b), tables, options);
 }
 
 /** A figure's key in a flat table: category and metric. */

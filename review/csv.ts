@@ -94,13 +94,13 @@ export interface CsvSheet {
   records(): Generator<CsvRecord>;
 }
 
-/** Bytes read at a time, and so at least how much of the sheet is parsed at once. */
+/** Bytes read at a time. */
 const CSV_CHUNK = 1 << 20;
 
 /**
- * `readCsv` a part at a time: the file is cut after line ends that are outside quoted cells (a
- * quoted cell may hold line breaks), and each part of whole records is parsed as the whole file
- * would be, so a sheet of any size is never held whole. A file the parts cannot read (a quote left
+ * `readCsv` a record at a time: the file is cut after line ends that are outside quoted cells (a
+ * quoted cell may hold line breaks), and each record is parsed as the whole file would parse it, so
+ * a sheet of any size is never held whole. A file the parts cannot read (a quote left
  * open, an unreadable file) is read by `readCsv`, whose whole-file error it then reports.
  */
 export function openCsv(path: string): CsvSheet {
@@ -108,13 +108,20 @@ export function openCsv(path: string): CsvSheet {
   let delimiter = ',';
   const problems: ParsedCsv['problems'] = [];
   let count = 0;
-  // Parses the parts, numbering rows across them: every record after the header, with its row.
+  // Parses record by record, numbering rows: every record after the header, with its row. One
+  // record's text and cells at a time, so what a pass allocates dies young (a part of many parsed
+  // records, or a part's text past V8's large-object size, would outlive collections of the young generation).
   const pass = function* (): Generator<{ cells: string[]; row: number }> {
     let row = 1;
     let first = true;
-    for (const part of csvParts(path)) {
-      if (first) delimiter = guessDelimiter(part);
-      const table: string[][] = parse(part, { bom: first, delimiter, relax_column_count: true, skip_empty_lines: false });
+    // The record delimiter the whole file's parse detects from its first line end, given to each record's parse.
+    let records: { record_delimiter: string } | object = {};
+    for (const text of csvRecordTexts(path)) {
+      if (first) {
+        delimiter = guessDelimiter(text);
+        records = text.endsWith('\r\n') ? { record_delimiter: '\r\n' } : text.endsWith('\n') ? { record_delimiter: '\n' } : {};
+      }
+      const table: string[][] = parse(text, { bom: first, delimiter, ...records, relax_column_count: true, skip_empty_lines: false });
       if (first && table.length) header ??= table[0].map((h) => h.trim());
       for (const cells of first ? table.slice(1) : table) yield { cells, row: ++row };
       first = false;
@@ -152,36 +159,41 @@ function whole(parsed: ParsedCsv): CsvSheet {
   return { header: parsed.header, problems: parsed.problems, count: parsed.records.length, records: function* () { yield* parsed.records; } };
 }
 
-/** The file's text in parts of whole records: each ends after a line end outside quotes (the last where the file ends). */
-function* csvParts(path: string): Generator<string> {
+/**
+ * The file's records as texts, each with its line end: cut after line ends outside quotes (the last
+ * where the file ends). The first line end says which ends records, as the parser detects it: after
+ * a `\r\n` only `\r\n` does (a bare `\n` is then part of a cell, quoted or not), else `\n`.
+ */
+function* csvRecordTexts(path: string): Generator<string> {
   const fd = openSync(path, 'r');
   try {
     const chunk = Buffer.allocUnsafe(CSV_CHUNK);
-    let carry = Buffer.alloc(0);
+    // A record that spans chunks: its bytes so far.
+    let carry: Buffer[] = [];
     let quoted = false;
-    let scanned = 0;
+    let crlf: boolean | undefined;
+    let previous = -1;
     for (;;) {
       const read = readSync(fd, chunk, 0, CSV_CHUNK, null);
       if (read === 0) break;
-      const bytes = carry.length ? Buffer.concat([carry, chunk.subarray(0, read)]) : Buffer.from(chunk.subarray(0, read));
-      let cut = -1;
+      let from = 0;
       // A doubled quote inside a quoted cell toggles twice: the state stays right.
-      for (let i = scanned; i < bytes.length; i++) {
-        const byte = bytes[i];
+      for (let i = 0; i < read; i++) {
+        const byte = chunk[i];
         if (byte === 0x22) quoted = !quoted;
-        else if (byte === 0x0a && !quoted) cut = i + 1;
+        else if (byte === 0x0a && !quoted) {
+          crlf ??= previous === 0x0d;
+          if (!crlf || previous === 0x0d) {
+            yield carry.length ? Buffer.concat([...carry, chunk.subarray(from, i + 1)]).toString('utf8') : chunk.toString('utf8', from, i + 1);
+            carry = [];
+            from = i + 1;
+          }
+        }
+        previous = byte;
       }
-      if (cut === -1) {
-        carry = bytes;
-        scanned = bytes.length;
-        continue;
-      }
-      yield bytes.toString('utf8', 0, cut);
-      carry = Buffer.from(bytes.subarray(cut));
-      // The rest was scanned already: its quote state is the one at its end, to be scanned on from there.
-      scanned = carry.length;
+      if (from < read) carry.push(Buffer.from(chunk.subarray(from, read)));
     }
-    if (carry.length) yield carry.toString('utf8');
+    if (carry.length) yield Buffer.concat(carry).toString('utf8');
   } finally {
     closeSync(fd);
   }

@@ -8,13 +8,13 @@ export interface SampleLookup {
   get(itemId: string): Sample | undefined;
 }
 
-/** Samples read back last, kept for the next asks (the review app shows an item again as it is decided). */
-const RECENT = 4;
-
 /**
  * The samples of the `wanted` item ids (any sample can be reviewed, queued or not): found in one
  * pass over the version, where only their positions are kept, and read back one at a time when asked
  * for. A version is never held whole: what is kept grows with the sheets and the queue, not the version.
+ * A sample is read again each time it is asked for (a pread and one line parsed): samples kept a few
+ * asks long outlive the young generation's collections, so a pass over a sheet moved each one to the
+ * old generation, where they piled up until a full collection.
  */
 export function versionItems(ref: Pick<VersionRef, 'name' | 'version'>, source: SampleSource, wanted: Iterable<string>): SampleLookup {
   const want = new Set(wanted);
@@ -28,20 +28,11 @@ export function versionItems(ref: Pick<VersionRef, 'name' | 'version'>, source: 
       found.set(id, { sampleId: sample.id, at });
     }
   }
-  const recent = new Map<string, Sample>();
   return {
     get(itemId) {
-      const cached = recent.get(itemId);
-      if (cached) {
-        recent.delete(itemId);
-        recent.set(itemId, cached);
-        return cached;
-      }
       const place = found.get(itemId);
       if (!place) return undefined;
       const [sample] = source.readAt([place.at]);
-      recent.set(itemId, sample);
-      if (recent.size > RECENT) recent.delete(recent.keys().next().value!);
       return sample;
     },
   };

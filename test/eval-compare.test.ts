@@ -5,6 +5,9 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { main } from '../bin/cli.ts';
 import type { BenchmarkScorer, EvalItem, JudgedItem } from '../core/eval.ts';
 import { bootstrapDifferences, mean, percentileInterval } from '../eval/compare-bootstrap.ts';
+import { resampledDifferences } from '../eval/compare.ts';
+import { UnitTally } from '../core/eval-tally.ts';
+import { Rng } from '../core/rng.ts';
 import { noisyAnswer } from '../eval/noisy-oracle.ts';
 import { pathResolver } from '../core/run.ts';
 import { releasedItems, releasedSetFor, releasedSets } from '../eval/released.ts';
@@ -117,6 +120,26 @@ describe('re-aggregating judged figures (tablesOf)', () => {
     // Every unit twice: each rate is unchanged, and differs from giving the first unit alone twice more.
     const doubled = scorer.tablesOf!([...units, ...units]);
     for (const [metric, value] of Object.entries((tables as { metrics: Record<string, number> }).metrics)) expect(doubled.metrics[metric], metric).toBeCloseTo(value, 12);
+  });
+
+  it.each(cases)('%s: its tally gives exactly the tables tablesOf gives, for every draw, and the same intervals', (_name, scorer, read) => {
+    expect(scorer.tally, 'the scorer has a tally').toBeDefined();
+    const items = read();
+    const { units } = judged(scorer, items, answers(scorer));
+    const other = judged(scorer, items, (item) => scorer.oracle(item)).units;
+    const tally = UnitTally.of(scorer.tally!, units);
+    expect(tally.units).toBe(units.length);
+    expect(tally.tablesOf(units.map((_, i) => i))).toEqual(scorer.tablesOf(units));
+    const rng = Rng.derive(5, 'tally-test');
+    for (let r = 0; r < 20; r++) {
+      // Draws as the bootstrap makes them (repeats and all), and a few small ones that leave categories out.
+      const drawn = Array.from({ length: r < 5 ? 1 + r : units.length }, () => rng.int(0, units.length - 1));
+      expect(tally.tablesOf(drawn), `draw ${r}`).toEqual(scorer.tablesOf(drawn.map((i) => units[i])));
+    }
+    const options = { resamples: 30, seed: 7 };
+    const byTally = resampledDifferences(scorer, tally, UnitTally.of(scorer.tally!, other), options);
+    expect(byTally).toEqual(resampledDifferences({ ...scorer, tally: undefined }, units, other, options));
+    expect(Object.keys(byTally).length).toBeGreaterThan(3);
   });
 
   it('ACEBench: a multi-turn dialogue drawn twice is two dialogues', () => {

@@ -5,7 +5,9 @@ import { HashedStringSet } from '../core/collections.ts';
 import { csvText, writeCsvAtomic } from '../core/csv.ts';
 import { writeJsonArrayAtomic } from '../core/jsonl.ts';
 import { openCsv, readCsv } from '../review/csv.ts';
-import type { SampleSource } from '../core/sample-source.ts';
+import { samplesInMemory, type SampleSource } from '../core/sample-source.ts';
+import { versionItems } from '../review/items.ts';
+import { itemIdOf } from '../review/queue.ts';
 import { DatasetStore, type VersionRef } from '../core/store.ts';
 import { exportReview } from '../review/export.ts';
 import { importReview } from '../review/import.ts';
@@ -181,6 +183,19 @@ describe('sheets read a part at a time', () => {
     }
   });
 
+  it('a CRLF sheet whose cells hold bare line feeds, quoted or not (as a tool sheet writes them): what reading it whole gives', () => {
+    const dir = tmp();
+    const path = join(dir, 'crlf.csv');
+    const lines = ['question_id,tools,notes'];
+    for (let i = 0; i < 40_000; i++) lines.push(i % 2 ? `tq-${i},tool_a\ntool_b\ntool_${i},n ${i}` : `tq-${i},"tool_a\ntool_b, ${i}","q\n""${i}"""`);
+    writeFileSync(path, lines.join('\r\n') + '\r\n');
+    expect(readFileSync(path).length).toBeGreaterThan(1 << 20);
+    const read = parts(path);
+    expect(read.count).toBe(40_000);
+    expect(read.records[1].cells.tools).toBe('tool_a\ntool_b\ntool_1');
+    expect(read).toEqual(whole(path));
+  });
+
   it('a file it cannot read in parts (a quote left open, an empty file) gives the whole-file problem', () => {
     const dir = tmp();
     const open = join(dir, 'open.csv');
@@ -191,5 +206,27 @@ describe('sheets read a part at a time', () => {
       expect(parts(path)).toEqual(whole(path));
       expect(parts(path).problems[0].row).toBeNull();
     }
+  });
+});
+
+describe('samples a sheet names, read back by position', () => {
+  it('are read again each time a row asks for one: none is kept between rows', () => {
+    const samples = reviewSamples();
+    const memory = samplesInMemory(samples);
+    let reads = 0;
+    const source: SampleSource = { ...memory, located: () => memory.located(), readAt: (positions) => [...memory.readAt(positions)].map((s) => (reads++, structuredClone(s))) };
+    const ref = { name: 'review', version: 'v1' };
+    const [first, second] = samples.map((s) => itemIdOf(ref, s.id));
+    const items = versionItems(ref, source, [first, second, 'not-an-item']);
+    expect(items.get('not-an-item')).toBeUndefined();
+    const once = items.get(first);
+    const again = items.get(first);
+    expect(once).toEqual(samples[0]);
+    expect(again).toEqual(once);
+    // Read twice, as two objects: the first was not held for the second ask.
+    expect(again).not.toBe(once);
+    expect(reads).toBe(2);
+    expect(items.get(second)).toEqual(samples[1]);
+    expect(reads).toBe(3);
   });
 });

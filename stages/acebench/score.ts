@@ -1,4 +1,4 @@
-import type { BenchmarkScorer, EvalItem, EvalOutput, EvalReport, JudgedItem, MetricTable, ReportTables } from '../../core/eval.ts';
+import type { AddTerm, BenchmarkScorer, EvalItem, EvalOutput, EvalReport, JudgedItem, MetricTable, ReportTables, TallyRule } from '../../core/eval.ts';
 import { ACE_AGENT_CATEGORIES, ACE_NORMAL_CATEGORIES, ACE_SPECIAL_CATEGORIES } from './record.ts';
 import { scoreAgent } from './score-agent.ts';
 import { decodeCalls, normalChecker, type CheckResult } from './score-calls.ts';
@@ -31,18 +31,6 @@ const GROUPS = {
   agent: ACE_AGENT_CATEGORIES as readonly string[],
 };
 
-export const acebenchScorer: BenchmarkScorer = {
-  benchmark: 'acebench',
-  items: aceItems,
-  oracle: aceOracle,
-  answerOfReply: aceAnswerOfReply,
-  score: scoreAceBench,
-  corrupt: corruptAceAnswer,
-  session: (item) => aceAgentSession(item),
-  unitOf,
-  tablesOf,
-};
-
 export function scoreAceBench(outputs: readonly EvalOutput[]): EvalReport {
   const outcomes = outputs.map(scoreItem);
   return {
@@ -66,29 +54,64 @@ function unitOf(item: EvalItem): string {
 
 /** Items already judged (their `valid` and `process` figures), each unit counted as its own dialogue. */
 function tablesOf(units: readonly (readonly JudgedItem[])[]): ReportTables {
-  return tablesOfOutcomes(
-    units.flatMap((unit, index) =>
-      unit.map(({ item, figures }): ItemOutcome => {
-        const gold = item.gold as unknown as AceGold;
-        return {
-          output: { item, output: null },
-          gold: gold.kind === 'calls' && gold.dialogue !== null ? { ...gold, dialogue: `${gold.dialogue}#${index}` } : gold,
-          valid: figures.valid === true,
-          ...(figures.process === undefined ? {} : { process: Number(figures.process) }),
-        };
-      }),
-    ),
-  );
+  return tablesOfOutcomes(units.flatMap((unit, index) => unit.map((judged) => outcomeOfJudged(judged, `#${index}`))));
+}
+
+/** A judged item as an outcome; a dialogue's key gets `unitMark`, so that a unit drawn twice is two dialogues. */
+function outcomeOfJudged({ item, figures }: JudgedItem, unitMark: string): ItemOutcome {
+  const gold = item.gold as unknown as AceGold;
+  return {
+    output: { item, output: null },
+    gold: gold.kind === 'calls' && gold.dialogue !== null ? { ...gold, dialogue: `${gold.dialogue}${unitMark}` } : gold,
+    valid: figures.valid === true,
+    ...(figures.process === undefined ? {} : { process: Number(figures.process) }),
+  };
+}
+
+/** A category table's sums (core/eval-tally.ts): its items, their validity and process, its dialogues'. */
+const SUMS = ['items', 'valid', 'process', 'agent_items', 'dialogue_items', 'dialogues', 'dialogues_valid', 'dialogue_share'] as const;
+const SUM = Object.fromEntries(SUMS.map((name, i) => [name, i])) as Record<(typeof SUMS)[number], number>;
+
+/**
+ * The terms of outcomes in their categories' tables: each item's, then each dialogue's (the turns of
+ * one dialogue, by its key, in a category). The tables are the categories; the whole side's figures
+ * come from theirs.
+ */
+function addOutcomes(outcomes: readonly ItemOutcome[], add: AddTerm): void {
+  const dialogues = new Map<string, Map<string, boolean[]>>();
+  for (const outcome of outcomes) {
+    const { category } = outcome.output.item;
+    const { gold } = outcome;
+    add(category, SUM.items, 1);
+    add(category, SUM.valid, outcome.valid ? 1 : 0);
+    add(category, SUM.process, outcome.process ?? 0);
+    add(category, SUM.agent_items, gold.kind === 'agent' ? 1 : 0);
+    add(category, SUM.dialogue_items, gold.kind === 'calls' && gold.dialogue !== null ? 1 : 0);
+    const byKey = dialogues.get(category) ?? dialogues.set(category, new Map()).get(category)!;
+    const key = (gold as { dialogue?: string | null }).dialogue ?? outcome.output.item.id;
+    (byKey.get(key) ?? byKey.set(key, []).get(key)!).push(outcome.valid);
+  }
+  for (const [category, byKey] of dialogues) {
+    for (const valid of byKey.values()) {
+      add(category, SUM.dialogues, 1);
+      add(category, SUM.dialogues_valid, valid.every(Boolean) ? 1 : 0);
+      add(category, SUM.dialogue_share, share(valid));
+    }
+  }
 }
 
 function tablesOfOutcomes(outcomes: readonly ItemOutcome[]): ReportTables {
-  const byCategory = new Map<string, ItemOutcome[]>();
-  for (const outcome of outcomes) {
-    const list = byCategory.get(outcome.output.item.category) ?? [];
-    list.push(outcome);
-    byCategory.set(outcome.output.item.category, list);
-  }
-  const categoryMetrics = Object.fromEntries([...byCategory].map(([category, list]) => [category, metricsOfCategory(list)]));
+  const sums = new Map<string, Float64Array>();
+  addOutcomes(outcomes, (table, sum, term) => {
+    const figures = sums.get(table) ?? sums.set(table, new Float64Array(SUMS.length)).get(table)!;
+    figures[sum] += term;
+  });
+  return tablesOfSums(sums);
+}
+
+/** The tables from each category's sums, in first-seen order. */
+function tablesOfSums(sums: ReadonlyMap<string, Float64Array>): ReportTables {
+  const categoryMetrics = Object.fromEntries([...sums].map(([category, figures]) => [category, metricsOfCategory(figures)]));
   const metrics: MetricTable = {};
   let weighted = 0;
   let weights = 0;
@@ -97,7 +120,7 @@ function tablesOfOutcomes(outcomes: readonly ItemOutcome[]): ReportTables {
     if (!present.length) continue;
     metrics[group] = mean(present.map((category) => categoryMetrics[category].accuracy));
     if (group === 'agent') metrics.agent_process = mean(present.map((category) => categoryMetrics[category].process_accuracy));
-    const weight = Math.sqrt(present.reduce((sum, category) => sum + byCategory.get(category)!.length, 0));
+    const weight = Math.sqrt(present.reduce((sum, category) => sum + sums.get(category)![SUM.items], 0));
     weighted += weight * metrics[group];
     weights += weight;
   }
@@ -123,20 +146,34 @@ function scoreItem(output: EvalOutput): ItemOutcome {
   return outcome(specialChecker(gold.kind, output.output, gold.truth));
 }
 
-function metricsOfCategory(outcomes: readonly ItemOutcome[]): MetricTable & { accuracy: number } {
-  const first = outcomes[0].gold;
-  if (first.kind === 'agent') return { accuracy: share(outcomes.map((o) => o.valid)), process_accuracy: mean(outcomes.map((o) => o.process ?? 0)) };
-  if (first.kind === 'calls' && first.dialogue !== null) {
-    const dialogues = new Map<string, boolean[]>();
-    for (const outcome of outcomes) {
-      const key = (outcome.gold as { dialogue: string | null }).dialogue ?? outcome.output.item.id;
-      dialogues.set(key, [...(dialogues.get(key) ?? []), outcome.valid]);
-    }
-    const turns = [...dialogues.values()];
-    return { accuracy: share(turns.map((valid) => valid.every(Boolean))), process_accuracy: mean(turns.map(share)) };
-  }
-  return { accuracy: share(outcomes.map((o) => o.valid)) };
+/** A category's figures by the kind of its items (a category's items are all of one kind: agent, multi-turn dialogue turns, or single answers). */
+function metricsOfCategory(sums: Float64Array): MetricTable & { accuracy: number } {
+  const ratio = (part: number, whole: number) => (whole ? part / whole : 0);
+  const [items, dialogues] = [sums[SUM.items], sums[SUM.dialogues]];
+  if (sums[SUM.agent_items]) return { accuracy: ratio(sums[SUM.valid], items), process_accuracy: ratio(sums[SUM.process], items) };
+  if (sums[SUM.dialogue_items]) return { accuracy: ratio(sums[SUM.dialogues_valid], dialogues), process_accuracy: ratio(sums[SUM.dialogue_share], dialogues) };
+  return { accuracy: ratio(sums[SUM.valid], items) };
 }
 
 const mean = (values: readonly number[]) => (values.length ? values.reduce((sum, value) => sum + value, 0) / values.length : 0);
 const share = (flags: readonly boolean[]) => mean(flags.map((flag) => (flag ? 1 : 0)));
+
+/** `tablesOf` as sums: a unit (a dialogue, or one item) adds its outcomes' terms on its own. */
+const tally: TallyRule = {
+  sums: SUMS,
+  unit: (judged, add) => addOutcomes(judged.map((j) => outcomeOfJudged(j, '')), add),
+  tables: tablesOfSums,
+};
+
+export const acebenchScorer: BenchmarkScorer = {
+  benchmark: 'acebench',
+  items: aceItems,
+  oracle: aceOracle,
+  answerOfReply: aceAnswerOfReply,
+  score: scoreAceBench,
+  corrupt: corruptAceAnswer,
+  session: (item) => aceAgentSession(item),
+  unitOf,
+  tablesOf,
+  tally,
+};

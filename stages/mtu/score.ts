@@ -1,5 +1,6 @@
 import { join } from 'node:path';
-import { rate, tablesByCategory, type BenchmarkScorer, type Corruption, type EvalItem, type EvalOutput, type EvalReport, type JudgedItem, type MetricTable, type ModelReply, type ReportTables } from '../../core/eval.ts';
+import { rate, tablesByCategory, type BenchmarkScorer, type Corruption, type EvalItem, type EvalOutput, type EvalReport, type JudgedItem, type MetricTable, type ModelReply, type ReportTables, type TallyRule } from '../../core/eval.ts';
+import { ALL_ITEMS, tallyTables } from '../../core/eval-tally.ts';
 import { eachJsonlLine } from '../../core/jsonl.ts';
 import { pythonRepr } from '../../core/python-json.ts';
 import type { Json, Sample } from '../../core/records.ts';
@@ -339,38 +340,77 @@ interface JudgedTurn {
   dialogue: string;
 }
 
-function table(turns: JudgedTurn[]): MetricTable {
-  const single = turns.filter((t) => !multiTool(goldOf(t.item).setting));
-  const multi = turns.filter((t) => multiTool(goldOf(t.item).setting));
-  const metrics: MetricTable = {};
+/** The sums a table's metrics come from (core/eval-tally.ts): turn counts and figures, then per dialogue. */
+const SUMS = ['single', 'tool_selection', 'parameter_selection', 'multi', 'tool_number', 'tool_order', 'turns', 'turn_success', 'sessions', 'session_success', 'session_ats', 'session_sats', 'session_tpr'] as const;
+const SUM = Object.fromEntries(SUMS.map((name, i) => [name, i])) as Record<(typeof SUMS)[number], number>;
+
+/** A judged turn's terms, in the order a table sums them. */
+function addTurn(item: EvalItem, turn: Pick<TurnFigures, 'figures' | 'success'>, add: (sum: number, term: number) => void): void {
+  if (multiTool(goldOf(item).setting)) {
+    add(SUM.multi, 1);
+    add(SUM.tool_number, Number(turn.figures.tool_number));
+    add(SUM.tool_order, Number(turn.figures.tool_order));
+  } else {
+    add(SUM.single, 1);
+    add(SUM.tool_selection, Number(turn.figures.tool_selection));
+    add(SUM.parameter_selection, Number(turn.figures.parameter_selection));
+  }
+  add(SUM.turns, 1);
+  add(SUM.turn_success, Number(turn.success));
+}
+
+/** A dialogue's terms from its turns' successes in turn order. */
+function addSession(session: boolean[], add: (sum: number, term: number) => void): void {
   const mean = (values: number[]) => rate(values.reduce((a, b) => a + b, 0), values.length);
-  if (single.length) {
-    metrics.tool_selection_accuracy = mean(single.map((t) => Number(t.turn.figures.tool_selection)));
-    metrics.parameter_selection_accuracy = mean(single.map((t) => Number(t.turn.figures.parameter_selection)));
+  add(SUM.sessions, 1);
+  add(SUM.session_success, Number(session.every(Boolean)));
+  add(SUM.session_ats, mean(session.map(Number)));
+  add(SUM.session_sats, mean(softTurnScores(session)));
+  add(SUM.session_tpr, (session.includes(false) ? session.indexOf(false) : session.length) / session.length);
+}
+
+/** A dialogue's successes in turn order. */
+const sessionOf = (turns: { turn: number; ok: boolean }[]): boolean[] => turns.sort((a, b) => a.turn - b.turn).map((t) => t.ok);
+
+function metricsOf(sums: ArrayLike<number>): MetricTable {
+  const metrics: MetricTable = {};
+  if (sums[SUM.single]) {
+    metrics.tool_selection_accuracy = rate(sums[SUM.tool_selection], sums[SUM.single]);
+    metrics.parameter_selection_accuracy = rate(sums[SUM.parameter_selection], sums[SUM.single]);
   }
-  if (multi.length) {
-    metrics.tool_number_accuracy = mean(multi.map((t) => Number(t.turn.figures.tool_number)));
-    metrics.tool_order_accuracy = mean(multi.map((t) => Number(t.turn.figures.tool_order)));
+  if (sums[SUM.multi]) {
+    metrics.tool_number_accuracy = rate(sums[SUM.tool_number], sums[SUM.multi]);
+    metrics.tool_order_accuracy = rate(sums[SUM.tool_order], sums[SUM.multi]);
   }
-  metrics.turn_success_rate = mean(turns.map((t) => Number(t.turn.success)));
+  metrics.turn_success_rate = rate(sums[SUM.turn_success], sums[SUM.turns]);
+  metrics.success_rate = rate(sums[SUM.session_success], sums[SUM.sessions]);
+  metrics.averaged_turn_success_rate = rate(sums[SUM.session_ats], sums[SUM.sessions]);
+  metrics.soft_averaged_turn_success_rate = rate(sums[SUM.session_sats], sums[SUM.sessions]);
+  metrics.task_process_rate = rate(sums[SUM.session_tpr], sums[SUM.sessions]);
+  return metrics;
+}
+
+function table(turns: JudgedTurn[]): MetricTable {
+  const sums = new Float64Array(SUMS.length);
+  const add = (sum: number, term: number) => (sums[sum] += term);
   const dialogues = new Map<string, { turn: number; ok: boolean }[]>();
   for (const { item, turn, dialogue } of turns) {
+    addTurn(item, turn, add);
     const list = dialogues.get(dialogue) ?? [];
     list.push({ turn: goldOf(item).turn, ok: turn.success });
     dialogues.set(dialogue, list);
   }
-  const sessions = [...dialogues.values()].map((list) => list.sort((a, b) => a.turn - b.turn).map((t) => t.ok));
-  metrics.success_rate = mean(sessions.map((s) => Number(s.every(Boolean))));
-  metrics.averaged_turn_success_rate = mean(sessions.map((s) => mean(s.map(Number))));
-  metrics.soft_averaged_turn_success_rate = mean(sessions.map((s) => mean(softTurnScores(s))));
-  metrics.task_process_rate = mean(sessions.map((s) => (s.includes(false) ? s.indexOf(false) : s.length) / s.length));
-  return metrics;
+  for (const list of dialogues.values()) addSession(sessionOf(list), add);
+  return metricsOf(sums);
 }
+
+/** The tables a judged turn counts in: its category and, for a hard one, "hard". */
+const categoriesOf = (item: EvalItem): string[] => [item.category, ...(goldOf(item).hard ? ['hard'] : [])];
 
 function tables(turns: JudgedTurn[]): ReportTables {
   // A hard item counts in its own category and in "hard".
-  const byCategory = tablesByCategory(turns, (t) => [t.item.category, ...(goldOf(t.item).hard ? ['hard'] : [])], table);
-  return { metrics: table(turns), byCategory: Object.fromEntries(CATEGORY_ORDER.filter((name) => name in byCategory).map((name) => [name, byCategory[name]])) };
+  const byCategory = tablesByCategory(turns, (t) => categoriesOf(t.item), table);
+  return { metrics: table(turns), byCategory: inCategoryOrder(byCategory) };
 }
 
 function score(outputs: readonly EvalOutput[]): EvalReport {
@@ -395,7 +435,28 @@ function tablesOf(units: readonly (readonly JudgedItem[])[]): ReportTables {
   );
 }
 
-export const mtuScorer: BenchmarkScorer = { benchmark: 'mtu-bench', items: mtuItems, oracle, answerOfReply, score, corrupt, unitOf: (item) => goldOf(item).dialogue, tablesOf };
+const inCategoryOrder = (byCategory: Record<string, MetricTable>): Record<string, MetricTable> =>
+  Object.fromEntries(CATEGORY_ORDER.filter((name) => name in byCategory).map((name) => [name, byCategory[name]]));
+
+/** `tablesOf` as sums a unit adds (a unit is a dialogue: its turns' terms, then its own session's, in every table it counts in). */
+const tally: TallyRule = {
+  sums: SUMS,
+  unit(items, add) {
+    const byTable = new Map<string, JudgedItem[]>();
+    for (const judged of items) for (const table of [ALL_ITEMS, ...categoriesOf(judged.item)]) (byTable.get(table) ?? byTable.set(table, []).get(table)!).push(judged);
+    for (const [table, turns] of byTable) {
+      const addTo = (sum: number, term: number) => add(table, sum, term);
+      for (const { item, figures } of turns) addTurn(item, { figures, success: figures.success === true }, addTo);
+      addSession(sessionOf(turns.map(({ item, figures }) => ({ turn: goldOf(item).turn, ok: figures.success === true }))), addTo);
+    }
+  },
+  tables(sums) {
+    const { metrics, byCategory } = tallyTables(sums, SUMS.length, metricsOf);
+    return { metrics, byCategory: inCategoryOrder(byCategory) };
+  },
+};
+
+export const mtuScorer: BenchmarkScorer = { benchmark: 'mtu-bench', items: mtuItems, oracle, answerOfReply, score, corrupt, unitOf: (item) => goldOf(item).dialogue, tablesOf, tally };
 
 /**
  * The records of the released MTU-Eval files in `dir` as items: the setting from the file (OOD: from

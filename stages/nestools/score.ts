@@ -1,4 +1,5 @@
-import { f1, rate, tablesByCategory, type BenchmarkScorer, type Corruption, type EvalItem, type EvalOutput, type EvalReport, type EvalVersion, type JudgedItem, type MetricTable, type ModelReply, type ReportTables } from '../../core/eval.ts';
+import { f1, rate, tablesByCategory, type BenchmarkScorer, type Corruption, type EvalItem, type EvalOutput, type EvalReport, type EvalVersion, type JudgedItem, type MetricTable, type ModelReply, type ReportTables, type TallyRule } from '../../core/eval.ts';
+import { ALL_ITEMS, tallyTables } from '../../core/eval-tally.ts';
 import { parsePythonLiteral } from '../../core/python-literal.ts';
 import { pythonRepr } from '../../core/python-json.ts';
 import type { Json, Sample } from '../../core/records.ts';
@@ -417,9 +418,25 @@ export function countItem(gold: GoldCall[], predicted: PredictedCall[] | null): 
 
 // ---------------------------------------------------------------- the set
 
+/** A table's sums (core/eval-tally.ts): its items, then each count over them. */
+const SUMS = ['items', ...COUNT_KEYS];
+
+/** An item's terms: one item, and its counts. */
+function addCounts(counts: Counts, add: (sum: number, term: number) => void): void {
+  add(0, 1);
+  COUNT_KEYS.forEach((key, i) => add(i + 1, counts[key]));
+}
+
 function table(counts: Counts[]): MetricTable {
-  const sum = Object.fromEntries(COUNT_KEYS.map((k) => [k, counts.reduce((s, c) => s + c[k], 0)])) as unknown as Counts;
-  const metrics: MetricTable = { format_accuracy: rate(sum.format, counts.length) };
+  const sums = new Float64Array(SUMS.length);
+  for (const c of counts) addCounts(c, (i, term) => (sums[i] += term));
+  return metricsOf(sums);
+}
+
+function metricsOf(sums: Float64Array): MetricTable {
+  const items = sums[0];
+  const sum = Object.fromEntries(COUNT_KEYS.map((k, i) => [k, sums[i + 1]])) as unknown as Counts;
+  const metrics: MetricTable = { format_accuracy: rate(sum.format, items) };
   const group = (name: string, correct: number, predicted: number, goldCount: number) => {
     if (goldCount === 0) return;
     const p = rate(correct, predicted);
@@ -434,7 +451,7 @@ function table(counts: Counts[]): MetricTable {
   // arithmetic takes format accuracy in its place.
   const parts = ['api_f1', 'order_f1', 'parameter_f1', 'nesting_f1' in metrics ? 'nesting_f1' : 'format_accuracy'];
   if (parts.every((k) => k in metrics)) metrics.average = parts.reduce((s, k) => s + metrics[k], 0) / parts.length;
-  metrics.tree_accuracy = rate(sum.tree, counts.length);
+  metrics.tree_accuracy = rate(sum.tree, items);
   return metrics;
 }
 
@@ -467,4 +484,13 @@ function tables(scored: readonly { item: EvalItem; counts: Counts }[]): ReportTa
 /** Each item is its own unit: a detail's figures are its counts. */
 const tablesOf = (units: readonly (readonly JudgedItem[])[]): ReportTables => tables(units.flat().map(({ item, figures }) => ({ item, counts: figures as unknown as Counts })));
 
-export const nestoolsScorer: BenchmarkScorer = { benchmark: 'nestools', items, oracle, answerOfReply, score, corrupt, tablesOf };
+/** `tablesOf` as sums: each item adds its counts to the whole and to its category. */
+const tally: TallyRule = {
+  sums: SUMS,
+  unit(judged, add) {
+    for (const { item, figures } of judged) for (const table of [ALL_ITEMS, item.category]) addCounts(figures as unknown as Counts, (i, term) => add(table, i, term));
+  },
+  tables: (sums) => tallyTables(sums, SUMS.length, metricsOf),
+};
+
+export const nestoolsScorer: BenchmarkScorer = { benchmark: 'nestools', items, oracle, answerOfReply, score, corrupt, tablesOf, tally };

@@ -1,4 +1,5 @@
-import { f1, rate, tablesByCategory, type BenchmarkScorer, type Corruption, type EvalItem, type EvalOutput, type EvalReport, type MetricTable, type ModelReply, type ReportTables } from '../../core/eval.ts';
+import { f1, rate, tablesByCategory, type BenchmarkScorer, type Corruption, type EvalItem, type EvalOutput, type EvalReport, type MetricTable, type ModelReply, type ReportTables, type TallyRule } from '../../core/eval.ts';
+import { ALL_ITEMS, tallyTables } from '../../core/eval-tally.ts';
 import type { Sample, ToolSpec } from '../../core/records.ts';
 import type { Rng } from '../../core/rng.ts';
 import { TASKS, type Task } from './task-sets.ts';
@@ -174,32 +175,78 @@ function judge(item: EvalItem, output: string | null): Judged {
   return { item, figures, ...(note ? { note } : {}) };
 }
 
-function table(judged: Judged[]): MetricTable {
+/** The tasks a choice is scored in (every one but awareness). */
+const SELECTION_TASKS = TASKS.filter((t) => t !== 'awareness');
+/** A table's sums (core/eval-tally.ts): counts of items, all whole numbers. */
+const SUMS = [
+  'awareness',
+  'awareness_correct',
+  'awareness_tp',
+  'awareness_fp',
+  'awareness_fn',
+  ...SELECTION_TASKS.flatMap((task) => [`${task}`, `${task}_correct`]),
+  'multi-tool_2/2',
+  'multi-tool_1/1',
+  'multi-tool_1/2',
+  'selection',
+  'selection_correct',
+];
+const SUM = new Map(SUMS.map((name, i) => [name, i]));
+
+/** A judged item's terms: 1 in each count it falls in. */
+function addJudged({ item, figures }: Pick<Judged, 'item' | 'figures'>, add: (sum: number, term: number) => void): void {
+  const count = (name: string, yes: unknown = true) => yes && add(SUM.get(name)!, 1);
+  const task = goldOf(item).task;
+  if (task === 'awareness') {
+    count('awareness');
+    count('awareness_correct', figures.correct);
+    count('awareness_tp', figures.gold_yes === true && figures.said_yes === true);
+    count('awareness_fp', figures.gold_yes === false && figures.said_yes === true);
+    count('awareness_fn', figures.gold_yes === true && figures.said_yes === false);
+    return;
+  }
+  count('selection');
+  count('selection_correct', figures.correct);
+  if (!SELECTION_TASKS.includes(task)) return;
+  count(task);
+  count(`${task}_correct`, figures.correct);
+  if (task !== 'multi-tool') return;
+  count('multi-tool_2/2', figures.chosen === 2 && figures.right === 2);
+  count('multi-tool_1/1', figures.chosen === 1 && figures.right === 1);
+  count('multi-tool_1/2', figures.chosen === 2 && figures.right === 1);
+}
+
+function metricsOf(sums: Float64Array): MetricTable {
+  const sum = (name: string) => sums[SUM.get(name)!];
   const metrics: MetricTable = {};
-  const awareness = judged.filter((j) => goldOf(j.item).task === 'awareness');
-  if (awareness.length) {
-    const count = (goldYes: boolean, saidYes: boolean) => awareness.filter((j) => j.figures.gold_yes === goldYes && j.figures.said_yes === saidYes).length;
-    const [tp, fp, fn] = [count(true, true), count(false, true), count(true, false)];
+  const awareness = sum('awareness');
+  if (awareness) {
+    const [tp, fp, fn] = [sum('awareness_tp'), sum('awareness_fp'), sum('awareness_fn')];
     const [precision, recall] = [rate(tp, tp + fp), rate(tp, tp + fn)];
     Object.assign(metrics, {
-      awareness_accuracy: rate(awareness.filter((j) => j.figures.correct).length, awareness.length),
+      awareness_accuracy: rate(sum('awareness_correct'), awareness),
       awareness_precision: precision,
       awareness_recall: recall,
       awareness_f1: f1(precision, recall),
     });
   }
-  const selection = judged.filter((j) => goldOf(j.item).task !== 'awareness');
-  for (const task of TASKS.filter((t) => t !== 'awareness')) {
-    const group = selection.filter((j) => goldOf(j.item).task === task);
-    if (!group.length) continue;
-    metrics[`${task}_csr`] = rate(group.filter((j) => j.figures.correct).length, group.length);
+  for (const task of SELECTION_TASKS) {
+    const group = sum(task);
+    if (!group) continue;
+    metrics[`${task}_csr`] = rate(sum(`${task}_correct`), group);
     if (task === 'multi-tool') {
-      const share = (chosen: number, right: number) => rate(group.filter((j) => j.figures.chosen === chosen && j.figures.right === right).length, group.length);
-      Object.assign(metrics, { 'multi-tool_2/2': share(2, 2), 'multi-tool_1/1': share(1, 1), 'multi-tool_1/2': share(2, 1) });
+      const share = (name: string) => rate(sum(name), group);
+      Object.assign(metrics, { 'multi-tool_2/2': share('multi-tool_2/2'), 'multi-tool_1/1': share('multi-tool_1/1'), 'multi-tool_1/2': share('multi-tool_1/2') });
     }
   }
-  if (selection.length) metrics.csr = rate(selection.filter((j) => j.figures.correct).length, selection.length);
+  if (sum('selection')) metrics.csr = rate(sum('selection_correct'), sum('selection'));
   return metrics;
+}
+
+function table(judged: Judged[]): MetricTable {
+  const sums = new Float64Array(SUMS.length);
+  for (const j of judged) addJudged(j, (i, term) => (sums[i] += term));
+  return metricsOf(sums);
 }
 
 function score(outputs: readonly EvalOutput[]): EvalReport {
@@ -215,9 +262,20 @@ function score(outputs: readonly EvalOutput[]): EvalReport {
 /** Each item is its own unit. */
 function tablesOf(units: readonly (readonly Judged[])[]): ReportTables {
   const judged = units.flat();
-  // A scenario item counts in "scenario" and in its own scenario's group.
-  return { metrics: table(judged), byCategory: tablesByCategory(judged, (j) => [j.item.category, ...(goldOf(j.item).scenario ? [`scenario:${goldOf(j.item).scenario}`] : [])], table) };
+  return { metrics: table(judged), byCategory: tablesByCategory(judged, (j) => categoriesOf(j.item), table) };
 }
 
+/** A scenario item counts in "scenario" and in its own scenario's group. */
+const categoriesOf = (item: EvalItem): string[] => [item.category, ...(goldOf(item).scenario ? [`scenario:${goldOf(item).scenario}`] : [])];
+
+/** `tablesOf` as sums: each item counts in the whole and in its categories. */
+const tally: TallyRule = {
+  sums: SUMS,
+  unit(judged, add) {
+    for (const j of judged) for (const table of [ALL_ITEMS, ...categoriesOf(j.item)]) addJudged(j, (i, term) => add(table, i, term));
+  },
+  tables: (sums) => tallyTables(sums, SUMS.length, metricsOf),
+};
+
 // Partial multi-tool answers (one of the two tools chosen and right; two chosen, one right): a perfect model gives none.
-export const tooleScorer: BenchmarkScorer = { benchmark: 'metatool', items, oracle, answerOfReply, score, corrupt, tablesOf, lowerIsBetter: ['multi-tool_1/1', 'multi-tool_1/2'] };
+export const tooleScorer: BenchmarkScorer = { benchmark: 'metatool', items, oracle, answerOfReply, score, corrupt, tablesOf, tally, lowerIsBetter: ['multi-tool_1/1', 'multi-tool_1/2'] };

@@ -1,4 +1,5 @@
-import type { BenchmarkScorer, EvalOutput, EvalReport, JudgedItem, MetricTable, ReportTables } from '../../core/eval.ts';
+import type { BenchmarkScorer, EvalOutput, EvalReport, JudgedItem, MetricTable, ReportTables, TallyRule } from '../../core/eval.ts';
+import { ALL_ITEMS, tallyTables } from '../../core/eval-tally.ts';
 import { createComparator, type CallRecord, type ComparatorOptions, type ToolTalkComparator } from './comparators.ts';
 import type { DatabasesJson } from './databases.ts';
 import { DEFAULT_DATABASES_DIR, loadDatabases } from './databases.ts';
@@ -56,6 +57,18 @@ interface ConversationTotals {
 
 const EMPTY_TOTALS: ConversationTotals = { predictions: 0, groundTruths: 0, matches: 0, actions: 0, validActions: 0, badActions: 0, conversations: 0, successes: 0 };
 
+const TOTAL_KEYS = Object.keys(EMPTY_TOTALS) as (keyof ConversationTotals)[];
+
+/** `toolTalkTablesOf` as sums (core/eval-tally.ts): a conversation's totals, added to the whole and to its category. */
+const toolTalkTally: TallyRule = {
+  sums: TOTAL_KEYS,
+  unit(turns, add) {
+    const conversation = conversationTotals(turns);
+    for (const table of [ALL_ITEMS, turns[0].item.category]) TOTAL_KEYS.forEach((key, i) => add(table, i, conversation[key]));
+  },
+  tables: (sums) => tallyTables(sums, TOTAL_KEYS.length, (figures) => metricsOf(Object.fromEntries(TOTAL_KEYS.map((key, i) => [key, figures[i]])) as unknown as ConversationTotals)),
+};
+
 export function createToolTalkScorer(options: ToolTalkScorerOptions = {}): BenchmarkScorer {
   let databases: Databases | undefined;
   const initialDatabases = () => (databases ??= loadDatabases(options.databasesDir ?? DEFAULT_DATABASES_DIR));
@@ -69,6 +82,7 @@ export function createToolTalkScorer(options: ToolTalkScorerOptions = {}): Bench
     // Read only for conversations over the built-in tools (imported ones answer from their recorded results).
     session: (item) => toolTalkSession(item, { databases: initialDatabases, maxCalls: options.maxCallsPerTurn }),
     tablesOf: toolTalkTablesOf,
+    tally: toolTalkTally,
     score: (outputs) => scoreToolTalk(outputs, initialDatabases, comparator),
   };
 }
@@ -76,24 +90,30 @@ export function createToolTalkScorer(options: ToolTalkScorerOptions = {}): Bench
 /** The scorer over the shared databases, as the recipe declares it. */
 export const tooltalkScorer: BenchmarkScorer = createToolTalkScorer();
 
+/** A conversation already judged (its turns' figures): the totals its turns add up to. */
+function conversationTotals(turns: readonly JudgedItem[]): ConversationTotals {
+  const sum = (figure: string) => turns.reduce((total, turn) => total + Number(turn.figures[figure]), 0);
+  return {
+    predictions: sum('predictions'),
+    groundTruths: sum('groundTruths'),
+    matches: sum('matches'),
+    actions: sum('actions'),
+    validActions: sum('validActions'),
+    badActions: sum('incorrectActions'),
+    conversations: 1,
+    successes: turns[0].figures.conversationSuccess ? 1 : 0,
+  };
+}
+
 /** Conversations already judged (one unit each, its turns' figures): the totals their turns add up to. */
 export function toolTalkTablesOf(units: readonly (readonly JudgedItem[])[]): ReportTables {
   const overall = { ...EMPTY_TOTALS };
   const byCategory = new Map<string, ConversationTotals>();
   for (const turns of units) {
-    const sum = (figure: string) => turns.reduce((total, turn) => total + Number(turn.figures[figure]), 0);
     const category = turns[0].item.category;
     const totals = (byCategory.get(category) ?? byCategory.set(category, { ...EMPTY_TOTALS }).get(category))!;
-    for (const into of [overall, totals]) {
-      into.predictions += sum('predictions');
-      into.groundTruths += sum('groundTruths');
-      into.matches += sum('matches');
-      into.actions += sum('actions');
-      into.validActions += sum('validActions');
-      into.badActions += sum('incorrectActions');
-      into.conversations += 1;
-      into.successes += turns[0].figures.conversationSuccess ? 1 : 0;
-    }
+    const conversation = conversationTotals(turns);
+    for (const into of [overall, totals]) for (const key of TOTAL_KEYS) into[key] += conversation[key];
   }
   return { metrics: metricsOf(overall), byCategory: Object.fromEntries([...byCategory].map(([category, totals]) => [category, metricsOf(totals)])) };
 }
