@@ -1,7 +1,7 @@
 import { spawnSync } from 'node:child_process';
-import { cpSync, linkSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, symlinkSync } from 'node:fs';
+import { cpSync, linkSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
+import { delimiter, join, resolve } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { pipelines } from '../pipelines/index.ts';
 import { defaultRun, type DefaultRun } from './helpers/default-run.ts';
@@ -51,8 +51,28 @@ function projectStandIn(): string {
   symlinkSync(join(PROJECT, 'package.json'), join(project, 'package.json'));
   symlinkSync(EXAMPLE_INPUTS, join(project, 'docs', 'examples'));
   symlinkSync(resolve(PROJECT, '../shared'), join(root, 'shared'));
+  mkdirSync(join(root, 'npx-shortcut'));
+  writeFileSync(join(root, 'npx-shortcut', 'npx'), NPX_SHORTCUT, { mode: 0o755 });
   return project;
 }
+
+/**
+ * `npx <name> …` as npm's npx runs it when a folder from here up has node_modules/.bin/<name> (the
+ * stand-in's toolkiln): that bin, without npm's own start-up, about 0.4 CPU-seconds an invocation,
+ * fifty-odd times. Anything else goes to npm's npx. The test below checks that npm's npx runs the
+ * same bin in the stand-in.
+ */
+const NPX_SHORTCUT = `#!/bin/sh
+case "$1" in -*|'') ;; *)
+  dir=$PWD
+  while :; do
+    if [ -x "$dir/node_modules/.bin/$1" ]; then bin="$dir/node_modules/.bin/$1"; shift; exec "$bin" "$@"; fi
+    [ "$dir" = / ] && break
+    dir=$(dirname "$dir")
+  done;;
+esac
+PATH="\${PATH#*:}" exec npx "$@"
+`;
 
 /** Every file under docs/examples with its size and modification time: the examples read them, never write. */
 function exampleInputs(): string[] {
@@ -82,9 +102,10 @@ function seed(home: string, run: DefaultRun): void {
   }
 }
 
-/** The environment of an example: offline, the stand-in as home, npx never asking the registry and keeping its cache beside it. */
-function exampleEnv(home: string): NodeJS.ProcessEnv {
-  const env: NodeJS.ProcessEnv = { ...process.env, TOOLKILN_HOME: home, npm_config_offline: 'true', npm_config_update_notifier: 'false', npm_config_cache: join(home, '..', 'npm-cache'), NO_COLOR: '1' };
+/** The environment of an example: offline, the stand-in as home, npx never asking the registry and keeping its cache beside it (npm's npx, or the shortcut to the bin it runs). */
+function exampleEnv(home: string, options: { npmNpx?: boolean } = {}): NodeJS.ProcessEnv {
+  const path = options.npmNpx ? process.env.PATH : `${join(home, '..', 'npx-shortcut')}${delimiter}${process.env.PATH}`;
+  const env: NodeJS.ProcessEnv = { ...process.env, PATH: path, TOOLKILN_HOME: home, npm_config_offline: 'true', npm_config_update_notifier: 'false', npm_config_cache: join(home, '..', 'npm-cache'), NO_COLOR: '1' };
   for (const name of ['OPENAI_API_KEY', 'OPENAI_BASE_URL', 'TOOLKILN_MODEL']) delete env[name];
   return env;
 }
@@ -108,6 +129,21 @@ describe('shell examples of README.md and docs/', () => {
     expect(invocations).toBeGreaterThan(50);
   });
 
+  it("npm's npx runs this checkout's toolkiln in the stand-in, offline, as the shortcut the examples take does", () => {
+    const project = projectStandIn();
+    try {
+      const version = JSON.parse(readFileSync(join(PROJECT, 'package.json'), 'utf8')).version;
+      for (const npmNpx of [true, false]) {
+        const run = spawnSync('bash', ['-e', '-c', 'command -v npx; npx toolkiln --version'], { cwd: project, env: exampleEnv(project, { npmNpx }), encoding: 'utf8', timeout: 120_000 });
+        expect([run.status, run.stderr]).toEqual([0, '']);
+        const [npx, printed] = run.stdout.trim().split('\n');
+        expect(npx.includes('npx-shortcut')).toBe(!npmNpx);
+        expect(printed).toBe(version);
+      }
+    } finally {
+      rmSync(join(project, '..'), { recursive: true, force: true });
+    }
+  }, 120_000);
 });
 
 describe('runnable shell examples, page by page', () => {

@@ -1,7 +1,7 @@
 import { readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { isDeepStrictEqual } from 'node:util';
-import { beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { eachJsonl } from '../core/jsonl.ts';
 import { pipelines } from '../pipelines/index.ts';
 import type { TrlRow } from '../stages/export/trl.ts';
@@ -19,9 +19,9 @@ function* rowsOf(folder: string): Generator<TrlRow> {
  * every tool result of the row, in order. A row the template raises on and `fallback` takes is
  * rendered by `fallback` instead (and counted apart).
  */
-function renderAll(folder: string, template: ChatTemplate, fallback?: { template: ChatTemplate; takes: (row: TrlRow, error: unknown) => boolean }) {
+function renderAll(rows: TrlRow[], template: ChatTemplate, fallback?: { template: ChatTemplate; takes: (row: TrlRow, error: unknown) => boolean }) {
   const tally = { rows: 0, rendered: 0, byFallback: 0, calls: 0, results: 0, raised: [] as string[], firstMismatch: null as string | null };
-  for (const row of rowsOf(folder)) {
+  for (const row of rows) {
     tally.rows++;
     let text: string;
     let used = template;
@@ -68,47 +68,52 @@ describe('@huggingface/jinja and Jinja2', () => {
 for (const name of ['mtu', 'toole', 'nestools', 'tooltalk', 'acebench']) {
   describe(`${name}: every trl row of the default version renders through real chat templates`, () => {
     const run = defaultRun(name);
-    let folder: string;
-    let oneCall: string;
+    // Each export read once for the recipe's tests, not once per test; released when they are done.
+    let rows: TrlRow[];
+    let oneCallRows: TrlRow[];
     let parallel: string[];
     beforeAll(async () => {
-      folder = await run.exportAs('trl');
-      oneCall = join(run.scratch, 'export', 'trl-one-call');
+      rows = [...rowsOf(await run.exportAs('trl'))];
+      const oneCall = join(run.scratch, 'export', 'trl-one-call');
       await pipelines[name].exports.trl(run.store.sampleSource(run.ref), run.store.tools(run.ref), oneCall, run.ref, { oneCallPerMessage: true });
-      parallel = [...rowsOf(folder)].filter((row) => row.messages.some((m) => (m.tool_calls?.length ?? 0) > 1)).map((row) => row.id);
+      oneCallRows = [...rowsOf(oneCall)];
+      parallel = rows.filter((row) => row.messages.some((m) => (m.tool_calls?.length ?? 0) > 1)).map((row) => row.id);
     }, 900_000);
+    afterAll(() => {
+      rows = oneCallRows = [];
+    });
 
     it('one row per sample, with calls and results to check', () => {
-      const rows = [...rowsOf(folder)];
       expect(rows).toHaveLength(run.manifest.counts.samples);
       expect(rows.some((row) => row.messages.some((m) => m.tool_calls))).toBe(true);
-      expect([...rowsOf(oneCall)].map((row) => row.id)).toEqual(rows.map((row) => row.id));
+      expect(oneCallRows.map((row) => row.id)).toEqual(rows.map((row) => row.id));
     });
 
     it('hermes: every row renders (with the type lookup guarded where @huggingface/jinja raises and Jinja2 does not), every call and result read back', () => {
-      const tally = renderAll(folder, hermes, hermesFallback);
+      const tally = renderAll(rows, hermes, hermesFallback);
       expect({ raised: tally.raised.slice(0, 3), firstMismatch: tally.firstMismatch }).toEqual({ raised: [], firstMismatch: null });
       expect(tally.rendered).toBe(run.manifest.counts.samples);
-      expect(tally.byFallback).toBe([...rowsOf(folder)].filter(hermesLookupRaises).length);
+      expect(tally.byFallback).toBe(rows.filter(hermesLookupRaises).length);
       expect(tally.calls).toBeGreaterThan(0);
     }, 600_000);
 
     it('mistral: every row renders, every call and result read back', () => {
-      const tally = renderAll(folder, mistral);
+      const tally = renderAll(rows, mistral);
       expect({ raised: tally.raised.slice(0, 3), firstMismatch: tally.firstMismatch }).toEqual({ raised: [], firstMismatch: null });
       expect(tally.rendered).toBe(run.manifest.counts.samples);
       expect(tally.calls).toBeGreaterThan(0);
     }, 600_000);
 
     it('llama3.1_json: every row exported one call per message renders, every call and result read back', () => {
-      const tally = renderAll(oneCall, llama31Json);
+      const tally = renderAll(oneCallRows, llama31Json);
       expect({ raised: tally.raised.slice(0, 3), firstMismatch: tally.firstMismatch }).toEqual({ raised: [], firstMismatch: null });
       expect(tally.rendered).toBe(run.manifest.counts.samples);
     }, 600_000);
 
     it('llama3.1_json refuses exactly the default rows with parallel calls (the template has none)', () => {
       const raised: string[] = [];
-      for (const row of rowsOf(folder)) if (parallel.includes(row.id)) {
+      const withParallelCalls = new Set(parallel);
+      for (const row of rows) if (withParallelCalls.has(row.id)) {
         try {
           llama31Json.render(row);
         } catch (error) {
