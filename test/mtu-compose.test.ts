@@ -119,7 +119,7 @@ describe('asking for the jobs\' messages', () => {
         return offline.generate(prompt, vars, options);
       }) as typeof offline.generate,
     };
-    const jobs: Job[] = Array.from({ length: 2000 }, (_, k) => ({ id: `job-${k}`, mode: 'independent', parts: [`Weather in city ${k}?`, `Play song ${k}.`], sources: [], build: () => { throw new Error('not built here'); } }));
+    const jobs: Job[] = Array.from({ length: 2000 }, (_, k) => ({ id: `job-${k}`, kind: 'independent', parts: [`Weather in city ${k}?`, `Play song ${k}.`], sources: [], links: [] }));
     const { asked, failures } = await askMessages(jobs, { ...ctx, llm, stage: { name: 'compose-multi-tool', version: 3, prompts: [mtuComposePrompt] } });
     expect(failures).toEqual([]);
     expect(asked.map((a) => a.job.id)).toEqual(jobs.map((j) => j.id));
