@@ -999,6 +999,8 @@ async function collectState(stage: ScanStage<unknown, unknown, unknown>, records
   for (;;) {
     const state = await Promise.resolve(stage.collect!(records, { ...ctx, llm: batch.watch(ctx.llm, stage.name) })).catch((error) => (batch.waiting ? null : Promise.reject(error)));
     if (!batch.waiting) return state;
+    // The pass runs again once the batch settles: what this one's state holds (files kept for later passes) is released first.
+    if (state != null) await stage.dispose?.(state);
     await batch.settle({ runDir: options.runDir, stage: stage.name, log: ctx.log, resumeCommand: resumeCommandOf(options) });
   }
 }

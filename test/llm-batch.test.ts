@@ -251,6 +251,34 @@ describe('--batch (OpenAI Batch API)', () => {
     expect(result.manifest!.stats.batch).toMatchObject({ batches: 1, submitted: 5, completed: 5 });
   });
 
+  it('releases the state of each collect pass of a scan stage, also of the one the batch makes it run again', async () => {
+    const released: number[] = [];
+    let passes = 0;
+    const releasing: PipelineDefinition<{ file: string }> = {
+      ...scanPipeline,
+      stages: (config) => {
+        const [source, scan] = scanPipeline.stages(config) as [unknown, ScanStage<{ id: string; text: string }, Sample, Map<string, string>>];
+        const stage: ScanStage<{ id: string; text: string }, Sample, { answers: Map<string, string>; pass: number }> = {
+          kind: 'scan',
+          name: scan.name,
+          version: scan.version,
+          input: scan.input,
+          output: scan.output,
+          prompts: scan.prompts,
+          collect: async (lines, ctx) => ({ answers: await scan.collect!(lines, ctx), pass: ++passes }),
+          run: (line, ctx) => scan.run(line, { ...ctx, state: ctx.state.answers }),
+          dispose: (state) => void released.push(state.pass),
+        };
+        return [source, stage] as ReturnType<typeof scanPipeline.stages>;
+      },
+    };
+    const { home, file } = homeWithLines();
+    const { result } = await run(home, file, { mode: 'openai' }, { pipeline: releasing });
+    expect(result.stats[1]).toMatchObject({ stage: 'ask-all', in: 5, out: 5, rejected: 0 });
+    expect(passes).toBe(2);
+    expect(released).toEqual([1, 2]);
+  });
+
   it('adopts the batch a lost create answer made instead of creating a second one', async () => {
     server.dropCreateAnswers(1);
     const { home, file } = homeWithLines();

@@ -1,4 +1,7 @@
+import { existsSync, readdirSync } from 'node:fs';
+import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import type { Sample } from '../core/records.ts';
 import { applyScanStage } from '../core/stage.ts';
 import { mtuComposePrompt } from '../prompts/mtu-compose.ts';
 import { askMessages, composeStage, findChain, type Job } from '../stages/mtu/compose.ts';
@@ -103,6 +106,45 @@ describe('dependent calls in joined requests', () => {
   });
 });
 
+describe('what the composition keeps while it waits for its samples', () => {
+  const options = { singleTurnRate: 1, minTools: 2, maxTools: 2, chainRate: 1, multiTurnRate: 1, chainMultiTurnRate: 1, linkRate: 0 };
+  const inputs = () => [
+    booking(false),
+    // The same dialogue twice: its job is made once.
+    booking(false),
+    handSample('w1', [weather], [round('Weather in Rome?', [call('call_0', 'GetWeather', { city: 'Rome' })])]),
+    handSample('m1', [music], [round('Play Yesterday.', [call('call_0', 'PlayMusic', { song: 'Yesterday' })])]),
+  ];
+  const keptFiles = (runDir: string) => (existsSync(join(runDir, 'mtu')) ? readdirSync(join(runDir, 'mtu')).filter((f) => f.startsWith('compose-')).sort() : []);
+
+  it('keeps its jobs and their messages as plain data in files of the run folder, and removes every file once its samples are made', async () => {
+    const ctx = stageContext();
+    const stage = composeStage(options);
+    const samples = inputs();
+    const state = await stage.collect!(samples, ctx);
+    expect(keptFiles(ctx.runDir)).toEqual([expect.stringMatching(/^compose-(all-)?jobs\.json$/), 'compose-messages.json']);
+    // No function (a job's build) nor sample in memory: the state clones as data.
+    expect(() => structuredClone(state)).not.toThrow();
+    for (const sample of samples) await stage.run(sample, { ...ctx, key: sample.id, state });
+    expect(keptFiles(ctx.runDir)).toContain('compose-sources.json');
+    const made = [...((await stage.finish!(state, ctx)) as Iterable<Sample>)];
+    await stage.dispose!(state);
+    expect(keptFiles(ctx.runDir)).toEqual([]);
+    expect(made.map((s) => s.meta.tags.find((t) => t.startsWith('composed:'))).sort()).toEqual(['composed:chained', 'composed:independent', 'composed:multi-turn']);
+    expect(ctx.reports.composition).toEqual({ made: { chained: 1, independent: 1, 'multi-turn': 1 }, failed: {} });
+  });
+
+  it('removes its files when the run fails before its samples are made', async () => {
+    const ctx = stageContext();
+    const stage = composeStage(options);
+    const samples = inputs();
+    const state = await stage.collect!(samples, ctx);
+    for (const sample of samples.slice(0, 2)) await stage.run(sample, { ...ctx, key: sample.id, state });
+    await stage.dispose?.(state);
+    expect(keptFiles(ctx.runDir)).toEqual([]);
+  });
+});
+
 describe('asking for the jobs\' messages', () => {
   it('keeps a bounded number of requests waiting (each holds its prompt) and answers in the jobs\' order', async () => {
     const ctx = stageContext();
@@ -119,7 +161,7 @@ describe('asking for the jobs\' messages', () => {
         return offline.generate(prompt, vars, options);
       }) as typeof offline.generate,
     };
-    const jobs: Job[] = Array.from({ length: 2000 }, (_, k) => ({ id: `job-${k}`, mode: 'independent', parts: [`Weather in city ${k}?`, `Play song ${k}.`], sources: [], build: () => { throw new Error('not built here'); } }));
+    const jobs: Job[] = Array.from({ length: 2000 }, (_, k) => ({ id: `job-${k}`, kind: 'independent', parts: [`Weather in city ${k}?`, `Play song ${k}.`], sources: [], links: [] }));
     const { asked, failures } = await askMessages(jobs, { ...ctx, llm, stage: { name: 'compose-multi-tool', version: 3, prompts: [mtuComposePrompt] } });
     expect(failures).toEqual([]);
     expect(asked.map((a) => a.job.id)).toEqual(jobs.map((j) => j.id));

@@ -1,7 +1,7 @@
 import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join, posix } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { HashedStringSet } from '../core/collections.ts';
+import { HashedStringMap, HashedStringSet } from '../core/collections.ts';
 import { csvText, writeCsvAtomic } from '../core/csv.ts';
 import { writeJsonArrayAtomic } from '../core/jsonl.ts';
 import { openCsv, readCsv } from '../review/csv.ts';
@@ -153,6 +153,26 @@ describe('a whole version\'s ids remembered as hashes (datasets audit, the publi
     }
     expect(differ).toEqual([]);
     expect(hashed.size).toBe(200_000);
+  });
+});
+
+describe('ids mapped to numbers as hashes (compose-multi-tool\'s samples kept on disk)', () => {
+  it('gives back what a Map does for 120,000 strings set, overwritten and asked for, negative numbers included', () => {
+    const hashed = new HashedStringMap();
+    const plain = new Map<string, number>();
+    for (let i = 0; i < 120_000; i++) {
+      const id = `sample-${(i * 7919) % 80_000}`;
+      const value = i % 3 === 0 ? -1 : i;
+      hashed.set(id, value);
+      plain.set(id, value);
+    }
+    const differ: string[] = [];
+    for (let i = 0; i < 100_000; i++) {
+      const id = `sample-${i}`;
+      if (hashed.get(id) !== plain.get(id) || hashed.has(id) !== plain.has(id)) differ.push(id);
+    }
+    expect(differ).toEqual([]);
+    expect(hashed.size).toBe(80_000);
   });
 });
 

@@ -1,6 +1,6 @@
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
-import { countBy } from '../../core/collections.ts';
+import { HashedStringMap, HashedStringSet, sortedCounts, tally } from '../../core/collections.ts';
 import { SpilledRecords } from '../../core/jsonl.ts';
 import { isRef, parseRef, Sample, sampleId, type ArgValue, type Call, type Json, type ToolSpec, type Turn } from '../../core/records.ts';
 import type { Rng } from '../../core/rng.ts';
@@ -23,14 +23,24 @@ import { allCalls, assistantIndexes, categoryOf, expectedOf, literalText, mtuMet
  * result (`linkRate`), the request then saying "that one" instead of the value.
  */
 
-export interface Job {
-  id: string;
-  mode: 'independent' | 'chained';
-  parts: string[];
-  /** Ids of the samples `build` takes. */
-  sources: string[];
-  /** The composed sample, from the message the LLM wrote and its answer's lineage entry. */
-  build: (written: Written, source: (id: string) => Sample) => Sample;
+/**
+ * A composition decided, as plain data: what it joins and how, kept on disk until its sample is
+ * built in `finish` from the samples it names (`sources`, kept on disk too). `parts` are the requests
+ * the LLM joins into one message.
+ */
+export type Job = { id: string; parts: string[]; sources: string[] } & (
+  | { kind: 'chained'; chain: Chain }
+  /** `ask`: the turn of the first request, where the joined one goes. */
+  | { kind: 'chained-multi-turn'; chain: Chain; ask: number }
+  /** Per source, its parameters that take an earlier source's result (parameter → index of that source). */
+  | { kind: 'independent'; links: Record<string, number>[] }
+  /** `turn`: the call turn that also takes `sources[1]`'s call, whose parameters may take the result of that turn's own call (`ownId`). */
+  | { kind: 'multi-turn'; turn: number; links: Record<string, number>; ownId: string }
+);
+
+/** How the LLM is asked to join a job's requests. */
+function modeOf(job: Job): 'independent' | 'chained' {
+  return job.kind === 'chained' || job.kind === 'chained-multi-turn' ? 'chained' : 'independent';
 }
 
 /** The message the LLM wrote for a job, with the lineage entry of its answer. */
@@ -83,7 +93,7 @@ function linked(call: Call, links: Record<string, number>, ids: string[]): Call 
   return { ...call, arguments: { ...call.arguments, ...Object.fromEntries(Object.entries(links).map(([p, i]) => [p, { $ref: `${ids[i]}.${p}` }])) } };
 }
 
-interface Chain {
+export interface Chain {
   first: { call: Call; turn: number };
   second: { call: Call; turn: number };
   /** Parameter of the second call → field of the first call's result it takes. */
@@ -218,113 +228,94 @@ export function chainedMultiTurnJob(sample: Sample, chain: Chain): Job | undefin
   if (sample.dialogue[ask]?.role !== 'user') return undefined;
   const after = sample.dialogue.slice(chain.second.turn + 1);
   if (ask === 0 && !after.some((t) => t.role === 'user')) return undefined;
-  // Jobs wait for their messages: they keep the ids of their sources, not the samples.
-  const from = sample.id;
-  const id = sampleId('mtu', { compose: 'chained-multi-turn', from });
-  return {
-    id,
-    mode: 'chained',
-    parts: chainParts(sample, chain, ask),
-    sources: [from],
-    build: ({ message, entry }, source) => {
-      const base = source(from);
-      const { first, second, observations } = chainCalls(base, chain, 'chain_');
-      const dialogue: Turn[] = [
-        ...base.dialogue.slice(0, ask),
-        { role: 'user', content: message },
-        // The reply must cover both requests: the ReAct synthesis writes it.
-        { role: 'assistant', content: '', calls: [first, second], observations },
-        ...base.dialogue.slice(chain.second.turn + 1),
-      ];
-      // Situations follow their turns to the new positions.
-      const shift = chain.second.turn - (ask + 1);
-      const situations = Object.fromEntries(
-        Object.entries(mtuMeta(base).situations).flatMap(([turn, situation]) => {
-          const i = Number(turn);
-          return i < ask ? [[turn, situation]] : i > chain.second.turn ? [[String(i - shift), situation]] : [];
-        }),
-      );
-      return composedSample(id, base, [base], base.tools, dialogue, 'chained-multi-turn', entry, { situations: { ...situations, [String(ask + 1)]: 'api_call' } });
-    },
-  };
+  const id = sampleId('mtu', { compose: 'chained-multi-turn', from: sample.id });
+  return { id, kind: 'chained-multi-turn', parts: chainParts(sample, chain, ask), sources: [sample.id], chain, ask };
+}
+
+/** The chained multi-turn sample: the dialogue with the two requests made one turn, whose calls are both. */
+function chainedMultiTurnSample(job: Job & { kind: 'chained-multi-turn' }, base: Sample, { message, entry }: Written): Sample {
+  const { chain, ask } = job;
+  const { first, second, observations } = chainCalls(base, chain, 'chain_');
+  const dialogue: Turn[] = [
+    ...base.dialogue.slice(0, ask),
+    { role: 'user', content: message },
+    // The reply must cover both requests: the ReAct synthesis writes it.
+    { role: 'assistant', content: '', calls: [first, second], observations },
+    ...base.dialogue.slice(chain.second.turn + 1),
+  ];
+  // Situations follow their turns to the new positions.
+  const shift = chain.second.turn - (ask + 1);
+  const situations = Object.fromEntries(
+    Object.entries(mtuMeta(base).situations).flatMap(([turn, situation]) => {
+      const i = Number(turn);
+      return i < ask ? [[turn, situation]] : i > chain.second.turn ? [[String(i - shift), situation]] : [];
+    }),
+  );
+  return composedSample(job.id, base, [base], base.tools, dialogue, 'chained-multi-turn', entry, { situations: { ...situations, [String(ask + 1)]: 'api_call' } });
 }
 
 export function chainedJob(sample: Sample, chain: Chain): Job {
-  const parts = chainParts(sample, chain, 0);
-  const from = sample.id;
-  const id = sampleId('mtu', { compose: 'chained', from });
-  return {
-    id,
-    mode: 'chained',
-    parts,
-    sources: [from],
-    build: (written, source) => {
-      const base = source(from);
-      const { first, second, observations } = chainCalls(base, chain, 'call_');
-      return chainedSample(id, base, chain, first, second, observations, written);
-    },
-  };
+  const id = sampleId('mtu', { compose: 'chained', from: sample.id });
+  return { id, kind: 'chained', parts: chainParts(sample, chain, 0), sources: [sample.id], chain };
 }
 
-function chainedSample(id: string, sample: Sample, chain: Chain, first: Call, second: Call, observations: Record<string, Json>, { message, entry }: Written): Sample {
-  return composedSample(id, sample, [sample], sample.tools, [
+function chainedSample(job: Job & { kind: 'chained' }, sample: Sample, { message, entry }: Written): Sample {
+  const { chain } = job;
+  const { first, second, observations } = chainCalls(sample, chain, 'call_');
+  return composedSample(job.id, sample, [sample], sample.tools, [
     { role: 'user', content: message },
     { role: 'assistant', content: sample.dialogue[chain.second.turn].content, calls: [first, second], observations },
   ], 'chained', entry, { situations: { '1': 'api_call' } });
 }
 
 export function independentJob(singles: Single[], fields: ResultFields, take: () => boolean): Job {
-  const ids = singles.map((s) => s.id);
-  const id = sampleId('mtu', { compose: 'independent', from: ids });
-  const links = linksAmong(singles, fields, take);
-  return {
-    id,
-    mode: 'independent',
-    parts: singles.map((s, j) => withoutLinkedValues(s.request, s.call, links[j])),
-    sources: ids,
-    build: ({ message, entry }, source) => {
-      const sources = ids.map(source);
-      // Each source's calls are numbered from 0: renumbered per source, then as one list (one call per source).
-      const numbered = renumber(sources.flatMap((s, n) => renumber(allCalls(s), `s${n}_`)), 'call_');
-      const calls = numbered.map((call, j) => linked(call, links[j], numbered.map((c) => c.id)));
-      return composedSample(id, sources[0], sources, unionTools(...sources.map((s) => s.tools)), [
-        { role: 'user', content: message },
-        { role: 'assistant', content: '', calls },
-      ], 'independent', entry, { situations: { '1': 'api_call' } });
-    },
-  };
+  const sources = singles.map((s) => s.id);
+  const id = sampleId('mtu', { compose: 'independent', from: sources });
+  const links = singles.map((s, j) => resultLinks(singles.slice(0, j), s.call, s.request, fields, take));
+  return { id, kind: 'independent', parts: singles.map((s, j) => withoutLinkedValues(s.request, s.call, links[j])), sources, links };
 }
 
-/**
- * The result links of each single-tool request to the ones before it. A function of its own: a
- * closure here that names `singles` would keep them (tools and all) in the context the job's
- * `build` shares until the job is built.
- */
-function linksAmong(singles: Single[], fields: ResultFields, take: () => boolean): ReturnType<typeof resultLinks>[] {
-  return singles.map((s, j) => resultLinks(singles.slice(0, j), s.call, s.request, fields, take));
+function independentSample(job: Job & { kind: 'independent' }, sources: Sample[], { message, entry }: Written): Sample {
+  // Each source's calls are numbered from 0: renumbered per source, then as one list (one call per source).
+  const numbered = renumber(sources.flatMap((s, n) => renumber(allCalls(s), `s${n}_`)), 'call_');
+  const calls = numbered.map((call, j) => linked(call, job.links[j], numbered.map((c) => c.id)));
+  return composedSample(job.id, sources[0], sources, unionTools(...sources.map((s) => s.tools)), [
+    { role: 'user', content: message },
+    { role: 'assistant', content: '', calls },
+  ], 'independent', entry, { situations: { '1': 'api_call' } });
 }
 
 export function multiTurnJob(sample: Sample, turn: number, extra: Single, fields: ResultFields, take: () => boolean): Job {
   const sources = [sample.id, extra.id];
   const id = sampleId('mtu', { compose: 'multi-turn', from: sources, turn });
   const [own] = turnCalls(sample, turn);
-  const ownId = own.id;
   const links = resultLinks([{ call: own, tools: sample.tools }], extra.call, extra.request, fields, take);
-  return {
-    id,
-    mode: 'independent',
-    parts: [sample.dialogue[turn - 1].content, withoutLinkedValues(extra.request, extra.call, links)],
-    sources,
-    build: ({ message, entry }, source) => {
-      const [base, added] = sources.map(source);
-      const calls = renumber(allCalls(added), 'call_m').map((call) => linked(call, links, [ownId]));
-      const dialogue = structuredClone(base.dialogue);
-      dialogue[turn - 1] = { role: 'user', content: message };
-      // The reply must now cover both requests: it is written again by the ReAct synthesis.
-      dialogue[turn] = { ...dialogue[turn], content: '', calls: [...(dialogue[turn].calls ?? []), ...calls] };
-      return composedSample(id, base, [base, added], unionTools(base.tools, added.tools), dialogue, 'multi-turn', entry, { situations: mtuMeta(base).situations });
-    },
-  };
+  return { id, kind: 'multi-turn', parts: [sample.dialogue[turn - 1].content, withoutLinkedValues(extra.request, extra.call, links)], sources, turn, links, ownId: own.id };
+}
+
+function multiTurnSample(job: Job & { kind: 'multi-turn' }, base: Sample, added: Sample, { message, entry }: Written): Sample {
+  const { turn, links, ownId } = job;
+  const calls = renumber(allCalls(added), 'call_m').map((call) => linked(call, links, [ownId]));
+  const dialogue = structuredClone(base.dialogue);
+  dialogue[turn - 1] = { role: 'user', content: message };
+  // The reply must now cover both requests: it is written again by the ReAct synthesis.
+  dialogue[turn] = { ...dialogue[turn], content: '', calls: [...(dialogue[turn].calls ?? []), ...calls] };
+  return composedSample(job.id, base, [base, added], unionTools(base.tools, added.tools), dialogue, 'multi-turn', entry, { situations: mtuMeta(base).situations });
+}
+
+/** The composed sample of a job, from the message the LLM wrote for it and the samples it takes. */
+export function buildComposed(job: Job, written: Written, source: (id: string) => Sample): Sample {
+  const sources = job.sources.map(source);
+  switch (job.kind) {
+    case 'chained':
+      return chainedSample(job, sources[0], written);
+    case 'chained-multi-turn':
+      return chainedMultiTurnSample(job, sources[0], written);
+    case 'independent':
+      return independentSample(job, sources, written);
+    case 'multi-turn':
+      return multiTurnSample(job, sources[0], sources[1], written);
+  }
 }
 
 /** Whether a single-tool request can join a tool list: it calls none of its tools, and none of its tools clashes by name. */
@@ -353,34 +344,67 @@ export function drawCompatible(pool: SinglePool, k: number, rng: Rng, taken: Too
 }
 
 interface Composition {
-  /** The jobs in order, with the message the LLM wrote for each (undefined when it failed). */
-  jobs: { job: Job; written?: Written }[];
-  failures: string[];
-  /** The samples the jobs take, by id: where each is among `sources` (-1 until it passes through). */
-  taken: Map<string, number>;
+  /** The jobs, in the order their samples are made (each id once). */
+  jobs: SpilledRecords<Job>;
+  /** The messages the LLM wrote for them; per job, the number of its message, or -1 when asking failed. */
+  messages: SpilledRecords<Written>;
+  messageOf: Int32Array;
+  /** Why asking failed, counted by reason. */
+  failures: Record<string, number>;
+  /** The samples the jobs take, by id: where each is among `sources` (-1 until it passes through `run`). */
+  taken: HashedStringMap;
   /** The samples the jobs take, kept on disk as they pass through `run` (from the first one taken). */
   sources?: SpilledRecords<Sample>;
 }
 
 /**
- * Decides the compositions in two passes over the input, holding only what deciding needs: the
- * single-tool requests of each split (ids, tools, request text) on disk, drawn by position, then
- * the jobs (ids of the samples they take, not the samples); asks the LLM for each job's message.
- * The samples the jobs take are kept on disk as they pass through `run`, and the composed samples
- * built one at a time in `finish` as the runner writes them.
+ * Decides the compositions in passes over the input, holding in memory only numbers: the
+ * single-tool requests of each split (ids, tools, request text) are kept on disk and drawn by
+ * position, the jobs (plain data naming the samples they take) are kept on disk in their order, and
+ * so are the messages the LLM writes for them. The samples the jobs take are kept on disk as they
+ * pass through `run`, and the composed samples built one at a time in `finish` as the runner writes them.
  */
 async function planCompositions(samples: Iterable<Sample>, options: MtuConfig['compose'], ctx: StageContext): Promise<Composition> {
-  // Pass 1: the single-tool requests, per split in order of first appearance.
-  const singles = new Map<string, SpilledRecords<Single>>();
+  const files = new SpillFiles(ctx);
   try {
+    // Pass 1: the single-tool requests, per split in order of first appearance.
+    const singles = new Map<string, SpilledRecords<Single>>();
     for (const sample of samples) {
-      if (!singles.has(sample.split)) singles.set(sample.split, new SpilledRecords(spillPath(ctx, `singles-${singles.size}`)));
+      if (!singles.has(sample.split)) singles.set(sample.split, files.open(`singles-${singles.size}`));
       const single = singleOf(sample);
       if (single) singles.get(sample.split)!.push(single);
     }
-    return await planJobs(samples, singles, options, ctx);
-  } finally {
-    for (const kept of singles.values()) kept.close();
+    const { jobs, taken } = planJobs(samples, singles, options, ctx, files);
+    const messages = files.open<Written>('messages');
+    const messageOf = new Int32Array(jobs.length);
+    const failures: Record<string, number> = {};
+    await askEach(jobs.length, (k) => jobs.get(k), ctx, (k, answer) => {
+      if (typeof answer === 'string') tally(failures, answer);
+      messageOf[k] = typeof answer === 'string' ? -1 : messages.push(answer);
+    });
+    files.closeAllBut(jobs, messages);
+    return { jobs, messages, messageOf, failures, taken };
+  } catch (error) {
+    files.closeAllBut();
+    throw error;
+  }
+}
+
+/** The files a stage keeps records in for a later pass (in the run's folder), closed together. */
+class SpillFiles {
+  private readonly open_: SpilledRecords<unknown>[] = [];
+
+  constructor(private readonly ctx: Pick<StageContext, 'runDir'>) {}
+
+  open<T>(name: string): SpilledRecords<T> {
+    const kept = new SpilledRecords<T>(spillPath(this.ctx, name));
+    this.open_.push(kept);
+    return kept;
+  }
+
+  /** Closes (and removes) every file but `kept`. */
+  closeAllBut(...kept: SpilledRecords<any>[]): void {
+    for (const file of this.open_.splice(0)) if (!kept.includes(file)) file.close();
   }
 }
 
@@ -389,12 +413,15 @@ function spillPath(ctx: Pick<StageContext, 'runDir'>, name: string): string {
   return join(ctx.runDir, 'mtu', `compose-${name}.json`);
 }
 
-/** Pass 2 and the messages: the jobs, drawing single-tool requests from `singles`. */
-async function planJobs(samples: Iterable<Sample>, singles: Map<string, SpilledRecords<Single>>, options: MtuConfig['compose'], ctx: StageContext): Promise<Composition> {
+/**
+ * Pass 2: the jobs, drawing single-tool requests from `singles`, written to disk in order (each id
+ * once: where it first comes, as it last came), with the ids of the samples they take.
+ */
+function planJobs(samples: Iterable<Sample>, singles: Map<string, SpilledRecords<Single>>, options: MtuConfig['compose'], ctx: StageContext, files: SpillFiles): { jobs: SpilledRecords<Job>; taken: HashedStringMap } {
   const fields = resultFieldsOf(ctx);
   const pools = new Map([...singles].map(([split, kept]) => [split, { length: kept.length, at: (i: number) => kept.get(i) } satisfies SinglePool]));
-  // Pass 2: per split, the chained and multi-turn jobs of its dialogues in order, then its independent jobs.
-  const dialogueJobs = new Map<string, Job[]>([...singles.keys()].map((split) => [split, []]));
+  // Per split, the chained and multi-turn jobs of its dialogues in order, then its independent jobs.
+  const dialogueJobs = new Map([...singles.keys()].map((split, n) => [split, files.open<Job>(`dialogue-jobs-${n}`)]));
   for (const sample of samples) {
     if (userTurns(sample) < 2) continue;
     const jobs = dialogueJobs.get(sample.split)!;
@@ -408,37 +435,52 @@ async function planJobs(samples: Iterable<Sample>, singles: Map<string, SpilledR
     const [extra] = drawCompatible(pools.get(sample.split)!, 1, rng, sample.tools);
     if (extra) jobs.push(multiTurnJob(sample, rng.pick(turns), extra, fields, () => rng.chance(options.linkRate)));
   }
-  const jobs: Job[] = [];
+  const all = files.open<Job>('all-jobs');
+  const ids = new HashedStringSet();
+  /** The ids that come again, with where they last came. */
+  const again = new Map<string, number>();
+  const taken = new HashedStringMap();
+  const add = (job: Job) => {
+    const at = all.push(job);
+    if (!ids.add(job.id)) again.set(job.id, at);
+    for (const id of job.sources) taken.set(id, -1);
+  };
   for (const [split, pool] of pools) {
-    jobs.push(...dialogueJobs.get(split)!);
+    const jobs = dialogueJobs.get(split)!;
+    for (let k = 0; k < jobs.length; k++) add(jobs.get(k));
     const rng = ctx.rng('independent', split);
     const count = Math.round(options.singleTurnRate * pool.length);
     for (let n = 0; n < count; n++) {
       const picked = drawCompatible(pool, rng.int(options.minTools, Math.max(options.minTools, options.maxTools)), rng);
-      if (picked.length >= 2) jobs.push(independentJob(picked, fields, () => rng.chance(options.linkRate)));
+      if (picked.length >= 2) add(independentJob(picked, fields, () => rng.chance(options.linkRate)));
     }
   }
-  const unique = [...new Map(jobs.map((j) => [j.id, j])).values()];
-  const { asked, failures } = await askMessages(unique, ctx);
-  const taken = new Map(unique.flatMap((job) => job.sources).map((id) => [id, -1]));
-  return { jobs: asked, failures, taken };
+  if (!again.size) return { jobs: all, taken };
+  const jobs = files.open<Job>('jobs');
+  const placed = new Set<string>();
+  for (let k = 0; k < all.length; k++) {
+    const job = all.get(k);
+    const last = again.get(job.id);
+    if (last === undefined) jobs.push(job);
+    else if (!placed.has(job.id)) {
+      placed.add(job.id);
+      jobs.push(all.get(last));
+    }
+  }
+  return { jobs, taken };
 }
 
 /** The composed samples, built one at a time from the samples kept on disk; the report once all are made. */
-function* composed({ jobs, failures, taken, sources }: Composition, ctx: StageContext): Generator<Sample> {
+function* composed({ jobs, messages, messageOf, failures, taken, sources }: Composition, ctx: StageContext): Generator<Sample> {
   const source = (id: string) => sources!.get(taken.get(id)!);
-  const made: string[] = [];
-  try {
-    for (const { job, written } of jobs) {
-      if (written === undefined) continue;
-      const sample = job.build(written, source);
-      made.push(sample.meta.tags.find((t) => t.startsWith('composed:'))!.slice(9));
-      yield sample;
-    }
-  } finally {
-    sources?.close();
+  const made: Record<string, number> = {};
+  for (let k = 0; k < jobs.length; k++) {
+    if (messageOf[k] === -1) continue;
+    const job = jobs.get(k);
+    yield buildComposed(job, messages.get(messageOf[k]), source);
+    tally(made, job.kind);
   }
-  ctx.report('composition', { made: countBy(made), failed: countBy(failures) });
+  ctx.report('composition', { made: sortedCounts(made), failed: sortedCounts(failures) });
 }
 
 /** Result fields of a tool from the run's documented library (a stage called alone reads the samples' own tool entries). */
@@ -457,25 +499,35 @@ export function resultFieldsOf(ctx: Pick<StageContext, 'runDir'>): ResultFields 
 const ASKED_AT_ONCE = 256;
 
 /**
- * The message the LLM writes for each job, in the jobs' order (undefined where it failed, the reason
- * among `failures`), asked as the stage whose context this is (it declares {@link mtuComposePrompt}),
- * keyed by the job.
+ * Asks the LLM for the message of each of `count` jobs (`jobAt(k)`), at most {@link ASKED_AT_ONCE}
+ * waiting at a time, as the stage whose context this is (it declares {@link mtuComposePrompt}),
+ * keyed by the job; `answered` sees each answer as it comes: the message written, or why it failed.
+ */
+async function askEach(count: number, jobAt: (k: number) => Job, ctx: StageContext, answered: (k: number, answer: Written | string) => void): Promise<void> {
+  let next = 0;
+  const askInTurn = async () => {
+    while (next < count) {
+      const k = next++;
+      const job = jobAt(k);
+      const requests = job.parts.map((p, i) => `${i + 1}. ${p}`).join('\n');
+      const result = await ctx.tryAsk(mtuComposePrompt, { mode: modeOf(job), requests, parts: job.parts }, { key: job.id });
+      answered(k, result.ok ? { message: result.value.message, entry: result.lineage } : result.reason);
+    }
+  };
+  await Promise.all(Array.from({ length: Math.min(ASKED_AT_ONCE, count) }, askInTurn));
+}
+
+/**
+ * The message the LLM writes for each of a few jobs held in memory, in the jobs' order (undefined
+ * where it failed, the reason among `failures`): see {@link askEach}.
  */
 export async function askMessages(jobs: Job[], ctx: StageContext): Promise<{ asked: { job: Job; written?: Written }[]; failures: string[] }> {
   const failures: string[] = [];
   const asked: { job: Job; written?: Written }[] = new Array(jobs.length);
-  let next = 0;
-  const askInTurn = async () => {
-    while (next < jobs.length) {
-      const k = next++;
-      const job = jobs[k];
-      const requests = job.parts.map((p, i) => `${i + 1}. ${p}`).join('\n');
-      const result = await ctx.tryAsk(mtuComposePrompt, { mode: job.mode, requests, parts: job.parts }, { key: job.id });
-      if (!result.ok) failures.push(result.reason);
-      asked[k] = { job, written: result.ok ? { message: result.value.message, entry: result.lineage } : undefined };
-    }
-  };
-  await Promise.all(Array.from({ length: Math.min(ASKED_AT_ONCE, jobs.length) }, askInTurn));
+  await askEach(jobs.length, (k) => jobs[k], ctx, (k, answer) => {
+    if (typeof answer === 'string') failures.push(answer);
+    asked[k] = { job: jobs[k], written: typeof answer === 'string' ? undefined : answer };
+  });
   return { asked, failures };
 }
 
@@ -494,5 +546,9 @@ export function composeStage(options: MtuConfig['compose']): ScanStage<Sample, S
       return sample;
     },
     finish: composed,
+    // After finish, or when the run fails before it.
+    dispose: ({ jobs, messages, sources }) => {
+      for (const kept of [jobs, messages, sources]) kept?.close();
+    },
   });
 }

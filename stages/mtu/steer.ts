@@ -4,6 +4,7 @@ import type { Rng } from '../../core/rng.ts';
 import { reject, scanStage, type LineageEntry, type RejectReason, type ScanStage, type StageContext } from '../../core/stage.ts';
 import {
   askMessages,
+  buildComposed,
   chainedJob,
   chainedMultiTurnJob,
   drawCompatible,
@@ -272,7 +273,7 @@ export function steerCompositionStage(options: SteerOptions): ScanStage<Sample, 
           continue;
         }
         // Its lineage names this stage's answer (the message), the last entry.
-        const made = job.build(written, source);
+        const made = buildComposed(job, written, source);
         out.push({ ...made, meta: { ...made.meta, tags: [...made.meta.tags, 'steer:built'] } });
       }
       state.report!.builtDependentCalls = out.flatMap((s) => s.expected.calls ?? []).filter((c) => Object.values(c.arguments).some(isRef)).length;
@@ -459,7 +460,7 @@ async function build(samples: Iterable<Sample>, test: Item[], targets: Compositi
     const chain = findChain(base);
     if (wanted.has('M-M')) {
       const chained = chain && chainedMultiTurnJob(base, chain);
-      const preview = chained?.build({ message: '', entry: ctx.lineage() }, () => base);
+      const preview = chained && buildComposed(chained, { message: '', entry: ctx.lineage() }, () => base);
       if (chained && preview && categoryOf(preview) === 'M-M') tiers['M-M'][0].push({ job: chained, group: 'M-M', noCall: noCallPattern(preview) });
       else {
         const rng = ctx.rng('steer', 'multi-turn', sample.id);
