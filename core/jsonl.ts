@@ -335,6 +335,7 @@ export class Journal<T> {
   private pending: NodeJS.Immediate | undefined;
   /** A write that failed after `appendText` returned: thrown by the next call. */
   private failure: unknown;
+  private earlier: (() => void) | undefined;
 
   private constructor(
     readonly path: string,
@@ -403,6 +404,15 @@ export class Journal<T> {
     return { start, length };
   }
 
+  /**
+   * `flushEarlier` writes out a journal whose entries this one's depend on (the stage before, whose
+   * records this stage took in memory): called before each write here, so a killed process never
+   * leaves an entry on disk made from one that is not.
+   */
+  writesAfter(flushEarlier: () => void): void {
+    this.earlier = flushEarlier;
+  }
+
   /** Writes out the entries in the buffer. */
   flush(): void {
     this.throwFailure();
@@ -416,6 +426,7 @@ export class Journal<T> {
   }
 
   private writeOut(bytes: Uint8Array): void {
+    this.earlier?.();
     try {
       for (let written = 0; written < bytes.length; ) written += writeSync(this.fd, bytes, written);
     } catch (error) {

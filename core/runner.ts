@@ -631,6 +631,8 @@ async function runMapStage(
     else done.set(entry.i, start, length, entry.k);
   });
   if (flow.release) flow.release.journal = journal;
+  // A record taken in memory from the stage before may finish here before that stage's entry is written out.
+  journal.writesAfter(() => input.piped?.journal?.flush());
   if (done.size) ctx.log(`resuming: ${done.size} records already done`);
   const count = () => input.piped?.total ?? input.count;
   const progress = new Progress(stage.name, count(), options.progress);

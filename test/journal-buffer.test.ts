@@ -35,4 +35,19 @@ describe('a stage journal', () => {
     Journal.open<{ i: number }>(path, (entry, start, length) => void seen.push([entry.i, start, length])).close();
     expect(seen.slice(1)).toEqual(places.map(({ start, length }, k) => [k + 1, start, length]));
   });
+
+  it('writes out the journal it comes after before any write of its own, so no entry reaches the disk before the one it was made from', () => {
+    const earlierPath = journalPath();
+    const laterPath = journalPath();
+    const earlier = Journal.open<{ i: number }>(earlierPath);
+    const later = Journal.open<{ i: number; pad: string }>(laterPath);
+    later.writesAfter(() => earlier.flush());
+    earlier.append({ i: 0 });
+    // The later stage's buffer fills within the same turn: it writes out, and the earlier entry goes first.
+    for (let k = 0; k < 5; k++) later.append({ i: k, pad: 'x'.repeat(300_000) });
+    expect(readFileSync(laterPath).length).toBeGreaterThan(0);
+    expect(readFileSync(earlierPath, 'utf8')).toBe('{"i":0}\n');
+    later.close();
+    earlier.close();
+  });
 });
