@@ -1,5 +1,4 @@
 import { HashedStringSet } from './collections.ts';
-import { stableStringify } from './hash.ts';
 import { ArgumentValidator, describeProblems, type SchemaProblem } from './json-schema.ts';
 import { isJsonObject, isRef, type ArgValue, type Call, type Json, type Sample, type ToolSpec } from './records.ts';
 import { rangeProblems, saysOvernight } from './value-ranges.ts';
@@ -40,6 +39,13 @@ export interface InvariantOptions {
   offeredOutsideLibrary?: (sample: Sample) => readonly string[];
 }
 
+/** What the version's library makes of an offered tool. */
+interface LibraryVerdict {
+  problems: [InvariantCheck, string][];
+  /** The library's tool of that name, when the offered one has its parameters. */
+  known: ToolSpec | undefined;
+}
+
 /** A call and where it is in its sample. */
 export interface LocatedCall {
   call: Call;
@@ -61,6 +67,9 @@ export class SampleInvariants {
   /** Every sample id met (a whole version's worth, so kept as hashes). */
   private readonly ids = new HashedStringSet();
   private readonly validator: ArgumentValidator;
+  /** By tool object: its name in lower case, and what the library makes of it (records are never edited in place). */
+  private readonly folded = new WeakMap<ToolSpec, string>();
+  private readonly verdicts = new WeakMap<ToolSpec, LibraryVerdict>();
 
   /** `library`: the version's tool library; null: not known yet, the checks that need it are made by `holdsWith`. */
   constructor(
@@ -98,13 +107,18 @@ export class SampleInvariants {
     if (!this.ids.add(sample.id)) add('sample-id-unique', 'id', `another sample of the version has the id ${JSON.stringify(sample.id)}`);
 
     const offered = this.checkOffered(sample, add);
-    const overnight = saysOvernight(textOf(sample));
-    const seen = new Set<string>();
+    // Whether the sample's words say a range runs overnight: read only when two times of day are compared.
+    let overnight: boolean | undefined;
+    const text = {
+      get overnight() {
+        return (overnight ??= saysOvernightIn(sample));
+      },
+    };
+    const judged: Call[] = [];
     for (const { call, where: at } of callsOf(sample)) {
       // A call the sample holds twice (in its turn and among the expected calls) is judged once, where first met.
-      const key = stableStringify([call.tool, call.arguments]);
-      if (seen.has(key)) continue;
-      seen.add(key);
+      if (judged.some((other) => other === call || (other.tool === call.tool && sameJson(other.arguments ?? null, call.arguments ?? null)))) continue;
+      judged.push(call);
       const where = `${at} ${call.tool}`;
       this.checked['tool-exists']++;
       const tool = offered.get(call.tool);
@@ -121,7 +135,7 @@ export class SampleInvariants {
       const problems = this.checkerOf(tool)(literal).filter((p) => !refPaths.some((ref) => p.path === ref || p.path.startsWith(`${ref}.`) || p.path.startsWith(`${ref}[`)) && !givenByReference(p, refPaths));
       // One finding per call: its problems together.
       if (problems.length) add('argument-schema', where, describeProblems(problems));
-      const ranges = rangeProblems(literal, { overnight });
+      const ranges = rangeProblems(literal, text);
       this.checked['range-order'] += ranges.judged;
       for (const range of ranges.problems) add('range-order', range.path ? `${where}: ${range.path}` : where, range.problem);
     }
@@ -134,29 +148,53 @@ export class SampleInvariants {
     const offeredFolded = new Map<string, string>();
     const outside = new Set(outsideNames);
     sample.tools.forEach((tool, i) => {
-      const where = `tools[${i}] ${tool.name}`;
-      const folded = tool.name.toLowerCase();
+      const where = () => `tools[${i}] ${tool.name}`;
+      const folded = this.foldedName(tool);
       this.checked['tool-names-unique']++;
       this.checked['tool-exists']++;
       const earlier = offeredFolded.get(folded);
       if (earlier === undefined) offeredFolded.set(folded, tool.name);
-      else add('tool-names-unique', where, earlier === tool.name ? `the candidate list offers ${JSON.stringify(tool.name)} twice` : `the candidate list offers ${JSON.stringify(earlier)} and ${JSON.stringify(tool.name)}, one name case aside`);
+      else add('tool-names-unique', where(), earlier === tool.name ? `the candidate list offers ${JSON.stringify(tool.name)} twice` : `the candidate list offers ${JSON.stringify(earlier)} and ${JSON.stringify(tool.name)}, one name case aside`);
       if (!offered.has(tool.name)) offered.set(tool.name, tool);
       if (outside.has(tool.name)) return;
       if (this.deferred) return this.defer(tool);
-      const alike = (this.byFolded.get(folded) ?? []).filter((t) => t.name !== tool.name).map((t) => JSON.stringify(t.name));
-      if (alike.length) add('tool-names-unique', where, `the version's tool library also has ${[...new Set(alike)].join(', ')}, one name case aside`);
-      const known = this.byName.get(tool.name);
-      if (!known) {
-        if (!alike.length) add('tool-exists', where, `the candidate ${JSON.stringify(tool.name)} is not in the version's tool library`);
-      } else if (known !== tool && !sameShape(known.parameters, tool.parameters)) {
-        add('tool-names-unique', where, `offers ${JSON.stringify(tool.name)} with parameters other than the version's tool of that name (two tools share one name)`);
-      } else if (offered.get(tool.name) === tool) {
-        // The same parameters as the library's tool: its calls are checked against that tool's schema, compiled once.
-        offered.set(tool.name, known);
-      }
+      const verdict = this.libraryVerdict(tool, folded);
+      for (const [check, problem] of verdict.problems) add(check, where(), problem);
+      // The same parameters as the library's tool: its calls are checked against that tool's schema, compiled once.
+      if (verdict.known && offered.get(tool.name) === tool) offered.set(tool.name, verdict.known);
     });
     return offered;
+  }
+
+  /** A tool's name in lower case, made once per tool object. */
+  private foldedName(tool: ToolSpec): string {
+    if (typeof tool !== 'object' || tool === null) return String((tool as { name?: unknown } | null)?.name).toLowerCase();
+    let folded = this.folded.get(tool);
+    if (folded === undefined) this.folded.set(tool, (folded = tool.name.toLowerCase()));
+    return folded;
+  }
+
+  /**
+   * What the library makes of an offered tool: the findings (without where) and, when the tool is
+   * the library's or has its parameters, the library's tool. It depends on the tool alone, so it is
+   * made once per tool object (the samples of a version offer the objects of one library).
+   */
+  private libraryVerdict(tool: ToolSpec, folded: string): LibraryVerdict {
+    const kept = this.verdicts.get(tool);
+    if (kept) return kept;
+    const problems: [InvariantCheck, string][] = [];
+    const alike = (this.byFolded.get(folded) ?? []).filter((t) => t.name !== tool.name).map((t) => JSON.stringify(t.name));
+    if (alike.length) problems.push(['tool-names-unique', `the version's tool library also has ${[...new Set(alike)].join(', ')}, one name case aside`]);
+    const known = this.byName.get(tool.name);
+    let same: ToolSpec | undefined;
+    if (!known) {
+      if (!alike.length) problems.push(['tool-exists', `the candidate ${JSON.stringify(tool.name)} is not in the version's tool library`]);
+    } else if (known !== tool && !sameShape(known.parameters, tool.parameters)) {
+      problems.push(['tool-names-unique', `offers ${JSON.stringify(tool.name)} with parameters other than the version's tool of that name (two tools share one name)`]);
+    } else same = known;
+    const verdict = { problems, known: same };
+    if (typeof tool === 'object' && tool !== null) this.verdicts.set(tool, verdict);
+    return verdict;
   }
 
   /** The checker of a tool's parameters, compiled once per parameters object. */
@@ -210,16 +248,24 @@ const DOCUMENTING = new Set(['description', 'default', 'examples', 'title']);
  * `properties` the keys are parameter names and all count). Compared in place, nothing built.
  */
 export function sameShape(a: unknown, b: unknown): boolean {
+  return sameJsonWith(a, b, sameShapeObjects);
+}
+
+const sameShapeObjects = (a: Record<string, unknown>, b: Record<string, unknown>): boolean =>
+  sameEntries(a, b, DOCUMENTING, (key, x, y) => (key === 'properties' && isJsonObject(x) && isJsonObject(y) ? sameEntries(x, y, NONE, (_name, p, q) => sameShape(p, q)) : sameShape(x, y)));
+
+/**
+ * Whether two values are equal as JSON, objects compared by `sameObjects`: lists item by item (JSON
+ * writes a missing item as null), primitives as JSON writes them.
+ */
+function sameJsonWith(a: unknown, b: unknown, sameObjects: (a: Record<string, unknown>, b: Record<string, unknown>) => boolean): boolean {
   if (a === b) return true;
   if (Array.isArray(a) || Array.isArray(b)) {
     if (!Array.isArray(a) || !Array.isArray(b) || a.length !== b.length) return false;
-    // JSON writes a missing element as null.
-    for (let i = 0; i < a.length; i++) if (!sameShape(a[i] ?? null, b[i] ?? null)) return false;
+    for (let i = 0; i < a.length; i++) if (!sameJsonWith(a[i] ?? null, b[i] ?? null, sameObjects)) return false;
     return true;
   }
-  if (isJsonObject(a) && isJsonObject(b)) {
-    return sameEntries(a, b, DOCUMENTING, (key, x, y) => (key === 'properties' && isJsonObject(x) && isJsonObject(y) ? sameEntries(x, y, NONE, (_name, p, q) => sameShape(p, q)) : sameShape(x, y)));
-  }
+  if (isJsonObject(a) && isJsonObject(b)) return sameObjects(a, b);
   if ((a !== null && typeof a === 'object') || (b !== null && typeof b === 'object')) return false;
   return jsonPrimitive(a) === jsonPrimitive(b);
 }
@@ -251,10 +297,29 @@ function givenByReference(problem: { path: string; message: string }, refPaths: 
   return !!missing && refPaths.includes(problem.path ? `${problem.path}.${missing[1]}` : missing[1]);
 }
 
-/** The sample's words: every turn's content, thought and response. */
-function textOf(sample: Sample): string {
-  return sample.dialogue.map((turn) => [turn.content, turn.thought ?? '', turn.response ?? ''].join('\n')).join('\n');
+/**
+ * Whether the sample's words (every turn's content, thought and response) say a range runs
+ * overnight: each text read on its own, as no wording of it spans a line break.
+ */
+function saysOvernightIn(sample: Sample): boolean {
+  return sample.dialogue.some((turn) => saysOvernight(textOrEmpty(turn.content)) || saysOvernight(textOrEmpty(turn.thought)) || saysOvernight(textOrEmpty(turn.response)));
 }
+
+/** A text as a list's `join` writes it: nothing for a missing one. */
+function textOrEmpty(value: unknown): string {
+  return value === undefined || value === null ? '' : String(value);
+}
+
+/**
+ * Whether two values have the same JSON text once object keys are sorted (`stableStringify`):
+ * equal key order aside, keys set to undefined left out, undefined in a list and numbers that
+ * are not finite as null. Compared in place, nothing built.
+ */
+export function sameJson(a: unknown, b: unknown): boolean {
+  return sameJsonWith(a, b, sameJsonObjects);
+}
+
+const sameJsonObjects = (a: Record<string, unknown>, b: Record<string, unknown>): boolean => sameEntries(a, b, NONE, (_key, x, y) => sameJson(x, y));
 
 /**
  * Every call the sample holds, with where: the dialogue's turns, then the expected calls (`calls`,
@@ -273,12 +338,24 @@ export function callsOf(sample: Sample): LocatedCall[] {
   return found;
 }
 
+const NO_REFS: readonly string[] = Object.freeze([]);
+
+/** Whether `withoutRefs` changes a value: a reference, or a list holding one (or a missing item, written as null). */
+function needsStripping(value: ArgValue | undefined): boolean {
+  if (value === undefined || isRef(value)) return true;
+  if (!Array.isArray(value)) return false;
+  for (let i = 0; i < value.length; i++) if (needsStripping(value[i])) return true;
+  return false;
+}
+
 function isCall(value: unknown): value is Call {
   return isJsonObject(value) && typeof value.id === 'string' && typeof value.tool === 'string' && isJsonObject(value.arguments);
 }
 
 /** The arguments with every reference left out, and the paths where references were (`city`, `ids[1]`). */
-function withoutRefs(args: Record<string, ArgValue>): { literal: Record<string, Json>; refPaths: string[] } {
+function withoutRefs(args: Record<string, ArgValue>): { literal: Record<string, Json>; refPaths: readonly string[] } {
+  // The common case: nothing to leave out, the arguments are checked as they are.
+  if (!Object.values(args).some(needsStripping)) return { literal: args as Record<string, Json>, refPaths: NO_REFS };
   const refPaths: string[] = [];
   const strip = (value: ArgValue, path: string): Json | undefined => {
     if (isRef(value)) {

@@ -76,6 +76,17 @@ interface ZodLike {
 
 const compiled = new WeakMap<object, Check>();
 
+/**
+ * Objects and lists a node found valid as they are, with at least this many nodes under them, are
+ * remembered by that node: the same object met again (a tool of the library that every sample
+ * offers, a record handed on) is valid again, as nothing edits a checked record in place.
+ */
+const REMEMBERED_NODES = 8;
+/** Schema kinds whose verdicts are remembered (their values are objects and lists). */
+const REMEMBERED_KINDS = new Set(['object', 'record', 'array', 'union']);
+/** Object and list nodes walked so far, by every check: how many a node's walk took. */
+let walked = 0;
+
 /** The result of `schema.safeParse(value)`; without zod when the value is valid as it is or once zod's defaults are filled in. */
 export function parseRecord<T>(schema: z.ZodType<T>, value: unknown): z.ZodSafeParseResult<T> {
   const verdict = checkOf(schema as unknown as ZodLike)(value, 0);
@@ -119,9 +130,24 @@ function checkOf(schema: ZodLike): Check {
   if (!check) {
     // Children are looked up on first use, so a recursive schema (through z.lazy) compiles.
     check = withChecks(schema, compile(schema));
+    if (REMEMBERED_KINDS.has(schema._zod.def.type)) check = remembering(check);
     compiled.set(schema, check);
   }
   return check;
+}
+
+/** A node's check that takes a large object or list it found valid as it is for valid when it meets it again. */
+function remembering(check: Check): Check {
+  let known: WeakSet<object> | undefined;
+  return (value, depth, base) => {
+    if (typeof value !== 'object' || value === null) return check(value, depth, base);
+    if (known?.has(value)) return SAME;
+    const before = walked;
+    const verdict = check(value, depth, base);
+    // Found valid through `base` (taken as checked, not checked here): not remembered.
+    if (verdict === SAME && base === undefined && walked - before >= REMEMBERED_NODES) (known ??= new WeakSet()).add(value);
+    return verdict;
+  };
 }
 
 /** The node's own zod checks (min length, regex, refinements), run on the value zod would have made. */
@@ -204,6 +230,7 @@ function compile(schema: ZodLike): Check {
       return (value, depth) => {
         if (!Array.isArray(value)) return INVALID;
         if (depth > MAX_DEPTH) return UNSURE;
+        walked++;
         const check = element();
         let built: unknown[] | undefined;
         for (let i = 0; i < value.length; i++) {
@@ -238,6 +265,7 @@ function compileRecord(def: ZodInternals['def']): Check {
   return (value, depth) => {
     if (!isPlainObject(value)) return INVALID;
     if (depth > MAX_DEPTH) return UNSURE;
+    walked++;
     const item = itemCheck();
     let built: Record<string, unknown> | undefined;
     for (const k in value) {
@@ -296,6 +324,7 @@ function compileObject(def: ZodInternals['def']): Check {
     if (typeof value !== 'object' || value === null || Array.isArray(value)) return INVALID;
     if (!isPlainObject(value)) return UNSURE;
     if (depth > MAX_DEPTH) return UNSURE;
+    walked++;
     fields ??= keys.map((k) => checkOf(shape[k]));
     // What zod makes of a missing key: an error, nothing (optional), its default, or something this check leaves to zod.
     absent ??= keys.map((k) => {

@@ -58,11 +58,11 @@ export interface RangePair {
 
 /** The range pairs among an object's keys. */
 export function rangePairs(keys: readonly string[]): RangePair[] {
-  const byWords = new Map(keys.map((key) => [nameWords(key).join(' '), key]));
+  const byWords = new Map(keys.map((key) => [wordsOf(key).join(' '), key]));
   const pairs: RangePair[] = [];
   const seen = new Set<string>();
   for (const key of keys) {
-    const words = nameWords(key);
+    const words = wordsOf(key);
     for (const marker of MARKERS) {
       for (let at = indexOfRun(words, marker.start, 0); at !== -1; at = indexOfRun(words, marker.start, at + 1)) {
         for (const end of marker.ends) {
@@ -75,6 +75,56 @@ export function rangePairs(keys: readonly string[]): RangePair[] {
     }
   }
   return pairs;
+}
+
+/**
+ * What is read of argument names, by name: a version's calls use a few hundred names again and
+ * again, so each is split once. Bounded: past the limit the memo starts again.
+ */
+class NameMemo<T> {
+  private static readonly LIMIT = 10_000;
+  private readonly values = new Map<string, T>();
+
+  constructor(private readonly make: (name: string) => T) {}
+
+  get(name: string): T {
+    let value = this.values.get(name);
+    if (value === undefined) {
+      if (this.values.size >= NameMemo.LIMIT) this.values.clear();
+      this.values.set(name, (value = this.make(name)));
+    }
+    return value;
+  }
+}
+
+const WORDS = new NameMemo((name) => Object.freeze(nameWords(name)) as string[]);
+/** Whether a name holds a start word of a range (`start`, `check in`, …): an object without one has no range pair. */
+const STARTS_RANGE = new NameMemo((name) => {
+  const words = WORDS.get(name);
+  return MARKERS.some((marker) => indexOfRun(words, marker.start, 0) !== -1);
+});
+/** The range pairs of a set of keys (joined by NUL), made once. */
+const PAIRS = new NameMemo((joined) => Object.freeze(rangePairs(joined.split('\u0000'))) as readonly RangePair[]);
+const NO_PAIRS: readonly RangePair[] = Object.freeze([]);
+
+/** A name's words (`nameWords`), shared: not to be edited. */
+function wordsOf(name: string): readonly string[] {
+  return WORDS.get(name);
+}
+
+/** The range pairs among an object's own keys; nothing made when none of its keys starts a range (the common case). */
+function pairsOf(object: Record<string, Json>): readonly RangePair[] {
+  // An inherited key only sends the object to the exact reading below.
+  let starts = false;
+  for (const key in object) {
+    if (STARTS_RANGE.get(key)) {
+      starts = true;
+      break;
+    }
+  }
+  if (!starts) return NO_PAIRS;
+  const keys = Object.keys(object);
+  return keys.some((key) => key.includes('\u0000')) ? rangePairs(keys) : PAIRS.get(keys.join('\u0000'));
 }
 
 function indexOfRun(words: readonly string[], run: readonly string[], from: number): number {
@@ -188,7 +238,7 @@ export function saysOvernight(text: string): boolean {
 
 /** Whether a range's two values could be compared, and what is wrong with them (null when they are in order). */
 function judgeRange(pair: RangePair, start: Json, end: Json, context: { overnight: boolean; spansDays: boolean }): { judged: boolean; problem: string | null } {
-  const hours = [pair.start, pair.end].some((name) => nameWords(name).some((w) => w === 'time' || w === 'hour'));
+  const hours = [pair.start, pair.end].some((name) => wordsOf(name).some((w) => w === 'time' || w === 'hour'));
   const starts = hours ? readHours(start) : readPoints(start);
   const ends = hours ? readHours(end) : readPoints(end);
   let compared = false;
@@ -240,17 +290,26 @@ export function unorderedPairs(object: Record<string, Json>, text: { overnight: 
 }
 
 /** Every out-of-order range in a call's arguments, at any depth: `path` is where the pair's object is (`''` at the top). */
-export function rangeProblems(args: Record<string, Json>, text: { overnight: boolean }): { judged: number; problems: { path: string; problem: string; pair: RangePair; start: Json; end: Json }[] } {
-  const pairs: { path: string; pair: RangePair; start: Json; end: Json }[] = [];
+export function rangeProblems(args: Record<string, Json>, text: { readonly overnight: boolean }): { judged: number; problems: { path: string; problem: string; pair: RangePair; start: Json; end: Json }[] } {
+  // Made only when a pair is found: most calls have none.
+  let pairs: { path: string; pair: RangePair; start: Json; end: Json }[] | undefined;
   const visit = (value: Json, path: string) => {
-    if (Array.isArray(value)) return value.forEach((item, i) => visit(item, `${path}[${i}]`));
+    if (Array.isArray(value)) {
+      for (let i = 0; i < value.length; i++) if (typeof value[i] === 'object' && value[i] !== null) visit(value[i], `${path}[${i}]`);
+      return;
+    }
     if (!isJsonObject(value)) return;
-    for (const pair of rangePairs(Object.keys(value))) pairs.push({ path, pair, start: value[pair.start], end: value[pair.end] });
-    for (const [key, inner] of Object.entries(value)) visit(inner, path ? `${path}.${key}` : key);
+    for (const pair of pairsOf(value)) (pairs ??= []).push({ path, pair, start: value[pair.start], end: value[pair.end] });
+    for (const key in value) {
+      const inner = value[key];
+      if (typeof inner === 'object' && inner !== null && Object.prototype.hasOwnProperty.call(value, key)) visit(inner, path ? `${path}.${key}` : key);
+    }
   };
   visit(args, '');
+  if (!pairs) return { judged: 0, problems: [] };
   // Times of day of a call whose dates span several days (a start date before its end date) fall on different days.
-  const context = { overnight: text.overnight, spansDays: pairs.some(({ start, end }) => spansDays(start, end)) };
+  // Whether the text says overnight is read only when two times of day are compared (`text` may work it out then).
+  const context = { get overnight() { return text.overnight; }, spansDays: pairs.some(({ start, end }) => spansDays(start, end)) };
   let judged = 0;
   const problems = pairs.flatMap(({ path, pair, start, end }) => {
     const verdict = judgeRange(pair, start, end, context);

@@ -1,6 +1,7 @@
 import { UserError } from '../errors.ts';
 import { Rng } from '../rng.ts';
 import { formatZodError } from '../records.ts';
+import { parseRecord } from '../validate.ts';
 import type { PromptFile } from '../prompt.ts';
 import { emptyUsage, type EmbedOptions, type GenerateOptions, type GenerateResult, type LlmGateway, type UsageReport } from './types.ts';
 
@@ -18,7 +19,8 @@ export class OfflineGateway implements LlmGateway {
 
   async generate<V extends Record<string, unknown>, O>(prompt: PromptFile<V, O>, vars: V, options: GenerateOptions): Promise<GenerateResult<O>> {
     const rng = Rng.derive(this.seed, prompt.id, options.key);
-    const parsed = prompt.schema.safeParse(prompt.offline(vars, rng));
+    // The renderer's answer is checked without zod's deep copy when it is valid as it is (zod decides otherwise).
+    const parsed = parseRecord(prompt.schema, prompt.offline(vars, rng));
     this.count(options.stage);
     if (!parsed.success) {
       return { ok: false, reason: 'offline_schema_error', detail: `${prompt.id}: offline renderer broke its own schema: ${formatZodError(parsed.error)}` };

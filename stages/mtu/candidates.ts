@@ -50,7 +50,8 @@ export function candidateToolsStage(options: MtuConfig['candidates']): ScanStage
       const own = new Map<string, ToolSpec>();
       for (const ref of sample.tools) {
         const documented = find(renamed[ref.name] ?? ref.name, ref.plugin);
-        own.set(ref.name, documented ? { ...documented, name: ref.name } : ref);
+        // The library's own object where the name is its own: records sharing it share its checked shape and its JSON text.
+        own.set(ref.name, documented ? (documented.name === ref.name ? documented : { ...documented, name: ref.name }) : ref);
       }
       const shown = new Set([...own.values()].map((t) => renamed[t.name] ?? t.name));
       // The services the dialogue draws on (a variant may have no tool of one left in its list).
