@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { hashOf } from './hash.ts';
+import { sharedByRecords } from './validate.ts';
 
 /**
  * Canonical records: one internal shape for every benchmark. Importers and exporters translate
@@ -59,7 +60,8 @@ export const Provenance = z
   .passthrough();
 export type Provenance = z.infer<typeof Provenance>;
 
-export const ToolSpec = z.object({
+// Samples offer the tools of one library: each tool object is checked once (core/validate.ts).
+export const ToolSpec = sharedByRecords(z.object({
   name: z.string().min(1, 'a tool needs a name'),
   description: z.string().default(''),
   parameters: ObjectSchema.default({ type: 'object', properties: {}, required: [] }),
@@ -68,7 +70,7 @@ export const ToolSpec = z.object({
   plugin: z.string().optional(),
   isAction: z.boolean().optional(),
   provenance: Provenance.optional(),
-});
+}));
 export type ToolSpec = z.infer<typeof ToolSpec>;
 
 // ---------------------------------------------------------------- calls

@@ -76,16 +76,23 @@ interface ZodLike {
 
 const compiled = new WeakMap<object, Check>();
 
-/**
- * Objects and lists a node found valid as they are, with at least this many nodes under them, are
- * remembered by that node: the same object met again (a tool of the library that every sample
- * offers, a record handed on) is valid again, as nothing edits a checked record in place.
- */
+/** Schemas whose values records share by identity (see `sharedByRecords`). */
+const sharedSchemas = new WeakSet<object>();
+/** A value of a shared schema is remembered when its walk took at least this many object and list nodes (smaller ones cost less to walk again). */
 const REMEMBERED_NODES = 8;
-/** Schema kinds whose verdicts are remembered (their values are objects and lists). */
-const REMEMBERED_KINDS = new Set(['object', 'record', 'array', 'union']);
 /** Object and list nodes walked so far, by every check: how many a node's walk took. */
 let walked = 0;
+
+/**
+ * Marks a schema whose values records share as objects (the tools of one library, offered by
+ * every sample): a value of it found valid as it is is remembered, and the same object met again
+ * is valid again without a walk, as nothing edits a checked record in place. Only for such
+ * values: remembering each of many objects met once would cost more than it saves.
+ */
+export function sharedByRecords<T extends z.ZodType>(schema: T): T {
+  sharedSchemas.add(schema);
+  return schema;
+}
 
 /** The result of `schema.safeParse(value)`; without zod when the value is valid as it is or once zod's defaults are filled in. */
 export function parseRecord<T>(schema: z.ZodType<T>, value: unknown): z.ZodSafeParseResult<T> {
@@ -130,7 +137,7 @@ function checkOf(schema: ZodLike): Check {
   if (!check) {
     // Children are looked up on first use, so a recursive schema (through z.lazy) compiles.
     check = withChecks(schema, compile(schema));
-    if (REMEMBERED_KINDS.has(schema._zod.def.type)) check = remembering(check);
+    if (sharedSchemas.has(schema)) check = remembering(check);
     compiled.set(schema, check);
   }
   return check;

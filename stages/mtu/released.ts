@@ -2,6 +2,7 @@ import { join } from 'node:path';
 import { UserError } from '../../core/errors.ts';
 import { jsonTypeOf } from '../../core/json-schema.ts';
 import { eachJsonlLine } from '../../core/jsonl.ts';
+import { parseRecord } from '../../core/validate.ts';
 import { Sample, type ArgValue, type Call, type Json, type PropertySchema, type ToolSpec, type Turn } from '../../core/records.ts';
 import { parseMtuRecord, type MtuParameterDoc, type MtuToolDoc, type ParsedHistoryTurn } from './mtu-format.ts';
 
@@ -42,7 +43,8 @@ function releasedMtuSample(record: { id: string; question: string; answer: unkno
     calls.push(made);
     return made;
   });
-  return Sample.parse({
+  // Checked without zod's deep copy where the sample is valid as it is (zod's own error otherwise).
+  const sample = parseRecord(Sample, {
     id: record.id,
     benchmark: 'mtu',
     category: setting,
@@ -52,6 +54,8 @@ function releasedMtuSample(record: { id: string; question: string; answer: unkno
     expected: { calls: expected },
     meta: { source: { dataset: 'mtu-bench', id: record.id, file: `${setting}_eval.jsonl` }, lineage: [], checks: [], tags: [] },
   });
+  if (!sample.success) throw sample.error;
+  return sample.data;
 }
 
 function historyTurn(turn: ParsedHistoryTurn, t: number, calls: { id: string; tool: string }[]): Turn {
