@@ -232,3 +232,30 @@ describe('auditSamples', () => {
     expect(byCheck['range-order']).toMatchObject({ findings: 0, samples: 0, first: [] });
   });
 });
+
+describe('the work done per sample', () => {
+  it('judges an offered tool against the library once per tool object, with the same findings in every sample', () => {
+    const invariants = new SampleInvariants([hotel, weather]);
+    let reads = 0;
+    const copy = (base: ToolSpec) => Object.defineProperty({ ...base }, 'parameters', { enumerable: true, get: () => (reads++, base.parameters) }) as ToolSpec;
+    // A copy of a library tool (its parameters compared once), and a tool that clashes with the library's.
+    const same = copy(weather);
+    const other = copy(tool('BookHotel', { town: { type: 'string' } }));
+    const first = invariants.check(sample('one', [], [same, other]));
+    const readsOnce = reads;
+    const second = invariants.check(sample('two', [], [other, same]));
+    expect(reads).toBe(readsOnce);
+    expect(first.map((f) => [f.where, f.problem])).toEqual([['tools[1] BookHotel', 'offers "BookHotel" with parameters other than the version\'s tool of that name (two tools share one name)']]);
+    expect(second.map((f) => [f.where, f.problem])).toEqual([['tools[0] BookHotel', 'offers "BookHotel" with parameters other than the version\'s tool of that name (two tools share one name)']]);
+  });
+
+  it('reads whether the text says overnight only when two times of day are compared', () => {
+    const unread = {
+      get overnight(): boolean {
+        throw new Error('the overnight wording was read');
+      },
+    };
+    expect(rangeProblems({ city: 'Paris', stay: { check_in: '2024-05-03', check_out: '2024-05-01' } }, unread).problems.map((p) => p.path)).toEqual(['stay']);
+    expect(rangeProblems({ start_time: '22:00', end_time: '02:00' }, { overnight: true })).toEqual({ judged: 0, problems: [] });
+  });
+});

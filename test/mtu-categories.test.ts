@@ -118,6 +118,10 @@ describe('hard set and candidate lists', () => {
       }
       expect(sample.tools.length).toBeGreaterThan(0);
     }
+    // A tool shown under its own name is the library's entry itself, one object in every sample that offers it.
+    const offered = (id: string) => listed.out.find((s) => s.id === id)!.tools.find((t) => t.name === 'SearchHotel');
+    expect(offered('t1')).toBeDefined();
+    expect(offered('t1')).toBe(offered('tr'));
     // The withheld tool's service still fills the list with its other tools.
     const noTool = listed.out.find((s) => mtuMeta(s).withheld?.includes('GetWeather'))!;
     expect(noTool.tools.map((t) => t.name).sort()).toEqual(['LookupMusic', 'PlayMedia', 'SearchHotel']);

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import { Sample, type Json } from '../core/records.ts';
+import { Sample, ToolSpec, type Json } from '../core/records.ts';
 import { isCanonical, parseRecord, parseRecordFrom } from '../core/validate.ts';
 
 /** A Sample as the Sample schema returns it: every default filled in, keys in schema order. */
@@ -146,5 +146,29 @@ describe('validating a record made from a checked one (parseRecordFrom)', () => 
     // …while what the record changed is.
     expect(parseRecordFrom(Sample, { ...made, split: 7 }, base).success).toBe(false);
     expect(parseRecordFrom(Sample, { ...made, dialogue: [{ role: 'system', content: '' }] }, base).success).toBe(false);
+  });
+});
+
+describe('values records share by identity (ToolSpec)', () => {
+  it('walks a tool object it found valid once, however many records offer it, and remembers no invalid one', () => {
+    const tool = ToolSpec.parse({
+      name: 'book',
+      parameters: { type: 'object', properties: { a: { type: 'string' }, b: { type: 'string' }, c: { type: 'string' } }, required: ['a'] },
+      returns: { type: 'object', properties: { x: { type: 'string' }, y: { type: 'string' } }, required: [] },
+    });
+    let reads = 0;
+    const counted = { ...tool };
+    Object.defineProperty(counted, 'description', { enumerable: true, get: () => (reads++, tool.description) });
+    const sampleWith = (id: string, tools: unknown[]) => ({ ...canonicalSample(), id, tools });
+    expect(parseRecord(Sample, sampleWith('s1', [counted])).success).toBe(true);
+    const once = reads;
+    expect(once).toBeGreaterThan(0);
+    expect(parseRecord(Sample, sampleWith('s2', [counted])).success).toBe(true);
+    expect(parseRecordFrom(Sample, sampleWith('s3', [counted]), canonicalSample()).success).toBe(true);
+    expect(reads).toBe(once);
+    // A tool found invalid is walked (and found invalid) every time.
+    const broken = { ...tool, parameters: { ...tool.parameters, required: ['missing'] } };
+    expect(parseRecord(Sample, sampleWith('s4', [broken])).success).toBe(false);
+    expect(parseRecord(Sample, sampleWith('s5', [broken])).success).toBe(false);
   });
 });
