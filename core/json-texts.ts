@@ -65,7 +65,10 @@ export class JsonTexts {
       for (const item of list) if (typeof item === 'object' && item !== null) this.seen.add(item);
       return JSON.stringify(list);
     }
-    return `[${list.map((item) => this.itemText(item)).join(',')}]`;
+    // Put together, not joined: a join copies every item's text into one string, which the line's write copies again.
+    let text = '[';
+    for (let i = 0; i < list.length; i++) text += i ? `,${this.itemText(list[i])}` : this.itemText(list[i]);
+    return `${text}]`;
   }
 
   /** A list item's text (`null` for what JSON leaves out of an object), kept when it is a plain object. */

@@ -160,9 +160,16 @@ export class SampleLineTexts {
     if (typeof id !== 'string' || typeof benchmark !== 'string' || typeof category !== 'string' || typeof split !== 'string' || !Array.isArray(tools) || !Array.isArray(dialogue)) return JSON.stringify(sampleToLine(sample));
     return (
       `{"id":${JSON.stringify(id)},"benchmark":${JSON.stringify(benchmark)},"category":${JSON.stringify(category)},"split":${JSON.stringify(split)},` +
-      `"tools":[${tools.map((tool) => this.toolText(tool)).join(',')}],"dialogue":${JSON.stringify(dialogue.map(turnToLine))},` +
+      `"tools":[${this.toolsText(tools)}],"dialogue":${JSON.stringify(dialogue.map(turnToLine))},` +
       `"expected":${JSON.stringify(this.parts.stringify(sample.expected ?? {}))},"meta":${JSON.stringify(this.parts.stringify(sample.meta ?? {}))}}`
     );
+  }
+
+  /** The tools' lines, put together rather than joined: a join copies each shared line into a new string, which the line's write copies again. */
+  private toolsText(tools: ToolSpec[]): string {
+    let text = '';
+    for (let i = 0; i < tools.length; i++) text += i ? `,${this.toolText(tools[i])}` : this.toolText(tools[i]);
+    return text;
   }
 
   private toolText(tool: ToolSpec): string {

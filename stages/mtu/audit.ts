@@ -38,11 +38,17 @@ export function mtuAudits(): SampleAudit[] {
       checked: () => values,
       check(sample: Sample): Finding[] {
         const findings: Finding[] = [];
-        const seen = new Set<string>();
+        // A call held twice (the same tool and arguments' JSON) is judged once; the JSON made only for calls of one tool.
+        const judged: Call[] = [];
+        const texts = new Map<Call, string>();
+        const argumentsText = (call: Call): string => {
+          let text = texts.get(call);
+          if (text === undefined) texts.set(call, (text = JSON.stringify(call.arguments ?? null)));
+          return text;
+        };
         const judge = (call: Call, where: string, context: string) => {
-          const key = JSON.stringify([call.tool, call.arguments]);
-          if (seen.has(key)) return;
-          seen.add(key);
+          if (judged.some((other) => other === call || (other.tool === call.tool && argumentsText(other) === argumentsText(call)))) return;
+          judged.push(call);
           const tool = sample.tools.find((t) => t.name === call.tool);
           for (const [name, value] of Object.entries(call.arguments)) {
             if (tool?.parameters.properties[name]?.enum) continue;
