@@ -1,4 +1,4 @@
-import { createHash } from 'node:crypto';
+import { hash } from 'node:crypto';
 /** Groups items by key, keeping first-seen key order and item order. */
 export function groupBy<T>(items: Iterable<T>, keyOf: (item: T) => string): Map<string, T[]> {
   const groups = new Map<string, T[]>();
@@ -45,7 +45,8 @@ export function* mapIterable<T, U>(items: Iterable<T>, f: (item: T, index: numbe
 
 /** A string as the first 128 bits of its SHA-256: four 32-bit words, the last never zero (an all-zero slot is empty). */
 function hashWords(value: string): number[] {
-  const digest = createHash('sha256').update(value).digest();
+  // One call, no Hash object per string (the same digest).
+  const digest = hash('sha256', value, 'buffer');
   return [digest.readUInt32LE(0), digest.readUInt32LE(4), digest.readUInt32LE(8), digest.readUInt32LE(12) || 1];
 }
 

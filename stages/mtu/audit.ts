@@ -61,7 +61,9 @@ export function mtuAudits(): SampleAudit[] {
         let context = '';
         sample.dialogue.forEach((turn, t) => {
           turn.calls?.forEach((call, c) => judge(call, `dialogue[${t}].calls[${c}]`, context));
-          context += `\n${normalise(turn.content)}\n${normalise(turn.response ?? '')}`;
+          // An answered turn's response is most often its content: folded once.
+          const content = normalise(turn.content);
+          context += `\n${content}\n${turn.response === turn.content ? content : normalise(turn.response ?? '')}`;
           for (const observation of Object.values(turn.observations ?? {})) context += `\n${normalise(JSON.stringify(observation))}`;
         });
         // Calls the dialogue does not hold (the answer to its last user turn): the whole dialogue is before them.
@@ -82,5 +84,6 @@ function leaves(value: ArgValue): (string | number)[] {
 }
 
 function normalise(text: string): string {
-  return text.toLowerCase().replace(/[“”"‘’`]/g, "'").replace(/\s+/g, ' ');
+  // Each run of white space becomes one space: runs that are one space already are not matched (nor copied).
+  return text.toLowerCase().replace(/[“”"‘’`]/g, "'").replace(/\s{2,}|[^\S ]/g, ' ');
 }
