@@ -100,7 +100,9 @@ interface StageBase<I, O> {
   /**
    * Every record the stage emits is checked against it (zod's result is what is written). A record
    * already in zod's canonical form (defaults present, keys in schema order) is taken as it is,
-   * without zod's copy: see core/validate.ts.
+   * without zod's copy: see core/validate.ts. What a record shares with its input record is not
+   * walked again, nor a tool object (ToolSpec) found valid in an earlier record: hand on the
+   * objects a record keeps (a library's tool itself, not a copy of it) and never edit them.
    */
   output: z.ZodType<O>;
   /**
