@@ -52,7 +52,7 @@ export function reasonLabel(reason: QueueReason): string {
  */
 export function sampleItems(options: SampleItemsOptions): ItemKind {
   const { sheet, ctx, annotator } = options;
-  const sampleOf = (id: string): Sample | undefined => (sheet.row(id) ? ctx.items.get(id) : undefined);
+  const sampleOf = (id: string): Sample | undefined => (sheet.has(id) ? ctx.items.get(id) : undefined);
 
   // The list shows every item's title: kept once made, so listing does not read each sample again.
   const titles = new Map<string, string>();
@@ -67,15 +67,15 @@ export function sampleItems(options: SampleItemsOptions): ItemKind {
   };
 
   const summary = (id: string): ItemSummary | undefined => {
-    const row = sheet.row(id);
-    if (!row) return undefined;
+    const decision = sheet.decision(id);
+    if (decision === undefined) return undefined;
     const reasons = options.reasons.get(id);
     return {
       id,
       kind: 'sample',
       title: titleOf(id),
       reasons: reasons ? [...new Set(reasons.map(reasonLabel))] : ['not in the current queue'],
-      decision: row.decision || null,
+      decision: decision || null,
     };
   };
 
