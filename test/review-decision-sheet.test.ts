@@ -84,7 +84,7 @@ describe('the review app decisions file', () => {
 
     // The new queue drops items 0–2 and adds 6–7; the saved file is read as the session reads it.
     const saved = () => readCsv(path).records.map((r) => r.cells);
-    const fresh = rows(5, 3).map((r) => ({ ...r, priority: '2' }));
+    const fresh = rows(5, 3).map((r): Record<string, string> => ({ ...r, priority: '2' }));
     const sheet = DecisionSheet.open(path, SAMPLE_SHEET_LAYOUT, fresh.values(), { [Symbol.iterator]: () => saved().values() });
     try {
       const before = rows(6);
