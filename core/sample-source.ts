@@ -95,11 +95,15 @@ export function samplesInFiles(files: readonly { split: string; path: string }[]
     locatedIds,
     *readAt(positions) {
       const fds = new Map<number, number>();
+      // One buffer for every line read (grown to the longest): a line's bytes are text at once, and a
+      // buffer per line (past the small-buffer pool's size) would be memory allocated and freed per sample.
+      let buffer = Buffer.allocUnsafe(0);
       try {
         for (const at of positions) {
           let fd = fds.get(at.part);
           if (fd === undefined) fds.set(at.part, (fd = openSync(files[at.part].path, 'r')));
-          const bytes = Buffer.allocUnsafe(at.length);
+          if (buffer.length < at.length) buffer = Buffer.allocUnsafe(Math.max(at.length, 2 * buffer.length));
+          const bytes = buffer.subarray(0, at.length);
           for (let read = 0; read < at.length; ) {
             const n = readSync(fd, bytes, read, at.length - read, at.start + read);
             if (n === 0) throw new Error(`${files[at.part].path}: ended before the sample at byte ${at.start}; the file changed while it was read`);

@@ -17,7 +17,7 @@ import { QUEUE_FILE, queueKey, selectQueue, writeQueue, type QueueItem, type Que
 import { datasetLabel, sheetRow } from '../sheet.ts';
 import { DecisionSheet, SAMPLE_SHEET_LAYOUT, TOOL_SHEET_LAYOUT } from './decision-sheet.ts';
 import type { ItemKind } from './item-kind.ts';
-import { sampleItems } from './sample-items.ts';
+import { sampleItems, sampleTitle } from './sample-items.ts';
 import { toolItems } from './tool-items.ts';
 
 export interface ReviewSessionOptions {
@@ -90,15 +90,21 @@ export function openReviewSession(options: ReviewSessionOptions): ReviewSession 
   const { ctx, sources, validation } = readAndValidate(store, ref, existsSync(path) ? [{ path }] : [], options.pipeline, items.map((item) => item.itemId));
   refuseBrokenFile(path, validation.problems);
 
-  // Rows made and read as the sheet is written, never held together: each sample is read back by its position.
+  // Rows made and read as the sheet is written, never held together: each sample is read back by its
+  // position, once (its title for the item list is made then).
+  const titles = new Map<string, string>();
   const fresh = (function* () {
-    for (const item of items) yield sheetRow(ref, item, ctx.items.get(item.itemId)!, annotator);
+    for (const item of items) {
+      const sample = ctx.items.get(item.itemId)!;
+      titles.set(item.itemId, sampleTitle(sample));
+      yield sheetRow(ref, item, sample, annotator);
+    }
   })();
   const sheet = DecisionSheet.open(path, SAMPLE_SHEET_LAYOUT, fresh, cellsOf(sources));
   const reasons = new Map<string, QueueReason[]>();
   for (const [id, entries] of ctx.queue) reasons.set(id, entries[0].reasons);
   for (const item of items) reasons.set(item.itemId, item.reasons);
-  const kinds = [sampleItems({ sheet, ctx, reasons, annotator })];
+  const kinds = [sampleItems({ sheet, ctx, reasons, annotator, titles })];
   try {
     // Kept once the sheet's lock is held: a second server refused by it changes nothing.
     if (toKeep) writeFileAtomic(queueFile, JSON.stringify(toKeep, null, 1) + '\n');
