@@ -309,8 +309,8 @@ export function writeFileAtomic(path: string, content: string, options: { durabl
   if (options.durable) syncFolder(dirname(path));
 }
 
-/** `durable`: the rename itself reaches the disk (a decision saved is there after a power cut). */
-function syncFolder(dir: string): void {
+/** Syncs a folder, so that a rename in it reaches the disk (for `durable` writes: a decision saved is there after a power cut). */
+export function syncFolder(dir: string): void {
   const fd = openSync(dir, 'r');
   try {
     fsyncSync(fd);

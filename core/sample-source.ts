@@ -24,6 +24,11 @@ export interface SampleSource {
   inSplit(split: string): Iterable<Sample>;
   /** Every sample with its position. */
   located(): Iterable<{ sample: Sample; at: SampleAt }>;
+  /**
+   * Every sample's id with its position, the sample not decoded: for a pass that only finds samples
+   * (decoding each sample's nested texts makes objects that outlive the young generation's collections).
+   */
+  locatedIds(): Iterable<{ id: string; at: SampleAt }>;
   /** The samples at these positions, in the order given. */
   readAt(positions: Iterable<SampleAt>): Iterable<Sample>;
 }
@@ -39,6 +44,9 @@ export function samplesInMemory(given: readonly Sample[]): SampleSource {
     *located() {
       for (let i = 0; i < samples.length; i++) yield { sample: samples[i], at: { part: 0, start: i, length: 0 } };
     },
+    *locatedIds() {
+      for (let i = 0; i < samples.length; i++) yield { id: samples[i].id, at: { part: 0, start: i, length: 0 } };
+    },
     *readAt(positions) {
       for (const at of positions) yield samples[at.start];
     },
@@ -50,7 +58,8 @@ export function samplesInMemory(given: readonly Sample[]): SampleSource {
  * makes a line's record into its Sample (the store passes the line-form decoder; default: as it is).
  */
 export function samplesInFiles(files: readonly { split: string; path: string }[], decode: (line: unknown, where: string) => Sample = (line) => line as Sample): SampleSource {
-  const locatedIn = function* (parts: number[]): Generator<{ sample: Sample; at: SampleAt }> {
+  /** The parsed lines of the given parts (blank ones skipped), each with where it is. */
+  const linesIn = function* (parts: number[]): Generator<{ line: unknown; where: string; at: SampleAt }> {
     for (const part of parts) {
       const { path } = files[part];
       let number = 0;
@@ -58,11 +67,22 @@ export function samplesInFiles(files: readonly { split: string; path: string }[]
         number++;
         const text = bytes.toString('utf8');
         if (!text.trim()) continue;
-        yield { sample: decode(parseJsonLine(text, path, number), `${path}:${number}`), at: { part, start, length: bytes.length } };
+        yield { line: parseJsonLine(text, path, number), where: `${path}:${number}`, at: { part, start, length: bytes.length } };
       }
     }
   };
-  const located = () => locatedIn(files.map((_, part) => part));
+  const every = () => files.map((_, part) => part);
+  const locatedIn = function* (parts: number[]): Generator<{ sample: Sample; at: SampleAt }> {
+    for (const { line, where, at } of linesIn(parts)) yield { sample: decode(line, where), at };
+  };
+  const located = () => locatedIn(every());
+  /** A line's id read as the decoder reads it; a line without one is decoded, for the decoder's own error. */
+  const locatedIds = function* (): Generator<{ id: string; at: SampleAt }> {
+    for (const { line, where, at } of linesIn(every())) {
+      const id = (line as { id?: unknown } | null)?.id;
+      yield { id: typeof id === 'string' ? id : decode(line, where).id, at };
+    }
+  };
   return {
     splits: files.map((f) => f.split),
     *all() {
@@ -72,13 +92,18 @@ export function samplesInFiles(files: readonly { split: string; path: string }[]
       for (const { sample } of locatedIn(files.flatMap((f, part) => (f.split === split ? [part] : [])))) yield sample;
     },
     located,
+    locatedIds,
     *readAt(positions) {
       const fds = new Map<number, number>();
+      // One buffer for every line read (grown to the longest): a line's bytes are text at once, and a
+      // buffer per line (past the small-buffer pool's size) would be memory allocated and freed per sample.
+      let buffer = Buffer.allocUnsafe(0);
       try {
         for (const at of positions) {
           let fd = fds.get(at.part);
           if (fd === undefined) fds.set(at.part, (fd = openSync(files[at.part].path, 'r')));
-          const bytes = Buffer.allocUnsafe(at.length);
+          if (buffer.length < at.length) buffer = Buffer.allocUnsafe(Math.max(at.length, 2 * buffer.length));
+          const bytes = buffer.subarray(0, at.length);
           for (let read = 0; read < at.length; ) {
             const n = readSync(fd, bytes, read, at.length - read, at.start + read);
             if (n === 0) throw new Error(`${files[at.part].path}: ended before the sample at byte ${at.start}; the file changed while it was read`);

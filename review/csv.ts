@@ -25,6 +25,22 @@ export function toCsv(columns: readonly string[], rows: readonly Record<string, 
   return csvText([columns, ...rows.map((row) => columns.map((c) => row[c] ?? ''))], SHEET_LAYOUT);
 }
 
+/** A sheet's header record as `toCsv` begins it (the byte order mark first). */
+export function sheetHeaderText(columns: readonly string[]): string {
+  return csvText([columns], SHEET_LAYOUT);
+}
+
+/** One row of a sheet as `toCsv` writes it, its record delimiter included: a sheet is its header's text, then its rows'. */
+export function sheetRecordText(columns: readonly string[], row: Readonly<Record<string, string>>): string {
+  return csvText([columns.map((c) => row[c] ?? '')], { ...SHEET_LAYOUT, bom: false });
+}
+
+/** The cells of one record `sheetRecordText` wrote, escapes undone (`readCell`), in the order of `columns`. */
+export function parseSheetRecord(text: string): string[] {
+  const [cells = []] = parse(text, { bom: false, delimiter: ',', record_delimiter: '\r\n', relax_column_count: true }) as string[][];
+  return cells.map((cell) => readCell(cell).text);
+}
+
 /** A sheet written row by row as the rows come (the bytes `toCsv` gives), whole or not at all. */
 export function writeCsvSheet(path: string, columns: readonly string[], rows: Iterable<Record<string, string>>): void {
   function* records(): Generator<readonly string[]> {

@@ -10,8 +10,8 @@ export interface SampleLookup {
 
 /**
  * The samples of the `wanted` item ids (any sample can be reviewed, queued or not): found in one
- * pass over the version, where only their positions are kept, and read back one at a time when asked
- * for. A version is never held whole: what is kept grows with the sheets and the queue, not the version.
+ * pass over the version's sample ids (no sample decoded), where only their positions are kept, and
+ * read back one at a time when asked for. A version is never held whole: what is kept grows with the sheets and the queue, not the version.
  * A sample is read again each time it is asked for (a pread and one line parsed): samples kept a few
  * asks long outlive the young generation's collections, so a pass over a sheet moved each one to the
  * old generation, where they piled up until a full collection.
@@ -20,12 +20,12 @@ export function versionItems(ref: Pick<VersionRef, 'name' | 'version'>, source: 
   const want = new Set(wanted);
   const found = new Map<string, { sampleId: string; at: SampleAt }>();
   if (want.size) {
-    for (const { sample, at } of source.located()) {
-      const id = itemIdOf(ref, sample.id);
+    for (const { id: sampleId, at } of source.locatedIds()) {
+      const id = itemIdOf(ref, sampleId);
       if (!want.has(id)) continue;
       const clash = found.get(id);
-      if (clash && clash.sampleId !== sample.id) throw new Error(`item id ${id} is shared by samples ${clash.sampleId} and ${sample.id}`);
-      found.set(id, { sampleId: sample.id, at });
+      if (clash && clash.sampleId !== sampleId) throw new Error(`item id ${id} is shared by samples ${clash.sampleId} and ${sampleId}`);
+      found.set(id, { sampleId, at });
     }
   }
   return {

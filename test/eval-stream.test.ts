@@ -41,6 +41,7 @@ function counted(source: SampleSource): SampleSource & { read: number } {
     },
     inSplit: (split: string) => source.inSplit(split),
     located: () => source.located(),
+    locatedIds: () => source.locatedIds(),
     readAt: (positions: Parameters<SampleSource['readAt']>[0]) => source.readAt(positions),
   };
   return counter;

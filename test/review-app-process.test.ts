@@ -1,10 +1,11 @@
 import type { ChildProcess } from 'node:child_process';
-import { readdirSync, watch } from 'node:fs';
+import { readdirSync, readFileSync, watch } from 'node:fs';
 import { request } from 'node:http';
 import { createServer } from 'node:net';
 import { basename, dirname } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { Sample } from '../core/records.ts';
+import { readCsv, toCsv } from '../review/csv.ts';
 import { itemIdOf } from '../review/queue.ts';
 import { publishReviewDataset, reviewSamples } from './fixtures/review/dataset.ts';
 import { readRawSheet } from './fixtures/review/sheets.ts';
@@ -213,12 +214,14 @@ describe('review serve as a process', () => {
     expect(JSON.parse(imported.out)).toMatchObject({ status: 'published', counts: { decided: 2, rejected: 1, accepted: 1 } });
   });
 
-  it('removes the temporary files a kill -9 in the middle of a save leaves, at the next start and on exit', { timeout: 300_000 }, async () => {
+  it('a kill -9 in the middle of a save leaves a whole sheet holding every acknowledged decision, and temporary files removed at the next start and on exit', { timeout: 300_000 }, async () => {
     const { home, ref } = dataset(600);
     const items = Array.from({ length: 600 }, (_, i) => itemIdOf(ref, `rv-${String(i).padStart(4, '0')}`));
     let file = '';
     let stale = 0;
     let kills = 0;
+    /** Item → the decision the server acknowledged (200) for it: each must be in the file after any kill. */
+    const acknowledged = new Map<string, string>();
     // Decisions saved back to back; after the first few, kill -9 the moment a save's temporary file
     // appears (a save writes, syncs and renames it): until a kill has left one behind, at least 3 kills.
     while (kills < 3 || (stale === 0 && kills < 15)) {
@@ -233,7 +236,12 @@ describe('review serve as a process', () => {
       const writer = async (lane: number) => {
         for (let i = lane; !stop; i += 4) {
           try {
-            if ((await post(port, `/${token}/api/items/${items[i % items.length]}`, { decision: i % 3 ? 'accept' : 'reject' })).status === 200) saved++;
+            // An item always gets the same decision (600 is a multiple of 3): a save not yet acknowledged never undoes one that was.
+            const decision = i % 3 ? 'accept' : 'reject';
+            if ((await post(port, `/${token}/api/items/${items[i % items.length]}`, { decision })).status === 200) {
+              saved++;
+              acknowledged.set(items[i % items.length], decision);
+            }
           } catch {
             return; // the server is gone
           }
@@ -247,6 +255,13 @@ describe('review serve as a process', () => {
       await Promise.all(lanes);
       kills++;
       stale = leftovers(file).length;
+      // The sheet in place is whole, exactly as toCsv writes its rows, and holds every acknowledged decision.
+      const sheet = readCsv(file);
+      expect(sheet.problems).toEqual([]);
+      expect(sheet.records).toHaveLength(items.length);
+      expect(readFileSync(file, 'utf8')).toBe(toCsv(sheet.header, sheet.records.map((r) => r.cells)));
+      const decided = new Map(sheet.records.map((r) => [r.cells.item_id, r.cells.decision]));
+      expect([...acknowledged].filter(([id, decision]) => decided.get(id) !== decision)).toEqual([]);
     }
     expect(stale, `no kill out of ${kills} landed inside a save`).toBeGreaterThan(0);
 

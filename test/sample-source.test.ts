@@ -44,6 +44,8 @@ describe('sample sources', () => {
       expect([...source.inSplit('nothing')]).toEqual([]);
       const located = [...source.located()];
       expect([...source.readAt(located.map((l) => l.at).reverse())]).toEqual(bySplit.reverse());
+      // The ids alone, at the same positions.
+      expect([...source.locatedIds()]).toEqual(located.map((l) => ({ id: l.sample.id, at: l.at })));
     });
 
     it(`${kind}: orderOf sorts keys and positions only, inOrder reads the samples back in that order (ties kept in input order)`, () => {
@@ -57,6 +59,22 @@ describe('sample sources', () => {
       expect(read.every((r) => r.key === r.sample.category)).toBe(true);
     });
   }
+
+  it('locatedIds reads each line\'s id without decoding the sample; a line without an id gets the decoder\'s own error', () => {
+    const samples = makeSamples(4);
+    const path = join(dir, 'ids.jsonl');
+    writeFileSync(path, samples.map((s) => JSON.stringify(s) + '\n').join(''));
+    let decoded = 0;
+    const source = samplesInFiles([{ split: 'train', path }], (line) => (decoded++, line as Sample));
+    expect([...source.locatedIds()].map((l) => l.id)).toEqual(samples.map((s) => s.id));
+    expect(decoded).toBe(0);
+    writeFileSync(path, `${JSON.stringify(samples[0])}\n${JSON.stringify({ ...samples[1], id: 7 })}\n`);
+    const strict = samplesInFiles([{ split: 'train', path }], (line, where) => {
+      if (typeof (line as Sample).id !== 'string') throw new Error(`${where}: id should be text`);
+      return line as Sample;
+    });
+    expect(() => [...strict.locatedIds()]).toThrow(/ids\.jsonl:2: id should be text/);
+  });
 
   it('a file that shrank after its positions were taken is an error naming it, not a wrong sample', () => {
     const path = join(dir, 'shrinks.jsonl');

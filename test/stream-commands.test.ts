@@ -41,6 +41,10 @@ class CountingStore extends DatasetStore {
         store.passes++;
         yield* source.located();
       },
+      *locatedIds() {
+        store.passes++;
+        yield* source.locatedIds();
+      },
       *readAt(positions) {
         for (const sample of source.readAt(positions)) {
           store.readBack++;

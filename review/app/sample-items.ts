@@ -39,6 +39,14 @@ export interface SampleItemsOptions {
   /** Item id → why it is queued (items kept from an earlier queue use their entry there). */
   reasons: Map<string, QueueReason[]>;
   annotator: string;
+  /** Titles already made (`sampleTitle`), by item id: the session makes them as it writes the sheet, from the samples it reads then. */
+  titles?: Map<string, string>;
+}
+
+/** A sample's line in the item list: its id and the start of its first user turn. */
+export function sampleTitle(sample: Sample): string {
+  const query = sample.dialogue.find((t) => t.role === 'user')?.content ?? '';
+  return `${sample.id} · ${query.replace(/\s+/g, ' ').slice(0, 90)}`;
 }
 
 /** The label a reason is counted under in the page ("failed check arg-grounded", "flagged review:x", "random sample"). */
@@ -52,30 +60,26 @@ export function reasonLabel(reason: QueueReason): string {
  */
 export function sampleItems(options: SampleItemsOptions): ItemKind {
   const { sheet, ctx, annotator } = options;
-  const sampleOf = (id: string): Sample | undefined => (sheet.row(id) ? ctx.items.get(id) : undefined);
+  const sampleOf = (id: string): Sample | undefined => (sheet.has(id) ? ctx.items.get(id) : undefined);
 
   // The list shows every item's title: kept once made, so listing does not read each sample again.
-  const titles = new Map<string, string>();
+  const titles = options.titles ?? new Map<string, string>();
   const titleOf = (id: string): string => {
     let title = titles.get(id);
-    if (title === undefined) {
-      const sample = ctx.items.get(id)!;
-      const query = sample.dialogue.find((t) => t.role === 'user')?.content ?? '';
-      titles.set(id, (title = `${sample.id} · ${query.replace(/\s+/g, ' ').slice(0, 90)}`));
-    }
+    if (title === undefined) titles.set(id, (title = sampleTitle(ctx.items.get(id)!)));
     return title;
   };
 
   const summary = (id: string): ItemSummary | undefined => {
-    const row = sheet.row(id);
-    if (!row) return undefined;
+    const decision = sheet.decision(id);
+    if (decision === undefined) return undefined;
     const reasons = options.reasons.get(id);
     return {
       id,
       kind: 'sample',
       title: titleOf(id),
       reasons: reasons ? [...new Set(reasons.map(reasonLabel))] : ['not in the current queue'],
-      decision: row.decision || null,
+      decision: decision || null,
     };
   };
 

@@ -7,7 +7,7 @@ import { writeFileAtomic } from '../../core/jsonl.ts';
 import type { DatasetStore, VersionRef } from '../../core/store.ts';
 import type { ToolReview } from '../../core/tool-review.ts';
 import { readAndValidate } from '../import.ts';
-import type { ImportProblem } from '../rows.ts';
+import type { ImportProblem, SheetSource } from '../rows.ts';
 import { readSheetFile } from '../sources.ts';
 import { toolReviewContext } from '../tool-export.ts';
 import { validateToolSheets } from '../tool-import.ts';
@@ -17,7 +17,7 @@ import { QUEUE_FILE, queueKey, selectQueue, writeQueue, type QueueItem, type Que
 import { datasetLabel, sheetRow } from '../sheet.ts';
 import { DecisionSheet, SAMPLE_SHEET_LAYOUT, TOOL_SHEET_LAYOUT } from './decision-sheet.ts';
 import type { ItemKind } from './item-kind.ts';
-import { sampleItems } from './sample-items.ts';
+import { sampleItems, sampleTitle } from './sample-items.ts';
 import { toolItems } from './tool-items.ts';
 
 export interface ReviewSessionOptions {
@@ -90,13 +90,21 @@ export function openReviewSession(options: ReviewSessionOptions): ReviewSession 
   const { ctx, sources, validation } = readAndValidate(store, ref, existsSync(path) ? [{ path }] : [], options.pipeline, items.map((item) => item.itemId));
   refuseBrokenFile(path, validation.problems);
 
-  const fresh = items.map((item) => sheetRow(ref, item, ctx.items.get(item.itemId)!, annotator));
-  const saved = sources.flatMap((source) => [...source.rows].map((row) => row.cells));
-  const sheet = DecisionSheet.open(path, SAMPLE_SHEET_LAYOUT, fresh, saved);
+  // Rows made and read as the sheet is written, never held together: each sample is read back by its
+  // position, once (its title for the item list is made then).
+  const titles = new Map<string, string>();
+  const fresh = (function* () {
+    for (const item of items) {
+      const sample = ctx.items.get(item.itemId)!;
+      titles.set(item.itemId, sampleTitle(sample));
+      yield sheetRow(ref, item, sample, annotator);
+    }
+  })();
+  const sheet = DecisionSheet.open(path, SAMPLE_SHEET_LAYOUT, fresh, cellsOf(sources));
   const reasons = new Map<string, QueueReason[]>();
   for (const [id, entries] of ctx.queue) reasons.set(id, entries[0].reasons);
   for (const item of items) reasons.set(item.itemId, item.reasons);
-  const kinds = [sampleItems({ sheet, ctx, reasons, annotator })];
+  const kinds = [sampleItems({ sheet, ctx, reasons, annotator, titles })];
   try {
     // Kept once the sheet's lock is held: a second server refused by it changes nothing.
     if (toKeep) writeFileAtomic(queueFile, JSON.stringify(toKeep, null, 1) + '\n');
@@ -107,6 +115,15 @@ export function openReviewSession(options: ReviewSessionOptions): ReviewSession 
     throw error;
   }
   return { dataset: datasetLabel(ref), annotator, queueFile, queueNote, kinds, close: () => kinds.forEach((kind) => kind.close()) };
+}
+
+/** The cells of every row of the sheets, read from their files again on each pass. */
+function cellsOf(sources: SheetSource[]): Iterable<Record<string, string>> {
+  return {
+    *[Symbol.iterator]() {
+      for (const source of sources) for (const row of source.rows) yield row.cells;
+    },
+  };
 }
 
 /** A decisions file read back with problems (edited by hand) is refused: nothing would import it. */
@@ -130,7 +147,7 @@ function openToolItems(store: DatasetStore, ref: VersionRef, annotator: string, 
   const saved = existsSync(path) ? [readSheetFile(path)] : [];
   refuseBrokenFile(path, validateToolSheets(saved, ref, ctx).problems);
   const fresh = [...ctx.questions.values()].map((q) => toolSheetRow(ref, q, annotator));
-  const sheet = DecisionSheet.open(path, TOOL_SHEET_LAYOUT, fresh, saved.flatMap((s) => [...s.rows].map((r) => r.cells as ToolSheetRow)));
+  const sheet = DecisionSheet.open(path, TOOL_SHEET_LAYOUT, fresh, cellsOf(saved) as Iterable<ToolSheetRow>);
   return toolItems({ sheet, ref, ctx, library: store.tools(ref), annotator });
 }
 

@@ -52,10 +52,10 @@ export function toolItems(options: ToolItemsOptions): ItemKind {
   const library = new Map(options.library.map((t) => [t.name, t]));
 
   const summary = (id: string): ItemSummary | undefined => {
-    const row = sheet.row(id);
+    const decision = sheet.decision(id);
     const question = ctx.questions.get(id);
-    if (!row || !question) return undefined;
-    return { id, kind: 'tools', title: question.tools.map((t) => t.name).join(' · '), reasons: [reasonLabel(question.kind)], decision: decisionKind(row.decision) };
+    if (decision === undefined || !question) return undefined;
+    return { id, kind: 'tools', title: question.tools.map((t) => t.name).join(' · '), reasons: [reasonLabel(question.kind)], decision: decisionKind(decision) };
   };
 
   return {
