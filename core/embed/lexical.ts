@@ -233,7 +233,7 @@ class FeatureTable {
 /** The lexical embedder: also embeds synchronously. */
 export interface LexicalEmbedder extends Embedder {
   embedSync(texts: string[]): Float32Array[];
-  embedSparse(texts: string[]): Promise<SparseVector[]>;
+  embedSparse(texts: string[]): SparseVector[];
 }
 
 export function lexicalEmbedder(options: LexicalOptions = {}): LexicalEmbedder {
@@ -347,7 +347,7 @@ export function lexicalEmbedder(options: LexicalOptions = {}): LexicalEmbedder {
     async embed(texts: string[]): Promise<Float32Array[]> {
       return embedSync(texts);
     },
-    async embedSparse(texts: string[]): Promise<SparseVector[]> {
+    embedSparse(texts: string[]): SparseVector[] {
       return sparseOf(texts, ownFrequencies(texts), texts.length);
     },
     fit(corpus: string[]): LexicalEmbedder {
@@ -359,7 +359,7 @@ export function lexicalEmbedder(options: LexicalOptions = {}): LexicalEmbedder {
         dim,
         embedSync: fitted,
         embed: async (texts) => fitted(texts),
-        embedSparse: async (texts) => sparseOf(texts, documentFrequency, corpus.length),
+        embedSparse: (texts) => sparseOf(texts, documentFrequency, corpus.length),
       };
     },
   };

@@ -15,10 +15,11 @@ export interface Embedder {
    */
   fit?(corpus: string[]): Embedder;
   /**
-   * The vectors `embed` gives, by their non-zero numbers, for an embedder whose vectors are mostly
-   * zeros (the lexical one's): the same numbers bit for bit, without a dense array per text.
+   * The vectors `embed` gives, by their non-zero numbers, at once: for an embedder that needs no I/O
+   * and whose vectors are mostly zeros (the lexical one), the same numbers bit for bit, without a
+   * dense array per text.
    */
-  embedSparse?(texts: string[]): Promise<SparseVector[]>;
+  embedSparse?(texts: string[]): SparseVector[];
 }
 
 /** A vector of `dim` numbers given by its non-zero ones: their positions, ascending, and the numbers there. */

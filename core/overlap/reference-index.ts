@@ -233,7 +233,7 @@ export class ReferenceIndex {
   private counts = new Uint32Array(0);
   /** The reference samples a query met, in the order met (each once). */
   private touched = new Int32Array(0);
-  private query = new Float32Array(0);
+  private dense = new Float32Array(0);
 
   private constructor(
     readonly set: Omit<ReferenceSet, 'samples'>,
@@ -300,11 +300,39 @@ export class ReferenceIndex {
     return [...this.grams.values(), this.exactCalls, this.nearCalls, this.words, this.buckets].reduce((sum, p) => sum + p.bytes, 0) + this.vectors.bytes + this.nearSizes.length * 2;
   }
 
+  /** Whether `matchNow` can be used: the embedding level is not measured, or its embedder embeds at once (no I/O). */
+  get synchronous(): boolean {
+    return !this.embeds || !!this.embedder!.embedSparse;
+  }
+
+  /** The embedding level is measured with vectors (an embedder, and a reference text with words). */
+  private get embeds(): boolean {
+    return this.settings.levels.includes('embedding') && !!this.embedder && this.dim > 0;
+  }
+
   /** Each sample's best score per level against this reference set. */
   async match(samples: readonly Sample[]): Promise<Map<OverlapLevel, LevelMatch>[]> {
-    const { levels } = this.settings;
+    const query = this.queryOf(samples);
+    return this.scored(samples, query, query.embedded.length ? await sparseVectors(this.embedder!, query.embedded.map((i) => query.texts[i])) : []);
+  }
+
+  /** `match` at once, when the index is `synchronous`. */
+  matchNow(samples: readonly Sample[]): Map<OverlapLevel, LevelMatch>[] {
+    if (!this.synchronous) throw new Error(`the overlap index of ${this.set.name} embeds through ${this.embedder!.id}, which cannot embed at once: use match`);
+    const query = this.queryOf(samples);
+    return this.scored(samples, query, query.embedded.length ? this.embedder!.embedSparse!(query.embedded.map((i) => query.texts[i])) : []);
+  }
+
+  /** The samples' user texts, their words, and which of them are embedded: a text without words is not, its vector would stand for nothing but emptiness. */
+  private queryOf(samples: readonly Sample[]): { texts: string[]; tokens: string[][]; embedded: number[] } {
     const texts = samples.map(userText);
     const tokens = texts.map(words);
+    const embedded = this.embeds ? tokens.flatMap((t, i) => (t.length ? [i] : [])) : [];
+    return { texts, tokens, embedded };
+  }
+
+  private scored(samples: readonly Sample[], { tokens, embedded }: { tokens: string[][]; embedded: number[] }, vectors: readonly SparseVector[]): Map<OverlapLevel, LevelMatch>[] {
+    const { levels } = this.settings;
     const results = samples.map(() => new Map<OverlapLevel, LevelMatch>());
     for (const n of this.settings.ngrams) {
       const level = `ngram-${n}` as OverlapLevel;
@@ -323,11 +351,8 @@ export class ReferenceIndex {
       });
     }
     if (levels.includes('embedding')) {
-      // A text without words is not embedded: its vector would stand for nothing but emptiness.
       for (const result of results) result.set('embedding', { score: 0, ref: -1 });
-      const given = texts.map((text, i) => ({ text, i })).filter(({ i }) => tokens[i].length > 0);
-      const vectors = this.embedder && this.dim && given.length ? await sparseVectors(this.embedder, given.map((g) => g.text)) : [];
-      given.forEach(({ i }, k) => results[i].set('embedding', this.matchVector(vectors[k], tokens[i])));
+      embedded.forEach((i, k) => results[i].set('embedding', this.matchVector(vectors[k], tokens[i])));
     }
     return results;
   }
@@ -424,7 +449,7 @@ export class ReferenceIndex {
     const byBuckets = best(touched, met, hits, CANDIDATES);
     for (let k = 0; k < met; k++) hits[touched[k]] = 0;
     // The query as a dense vector for the cosines (scratch, cleared after).
-    const query = this.query.length === vector.dim ? this.query : (this.query = new Float32Array(vector.dim));
+    const query = this.dense.length === vector.dim ? this.dense : (this.dense = new Float32Array(vector.dim));
     for (let k = 0; k < indices.length; k++) query[indices[k]] = values[k];
     let result: LevelMatch = { score: 0, ref: -1 };
     const compare = (ref: number) => {
