@@ -123,11 +123,13 @@ class QuantisedVectors {
   }
 
   /** The cosine of a dense vector (of norm `norm`) with reference vector `ref`. */
-  cosine(query: Float32Array, norm: number, ref: number): number {
+  cosine(query: Float64Array, norm: number, ref: number): number {
     const refNorm = this.norms[ref];
     if (!norm || !refNorm) return 0;
+    const { indices, values } = this;
+    const end = this.starts[ref + 1];
     let dot = 0;
-    for (let k = this.starts[ref]; k < this.starts[ref + 1]; k++) dot += query[this.indices[k]] * this.values[k];
+    for (let k = this.starts[ref]; k < end; k++) dot += query[indices[k]] * values[k];
     return (dot * this.scales[ref]) / (norm * refNorm);
   }
 
@@ -143,7 +145,7 @@ class Hyperplanes {
    * vector's sides are summed over its non-zero entries in one pass through contiguous memory, each
    * plane's sum in the same order (and so to the same number) as plane by plane.
    */
-  private byDim = new Float32Array(0);
+  private byDim = new Float64Array(0);
   private readonly sides = new Float64Array(BANDS * BAND_BITS);
   private dim = 0;
 
@@ -156,7 +158,13 @@ class Hyperplanes {
     for (let k = 0; k < indices.length; k++) {
       const at = indices[k] * planes;
       const value = values[k];
-      for (let p = 0; p < planes; p++) sides[p] += byDim[at + p] * value;
+      // Four planes a step (BANDS * BAND_BITS is a multiple of 4): each plane's sum still in the order of the entries.
+      for (let p = 0; p < planes; p += 4) {
+        sides[p] += byDim[at + p] * value;
+        sides[p + 1] += byDim[at + p + 1] * value;
+        sides[p + 2] += byDim[at + p + 2] * value;
+        sides[p + 3] += byDim[at + p + 3] * value;
+      }
     }
     const keys: number[] = [];
     for (let band = 0; band < BANDS; band++) {
@@ -171,9 +179,10 @@ class Hyperplanes {
     const rng = new Rng(0x0ddba11);
     const planes = BANDS * BAND_BITS;
     this.dim = dim;
-    this.byDim = new Float32Array(planes * dim);
+    // Held as doubles, each rounded to a float (the numbers drawn are floats): no conversion in the sums.
+    this.byDim = new Float64Array(planes * dim);
     // Gaussian directions (Box–Muller) make the bits depend on the angle between vectors alone; drawn plane by plane.
-    for (let p = 0; p < planes; p++) for (let d = 0; d < dim; d++) this.byDim[d * planes + p] = Math.sqrt(-2 * Math.log(1 - rng.next())) * Math.cos(2 * Math.PI * rng.next());
+    for (let p = 0; p < planes; p++) for (let d = 0; d < dim; d++) this.byDim[d * planes + p] = Math.fround(Math.sqrt(-2 * Math.log(1 - rng.next())) * Math.cos(2 * Math.PI * rng.next()));
   }
 }
 
@@ -233,7 +242,7 @@ export class ReferenceIndex {
   private counts = new Uint32Array(0);
   /** The reference samples a query met, in the order met (each once). */
   private touched = new Int32Array(0);
-  private dense = new Float32Array(0);
+  private dense = new Float64Array(0);
 
   private constructor(
     readonly set: Omit<ReferenceSet, 'samples'>,
@@ -449,7 +458,7 @@ export class ReferenceIndex {
     const byBuckets = best(touched, met, hits, CANDIDATES);
     for (let k = 0; k < met; k++) hits[touched[k]] = 0;
     // The query as a dense vector for the cosines (scratch, cleared after).
-    const query = this.dense.length === vector.dim ? this.dense : (this.dense = new Float32Array(vector.dim));
+    const query = this.dense.length === vector.dim ? this.dense : (this.dense = new Float64Array(vector.dim));
     for (let k = 0; k < indices.length; k++) query[indices[k]] = values[k];
     let result: LevelMatch = { score: 0, ref: -1 };
     const compare = (ref: number) => {
