@@ -418,6 +418,24 @@ export class ReferenceIndex {
     return result;
   }
 
+  /** The distinct words of a text the reference samples have, by their hash, with how many have each: rarest first (of equals, the first in the text). */
+  private byRarity(tokens: readonly string[]): { key: number; df: number }[] {
+    const seen = new Set<string>();
+    const found: { key: number; df: number }[] = [];
+    for (const word of tokens) {
+      if (seen.has(word)) continue;
+      seen.add(word);
+      const key = hash53(word);
+      const df = this.words.count(key);
+      if (df === 0) continue;
+      // Insertion keeps the order stable: after every word as rare or rarer.
+      let at = found.length;
+      while (at > 0 && found[at - 1].df > df) at--;
+      found.splice(at, 0, { key, df });
+    }
+    return found;
+  }
+
   /** The closest reference vector among the candidates of the word index and the LSH buckets. */
   private matchVector(vector: SparseVector, tokens: string[]): LevelMatch {
     const { indices, values } = vector;
@@ -428,9 +446,8 @@ export class ReferenceIndex {
     const touched = this.touched;
     let reached = 0;
     // Words, rarest first, until the budget of postings read is spent.
-    const byRarity = [...new Set(tokens)].map((word) => hash53(word)).map((key) => ({ key, df: this.words.count(key) })).filter((w) => w.df > 0).sort((a, b) => a.df - b.df);
     let read = 0;
-    for (const { key, df } of byRarity) {
+    for (const { key, df } of this.byRarity(tokens)) {
       if (read > 0 && read + df > WORD_BUDGET) break;
       read += df;
       const weight = Math.log(1 + this.ids.length / df);
