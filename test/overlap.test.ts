@@ -11,14 +11,14 @@ import { sampleToLine } from '../core/line-form.ts';
 import { OfflineGateway } from '../core/llm/offline.ts';
 import { callSignatures } from '../core/overlap/calls.ts';
 import { OverlapConfig } from '../core/overlap/config.ts';
-import type { OverlapSummary } from '../core/overlap/gate.ts';
+import { OverlapAtPublishing, overlapForPublishing, type OverlapSummary } from '../core/overlap/gate.ts';
 import { measureOverlap, type OverlapHit } from '../core/overlap/measure.ts';
 import { ngramHashes, words } from '../core/overlap/text.ts';
 import { definePipeline } from '../core/pipeline.ts';
-import { Sample, type Call, type Json, type ToolSpec } from '../core/records.ts';
-import { runPipeline } from '../core/run.ts';
+import { Sample, type Call, type Json, type Rejection, type ToolSpec } from '../core/records.ts';
+import { DistinctTools, runPipeline } from '../core/run.ts';
 import { sourceStage } from '../core/stage.ts';
-import { DatasetStore } from '../core/store.ts';
+import { DatasetStore, SampleFiles } from '../core/store.ts';
 import { commonExporters } from '../stages/export/index.ts';
 import { readDatasetCard } from './helpers/dataset-card.ts';
 import { versionRejects, versionSamples } from './helpers/version.ts';
@@ -298,6 +298,50 @@ describe('the gate at publishing', () => {
       },
     ]);
     expect(result.manifest!.stats.testOverlap).toMatchObject({ mode: 'reject', rejected: 1 });
+  });
+
+  it('measures the samples as the gate writes them (in memory) as it measures them read back from its files: same summary, same rejects in the same order, same files kept', async () => {
+    // Splits written side by side, with samples to reject in two of them: the kept files and the
+    // rejects follow the data files' order (split after split), not the order the samples came in.
+    const texts = ['I need a hotel room in Bergen for two nights starting on Friday next week.', 'Play some jazz in the kitchen while I cook dinner for my family tonight.', 'What will the weather be like in Oslo for the next three days, in Celsius please?', 'Remind me to call the dentist about my appointment on Thursday afternoon.'];
+    const samples = Array.from({ length: 40 }, (_, i) =>
+      sample(`s${i}`, `${texts[i % 4]}${i % 3 ? ` (${i})` : ''}`, i % 4 === 2 ? [call('c1', 'GetWeather', { city: 'Oslo', unit: 'Celsius', days: 3 })] : [call('c1', 'BookHotel', { city: `Town ${i}`, nights: i })], { split: ['train', 'test', 'ood'][i % 3], category: `k${i % 2}` }),
+    );
+    const references = [...referenceSamples, sample('ref-hotel', texts[0], [call('c1', 'BookHotel', { city: 'Bergen', nights: 2 })])];
+    for (const mode of ['report', 'reject'] as const) {
+      const outcomes: { summary: OverlapSummary; rejects: Rejection[]; kept: string[][]; tools?: string[] }[] = [];
+      for (const inMemory of [false, true]) {
+        const at = mkdtempSync(join(tmpdir(), 'tk-overlap-memory-'));
+        const files = new SampleFiles(join(at, 'data'));
+        for (const s of samples) files.add(s);
+        const prepared = files.close();
+        const options = {
+          config: OverlapConfig.parse({ mode }),
+          references: [{ name: 'planted', kind: 'file' as const, path: '-', samples: () => references }],
+          missing: [],
+          embedder: createEmbedder(OverlapConfig.parse({}).embedder, { stage: 'test' }),
+          dir: join(at, 'publish'),
+          toolLibrary: () => new DistinctTools(),
+        };
+        let result;
+        if (inMemory) {
+          const measuring = (await OverlapAtPublishing.start(options))!;
+          for (const s of samples) measuring.add(s);
+          result = await measuring.end(prepared);
+        } else result = await overlapForPublishing(prepared, options);
+        const kept = Object.keys(result.prepared.splits).map((split) => [split, readFileSync(join(result.prepared.dir, `${split}.jsonl`), 'utf8')]);
+        outcomes.push({ summary: result.summary, rejects: [...result.rejects()], kept, tools: result.tools?.map((t) => t.name) });
+      }
+      expect(outcomes[1]).toEqual(outcomes[0]);
+      expect(outcomes[0].summary.total.planted.any).toBeGreaterThan(10);
+      if (mode === 'reject') {
+        expect(outcomes[0].rejects.map((r) => r.recordId)).toEqual(
+          ['train', 'test', 'ood'].flatMap((split) => outcomes[0].rejects.filter((r) => (r.record as Sample).split === split).map((r) => r.recordId)),
+        );
+        expect(new Set(outcomes[0].rejects.map((r) => (r.record as Sample).split)).size).toBeGreaterThan(1);
+        expect(outcomes[0].rejects.length).toBe(outcomes[0].summary.rejected);
+      }
+    }
   });
 
   it('stops before the run when a reference the config names is not there', async () => {

@@ -234,9 +234,11 @@ class FeatureTable {
 export interface LexicalEmbedder extends Embedder {
   embedSync(texts: string[]): Float32Array[];
   embedSparse(texts: string[]): SparseVector[];
+  /** Present on an embedder not fitted yet. */
+  fit?(corpus: string[]): LexicalEmbedder;
 }
 
-export function lexicalEmbedder(options: LexicalOptions = {}): LexicalEmbedder {
+export function lexicalEmbedder(options: LexicalOptions = {}): LexicalEmbedder & { fit(corpus: string[]): LexicalEmbedder } {
   const dim = options.dim ?? 2048;
   const ngrams = options.ngrams ?? [3, 4];
   const given = { ...DEFAULT_SHARES, ...options.views };
