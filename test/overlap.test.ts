@@ -17,7 +17,7 @@ import { ngramHashes, words } from '../core/overlap/text.ts';
 import { definePipeline } from '../core/pipeline.ts';
 import { Sample, type Call, type Json, type Rejection, type ToolSpec } from '../core/records.ts';
 import { DistinctTools, runPipeline } from '../core/run.ts';
-import { sourceStage } from '../core/stage.ts';
+import { scanStage, sourceStage } from '../core/stage.ts';
 import { DatasetStore, SampleFiles } from '../core/store.ts';
 import { commonExporters } from '../stages/export/index.ts';
 import { readDatasetCard } from './helpers/dataset-card.ts';
@@ -246,14 +246,15 @@ describe('the gate at publishing', () => {
     sample('leaked', 'What will the weather be like in Oslo for the next three days, in Celsius please?', [call('c1', 'GetWeather', { city: 'Oslo', unit: 'Celsius', days: 3 })]),
     sample('fresh', 'Book me a hotel in Tromsø for four nights, starting on the first of March.', [call('c1', 'BookHotel', { city: 'Tromsø', nights: 4 })]),
   ];
-  const pipelineWith = (mode: 'report' | 'reject', file: string) =>
+  const pipelineWith = (mode: 'report' | 'reject', file: string, scanLast = false) =>
     definePipeline({
       name: 'overlapping',
       benchmark: 'planted',
       description: 'two samples, one a copy of a test item',
       configSchema: z.object({ testOverlap: OverlapConfig }),
       sourceFiles: () => [],
-      stages: () => [sourceStage({ name: 'make', version: 1, output: Sample, load: () => made })],
+      // With a scan stage last, the early gate sees every sample as it is written.
+      stages: () => [sourceStage({ name: 'make', version: 1, output: Sample, load: () => made }), ...(scanLast ? [scanStage({ name: 'pass', version: 1, input: Sample, output: Sample, run: (s: Sample) => s })] : [])],
       exports: commonExporters,
       testOverlap: (config) => ({ ...config.testOverlap, mode, against: [file] }),
     });
@@ -342,6 +343,24 @@ describe('the gate at publishing', () => {
         expect(outcomes[0].rejects.length).toBe(outcomes[0].summary.rejected);
       }
     }
+  });
+
+  it('publishes after a resume, its last stage run in an earlier process and its files measured, what a run in one go publishes', async () => {
+    const at = mkdtempSync(join(tmpdir(), 'tk-overlap-resume-'));
+    const file = join(at, 'test-set.jsonl');
+    writeFileSync(file, referenceSamples.map((s) => JSON.stringify(s)).join('\n') + '\n');
+    const run = (home: string, more: Partial<Parameters<typeof runPipeline>[0]> = {}) => runPipeline({ pipeline: pipelineWith('reject', file, true), llm: new OfflineGateway(42), home, cwd: at, projectDir: PROJECT, progress: { quiet: true }, ...more });
+    // Stopped after its last stage (too few samples for the yield asked), then resumed.
+    const stopped = await run(join(at, 'resumed'), { minYield: 2 }).catch((error: Error) => error);
+    const runId = /--resume (\S+)/.exec(String((stopped as Error).message))![1];
+    const resumed = await run(join(at, 'resumed'), { resume: runId });
+    const inOneGo = await run(join(at, 'one-go'));
+    const published = (result: typeof inOneGo, home: string) => {
+      const store = new DatasetStore(join(at, home));
+      return { samples: versionSamples(store, result.ref!), rejects: versionRejects(store, result.ref!), tools: store.tools(result.ref!), overlap: result.manifest!.stats.testOverlap };
+    };
+    expect(published(resumed, 'resumed')).toEqual(published(inOneGo, 'one-go'));
+    expect(published(resumed, 'resumed').rejects.map((r) => r.recordId)).toEqual(['leaked']);
   });
 
   it('stops before the run when a reference the config names is not there', async () => {
