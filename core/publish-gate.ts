@@ -42,6 +42,8 @@ export interface GateOptions {
   dir: string;
   /** The run's record texts: a sample's parts the last stage wrote are not serialised again. */
   texts?: JsonTexts;
+  /** Told each sample written to the data files, in their order (what publishing measures next sees them while they are in memory). */
+  onPublished?: (sample: Sample) => void;
 }
 
 /** What the manifest records of the gate (`stats.audit`). */
@@ -106,6 +108,7 @@ export class PublishGate {
       this.tally.add([...findings, ...this.audits.flatMap((audit) => audit.check(sample))]);
       this.published.add(sample);
       this.files.add(sample);
+      this.options.onPublished?.(sample);
     }
   }
 

@@ -19,6 +19,20 @@ export function readPythonLiteral(text: string, start: number): { value: Json; e
   return { value, end: parser.pos };
 }
 
+/** The literal words and their values, tried in this order. */
+const WORDS = [
+  ['True', true],
+  ['False', false],
+  ['None', null],
+  ['true', true],
+  ['false', false],
+  ['null', null],
+] as const;
+const WORD_CHAR = /\w/;
+const SPACE = /\s/;
+const NUMBER = /-?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?/y;
+const SIMPLE_ESCAPES: Record<string, string> = { n: '\n', t: '\t', r: '\r', b: '\b', f: '\f', '\\': '\\', "'": "'", '"': '"', '/': '/', '\n': '' };
+
 class LiteralParser {
   constructor(
     private readonly text: string,
@@ -31,7 +45,7 @@ class LiteralParser {
   }
 
   private skip(): void {
-    while (this.pos < this.text.length && /\s/.test(this.text[this.pos])) this.pos++;
+    while (this.pos < this.text.length && SPACE.test(this.text[this.pos])) this.pos++;
   }
 
   end(): void {
@@ -46,13 +60,19 @@ class LiteralParser {
     if (c === '[') return this.sequence('[', ']');
     if (c === '(') return this.sequence('(', ')');
     if (c === "'" || c === '"') return this.string();
-    for (const [word, value] of [['True', true], ['False', false], ['None', null], ['true', true], ['false', false], ['null', null]] as const) {
-      if (this.text.startsWith(word, this.pos) && !/\w/.test(this.text[this.pos + word.length] ?? '')) {
+    for (const [word, value] of WORDS) {
+      if (this.text.startsWith(word, this.pos) && !WORD_CHAR.test(this.text[this.pos + word.length] ?? '')) {
         this.pos += word.length;
         return value;
       }
     }
-    const number = /^-?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?/.exec(this.text.slice(this.pos, this.pos + 40));
+    NUMBER.lastIndex = this.pos;
+    let number = NUMBER.exec(this.text);
+    // A number is read from its first 40 characters at most.
+    if (number && number[0].length > 40) {
+      NUMBER.lastIndex = 0;
+      number = NUMBER.exec(this.text.slice(this.pos, this.pos + 40));
+    }
     if (number) {
       this.pos += number[0].length;
       return Number(number[0]);
@@ -97,26 +117,36 @@ class LiteralParser {
   }
 
   private string(): string {
-    const quote = this.text[this.pos++];
+    const text = this.text;
+    const quote = text[this.pos++];
     let out = '';
+    // Runs of plain characters are copied whole.
+    let from = this.pos;
     for (;;) {
-      const c = this.text[this.pos++];
-      if (c === undefined) this.fail('unterminated string');
-      if (c === quote) return out;
+      const c = text[this.pos];
+      if (c === undefined) {
+        this.pos++;
+        this.fail('unterminated string');
+      }
+      if (c === quote) {
+        out += text.slice(from, this.pos++);
+        return out;
+      }
       if (c !== '\\') {
-        out += c;
+        this.pos++;
         continue;
       }
-      const e = this.text[this.pos++];
-      const simple: Record<string, string> = { n: '\n', t: '\t', r: '\r', b: '\b', f: '\f', '\\': '\\', "'": "'", '"': '"', '/': '/', '\n': '' };
-      if (e in simple) out += simple[e];
+      out += text.slice(from, this.pos++);
+      const e = text[this.pos++];
+      if (e in SIMPLE_ESCAPES) out += SIMPLE_ESCAPES[e];
       else if (e === 'x' || e === 'u') {
         const length = e === 'x' ? 2 : 4;
-        const hex = this.text.slice(this.pos, this.pos + length);
+        const hex = text.slice(this.pos, this.pos + length);
         if (!/^[0-9a-fA-F]+$/.test(hex) || hex.length !== length) this.fail(`bad \\${e} escape`);
         out += String.fromCharCode(parseInt(hex, 16));
         this.pos += length;
       } else out += `\\${e}`; // Python keeps unknown escapes as written
+      from = this.pos;
     }
   }
 }

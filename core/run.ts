@@ -12,7 +12,7 @@ import type { PipelineDefinition, ToolLibraryTally } from './pipeline.ts';
 import type { ProgressOptions } from './progress.ts';
 import { describeGate, gateOverFiles, GATE_VERSION, PublishGate } from './publish-gate.ts';
 import { createEmbedder } from './embed/index.ts';
-import { describeOverlap, OVERLAP_STAGE, OVERLAP_VERSION, overlapForPublishing, publishingReferences } from './overlap/gate.ts';
+import { describeOverlap, OVERLAP_STAGE, OVERLAP_VERSION, OverlapAtPublishing, overlapForPublishing, publishingReferences } from './overlap/gate.ts';
 import { formatZodError, type Manifest, type Sample, type StageStats, type ToolSpec } from './records.ts';
 import { runStages, runTexts, type RemoteRecords } from './runner.ts';
 import { RUN_LOCK, RUN_OUTCOME } from './run-folder.ts';
@@ -230,7 +230,16 @@ export async function runPipeline(options: RunPipelineOptions): Promise<RunPipel
       // One for the run: what the stages serialised, the gate does not serialise again.
       texts: runTexts(),
     };
-    const early = options.dryRun ? null : new PublishGate({ ...gateOptions, library: null });
+    // Overlap with test sets: measured as the early gate writes the samples when it can be (OverlapAtPublishing), else over its files.
+    const overlapOptions = overlapConfig && overlapReferences && !options.dryRun && {
+      config: overlapConfig,
+      ...overlapReferences,
+      embedder: createEmbedder(overlapConfig.embedder, { gateway: options.llm, stage: OVERLAP_STAGE, resolvePath }),
+      dir: join(runDir, 'publish'),
+      toolLibrary: gateOptions.toolLibrary,
+    };
+    const overlapEarly = overlapOptions ? await OverlapAtPublishing.start(overlapOptions) : null;
+    const early = options.dryRun ? null : new PublishGate({ ...gateOptions, library: null, onPublished: overlapEarly ? (sample) => overlapEarly.add(sample) : undefined });
     const result = await runStages({
       onSample: early ? (sample) => early.add(sample) : undefined,
       texts: gateOptions.texts,
@@ -251,6 +260,7 @@ export async function runPipeline(options: RunPipelineOptions): Promise<RunPipel
       remote,
     }).catch((error) => {
       early?.discard();
+      overlapEarly?.discard();
       throw error;
     });
     if (!early) {
@@ -260,24 +270,18 @@ export async function runPipeline(options: RunPipelineOptions): Promise<RunPipel
     const shortfall = yieldShortfall(result.stats, { minYield: options.minYield ?? options.pipeline.minYield?.(spec.config), allowEmpty: options.allowEmpty, resumeCommand });
     if (shortfall) {
       early.discard();
+      overlapEarly?.discard();
       throw shortfall;
     }
     // The last stage ran in an earlier process (or the library found what the early checks could not): the gate reads its file.
     const ended = result.sawEverySample ? early.end() : (early.discard(), null);
+    const earlyHolds = !!ended && !('redo' in ended);
+    if (!earlyHolds) overlapEarly?.discard();
     if (ended && 'redo' in ended) log("the samples' tools clash with the version's tool library: the invariants are checked again over the last stage's file");
     const gate = ended && !('redo' in ended) ? ended : gateOverFiles(result.samples, { ...gateOptions, library: ended?.library });
     log(describeGate(gate.summary));
     // Overlap with test sets: reported in the manifest, or rejected when the config says so.
-    const overlap =
-      overlapConfig && overlapReferences
-        ? await overlapForPublishing(gate.prepared, {
-            config: overlapConfig,
-            ...overlapReferences,
-            embedder: createEmbedder(overlapConfig.embedder, { gateway: options.llm, stage: OVERLAP_STAGE, resolvePath }),
-            dir: join(runDir, 'publish'),
-            toolLibrary: gateOptions.toolLibrary,
-          })
-        : undefined;
+    const overlap = overlapOptions ? await (earlyHolds && overlapEarly ? overlapEarly.end(gate.prepared) : overlapForPublishing(gate.prepared, overlapOptions)) : undefined;
     if (overlap) log(describeOverlap(overlap.summary));
     // The data files the gate wrote, or (samples rejected for overlap) the ones written again without them.
     const data = overlap?.prepared ?? gate.prepared;

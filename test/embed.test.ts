@@ -57,6 +57,28 @@ describe('lexical embedder', () => {
     expect(embedder.id).toMatch(/^lexical:v1:256:/);
   });
 
+  it('gives in its sparse form the numbers of its dense vectors bit for bit, fitted or not, with every option', () => {
+    const parts = ['searchMovieByTitle', 'create_product', 'Find me a flight', 'to Oslo', 'tomorrow morning', 'the cheapest one', '東京の天気', 'city', 'cities', 'getHTTPStatus_v2', 'book', 'booking', 'a', '', 'reserve reserve reserve'];
+    // Many texts from the parts (repeated words, collisions of the hashed features at a small dim, empty texts).
+    const texts = Array.from({ length: 400 }, (_, i) => [parts[i % parts.length], parts[(i * 7) % parts.length], i % 5 ? parts[(i * 3) % parts.length] : ''].join(i % 2 ? ' ' : '').trim());
+    const dense = (sparse: { dim: number; indices: Uint32Array; values: Float32Array }) => {
+      const vector = new Float32Array(sparse.dim);
+      sparse.indices.forEach((k, j) => (vector[k] = sparse.values[j]));
+      expect([...sparse.indices]).toEqual([...sparse.indices].sort((a, b) => a - b));
+      expect(sparse.values.every((v) => v !== 0)).toBe(true);
+      return Buffer.from(vector.buffer);
+    };
+    for (const options of [{}, { dim: 16 }, { views: { actions: 0, words: 0.5, chars: 0.5 } }, { ngrams: [2, 5], identifierActions: false }]) {
+      const embedder = lexicalEmbedder(options);
+      const fitted = embedder.fit(texts.slice(0, 250));
+      for (const [e, batch] of [[embedder, texts], [fitted, texts.slice(150)]] as const) {
+        const sparse = e.embedSparse(batch);
+        const vectors = e.embedSync(batch);
+        expect(sparse.map(dense)).toEqual(vectors.map((v) => Buffer.from(v.buffer)));
+      }
+    }
+  });
+
   it('rejects bad options with a clear error', () => {
     expect(() => lexicalEmbedder({ dim: 3 })).toThrow(UserError);
     expect(() => lexicalEmbedder({ ngrams: [1] })).toThrow(/n-gram sizes/);

@@ -11,14 +11,14 @@ import { sampleToLine } from '../core/line-form.ts';
 import { OfflineGateway } from '../core/llm/offline.ts';
 import { callSignatures } from '../core/overlap/calls.ts';
 import { OverlapConfig } from '../core/overlap/config.ts';
-import type { OverlapSummary } from '../core/overlap/gate.ts';
+import { OverlapAtPublishing, overlapForPublishing, type OverlapSummary } from '../core/overlap/gate.ts';
 import { measureOverlap, type OverlapHit } from '../core/overlap/measure.ts';
 import { ngramHashes, words } from '../core/overlap/text.ts';
 import { definePipeline } from '../core/pipeline.ts';
-import { Sample, type Call, type Json, type ToolSpec } from '../core/records.ts';
-import { runPipeline } from '../core/run.ts';
-import { sourceStage } from '../core/stage.ts';
-import { DatasetStore } from '../core/store.ts';
+import { Sample, type Call, type Json, type Rejection, type ToolSpec } from '../core/records.ts';
+import { DistinctTools, runPipeline } from '../core/run.ts';
+import { scanStage, sourceStage } from '../core/stage.ts';
+import { DatasetStore, SampleFiles } from '../core/store.ts';
 import { commonExporters } from '../stages/export/index.ts';
 import { readDatasetCard } from './helpers/dataset-card.ts';
 import { versionRejects, versionSamples } from './helpers/version.ts';
@@ -246,14 +246,15 @@ describe('the gate at publishing', () => {
     sample('leaked', 'What will the weather be like in Oslo for the next three days, in Celsius please?', [call('c1', 'GetWeather', { city: 'Oslo', unit: 'Celsius', days: 3 })]),
     sample('fresh', 'Book me a hotel in Tromsø for four nights, starting on the first of March.', [call('c1', 'BookHotel', { city: 'Tromsø', nights: 4 })]),
   ];
-  const pipelineWith = (mode: 'report' | 'reject', file: string) =>
+  const pipelineWith = (mode: 'report' | 'reject', file: string, scanLast = false) =>
     definePipeline({
       name: 'overlapping',
       benchmark: 'planted',
       description: 'two samples, one a copy of a test item',
       configSchema: z.object({ testOverlap: OverlapConfig }),
       sourceFiles: () => [],
-      stages: () => [sourceStage({ name: 'make', version: 1, output: Sample, load: () => made })],
+      // With a scan stage last, the early gate sees every sample as it is written.
+      stages: () => [sourceStage({ name: 'make', version: 1, output: Sample, load: () => made }), ...(scanLast ? [scanStage({ name: 'pass', version: 1, input: Sample, output: Sample, run: (s: Sample) => s })] : [])],
       exports: commonExporters,
       testOverlap: (config) => ({ ...config.testOverlap, mode, against: [file] }),
     });
@@ -298,6 +299,68 @@ describe('the gate at publishing', () => {
       },
     ]);
     expect(result.manifest!.stats.testOverlap).toMatchObject({ mode: 'reject', rejected: 1 });
+  });
+
+  it('measures the samples as the gate writes them (in memory) as it measures them read back from its files: same summary, same rejects in the same order, same files kept', async () => {
+    // Splits written side by side, with samples to reject in two of them: the kept files and the
+    // rejects follow the data files' order (split after split), not the order the samples came in.
+    const texts = ['I need a hotel room in Bergen for two nights starting on Friday next week.', 'Play some jazz in the kitchen while I cook dinner for my family tonight.', 'What will the weather be like in Oslo for the next three days, in Celsius please?', 'Remind me to call the dentist about my appointment on Thursday afternoon.'];
+    const samples = Array.from({ length: 40 }, (_, i) =>
+      sample(`s${i}`, `${texts[i % 4]}${i % 3 ? ` (${i})` : ''}`, i % 4 === 2 ? [call('c1', 'GetWeather', { city: 'Oslo', unit: 'Celsius', days: 3 })] : [call('c1', 'BookHotel', { city: `Town ${i}`, nights: i })], { split: ['train', 'test', 'ood'][i % 3], category: `k${i % 2}` }),
+    );
+    const references = [...referenceSamples, sample('ref-hotel', texts[0], [call('c1', 'BookHotel', { city: 'Bergen', nights: 2 })])];
+    for (const mode of ['report', 'reject'] as const) {
+      const outcomes: { summary: OverlapSummary; rejects: Rejection[]; kept: string[][]; tools?: string[] }[] = [];
+      for (const inMemory of [false, true]) {
+        const at = mkdtempSync(join(tmpdir(), 'tk-overlap-memory-'));
+        const files = new SampleFiles(join(at, 'data'));
+        for (const s of samples) files.add(s);
+        const prepared = files.close();
+        const options = {
+          config: OverlapConfig.parse({ mode }),
+          references: [{ name: 'planted', kind: 'file' as const, path: '-', samples: () => references }],
+          missing: [],
+          embedder: createEmbedder(OverlapConfig.parse({}).embedder, { stage: 'test' }),
+          dir: join(at, 'publish'),
+          toolLibrary: () => new DistinctTools(),
+        };
+        let result;
+        if (inMemory) {
+          const measuring = (await OverlapAtPublishing.start(options))!;
+          for (const s of samples) measuring.add(s);
+          result = await measuring.end(prepared);
+        } else result = await overlapForPublishing(prepared, options);
+        const kept = Object.keys(result.prepared.splits).map((split) => [split, readFileSync(join(result.prepared.dir, `${split}.jsonl`), 'utf8')]);
+        outcomes.push({ summary: result.summary, rejects: [...result.rejects()], kept, tools: result.tools?.map((t) => t.name) });
+      }
+      expect(outcomes[1]).toEqual(outcomes[0]);
+      expect(outcomes[0].summary.total.planted.any).toBeGreaterThan(10);
+      if (mode === 'reject') {
+        expect(outcomes[0].rejects.map((r) => r.recordId)).toEqual(
+          ['train', 'test', 'ood'].flatMap((split) => outcomes[0].rejects.filter((r) => (r.record as Sample).split === split).map((r) => r.recordId)),
+        );
+        expect(new Set(outcomes[0].rejects.map((r) => (r.record as Sample).split)).size).toBeGreaterThan(1);
+        expect(outcomes[0].rejects.length).toBe(outcomes[0].summary.rejected);
+      }
+    }
+  });
+
+  it('publishes after a resume, its last stage run in an earlier process and its files measured, what a run in one go publishes', async () => {
+    const at = mkdtempSync(join(tmpdir(), 'tk-overlap-resume-'));
+    const file = join(at, 'test-set.jsonl');
+    writeFileSync(file, referenceSamples.map((s) => JSON.stringify(s)).join('\n') + '\n');
+    const run = (home: string, more: Partial<Parameters<typeof runPipeline>[0]> = {}) => runPipeline({ pipeline: pipelineWith('reject', file, true), llm: new OfflineGateway(42), home, cwd: at, projectDir: PROJECT, progress: { quiet: true }, ...more });
+    // Stopped after its last stage (too few samples for the yield asked), then resumed.
+    const stopped = await run(join(at, 'resumed'), { minYield: 2 }).catch((error: Error) => error);
+    const runId = /--resume (\S+)/.exec(String((stopped as Error).message))![1];
+    const resumed = await run(join(at, 'resumed'), { resume: runId });
+    const inOneGo = await run(join(at, 'one-go'));
+    const published = (result: typeof inOneGo, home: string) => {
+      const store = new DatasetStore(join(at, home));
+      return { samples: versionSamples(store, result.ref!), rejects: versionRejects(store, result.ref!), tools: store.tools(result.ref!), overlap: result.manifest!.stats.testOverlap };
+    };
+    expect(published(resumed, 'resumed')).toEqual(published(inOneGo, 'one-go'));
+    expect(published(resumed, 'resumed').rejects.map((r) => r.recordId)).toEqual(['leaked']);
   });
 
   it('stops before the run when a reference the config names is not there', async () => {

@@ -1,5 +1,5 @@
 import { UserError } from '../errors.ts';
-import type { Embedder } from './types.ts';
+import type { Embedder, SparseVector } from './types.ts';
 
 /**
  * The default embedder: no model, no network. A text (a tool name such as `searchMovieByTitle`,
@@ -137,32 +137,108 @@ const VIEWS = ['actions', 'words', 'chars'] as const;
 const DEFAULT_SHARES = { actions: 0.35, words: 0.35, chars: 0.3 };
 const EMPTY = '\u2205';
 
-type Counts = Map<string, number>;
+/**
+ * The features of the texts one embedder has seen, each (view, feature) given a number once: its
+ * hash is computed once, and a token's character n-grams are cut once, however many texts repeat
+ * them. A text's features are then counted by number in scratch arrays, in the order they first
+ * occur (the order the weights are summed in), with no string made per feature.
+ */
+class FeatureTable {
+  /** Numbers given before the table starts over (between two texts), so it never grows without bound. */
+  private static readonly LIMIT = 1 << 20;
+  private readonly numbers = [new Map<string, number>(), new Map<string, number>(), new Map<string, number>()];
+  private readonly gramsOf = new Map<string, Int32Array>();
+  /** `fnv1a("<view>:<feature>")` by feature number. */
+  hashes: number[] = [];
+  /** Per view, the numbers of the current text's features in order of first occurrence, and how many there are. */
+  readonly order = [new Int32Array(16), new Int32Array(16), new Int32Array(16)];
+  readonly sizes = [0, 0, 0];
+  /** Occurrences in the current text, by feature number (0 for the features it lacks). */
+  private tf = new Int32Array(1024);
 
-function count(features: string[]): Counts {
-  const counts: Counts = new Map();
-  for (const f of features.length ? features : [EMPTY]) counts.set(f, (counts.get(f) ?? 0) + 1);
-  return counts;
-}
+  constructor(private readonly ngrams: readonly number[]) {}
 
-function charGrams(tokens: string[], sizes: number[]): string[] {
-  const out: string[] = [];
-  for (const token of tokens) {
+  private number(v: number, feature: string): number {
+    let n = this.numbers[v].get(feature);
+    if (n === undefined) {
+      n = this.hashes.length;
+      this.numbers[v].set(feature, n);
+      this.hashes.push(fnv1a(`${v}:${feature}`));
+    }
+    return n;
+  }
+
+  /** A token's character n-grams (the chars view), as feature numbers in the order they are cut. */
+  private grams(token: string): Int32Array {
+    let grams = this.gramsOf.get(token);
+    if (grams) return grams;
     const padded = `<${token}>`;
-    for (const n of sizes) {
-      if (padded.length <= n) out.push(padded);
-      else for (let i = 0; i + n <= padded.length; i++) out.push(padded.slice(i, i + n));
+    const out: number[] = [];
+    for (const n of this.ngrams) {
+      if (padded.length <= n) out.push(this.number(2, padded));
+      else for (let i = 0; i + n <= padded.length; i++) out.push(this.number(2, padded.slice(i, i + n)));
+    }
+    this.gramsOf.set(token, (grams = Int32Array.from(out)));
+    return grams;
+  }
+
+  private count(v: number, n: number): void {
+    if (n >= this.tf.length) {
+      const grown = new Int32Array(Math.max(n + 1, this.tf.length * 2));
+      grown.set(this.tf);
+      this.tf = grown;
+    }
+    if (this.tf[n]++ === 0) {
+      if (this.sizes[v] === this.order[v].length) {
+        const grown = new Int32Array(this.order[v].length * 2);
+        grown.set(this.order[v]);
+        this.order[v] = grown;
+      }
+      this.order[v][this.sizes[v]++] = n;
     }
   }
-  return out;
+
+  /** Counts a text's features per view (actions, words, chars); a view without any counts one placeholder. */
+  load(tokens: readonly { token: string; action: boolean }[]): void {
+    this.clear();
+    if (this.hashes.length > FeatureTable.LIMIT) {
+      for (const numbers of this.numbers) numbers.clear();
+      this.gramsOf.clear();
+      this.hashes = [];
+      this.tf = new Int32Array(1024);
+    }
+    for (const t of tokens) if (t.action) this.count(0, this.number(0, t.token));
+    for (const t of tokens) if (!t.action) this.count(1, this.number(1, t.token));
+    for (const t of tokens) {
+      if (t.action) continue;
+      const grams = this.grams(t.token);
+      for (let k = 0; k < grams.length; k++) this.count(2, grams[k]);
+    }
+    for (let v = 0; v < 3; v++) if (this.sizes[v] === 0) this.count(v, this.number(v, EMPTY));
+  }
+
+  /** How often feature `n` occurs in the loaded text. */
+  occurrences(n: number): number {
+    return this.tf[n];
+  }
+
+  private clear(): void {
+    for (let v = 0; v < 3; v++) {
+      for (let k = 0; k < this.sizes[v]; k++) this.tf[this.order[v][k]] = 0;
+      this.sizes[v] = 0;
+    }
+  }
 }
 
 /** The lexical embedder: also embeds synchronously. */
 export interface LexicalEmbedder extends Embedder {
   embedSync(texts: string[]): Float32Array[];
+  embedSparse(texts: string[]): SparseVector[];
+  /** Present on an embedder not fitted yet. */
+  fit?(corpus: string[]): LexicalEmbedder;
 }
 
-export function lexicalEmbedder(options: LexicalOptions = {}): LexicalEmbedder {
+export function lexicalEmbedder(options: LexicalOptions = {}): LexicalEmbedder & { fit(corpus: string[]): LexicalEmbedder } {
   const dim = options.dim ?? 2048;
   const ngrams = options.ngrams ?? [3, 4];
   const given = { ...DEFAULT_SHARES, ...options.views };
@@ -175,50 +251,96 @@ export function lexicalEmbedder(options: LexicalOptions = {}): LexicalEmbedder {
   const identifierActions = options.identifierActions ?? true;
   const synonymsTag = options.synonyms?.length ? `:syn${fnv1a(JSON.stringify(options.synonyms)).toString(16)}` : '';
 
-  const featuresOf = (text: string): Counts[] => {
-    const tokens = analyzer.weightedTokens(text, identifierActions);
-    const others = tokens.filter((t) => !t.action).map((t) => t.token);
-    return [count(tokens.filter((t) => t.action).map((t) => t.token)), count(others), count(charGrams(others, ngrams))];
-  };
-  const featureHash = (v: number, feature: string) => fnv1a(`${v}:${feature}`);
-  /** The vectors of texts' features, weighted by document frequencies among `documents` texts. */
-  const vectorsOf = (viewsOf: Counts[][], documentFrequency: (hash: number) => number, documents: number): Float32Array[] => {
-    const vectors = viewsOf.map(() => new Float32Array(dim));
-    VIEWS.forEach((_, v) => {
-      if (shares[v] === 0) return;
-      viewsOf.forEach((views, i) => {
-        const weighted: [number, number][] = [];
-        let norm = 0;
-        for (const [feature, tf] of views[v]) {
-          const hash = featureHash(v, feature);
-          const w = (1 + Math.log(tf)) * (Math.log((1 + documents) / (1 + documentFrequency(hash))) + 1);
-          weighted.push([hash, w]);
-          norm += w * w;
-        }
-        const scale = Math.sqrt(shares[v]) / Math.sqrt(norm);
-        // Signed hashing: colliding features cancel in expectation instead of adding up.
-        for (const [hash, w] of weighted) vectors[i][hash % dim] += (hash & 0x80000000 ? -1 : 1) * w * scale;
-      });
-    });
-    return vectors;
-  };
-  const frequencies = (viewsOf: Counts[][]): Map<number, number> => {
+  const table = new FeatureTable(ngrams);
+  const load = (text: string) => table.load(analyzer.weightedTokens(text, identifierActions));
+  // Scratch for one text: its weights, and (sparse vectors) its numbers by position and the positions written.
+  let weights = new Float64Array(64);
+  const dense = new Float32Array(dim);
+  const written = new Uint8Array(dim);
+  const positions = new Uint32Array(dim);
+
+  /** Document frequencies of the features of `texts` (a feature counted once per text and view), by hash. */
+  const frequencies = (texts: readonly string[]): Map<number, number> => {
     const df = new Map<number, number>();
-    for (const views of viewsOf) views.forEach((counts, v) => {
-      for (const feature of counts.keys()) {
-        const hash = featureHash(v, feature);
-        df.set(hash, (df.get(hash) ?? 0) + 1);
+    for (const text of texts) {
+      load(text);
+      for (let v = 0; v < 3; v++) {
+        for (let k = 0; k < table.sizes[v]; k++) {
+          const hash = table.hashes[table.order[v][k]];
+          df.set(hash, (df.get(hash) ?? 0) + 1);
+        }
       }
-    });
+    }
     return df;
   };
+  /**
+   * Adds the loaded text's weighted features into `out` (view by view, each feature in order of first
+   * occurrence: every number is summed in one fixed order); `onWrite` is told each position written.
+   */
+  const addLoaded = (out: Float32Array, documentFrequency: (hash: number) => number, documents: number, onWrite?: (position: number) => void): void => {
+    for (let v = 0; v < 3; v++) {
+      if (shares[v] === 0) continue;
+      const size = table.sizes[v];
+      const order = table.order[v];
+      if (weights.length < size) weights = new Float64Array(Math.max(size, weights.length * 2));
+      let norm = 0;
+      for (let k = 0; k < size; k++) {
+        const n = order[k];
+        const w = (1 + Math.log(table.occurrences(n))) * (Math.log((1 + documents) / (1 + documentFrequency(table.hashes[n]))) + 1);
+        weights[k] = w;
+        norm += w * w;
+      }
+      const scale = Math.sqrt(shares[v]) / Math.sqrt(norm);
+      for (let k = 0; k < size; k++) {
+        const hash = table.hashes[order[k]];
+        // Signed hashing: colliding features cancel in expectation instead of adding up.
+        out[hash % dim] += (hash & 0x80000000 ? -1 : 1) * weights[k] * scale;
+        onWrite?.(hash % dim);
+      }
+    }
+  };
+  /** The vectors of texts, weighted by document frequencies among `documents` texts. */
+  const denseOf = (texts: readonly string[], documentFrequency: (hash: number) => number, documents: number): Float32Array[] =>
+    texts.map((text) => {
+      const vector = new Float32Array(dim);
+      load(text);
+      addLoaded(vector, documentFrequency, documents);
+      return vector;
+    });
+  /** The same vectors by their non-zero numbers: summed in the same order into scratch, so equal to the dense ones bit for bit. */
+  const sparseOf = (texts: readonly string[], documentFrequency: (hash: number) => number, documents: number): SparseVector[] =>
+    texts.map((text) => {
+      let count = 0;
+      load(text);
+      addLoaded(dense, documentFrequency, documents, (position) => {
+        if (written[position]) return;
+        written[position] = 1;
+        positions[count++] = position;
+      });
+      const touched = positions.subarray(0, count).sort();
+      let nonZero = 0;
+      for (let k = 0; k < count; k++) if (dense[touched[k]] !== 0) nonZero++;
+      const indices = new Uint32Array(nonZero);
+      const values = new Float32Array(nonZero);
+      let at = 0;
+      for (let k = 0; k < count; k++) {
+        const position = touched[k];
+        if (dense[position] !== 0) {
+          indices[at] = position;
+          values[at++] = dense[position];
+        }
+        dense[position] = 0;
+        written[position] = 0;
+      }
+      return { dim, indices, values };
+    });
 
   // The vectors come from the texts alone, with no I/O: callers that cannot wait (a scorer) embed synchronously.
-  const embedSync = (texts: string[]): Float32Array[] => {
-    const viewsOf = texts.map(featuresOf);
-    const df = frequencies(viewsOf);
-    return vectorsOf(viewsOf, (hash) => df.get(hash)!, texts.length);
+  const ownFrequencies = (texts: readonly string[]) => {
+    const df = frequencies(texts);
+    return (hash: number) => df.get(hash)!;
   };
+  const embedSync = (texts: string[]): Float32Array[] => denseOf(texts, ownFrequencies(texts), texts.length);
   const id = `lexical:v1:${dim}:${ngrams.join('-')}:${shares.map((s) => s.toFixed(3)).join('-')}${identifierActions ? '' : ':nouns'}${synonymsTag}`;
   return {
     id,
@@ -227,10 +349,20 @@ export function lexicalEmbedder(options: LexicalOptions = {}): LexicalEmbedder {
     async embed(texts: string[]): Promise<Float32Array[]> {
       return embedSync(texts);
     },
+    embedSparse(texts: string[]): SparseVector[] {
+      return sparseOf(texts, ownFrequencies(texts), texts.length);
+    },
     fit(corpus: string[]): LexicalEmbedder {
-      const df = frequencies(corpus.map(featuresOf));
-      const fitted = (texts: string[]) => vectorsOf(texts.map(featuresOf), (hash) => df.get(hash) ?? 0, corpus.length);
-      return { id: `${id}:fitted-${fnv1a(corpus.join('\u0000')).toString(16)}`, dim, embedSync: fitted, embed: async (texts) => fitted(texts) };
+      const df = frequencies(corpus);
+      const documentFrequency = (hash: number) => df.get(hash) ?? 0;
+      const fitted = (texts: string[]) => denseOf(texts, documentFrequency, corpus.length);
+      return {
+        id: `${id}:fitted-${fnv1a(corpus.join('\u0000')).toString(16)}`,
+        dim,
+        embedSync: fitted,
+        embed: async (texts) => fitted(texts),
+        embedSparse: (texts) => sparseOf(texts, documentFrequency, corpus.length),
+      };
     },
   };
 }

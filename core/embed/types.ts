@@ -14,6 +14,19 @@ export interface Embedder {
    * Absent: the vectors of different calls compare already (a model's).
    */
   fit?(corpus: string[]): Embedder;
+  /**
+   * The vectors `embed` gives, by their non-zero numbers, at once: for an embedder that needs no I/O
+   * and whose vectors are mostly zeros (the lexical one), the same numbers bit for bit, without a
+   * dense array per text.
+   */
+  embedSparse?(texts: string[]): SparseVector[];
+}
+
+/** A vector of `dim` numbers given by its non-zero ones: their positions, ascending, and the numbers there. */
+export interface SparseVector {
+  dim: number;
+  indices: Uint32Array;
+  values: Float32Array;
 }
 
 /** What the openai embedder needs from the LLM gateway: its cached, rate-limited embeddings call. */

@@ -1,7 +1,7 @@
 import type { Embedder } from '../embed/types.ts';
 import type { Sample } from '../records.ts';
 import { levelsOf, thresholdOf, type OverlapConfig, type OverlapLevel } from './config.ts';
-import { ReferenceIndex, type ReferenceSet } from './reference-index.ts';
+import { ReferenceIndex, type LevelMatch, type ReferenceSet } from './reference-index.ts';
 
 /**
  * Overlap of a stream of samples with reference sets: each reference set indexed once, the samples
@@ -61,18 +61,107 @@ const emptyCounts = (levels: readonly OverlapLevel[]): LevelCounts => ({ ...Obje
 
 /** Indexes the reference sets and measures the samples' overlap with each (see the module comment). */
 export async function measureOverlap(samples: Iterable<Sample>, references: readonly ReferenceSet[], options: MeasureOptions): Promise<OverlapReport> {
-  const levels = levelsOf(options.config);
-  const thresholds = levels.map((level) => ({ level, threshold: thresholdOf(options.config.thresholds, level)! }));
-  const started = performance.now();
-  const indexes: ReferenceIndex[] = [];
-  for (const set of references) indexes.push(await ReferenceIndex.build(set, { ngrams: options.config.ngrams, levels, embedder: options.embedder }));
-  const indexed = performance.now();
+  const measurement = await OverlapMeasurement.start(references, options);
+  for (const sample of samples) await measurement.push(sample);
+  return measurement.finish();
+}
 
-  const rows = new Map<string, OverlapRow>();
-  const total = Object.fromEntries(references.map((set) => [set.name, emptyCounts(levels)]));
-  let count = 0;
-  const score = async (batch: Sample[]) => {
-    const matches = await Promise.all(indexes.map((index) => index.match(batch)));
+/**
+ * A measurement under way: the reference sets indexed once, then the samples given one at a time
+ * (a batch scored when full), then the report. With an embedder that needs no I/O (or no embedding
+ * level) samples are taken synchronously (`add`), so a caller that sees them one at a time without
+ * waiting (the publish gate) measures them as they go by.
+ */
+export class OverlapMeasurement {
+  private readonly rows = new Map<string, OverlapRow>();
+  private readonly total: Record<string, LevelCounts>;
+  private batch: Sample[] = [];
+  private count = 0;
+
+  private constructor(
+    private readonly references: readonly ReferenceSet[],
+    private readonly options: MeasureOptions,
+    private readonly indexes: ReferenceIndex[],
+    private readonly thresholds: { level: OverlapLevel; threshold: number }[],
+    private readonly started: number,
+    private readonly indexed: number,
+  ) {
+    this.total = Object.fromEntries(references.map((set) => [set.name, emptyCounts(this.levels)]));
+  }
+
+  static async start(references: readonly ReferenceSet[], options: MeasureOptions): Promise<OverlapMeasurement> {
+    const levels = levelsOf(options.config);
+    const thresholds = levels.map((level) => ({ level, threshold: thresholdOf(options.config.thresholds, level)! }));
+    const started = performance.now();
+    const indexes: ReferenceIndex[] = [];
+    for (const set of references) indexes.push(await ReferenceIndex.build(set, { ngrams: options.config.ngrams, levels, embedder: options.embedder }));
+    return new OverlapMeasurement(references, options, indexes, thresholds, started, performance.now());
+  }
+
+  /** Whether a measurement with these options will be `synchronous` (told before the reference sets are indexed). */
+  static measuresAtOnce(options: Pick<MeasureOptions, 'config' | 'embedder'>): boolean {
+    return !levelsOf(options.config).includes('embedding') || !options.embedder || !!options.embedder.embedSparse;
+  }
+
+  private get levels(): OverlapLevel[] {
+    return this.thresholds.map((t) => t.level);
+  }
+
+  /** Whether `add` can be used: every index matches at once. */
+  get synchronous(): boolean {
+    return this.indexes.every((index) => index.synchronous);
+  }
+
+  /** Takes the next sample, scoring the batch at once when it is full (only when `synchronous`). */
+  add(sample: Sample): void {
+    this.batch.push(sample);
+    if (this.batch.length >= (this.options.batch ?? 256)) this.scoreNow();
+  }
+
+  /** Takes the next sample, whatever the embedder. */
+  async push(sample: Sample): Promise<void> {
+    this.batch.push(sample);
+    if (this.batch.length >= (this.options.batch ?? 256)) await this.score();
+  }
+
+  /** Scores what is left and reports. */
+  async finish(): Promise<OverlapReport> {
+    if (this.batch.length) await this.score();
+    const finished = performance.now();
+    const { indexes, thresholds, levels } = this;
+    return {
+      samples: this.count,
+      levels: thresholds,
+      references: indexes.map((index) => ({ ...index.set, samples: index.ids.length, indexBytes: index.bytes })),
+      embedder: levels.includes('embedding') ? (this.options.embedder?.id ?? null) : null,
+      rows: [...this.rows.values()].sort((a, b) => (a.split < b.split ? -1 : a.split > b.split ? 1 : a.category < b.category ? -1 : a.category > b.category ? 1 : 0)),
+      total: this.total,
+      seconds: { index: (this.indexed - this.started) / 1000, measure: (finished - this.indexed) / 1000 },
+    };
+  }
+
+  private scoreNow(): void {
+    const batch = this.takeBatch();
+    this.tally(
+      batch,
+      this.indexes.map((index) => index.matchNow(batch)),
+    );
+  }
+
+  private async score(): Promise<void> {
+    const batch = this.takeBatch();
+    this.tally(batch, await Promise.all(this.indexes.map((index) => index.match(batch))));
+  }
+
+  private takeBatch(): Sample[] {
+    const batch = this.batch;
+    this.batch = [];
+    return batch;
+  }
+
+  /** Counts a scored batch and tells each sample's hits. */
+  private tally(batch: readonly Sample[], matches: Map<OverlapLevel, LevelMatch>[][]): void {
+    const { rows, total, references, indexes, thresholds, levels } = this;
     batch.forEach((sample, i) => {
       const key = `${sample.split}\u0000${sample.category}`;
       let row = rows.get(key);
@@ -95,27 +184,8 @@ export async function measureOverlap(samples: Iterable<Sample>, references: read
           total[name].any++;
         }
       });
-      options.onSample?.(sample, hits);
+      this.options.onSample?.(sample, hits);
     });
-    count += batch.length;
-  };
-  let batch: Sample[] = [];
-  for (const sample of samples) {
-    batch.push(sample);
-    if (batch.length >= (options.batch ?? 256)) {
-      await score(batch);
-      batch = [];
-    }
+    this.count += batch.length;
   }
-  if (batch.length) await score(batch);
-  const finished = performance.now();
-  return {
-    samples: count,
-    levels: thresholds,
-    references: indexes.map((index) => ({ ...index.set, samples: index.ids.length, indexBytes: index.bytes })),
-    embedder: levels.includes('embedding') ? (options.embedder?.id ?? null) : null,
-    rows: [...rows.values()].sort((a, b) => (a.split < b.split ? -1 : a.split > b.split ? 1 : a.category < b.category ? -1 : a.category > b.category ? 1 : 0)),
-    total,
-    seconds: { index: (indexed - started) / 1000, measure: (finished - indexed) / 1000 },
-  };
 }

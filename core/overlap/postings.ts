@@ -26,29 +26,35 @@ export class Postings {
     return this;
   }
 
-  /** Where `key`'s values start and end in the sorted arrays (start = end when it has none). */
-  private range(key: number): [number, number] {
+  /** Where `key`'s values end in the sorted arrays, set by `start`. */
+  private end = 0;
+
+  /** Where `key`'s values start in the sorted arrays (and, in `end`, where they end: start = end when it has none). */
+  private start(key: number): number {
+    const keys = this.keys;
     let lo = 0;
-    let hi = this.keys.length;
+    let hi = keys.length;
     while (lo < hi) {
       const mid = (lo + hi) >>> 1;
-      if (this.keys[mid] < key) lo = mid + 1;
+      if (keys[mid] < key) lo = mid + 1;
       else hi = mid;
     }
     let end = lo;
-    while (end < this.keys.length && this.keys[end] === key) end++;
-    return [lo, end];
+    while (end < keys.length && keys[end] === key) end++;
+    this.end = end;
+    return lo;
   }
 
   /** How many values `key` has. */
   count(key: number): number {
-    const [start, end] = this.range(key);
-    return end - start;
+    const start = this.start(key);
+    return this.end - start;
   }
 
   /** Calls `visit` with each value of `key` (at most `limit` of them: none when it has more); returns how many it has. */
   forEach(key: number, visit: (value: number) => void, limit = Infinity): number {
-    const [start, end] = this.range(key);
+    const start = this.start(key);
+    const end = this.end;
     if (end - start <= limit) for (let i = start; i < end; i++) visit(this.values[i]);
     return end - start;
   }

@@ -1,4 +1,4 @@
-import type { Embedder } from '../embed/types.ts';
+import type { Embedder, SparseVector } from '../embed/types.ts';
 import type { Sample } from '../records.ts';
 import { Rng } from '../rng.ts';
 import { callSignatures } from './calls.ts';
@@ -76,25 +76,21 @@ class QuantisedVectors {
   scales = new Float32Array(0);
   norms = new Float32Array(0);
 
-  add(vector: ArrayLike<number>): void {
+  /** Adds a vector given by its non-zero numbers (positions ascending). */
+  add(vector: SparseVector): void {
+    const nonZero = vector.indices.length;
     let max = 0;
-    let nonZero = 0;
-    for (let k = 0; k < vector.length; k++) {
-      const a = Math.abs(vector[k]);
+    for (let k = 0; k < nonZero; k++) {
+      const a = Math.abs(vector.values[k]);
       if (a > max) max = a;
-      if (vector[k] !== 0) nonZero++;
     }
-    const indices = new Uint32Array(nonZero);
+    const indices = vector.indices;
     const values = new Int8Array(nonZero);
     const scale = max > 0 ? max / 127 : 0;
-    let at = 0;
     let norm = 0;
-    for (let k = 0; k < vector.length; k++) {
-      if (vector[k] === 0) continue;
-      indices[at] = k;
-      values[at] = Math.round(vector[k] / (scale || 1));
-      norm += values[at] * values[at];
-      at++;
+    for (let k = 0; k < nonZero; k++) {
+      values[k] = Math.round(vector.values[k] / (scale || 1));
+      norm += values[k] * values[k];
     }
     this.indexChunks.push(indices);
     this.valueChunks.push(values);
@@ -127,11 +123,13 @@ class QuantisedVectors {
   }
 
   /** The cosine of a dense vector (of norm `norm`) with reference vector `ref`. */
-  cosine(query: Float32Array, norm: number, ref: number): number {
+  cosine(query: Float64Array, norm: number, ref: number): number {
     const refNorm = this.norms[ref];
     if (!norm || !refNorm) return 0;
+    const { indices, values } = this;
+    const end = this.starts[ref + 1];
     let dot = 0;
-    for (let k = this.starts[ref]; k < this.starts[ref + 1]; k++) dot += query[this.indices[k]] * this.values[k];
+    for (let k = this.starts[ref]; k < end; k++) dot += query[indices[k]] * values[k];
     return (dot * this.scales[ref]) / (norm * refNorm);
   }
 
@@ -147,7 +145,7 @@ class Hyperplanes {
    * vector's sides are summed over its non-zero entries in one pass through contiguous memory, each
    * plane's sum in the same order (and so to the same number) as plane by plane.
    */
-  private byDim = new Float32Array(0);
+  private byDim = new Float64Array(0);
   private readonly sides = new Float64Array(BANDS * BAND_BITS);
   private dim = 0;
 
@@ -160,7 +158,13 @@ class Hyperplanes {
     for (let k = 0; k < indices.length; k++) {
       const at = indices[k] * planes;
       const value = values[k];
-      for (let p = 0; p < planes; p++) sides[p] += byDim[at + p] * value;
+      // Four planes a step (BANDS * BAND_BITS is a multiple of 4): each plane's sum still in the order of the entries.
+      for (let p = 0; p < planes; p += 4) {
+        sides[p] += byDim[at + p] * value;
+        sides[p + 1] += byDim[at + p + 1] * value;
+        sides[p + 2] += byDim[at + p + 2] * value;
+        sides[p + 3] += byDim[at + p + 3] * value;
+      }
     }
     const keys: number[] = [];
     for (let band = 0; band < BANDS; band++) {
@@ -175,30 +179,40 @@ class Hyperplanes {
     const rng = new Rng(0x0ddba11);
     const planes = BANDS * BAND_BITS;
     this.dim = dim;
-    this.byDim = new Float32Array(planes * dim);
+    // Held as doubles, each rounded to a float (the numbers drawn are floats): no conversion in the sums.
+    this.byDim = new Float64Array(planes * dim);
     // Gaussian directions (Box–Muller) make the bits depend on the angle between vectors alone; drawn plane by plane.
-    for (let p = 0; p < planes; p++) for (let d = 0; d < dim; d++) this.byDim[d * planes + p] = Math.sqrt(-2 * Math.log(1 - rng.next())) * Math.cos(2 * Math.PI * rng.next());
+    for (let p = 0; p < planes; p++) for (let d = 0; d < dim; d++) this.byDim[d * planes + p] = Math.fround(Math.sqrt(-2 * Math.log(1 - rng.next())) * Math.cos(2 * Math.PI * rng.next()));
   }
 }
 
-function nonZeros(vector: Float32Array): { indices: number[]; values: number[]; norm: number } {
-  const indices: number[] = [];
-  const values: number[] = [];
-  let norm = 0;
+/** A dense vector by its non-zero numbers (for an embedder without a sparse form). */
+function sparseOf(vector: ArrayLike<number>): SparseVector {
+  let nonZero = 0;
+  for (let k = 0; k < vector.length; k++) if (vector[k] !== 0) nonZero++;
+  const indices = new Uint32Array(nonZero);
+  const values = new Float32Array(nonZero);
+  let at = 0;
   for (let k = 0; k < vector.length; k++) {
     if (vector[k] === 0) continue;
-    indices.push(k);
-    values.push(vector[k]);
-    norm += vector[k] * vector[k];
+    indices[at] = k;
+    values[at++] = vector[k];
   }
-  return { indices, values, norm: Math.sqrt(norm) };
+  return { dim: vector.length, indices, values };
 }
 
-/** The `limit` positions with the highest scores among `touched` (score 0 left out; ties: the lower position), kept by insertion, never sorting them all. */
-function best(touched: readonly number[], score: ArrayLike<number>, limit: number): number[] {
+/** The vectors of texts by their non-zero numbers: the embedder's sparse form when it has one. */
+async function sparseVectors(embedder: Embedder, texts: string[]): Promise<SparseVector[]> {
+  if (embedder.embedSparse) return embedder.embedSparse(texts);
+  return (await embedder.embed(texts)).map((vector) => sparseOf(Float32Array.from(vector)));
+}
+
+/** The `limit` positions with the highest scores among the first `count` of `touched` (score 0 left out; ties: the lower position), kept by insertion, never sorting them all. */
+function best(touched: ArrayLike<number>, count: number, score: ArrayLike<number>, limit: number): number[] {
   const kept: number[] = [];
   const before = (a: number, b: number) => score[a] > score[b] || (score[a] === score[b] && a < b);
-  for (const i of touched) {
+  for (let k = 0; k < count; k++) {
+    const i = touched[k];
     if (score[i] <= 0 || (kept.length === limit && !before(i, kept[limit - 1]))) continue;
     let at = kept.length === limit ? limit - 1 : kept.length;
     while (at > 0 && before(i, kept[at - 1])) {
@@ -225,6 +239,10 @@ export class ReferenceIndex {
   /** Scratch per query, one number per reference sample. */
   private scratch = new Float64Array(0);
   private bandHits = new Uint8Array(0);
+  private counts = new Uint32Array(0);
+  /** The reference samples a query met, in the order met (each once). */
+  private touched = new Int32Array(0);
+  private dense = new Float64Array(0);
 
   private constructor(
     readonly set: Omit<ReferenceSet, 'samples'>,
@@ -261,23 +279,25 @@ export class ReferenceIndex {
     if (embedding && settings.embedder) await index.embedReferences(texts, settings.embedder);
     index.scratch = new Float64Array(index.ids.length);
     index.bandHits = new Uint8Array(index.ids.length);
+    index.counts = new Uint32Array(index.ids.length);
+    index.touched = new Int32Array(index.ids.length);
     return index;
   }
 
   private async embedReferences(texts: string[], embedder: Embedder): Promise<void> {
     this.embedder = embedder.fit?.(texts.filter(Boolean)) ?? embedder;
+    const none: SparseVector = { dim: 0, indices: new Uint32Array(0), values: new Float32Array(0) };
     for (let start = 0; start < texts.length; start += EMBED_BATCH) {
       const batch = texts.slice(start, start + EMBED_BATCH);
       const given = batch.map((text, i) => ({ text, ref: start + i })).filter((t) => t.text);
-      const vectors = given.length ? await this.embedder.embed(given.map((t) => t.text)) : [];
-      const byRef = new Map(given.map((t, i) => [t.ref, Float32Array.from(vectors[i])]));
+      const vectors = given.length ? await sparseVectors(this.embedder, given.map((t) => t.text)) : [];
+      const byRef = new Map(given.map((t, i) => [t.ref, vectors[i]]));
       for (let i = 0; i < batch.length; i++) {
         const vector = byRef.get(start + i);
-        if (vector) this.dim = vector.length;
-        this.vectors.add(vector ?? new Float32Array(0));
+        if (vector) this.dim = vector.dim;
+        this.vectors.add(vector ?? none);
         if (!vector) continue;
-        const { indices, values } = nonZeros(vector);
-        for (const key of this.planes.keys(indices, values, vector.length)) this.buckets.add(key, start + i);
+        for (const key of this.planes.keys(vector.indices, vector.values, vector.dim)) this.buckets.add(key, start + i);
       }
     }
     this.vectors.freeze();
@@ -289,11 +309,39 @@ export class ReferenceIndex {
     return [...this.grams.values(), this.exactCalls, this.nearCalls, this.words, this.buckets].reduce((sum, p) => sum + p.bytes, 0) + this.vectors.bytes + this.nearSizes.length * 2;
   }
 
+  /** Whether `matchNow` can be used: the embedding level is not measured, or its embedder embeds at once (no I/O). */
+  get synchronous(): boolean {
+    return !this.embeds || !!this.embedder!.embedSparse;
+  }
+
+  /** The embedding level is measured with vectors (an embedder, and a reference text with words). */
+  private get embeds(): boolean {
+    return this.settings.levels.includes('embedding') && !!this.embedder && this.dim > 0;
+  }
+
   /** Each sample's best score per level against this reference set. */
   async match(samples: readonly Sample[]): Promise<Map<OverlapLevel, LevelMatch>[]> {
-    const { levels } = this.settings;
+    const query = this.queryOf(samples);
+    return this.scored(samples, query, query.embedded.length ? await sparseVectors(this.embedder!, query.embedded.map((i) => query.texts[i])) : []);
+  }
+
+  /** `match` at once, when the index is `synchronous`. */
+  matchNow(samples: readonly Sample[]): Map<OverlapLevel, LevelMatch>[] {
+    if (!this.synchronous) throw new Error(`the overlap index of ${this.set.name} embeds through ${this.embedder!.id}, which cannot embed at once: use match`);
+    const query = this.queryOf(samples);
+    return this.scored(samples, query, query.embedded.length ? this.embedder!.embedSparse!(query.embedded.map((i) => query.texts[i])) : []);
+  }
+
+  /** The samples' user texts, their words, and which of them are embedded: a text without words is not, its vector would stand for nothing but emptiness. */
+  private queryOf(samples: readonly Sample[]): { texts: string[]; tokens: string[][]; embedded: number[] } {
     const texts = samples.map(userText);
     const tokens = texts.map(words);
+    const embedded = this.embeds ? tokens.flatMap((t, i) => (t.length ? [i] : [])) : [];
+    return { texts, tokens, embedded };
+  }
+
+  private scored(samples: readonly Sample[], { tokens, embedded }: { tokens: string[][]; embedded: number[] }, vectors: readonly SparseVector[]): Map<OverlapLevel, LevelMatch>[] {
+    const { levels } = this.settings;
     const results = samples.map(() => new Map<OverlapLevel, LevelMatch>());
     for (const n of this.settings.ngrams) {
       const level = `ngram-${n}` as OverlapLevel;
@@ -312,81 +360,131 @@ export class ReferenceIndex {
       });
     }
     if (levels.includes('embedding')) {
-      // A text without words is not embedded: its vector would stand for nothing but emptiness.
       for (const result of results) result.set('embedding', { score: 0, ref: -1 });
-      const given = texts.map((text, i) => ({ text, i })).filter(({ i }) => tokens[i].length > 0);
-      const vectors = this.embedder && this.dim && given.length ? await this.embedder.embed(given.map((g) => g.text)) : [];
-      given.forEach(({ i }, k) => results[i].set('embedding', this.matchVector(Float32Array.from(vectors[k]), tokens[i])));
+      embedded.forEach((i, k) => results[i].set('embedding', this.matchVector(vectors[k], tokens[i])));
     }
     return results;
   }
 
   /** The share of `grams` one reference sample has (boilerplate grams left out of both sides). */
   private matchGrams(grams: number[], postings: Postings): LevelMatch {
-    const counts = new Map<number, number>();
+    const counts = this.counts;
+    const touched = this.touched;
+    let met = 0;
     let counted = 0;
     for (const gram of grams) {
-      const found = postings.forEach(gram, (ref) => counts.set(ref, (counts.get(ref) ?? 0) + 1), COMMON_POSTINGS);
+      const found = postings.forEach(
+        gram,
+        (ref) => {
+          if (counts[ref]++ === 0) touched[met++] = ref;
+        },
+        COMMON_POSTINGS,
+      );
       if (found <= COMMON_POSTINGS) counted++;
     }
+    // The most shared; of equals, the first reference sample.
     let ref = -1;
     let most = 0;
-    for (const [r, n] of counts) if (n > most || (n === most && r < ref)) [ref, most] = [r, n];
+    for (let k = 0; k < met; k++) {
+      const r = touched[k];
+      const n = counts[r];
+      counts[r] = 0;
+      if (n > most || (n === most && r < ref)) [ref, most] = [r, n];
+    }
     return { score: counted ? most / counted : 0, ref };
   }
 
   /** The Jaccard overlap of a sample's loose calls with the reference sample sharing most of them. */
   private matchNear(calls: number[]): LevelMatch {
-    const shared = new Map<number, number>();
-    for (const call of calls) this.nearCalls.forEach(call, (ref) => shared.set(ref, (shared.get(ref) ?? 0) + 1), COMMON_POSTINGS);
+    const shared = this.counts;
+    const touched = this.touched;
+    let met = 0;
+    for (const call of calls)
+      this.nearCalls.forEach(
+        call,
+        (ref) => {
+          if (shared[ref]++ === 0) touched[met++] = ref;
+        },
+        COMMON_POSTINGS,
+      );
     let result: LevelMatch = { score: 0, ref: -1 };
-    for (const [ref, n] of shared) {
+    for (let k = 0; k < met; k++) {
+      const ref = touched[k];
+      const n = shared[ref];
+      shared[ref] = 0;
       const score = n / (calls.length + this.nearSizes[ref] - n);
       if (score > result.score || (score === result.score && ref < result.ref)) result = { score, ref };
     }
     return result;
   }
 
+  /** The distinct words of a text the reference samples have, by their hash, with how many have each: rarest first (of equals, the first in the text). */
+  private byRarity(tokens: readonly string[]): { key: number; df: number }[] {
+    const seen = new Set<string>();
+    const found: { key: number; df: number }[] = [];
+    for (const word of tokens) {
+      if (seen.has(word)) continue;
+      seen.add(word);
+      const key = hash53(word);
+      const df = this.words.count(key);
+      if (df === 0) continue;
+      // Insertion keeps the order stable: after every word as rare or rarer.
+      let at = found.length;
+      while (at > 0 && found[at - 1].df > df) at--;
+      found.splice(at, 0, { key, df });
+    }
+    return found;
+  }
+
   /** The closest reference vector among the candidates of the word index and the LSH buckets. */
-  private matchVector(vector: Float32Array, tokens: string[]): LevelMatch {
-    const { indices, values, norm } = nonZeros(vector);
+  private matchVector(vector: SparseVector, tokens: string[]): LevelMatch {
+    const { indices, values } = vector;
+    let norm = 0;
+    for (let k = 0; k < values.length; k++) norm += values[k] * values[k];
+    norm = Math.sqrt(norm);
     const scratch = this.scratch;
-    const touched: number[] = [];
+    const touched = this.touched;
+    let reached = 0;
     // Words, rarest first, until the budget of postings read is spent.
-    const byRarity = [...new Set(tokens)].map((word) => hash53(word)).map((key) => ({ key, df: this.words.count(key) })).filter((w) => w.df > 0).sort((a, b) => a.df - b.df);
     let read = 0;
-    for (const { key, df } of byRarity) {
+    for (const { key, df } of this.byRarity(tokens)) {
       if (read > 0 && read + df > WORD_BUDGET) break;
       read += df;
       const weight = Math.log(1 + this.ids.length / df);
       this.words.forEach(key, (ref) => {
-        if (scratch[ref] === 0) touched.push(ref);
+        if (scratch[ref] === 0) touched[reached++] = ref;
         scratch[ref] += weight;
       });
     }
-    const byWords = best(touched, scratch, CANDIDATES);
-    for (const ref of touched) scratch[ref] = 0;
+    const byWords = best(touched, reached, scratch, CANDIDATES);
+    for (let k = 0; k < reached; k++) scratch[touched[k]] = 0;
     const hits = this.bandHits;
-    const met: number[] = [];
+    let met = 0;
     // A bucket far fuller than the average (of 2^BAND_BITS a band) says little: it is passed over.
     const fullBucket = Math.max(64, this.ids.length >> (BAND_BITS - 3));
-    for (const key of this.planes.keys(indices, values, vector.length)) {
+    for (const key of this.planes.keys(indices, values, vector.dim)) {
       this.buckets.forEach(
         key,
         (ref) => {
-          if (hits[ref] === 0) met.push(ref);
+          if (hits[ref] === 0) touched[met++] = ref;
           hits[ref]++;
         },
         fullBucket,
       );
     }
-    const byBuckets = best(met, hits, CANDIDATES);
-    for (const ref of met) hits[ref] = 0;
+    const byBuckets = best(touched, met, hits, CANDIDATES);
+    for (let k = 0; k < met; k++) hits[touched[k]] = 0;
+    // The query as a dense vector for the cosines (scratch, cleared after).
+    const query = this.dense.length === vector.dim ? this.dense : (this.dense = new Float64Array(vector.dim));
+    for (let k = 0; k < indices.length; k++) query[indices[k]] = values[k];
     let result: LevelMatch = { score: 0, ref: -1 };
-    for (const ref of new Set([...byWords, ...byBuckets])) {
-      const score = this.vectors.cosine(vector, norm, ref);
+    const compare = (ref: number) => {
+      const score = this.vectors.cosine(query, norm, ref);
       if (score > result.score || (score === result.score && ref < result.ref)) result = { score, ref };
-    }
+    };
+    for (const ref of byWords) compare(ref);
+    for (const ref of byBuckets) if (!byWords.includes(ref)) compare(ref);
+    for (let k = 0; k < indices.length; k++) query[indices[k]] = 0;
     return { score: Math.min(1, Math.max(0, result.score)), ref: result.ref };
   }
 }

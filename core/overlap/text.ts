@@ -38,15 +38,38 @@ export function hash53(text: string, seed = 0): number {
     h1 = Math.imul(h1 ^ c, 2654435761);
     h2 = Math.imul(h2 ^ c, 1597334677);
   }
+  return finish53(h1, h2);
+}
+
+function finish53(h1: number, h2: number): number {
   h1 = Math.imul(h1 ^ (h1 >>> 16), 2246822507) ^ Math.imul(h2 ^ (h2 >>> 13), 3266489909);
   h2 = Math.imul(h2 ^ (h2 >>> 16), 2246822507) ^ Math.imul(h1 ^ (h1 >>> 13), 3266489909);
   return 4294967296 * (2097151 & h2) + (h1 >>> 0);
 }
 
+/** `hash53(tokens.slice(start, end).join(' '), seed)`, without making the string. */
+function wordsHash53(tokens: readonly string[], start: number, end: number, seed: number): number {
+  let h1 = 0xdeadbeef ^ seed;
+  let h2 = 0x41c6ce57 ^ seed;
+  for (let w = start; w < end; w++) {
+    if (w > start) {
+      h1 = Math.imul(h1 ^ 32, 2654435761);
+      h2 = Math.imul(h2 ^ 32, 1597334677);
+    }
+    const word = tokens[w];
+    for (let i = 0; i < word.length; i++) {
+      const c = word.charCodeAt(i);
+      h1 = Math.imul(h1 ^ c, 2654435761);
+      h2 = Math.imul(h2 ^ c, 1597334677);
+    }
+  }
+  return finish53(h1, h2);
+}
+
 /** The distinct hashed word n-grams of a word list (the whole list as one gram when shorter than n, from `MIN_GRAM_WORDS` words). */
 export function ngramHashes(tokens: readonly string[], n: number): number[] {
-  if (tokens.length < n) return tokens.length >= MIN_GRAM_WORDS ? [hash53(tokens.join(' '), n)] : [];
+  if (tokens.length < n) return tokens.length >= MIN_GRAM_WORDS ? [wordsHash53(tokens, 0, tokens.length, n)] : [];
   const out = new Set<number>();
-  for (let i = 0; i + n <= tokens.length; i++) out.add(hash53(tokens.slice(i, i + n).join(' '), n));
+  for (let i = 0; i + n <= tokens.length; i++) out.add(wordsHash53(tokens, i, i + n, n));
   return [...out];
 }
