@@ -13,12 +13,22 @@ const VERB_OF: Record<string, string> = { look: 'find', show: 'find' };
 
 /** Words of a tool or parameter name: `SearchScreeningEvent` → `search screening event`. */
 export function wordsOf(name: string): string {
-  return name
-    .replace(/([a-z0-9])([A-Z])/g, '$1 $2')
-    .replace(/[_\-.]+/g, ' ')
-    .toLowerCase()
-    .trim();
+  let words = wordsOfName.get(name);
+  if (words === undefined) {
+    words = name
+      .replace(/([a-z0-9])([A-Z])/g, '$1 $2')
+      .replace(/[_\-.]+/g, ' ')
+      .toLowerCase()
+      .trim();
+    // The names are the tools' and their fields' (a few hundred per run): each is split once, not per record.
+    if (wordsOfName.size >= WORDS_CACHE_SIZE) wordsOfName.clear();
+    wordsOfName.set(name, words);
+  }
+  return words;
 }
+
+const WORDS_CACHE_SIZE = 4096;
+const wordsOfName = new Map<string, string>();
 
 /** The paper's five situations, guessed from the assistant's reply and the user's message. */
 export function offlineSituation(user: string, assistant: string, historyHasCalls: boolean): Situation {

@@ -13,6 +13,35 @@ function words(name: string): string[] {
     .filter(Boolean);
 }
 
+/**
+ * `make(key)` remembered: tool creation names the same few hundred intents and slots again in
+ * every record, so each is converted once. A plain text result per key; bounded, so a long
+ * process naming ever new things does not grow it without end.
+ */
+function remembered(make: (key: string) => string): (key: string) => string {
+  const known = new Map<string, string>();
+  return (key) => {
+    let value = known.get(key);
+    if (value === undefined) {
+      value = make(key);
+      if (known.size >= 4096) known.clear();
+      known.set(key, value);
+    }
+    return value;
+  };
+}
+
+/** Two texts as one key, the first's length in front so that no text can run into the other. */
+function pairKey(first: string, second: string): string {
+  return `${first.length}:${first}${second}`;
+}
+
+function splitPairKey(key: string): [string, string] {
+  const colon = key.indexOf(':');
+  const end = colon + 1 + Number(key.slice(0, colon));
+  return [key.slice(colon + 1, end), key.slice(end)];
+}
+
 /** Verbs a tool name may start with; a name starting otherwise gets `Get` in front. */
 const VERBS = new Set(
   (
@@ -30,6 +59,16 @@ function pascal(parts: string[]): string {
  * `AddToPlaylist` → `AddToPlaylist`, `FindRestaurants` → `FindRestaurants`.
  */
 export function toolNameOfIntent(intent: string, prefix?: string): string {
+  return prefix === undefined ? toolNameOfBare(intent) : toolNameOfPrefixed(pairKey(prefix, intent));
+}
+
+const toolNameOfBare = remembered((intent) => toolNameOf(intent));
+const toolNameOfPrefixed = remembered((key) => {
+  const [prefix, intent] = splitPairKey(key);
+  return toolNameOf(intent, prefix);
+});
+
+function toolNameOf(intent: string, prefix?: string): string {
   const bare = prefix && intent.toLowerCase().startsWith(prefix.toLowerCase()) ? intent.slice(prefix.length) : intent;
   const parts = words(bare);
   if (!parts.length) return '';
@@ -43,6 +82,16 @@ export function toolNameOfIntent(intent: string, prefix?: string): string {
  * prefix goes: `hotel-pricerange` (service `hotel`) → `pricerange`.
  */
 export function parameterNameOfSlot(slot: string, service?: string): string {
+  return service === undefined ? parameterNameOfBare(slot) : parameterNameInService(pairKey(service, slot));
+}
+
+const parameterNameOfBare = remembered((slot) => parameterNameOf(slot));
+const parameterNameInService = remembered((key) => {
+  const [service, slot] = splitPairKey(key);
+  return parameterNameOf(slot, service);
+});
+
+function parameterNameOf(slot: string, service?: string): string {
   const bare = service && slot.toLowerCase().startsWith(`${service.toLowerCase()}-`) ? slot.slice(service.length + 1) : slot;
   return words(bare)
     .map((w) => w.toLowerCase())

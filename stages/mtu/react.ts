@@ -7,7 +7,7 @@ import { mtuThoughtPrompt, type ThoughtRound } from '../../prompts/mtu-thought.t
 import { loadMultiwozDb, lookupMultiwoz, type MultiwozDb } from '../sources/multiwoz.ts';
 import { libraryLoader } from './library.ts';
 import { renderToolList } from './mtu-format.ts';
-import { allCalls, assistantIndexes, mtuMeta, toolOf, turnCalls, withMtuMeta } from './sample.ts';
+import { mtuMeta, toolOf, turnCalls } from './sample.ts';
 
 /**
  * Step 5 of the paper, tool-use synthesis in the ReAct shape: every assistant turn gets a Thought,
@@ -69,9 +69,23 @@ function dialogueText(dialogue: Turn[], calls: (i: number) => Call[]): string {
   return lines.join('\n');
 }
 
-/** Required parameters of the tools the dialogue calls that no user turn has stated so far. */
-function missingValues(tools: ToolSpec[], said: string): string[] {
-  return tools.flatMap((t) => t.parameters.required).filter((p, i, all) => all.indexOf(p) === i && !said.toLowerCase().includes(p.replace(/_/g, ' '))).slice(0, 2);
+/** Required parameters of the tools, each once in order, with the words a user would say for it (`time_range` → `time range`). */
+function requiredParameters(tools: ToolSpec[]): { name: string; said: string }[] {
+  const names = new Set<string>();
+  for (const tool of tools) for (const name of tool.parameters.required) names.add(name);
+  return [...names].map((name) => ({ name, said: name.replace(/_/g, ' ') }));
+}
+
+/** The first two required parameters (see requiredParameters) that no user turn has stated so far. */
+function missingValues(required: { name: string; said: string }[], said: string): string[] {
+  const lower = said.toLowerCase();
+  const missing: string[] = [];
+  for (const parameter of required) {
+    if (lower.includes(parameter.said)) continue;
+    missing.push(parameter.name);
+    if (missing.length === 2) break;
+  }
+  return missing;
 }
 
 export function synthesizeReactStage(options: ReactOptions): MapStage<Sample, Sample> {
@@ -88,13 +102,28 @@ export function synthesizeReactStage(options: ReactOptions): MapStage<Sample, Sa
       // Checks and prompts read the full tool entries; the sample keeps its references.
       const sample = library(ctx.runDir).full(input);
       const meta = mtuMeta(sample);
-      const dialogue = structuredClone(sample.dialogue);
-      const calls = (i: number) => turnCalls(sample, i);
-      const indexes = assistantIndexes(sample);
+      // Each turn copied one level down: the stage sets a turn's thought, observations and response, and edits nothing deeper.
+      const dialogue = sample.dialogue.map((turn) => ({ ...turn }));
+      // One pass over the dialogue: the assistant turns, their round (user turns before them, less one), their calls.
+      const indexes: number[] = [];
+      const roundOf = new Map<number, number>();
+      const callsAt = new Map<number, Call[]>();
+      const userTexts: string[] = [];
+      for (let i = 0; i < dialogue.length; i++) {
+        if (dialogue[i].role === 'user') {
+          userTexts.push(dialogue[i].content);
+          continue;
+        }
+        indexes.push(i);
+        roundOf.set(i, userTexts.length - 1);
+        callsAt.set(i, turnCalls(sample, i));
+      }
+      const calls = (i: number) => callsAt.get(i)!;
       const apis = renderToolList(sample.tools);
       const text = dialogueText(dialogue, calls);
-      const called = new Set(allCalls(sample).map((c) => c.tool));
-      const roundOf = new Map(indexes.map((i) => [i, dialogue.slice(0, i).filter((t) => t.role === 'user').length - 1]));
+      const called = new Set<string>();
+      for (const i of indexes) for (const call of calls(i)) called.add(call.tool);
+      const required = requiredParameters(sample.tools.filter((t) => called.has(t.name)));
 
       const lineage: LineageEntry[] = [...sample.meta.lineage];
 
@@ -107,7 +136,7 @@ export function synthesizeReactStage(options: ReactOptions): MapStage<Sample, Sa
           assistant: dialogue[i].content,
           situation: (meta.situations[String(i)] ?? (calls(i).length ? 'api_call' : 'chit_chat')) as Situation,
           calls: calls(i).map((c) => ({ tool: c.tool, arguments: c.arguments as Record<string, Json> })),
-          missing: missingValues(sample.tools.filter((t) => called.has(t.name)), dialogue.slice(0, i).filter((t) => t.role === 'user').map((t) => t.content).join(' ')),
+          missing: missingValues(required, userTexts.slice(0, roundOf.get(i)! + 1).join(' ')),
         }));
       if (rounds.length) {
         const result = await ctx.ask(mtuThoughtPrompt, { apis, dialogue: text, rounds }, { part: 'thought' });
@@ -163,7 +192,8 @@ export function synthesizeReactStage(options: ReactOptions): MapStage<Sample, Sa
         if (!turn.response) return reject('missing_response', `assistant turn ${i} has no reply and the model wrote none`);
         if (!Object.keys(turn.observations ?? {}).length) delete turn.observations;
       }
-      return withMtuMeta({ ...input, dialogue, meta: { ...sample.meta, lineage } }, { today: options.today });
+      // As withMtuMeta would, from the meta already read.
+      return { ...input, dialogue, meta: { ...sample.meta, lineage, mtu: { ...meta, today: options.today } } };
     },
   });
 }
