@@ -88,6 +88,27 @@ function missingValues(required: { name: string; said: string }[], said: string)
   return missing;
 }
 
+/**
+ * An assistant turn with what the stage adds, made whole at once (not set and deleted key by key
+ * on a copy): keys the turn has keep their place, new ones follow in the order thought,
+ * observations, response; observations only when there are some.
+ */
+export function withReact(turn: Turn, thought: string | undefined, observations: Record<string, Json>, response: string): Turn {
+  const out: Record<string, unknown> = {};
+  const observed = Object.keys(observations).length > 0;
+  for (const key of Object.keys(turn)) {
+    if (key === 'observations') {
+      if (observed) out.observations = observations;
+    } else if (key === 'thought' && thought !== undefined) out.thought = thought;
+    else if (key === 'response') out.response = response;
+    else out[key] = turn[key as keyof Turn];
+  }
+  if (thought !== undefined && !('thought' in out)) out.thought = thought;
+  if (observed && !('observations' in out)) out.observations = observations;
+  if (!('response' in out)) out.response = response;
+  return out as Turn;
+}
+
 export function synthesizeReactStage(options: ReactOptions): MapStage<Sample, Sample> {
   const library = libraryLoader();
   let db: MultiwozDb | undefined;
@@ -102,8 +123,7 @@ export function synthesizeReactStage(options: ReactOptions): MapStage<Sample, Sa
       // Checks and prompts read the full tool entries; the sample keeps its references.
       const sample = library(ctx.runDir).full(input);
       const meta = mtuMeta(sample);
-      // Each turn copied one level down: the stage sets a turn's thought, observations and response, and edits nothing deeper.
-      const dialogue = sample.dialogue.map((turn) => ({ ...turn }));
+      const dialogue = sample.dialogue;
       // One pass over the dialogue: the assistant turns, their round (user turns before them, less one), their calls.
       const indexes: number[] = [];
       const roundOf = new Map<number, number>();
@@ -138,11 +158,14 @@ export function synthesizeReactStage(options: ReactOptions): MapStage<Sample, Sa
           calls: calls(i).map((c) => ({ tool: c.tool, arguments: c.arguments as Record<string, Json> })),
           missing: missingValues(required, userTexts.slice(0, roundOf.get(i)! + 1).join(' ')),
         }));
+      // What the stage adds to each assistant turn, put in place when the turn is made (see withReact).
+      const thoughts = new Map<number, string>();
+      const observationsAt = new Map<number, Record<string, Json>>();
       if (rounds.length) {
         const result = await ctx.ask(mtuThoughtPrompt, { apis, dialogue: text, rounds }, { part: 'thought' });
         lineage.push(result.lineage);
         const byRound = new Map(result.value.thoughts.map((t) => [t.round, t.thought]));
-        for (const i of indexes) if (!dialogue[i].thought && byRound.has(roundOf.get(i)!)) dialogue[i].thought = byRound.get(roundOf.get(i)!);
+        for (const i of indexes) if (!dialogue[i].thought && byRound.has(roundOf.get(i)!)) thoughts.set(i, byRound.get(roundOf.get(i)!)!);
       }
 
       // Observations: recorded, looked up, or simulated.
@@ -161,7 +184,7 @@ export function synthesizeReactStage(options: ReactOptions): MapStage<Sample, Sa
           if (call.id in observations) results.set(call.id, observations[call.id]);
           else pending.push({ round: roundOf.get(i)!, call_id: call.id, tool: call.tool, arguments: args, returns: tool?.returns.properties ?? {} });
         }
-        dialogue[i].observations = observations;
+        observationsAt.set(i, observations);
       }
       const needResponse = indexes.filter((i) => !dialogue[i].content.trim()).map((i) => roundOf.get(i)!);
       let responses = new Map<number, string>();
@@ -172,7 +195,7 @@ export function synthesizeReactStage(options: ReactOptions): MapStage<Sample, Sa
         const earlier: Json[] = [];
         for (const i of indexes) {
           for (const call of calls(i)) {
-            const observations = dialogue[i].observations!;
+            const observations = observationsAt.get(i)!;
             if (!(call.id in observations)) {
               const fields = Object.keys(toolOf(sample, call)?.returns.properties ?? {});
               const raw = simulated.get(call.id) ?? {};
@@ -186,14 +209,15 @@ export function synthesizeReactStage(options: ReactOptions): MapStage<Sample, Sa
         }
         responses = new Map(result.value.responses.map((r) => [r.round, r.response]));
       }
+      const synthesized = dialogue.slice();
       for (const i of indexes) {
         const turn = dialogue[i];
-        turn.response = turn.content.trim() ? turn.content : responses.get(roundOf.get(i)!) ?? '';
-        if (!turn.response) return reject('missing_response', `assistant turn ${i} has no reply and the model wrote none`);
-        if (!Object.keys(turn.observations ?? {}).length) delete turn.observations;
+        const response = turn.content.trim() ? turn.content : responses.get(roundOf.get(i)!) ?? '';
+        if (!response) return reject('missing_response', `assistant turn ${i} has no reply and the model wrote none`);
+        synthesized[i] = withReact(turn, thoughts.get(i), observationsAt.get(i)!, response);
       }
       // As withMtuMeta would, from the meta already read.
-      return { ...input, dialogue, meta: { ...sample.meta, lineage, mtu: { ...meta, today: options.today } } };
+      return { ...input, dialogue: synthesized, meta: { ...sample.meta, lineage, mtu: { ...meta, today: options.today } } };
     },
   });
 }
