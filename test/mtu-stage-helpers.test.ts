@@ -1,0 +1,104 @@
+import { isDeepStrictEqual } from 'node:util';
+import { describe, expect, it } from 'vitest';
+import type { Json, Turn } from '../core/records.ts';
+import { wordsOf } from '../prompts/mtu-offline.ts';
+import { valueProblem } from '../stages/mtu/infer.ts';
+import { parameterNameOfSlot, toolNameOfIntent } from '../stages/mtu/names.ts';
+import { strictlyEqual } from '../stages/mtu/quality.ts';
+import { withReact } from '../stages/mtu/react.ts';
+
+describe('quality check: calls compared as isDeepStrictEqual compares them', () => {
+  const cases: [unknown, unknown][] = [
+    [{ a: 1, b: [1, 2] }, { b: [1, 2], a: 1 }],
+    [{ a: 1 }, { a: 1, b: undefined }],
+    [{ a: undefined }, { a: undefined }],
+    [{ a: undefined }, { b: undefined }],
+    [[1, [2, { c: 'x' }]], [1, [2, { c: 'x' }]]],
+    [[1, 2], [2, 1]],
+    [[1, 2], { 0: 1, 1: 2 }],
+    [0, -0],
+    [{ n: -0 }, { n: 0 }],
+    [null, {}],
+    [[], {}],
+    ['1', 1],
+    [{ a: null }, { a: null }],
+    [{ a: { b: [] } }, { a: { b: [null] } }],
+  ];
+  it.each(cases)('%j and %j', (a, b) => {
+    expect(strictlyEqual(a, b)).toBe(isDeepStrictEqual(a, b));
+    expect(strictlyEqual(b, a)).toBe(isDeepStrictEqual(b, a));
+  });
+});
+
+describe('ReAct synthesis: an assistant turn made whole', () => {
+  /** What the stage did before: a copy of the turn, the keys set one by one, empty observations deleted. */
+  const setOneByOne = (turn: Turn, thought: string | undefined, observations: Record<string, Json>, response: string): Turn => {
+    const out: Turn = structuredClone(turn);
+    if (thought !== undefined) out.thought = thought;
+    out.observations = observations;
+    out.response = response;
+    if (!Object.keys(out.observations ?? {}).length) delete out.observations;
+    return out;
+  };
+  const turns: Turn[] = [
+    { role: 'assistant', content: 'Done.' },
+    { role: 'assistant', content: 'Done.', calls: [{ id: 'call_0', tool: 'FindHotel', arguments: {} }], observations: { call_0: { name: 'Inn' } } },
+    { role: 'assistant', content: '', observations: {}, thought: '', response: 'old' },
+    { role: 'assistant', content: 'Done.', response: 'x', thought: 'kept' },
+  ];
+  const additions: [string | undefined, Record<string, Json>][] = [
+    [undefined, {}],
+    ['Because.', {}],
+    [undefined, { call_0: { name: 'Inn', stars: 4 } }],
+    ['Because.', { call_0: {} }],
+  ];
+  for (const [t, turn] of turns.entries()) {
+    for (const [a, [thought, observations]] of additions.entries()) {
+      it(`turn ${t}, addition ${a}: the same keys in the same order as setting them one by one`, () => {
+        const made = withReact(turn, thought, observations, 'Reply.');
+        const before = setOneByOne(turn, thought, observations, 'Reply.');
+        expect(JSON.stringify(made)).toBe(JSON.stringify(before));
+        expect(Object.keys(made)).toEqual(Object.keys(before));
+      });
+    }
+  }
+  it('leaves the turn it was given as it was', () => {
+    const turn = Object.freeze({ role: 'assistant', content: 'Done.', observations: Object.freeze({}) }) as Turn;
+    expect(withReact(turn, 'Because.', {}, 'Done.')).toEqual({ role: 'assistant', content: 'Done.', thought: 'Because.', response: 'Done.' });
+    expect(turn).toEqual({ role: 'assistant', content: 'Done.', observations: {} });
+  });
+});
+
+describe('names remembered per run: each call answers as a fresh conversion would', () => {
+  it('keeps a name converted with a prefix or service apart from the same name without, or with another', () => {
+    expect(toolNameOfIntent('atis_flight', 'atis_')).toBe('GetFlight');
+    expect(toolNameOfIntent('atis_flight')).toBe('GetAtisFlight');
+    expect(toolNameOfIntent('atis_flight', 'atis_')).toBe('GetFlight');
+    expect(toolNameOfIntent('flight', '1:a')).toBe('GetFlight');
+    expect(toolNameOfIntent('1:aflight', '')).toBe('Get1Aflight');
+    expect(parameterNameOfSlot('hotel-pricerange', 'hotel')).toBe('pricerange');
+    expect(parameterNameOfSlot('hotel-pricerange')).toBe('hotel_pricerange');
+    expect(parameterNameOfSlot('hotel-pricerange', 'hotel')).toBe('pricerange');
+    expect(parameterNameOfSlot('a:b-c', 'a:b')).toBe('c');
+    expect(parameterNameOfSlot('b-c', 'a:')).toBe('b_c');
+  });
+  it('splits a tool name into words the same way every time', () => {
+    expect(wordsOf('SearchScreeningEvent')).toBe('search screening event');
+    expect(wordsOf('SearchScreeningEvent')).toBe('search screening event');
+    expect(wordsOf('number_of_seats')).toBe('number of seats');
+  });
+});
+
+describe('value checks: patterns and enums read once per documented property', () => {
+  it('checks each value against the pattern and enum it is given, whatever was checked before', () => {
+    const property = { type: 'string', pattern: '^\\d+$', enum: ['1', '22'] };
+    expect(valueProblem('22', property)).toBeUndefined();
+    expect(valueProblem('3', property)).toBe('"3" is not one of ["1","22"]');
+    expect(valueProblem('x', { type: 'string', pattern: '^\\d+$' })).toBe('"x" does not match ^\\d+$');
+    expect(valueProblem('7', { type: 'string', pattern: '^\\d+$' })).toBeUndefined();
+    expect(valueProblem(2, { type: 'integer', enum: [1, 2] })).toBeUndefined();
+    expect(valueProblem('2', { type: 'string', enum: [1, 2] })).toBe('"2" is not one of [1,2]');
+    expect(() => valueProblem('x', { type: 'string', pattern: '(' })).toThrow();
+    expect(() => valueProblem('x', { type: 'string', pattern: '(' })).toThrow();
+  });
+});
