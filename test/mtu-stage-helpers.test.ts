@@ -1,8 +1,9 @@
 import { isDeepStrictEqual } from 'node:util';
 import { describe, expect, it } from 'vitest';
-import type { Json, Turn } from '../core/records.ts';
+import type { Json, ToolSpec, Turn } from '../core/records.ts';
 import { wordsOf } from '../prompts/mtu-offline.ts';
 import { valueProblem } from '../stages/mtu/infer.ts';
+import { renderToolList, toMtuDoc } from '../stages/mtu/mtu-format.ts';
 import { parameterNameOfSlot, toolNameOfIntent } from '../stages/mtu/names.ts';
 import { strictlyEqual } from '../stages/mtu/quality.ts';
 import { withReact } from '../stages/mtu/react.ts';
@@ -100,5 +101,19 @@ describe('value checks: patterns and enums read once per documented property', (
     expect(valueProblem('2', { type: 'string', enum: [1, 2] })).toBe('"2" is not one of [1,2]');
     expect(() => valueProblem('x', { type: 'string', pattern: '(' })).toThrow();
     expect(() => valueProblem('x', { type: 'string', pattern: '(' })).toThrow();
+  });
+});
+
+describe('tool lists written once per list of the same tools', () => {
+  const tool = (name: string): ToolSpec => ({
+    name,
+    description: `${name} things.`,
+    parameters: { type: 'object', properties: { city: { type: 'string' } }, required: ['city'] },
+    returns: { type: 'object', properties: {}, required: [] },
+  });
+  const [a, b, c] = [tool('FindA'), tool('FindB'), tool('FindC')];
+  const written = (tools: ToolSpec[]) => JSON.stringify(tools.map(toMtuDoc));
+  it('gives each list, its prefixes and its reorderings their own text', () => {
+    for (const list of [[a, b, c], [a, b], [a], [], [b, a], [a, b, c], [c, b, a], [a, b], [a, a]]) expect(renderToolList(list)).toBe(written(list));
   });
 });

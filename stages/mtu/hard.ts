@@ -74,9 +74,11 @@ function tag(sample: Sample, rules: string[]): Sample {
   return { ...tagged, meta: { ...tagged.meta, tags: [...new Set([...sample.meta.tags, 'hard', ...rules.map((r) => `hard:${r}`)])] } };
 }
 
+const LETTERS: readonly string[] = [...'abcdefghijklmnopqrstuvwxyz'];
+
 function nonsenseName(rng: Rng, taken: Set<string>): string {
   for (;;) {
-    const letter = () => rng.pick([...'abcdefghijklmnopqrstuvwxyz']);
+    const letter = () => rng.pick(LETTERS);
     const name = rng.chance(0.5) ? letter().repeat(3) : Array.from({ length: rng.int(3, 5) }, letter).join('');
     if (!taken.has(name)) return name;
   }

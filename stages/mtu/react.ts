@@ -26,6 +26,8 @@ export interface ReactOptions {
 
 /** A call's arguments with references replaced by the values earlier results hold. */
 function resolvedArguments(call: Call, results: Map<string, Json>): Record<string, Json> {
+  // Most calls take only plain values: their arguments are the answer as they are (nothing edits them).
+  if (!Object.values(call.arguments).some((value) => value !== null && typeof value === 'object')) return call.arguments as Record<string, Json>;
   const resolve = (value: ArgValue): Json => {
     if (isRef(value)) {
       const { callId, field } = parseRef(value);
