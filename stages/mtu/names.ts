@@ -14,32 +14,30 @@ function words(name: string): string[] {
 }
 
 /**
- * `make(key)` remembered: tool creation names the same few hundred intents and slots again in
- * every record, so each is converted once. A plain text result per key; bounded, so a long
- * process naming ever new things does not grow it without end.
+ * `make(name, context)` remembered, by context then name: tool creation names the same few
+ * hundred intents and slots again in every record, so each is converted once. No context and an
+ * empty one are the same (the namers read both as none). Bounded, so a long process naming ever
+ * new things does not grow it without end.
  */
-function remembered(make: (key: string) => string): (key: string) => string {
-  const known = new Map<string, string>();
-  return (key) => {
-    let value = known.get(key);
+function remembered(make: (name: string, context?: string) => string): (name: string, context?: string) => string {
+  let known = new Map<string, Map<string, string>>();
+  let size = 0;
+  return (name, context = '') => {
+    let inContext = known.get(context);
+    let value = inContext?.get(name);
     if (value === undefined) {
-      value = make(key);
-      if (known.size >= 4096) known.clear();
-      known.set(key, value);
+      value = make(name, context);
+      if (size >= 4096) {
+        known = new Map();
+        size = 0;
+        inContext = undefined;
+      }
+      if (!inContext) known.set(context, (inContext = new Map()));
+      inContext.set(name, value);
+      size++;
     }
     return value;
   };
-}
-
-/** Two texts as one key, the first's length in front so that no text can run into the other. */
-function pairKey(first: string, second: string): string {
-  return `${first.length}:${first}${second}`;
-}
-
-function splitPairKey(key: string): [string, string] {
-  const colon = key.indexOf(':');
-  const end = colon + 1 + Number(key.slice(0, colon));
-  return [key.slice(colon + 1, end), key.slice(end)];
 }
 
 /** Verbs a tool name may start with; a name starting otherwise gets `Get` in front. */
@@ -59,14 +57,10 @@ function pascal(parts: string[]): string {
  * `AddToPlaylist` → `AddToPlaylist`, `FindRestaurants` → `FindRestaurants`.
  */
 export function toolNameOfIntent(intent: string, prefix?: string): string {
-  return prefix === undefined ? toolNameOfBare(intent) : toolNameOfPrefixed(pairKey(prefix, intent));
+  return toolNameRemembered(intent, prefix);
 }
 
-const toolNameOfBare = remembered((intent) => toolNameOf(intent));
-const toolNameOfPrefixed = remembered((key) => {
-  const [prefix, intent] = splitPairKey(key);
-  return toolNameOf(intent, prefix);
-});
+const toolNameRemembered = remembered(toolNameOf);
 
 function toolNameOf(intent: string, prefix?: string): string {
   const bare = prefix && intent.toLowerCase().startsWith(prefix.toLowerCase()) ? intent.slice(prefix.length) : intent;
@@ -82,14 +76,10 @@ function toolNameOf(intent: string, prefix?: string): string {
  * prefix goes: `hotel-pricerange` (service `hotel`) → `pricerange`.
  */
 export function parameterNameOfSlot(slot: string, service?: string): string {
-  return service === undefined ? parameterNameOfBare(slot) : parameterNameInService(pairKey(service, slot));
+  return parameterNameRemembered(slot, service);
 }
 
-const parameterNameOfBare = remembered((slot) => parameterNameOf(slot));
-const parameterNameInService = remembered((key) => {
-  const [service, slot] = splitPairKey(key);
-  return parameterNameOf(slot, service);
-});
+const parameterNameRemembered = remembered(parameterNameOf);
 
 function parameterNameOf(slot: string, service?: string): string {
   const bare = service && slot.toLowerCase().startsWith(`${service.toLowerCase()}-`) ? slot.slice(service.length + 1) : slot;
