@@ -6,6 +6,8 @@ import { valueProblem } from '../stages/mtu/infer.ts';
 import { renderToolList, toMtuDoc } from '../stages/mtu/mtu-format.ts';
 import { parameterNameOfSlot, toolNameOfIntent } from '../stages/mtu/names.ts';
 import { strictlyEqual } from '../stages/mtu/quality.ts';
+import { splitOf } from '../stages/mtu/splits.ts';
+import { Rng } from '../core/rng.ts';
 import { withReact } from '../stages/mtu/react.ts';
 
 describe('quality check: calls compared as isDeepStrictEqual compares them', () => {
@@ -115,5 +117,22 @@ describe('tool lists written once per list of the same tools', () => {
   const written = (tools: ToolSpec[]) => JSON.stringify(tools.map(toMtuDoc));
   it('gives each list, its prefixes and its reorderings their own text', () => {
     for (const list of [[a, b, c], [a, b], [a], [], [b, a], [a, b, c], [c, b, a], [a, b], [a, a]]) expect(renderToolList(list)).toBe(written(list));
+  });
+});
+
+describe('assign-splits: the seeded draw made only when due', () => {
+  const options = { mode: 'random' as const, map: {}, testFraction: 0.5, oodDomains: ['Weather'] };
+  const sample = (domains: string[]) => ({ meta: { mtu: { services: [], domains, sourceSplit: 'train' } } }) as never;
+  it('draws from the generator it is given or made, the same split either way', () => {
+    for (let seed = 0; seed < 20; seed++) {
+      expect(splitOf(sample(['Hotels']), options, () => Rng.derive(seed, 'split'))).toBe(splitOf(sample(['Hotels']), options, Rng.derive(seed, 'split')));
+    }
+  });
+  it('makes no generator for a held-out topic or a split the source decides', () => {
+    const never = () => {
+      throw new Error('no draw is due');
+    };
+    expect(splitOf(sample(['Weather']), options, never)).toBe('ood');
+    expect(splitOf(sample(['Hotels']), { ...options, mode: 'source', map: { train: 'train' } }, never)).toBe('train');
   });
 });

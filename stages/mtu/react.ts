@@ -173,7 +173,8 @@ export function synthesizeReactStage(options: ReactOptions): MapStage<Sample, Sa
       // Observations: recorded, looked up, or simulated.
       const results = new Map<string, Json>();
       const pending: PendingCall[] = [];
-      const rng: Rng = ctx.rng('database');
+      // Made at the first database lookup (deriving it hashes the record's key); the same generator either way.
+      let rng: Rng | undefined;
       for (const i of indexes) {
         const observations: Record<string, Json> = { ...(dialogue[i].observations ?? {}) };
         for (const call of calls(i)) {
@@ -181,7 +182,7 @@ export function synthesizeReactStage(options: ReactOptions): MapStage<Sample, Sa
           const tool = toolOf(sample, call);
           if (!(call.id in observations) && meta.database === 'multiwoz' && tool?.provenance?.schema) {
             const [service] = String(tool.provenance.id ?? '').split('/');
-            observations[call.id] = lookupMultiwoz(database(ctx.resolvePath), service, { name: tool.name, transactional: tool.isAction === true }, args as Record<string, string>, rng);
+            observations[call.id] = lookupMultiwoz(database(ctx.resolvePath), service, { name: tool.name, transactional: tool.isAction === true }, args as Record<string, string>, (rng ??= ctx.rng('database')));
           }
           if (call.id in observations) results.set(call.id, observations[call.id]);
           else pending.push({ round: roundOf.get(i)!, call_id: call.id, tool: call.tool, arguments: args, returns: tool?.returns.properties ?? {} });
