@@ -50,6 +50,11 @@ const STRING_FORMATS: { format?: string; pattern: string }[] = [
   { pattern: '^-?\\d+(\\.\\d+)?$' },
 ];
 
+/** Whether a value of this kind is of the documented type (an integer is a number; a non-string number a float). */
+function typeFits(type: unknown, kind: string, value: Json): boolean {
+  return type === kind || (type === 'number' && kind === 'integer') || (type === 'float' && kind !== 'string' && typeof value === 'number');
+}
+
 function kindOf(value: Json): string {
   if (value === null) return 'null';
   if (Array.isArray(value)) return 'array';
@@ -92,11 +97,12 @@ export function inferProperty(observed: Json[], options: InferOptions): Pick<Pro
 
 /** Why a value does not fit its documented property, or undefined when it does. */
 export function valueProblem(value: Json, property: PropertySchema): string | undefined {
-  const types = property.type === undefined ? [] : Array.isArray(property.type) ? property.type : [property.type];
-  if (types.length && value !== null) {
+  const type = property.type;
+  if (type !== undefined && value !== null && !(Array.isArray(type) && !type.length)) {
     const kind = kindOf(value);
-    const ok = types.some((t) => t === kind || (t === 'number' && kind === 'integer') || (t === 'float' && kind !== 'string' && typeof value === 'number'));
-    if (!ok) return `${JSON.stringify(value)} is ${kind}, documented as ${types.join(' | ')}`;
+    // One documented type (the common case) is checked without making a list of it.
+    const ok = Array.isArray(type) ? type.some((t) => typeFits(t, kind, value)) : typeFits(type, kind, value);
+    if (!ok) return `${JSON.stringify(value)} is ${kind}, documented as ${[type].flat().join(' | ')}`;
   }
   if (property.enum?.length && !enumTexts(property.enum).has(JSON.stringify(value))) {
     return `${JSON.stringify(value)} is not one of ${JSON.stringify(property.enum)}`;

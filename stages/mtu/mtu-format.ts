@@ -109,6 +109,8 @@ function mtuValue(value: ArgValue, toolOfCall: Map<string, string>): Json {
 
 /** A call's arguments in MTU notation (references as `"Tool.field"`). */
 export function mtuArguments(call: Call, toolOfCall: Map<string, string>): Record<string, Json> {
+  // Plain values only (most calls): the arguments read as they are (nothing edits them).
+  if (!Object.values(call.arguments).some((value) => value !== null && typeof value === 'object')) return call.arguments as Record<string, Json>;
   return Object.fromEntries(Object.entries(call.arguments).map(([k, v]) => [k, mtuValue(v, toolOfCall)]));
 }
 

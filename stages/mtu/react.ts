@@ -128,8 +128,9 @@ export function synthesizeReactStage(options: ReactOptions): MapStage<Sample, Sa
       const dialogue = sample.dialogue;
       // One pass over the dialogue: the assistant turns, their round (user turns before them, less one), their calls.
       const indexes: number[] = [];
-      const roundOf = new Map<number, number>();
-      const callsAt = new Map<number, Call[]>();
+      // By dialogue index (arrays, not maps: a few of each per record).
+      const roundOf: number[] = [];
+      const callsAt: Call[][] = [];
       const userTexts: string[] = [];
       for (let i = 0; i < dialogue.length; i++) {
         if (dialogue[i].role === 'user') {
@@ -137,10 +138,10 @@ export function synthesizeReactStage(options: ReactOptions): MapStage<Sample, Sa
           continue;
         }
         indexes.push(i);
-        roundOf.set(i, userTexts.length - 1);
-        callsAt.set(i, turnCalls(sample, i));
+        roundOf[i] = userTexts.length - 1;
+        callsAt[i] = turnCalls(sample, i);
       }
-      const calls = (i: number) => callsAt.get(i)!;
+      const calls = (i: number) => callsAt[i];
       const apis = renderToolList(sample.tools);
       const text = dialogueText(dialogue, calls);
       const called = new Set<string>();
@@ -153,21 +154,21 @@ export function synthesizeReactStage(options: ReactOptions): MapStage<Sample, Sa
       const rounds: ThoughtRound[] = indexes
         .filter((i) => !dialogue[i].thought)
         .map((i) => ({
-          round: roundOf.get(i)!,
+          round: roundOf[i],
           user: dialogue[i - 1]?.role === 'user' ? dialogue[i - 1].content : '',
           assistant: dialogue[i].content,
           situation: (meta.situations[String(i)] ?? (calls(i).length ? 'api_call' : 'chit_chat')) as Situation,
           calls: calls(i).map((c) => ({ tool: c.tool, arguments: c.arguments as Record<string, Json> })),
-          missing: missingValues(required, userTexts.slice(0, roundOf.get(i)! + 1).join(' ')),
+          missing: missingValues(required, userTexts.slice(0, roundOf[i] + 1).join(' ')),
         }));
       // What the stage adds to each assistant turn, put in place when the turn is made (see withReact).
-      const thoughts = new Map<number, string>();
-      const observationsAt = new Map<number, Record<string, Json>>();
+      const thoughts: (string | undefined)[] = [];
+      const observationsAt: Record<string, Json>[] = [];
       if (rounds.length) {
         const result = await ctx.ask(mtuThoughtPrompt, { apis, dialogue: text, rounds }, { part: 'thought' });
         lineage.push(result.lineage);
         const byRound = new Map(result.value.thoughts.map((t) => [t.round, t.thought]));
-        for (const i of indexes) if (!dialogue[i].thought && byRound.has(roundOf.get(i)!)) thoughts.set(i, byRound.get(roundOf.get(i)!)!);
+        for (const i of indexes) if (!dialogue[i].thought && byRound.has(roundOf[i])) thoughts[i] = byRound.get(roundOf[i]);
       }
 
       // Observations: recorded, looked up, or simulated.
@@ -185,12 +186,12 @@ export function synthesizeReactStage(options: ReactOptions): MapStage<Sample, Sa
             observations[call.id] = lookupMultiwoz(database(ctx.resolvePath), service, { name: tool.name, transactional: tool.isAction === true }, args as Record<string, string>, (rng ??= ctx.rng('database')));
           }
           if (call.id in observations) results.set(call.id, observations[call.id]);
-          else pending.push({ round: roundOf.get(i)!, call_id: call.id, tool: call.tool, arguments: args, returns: tool?.returns.properties ?? {} });
+          else pending.push({ round: roundOf[i], call_id: call.id, tool: call.tool, arguments: args, returns: tool?.returns.properties ?? {} });
         }
-        observationsAt.set(i, observations);
+        observationsAt[i] = observations;
       }
-      const needResponse = indexes.filter((i) => !dialogue[i].content.trim()).map((i) => roundOf.get(i)!);
-      let responses = new Map<number, string>();
+      const needResponse = indexes.filter((i) => !dialogue[i].content.trim()).map((i) => roundOf[i]);
+      let responses: Map<number, string> | undefined;
       if (pending.length || needResponse.length) {
         const result = await ctx.ask(mtuObservationPrompt, { apis, dialogue: text, today: options.today, pending, needResponse }, { part: 'observation' });
         lineage.push(result.lineage);
@@ -198,7 +199,7 @@ export function synthesizeReactStage(options: ReactOptions): MapStage<Sample, Sa
         const earlier: Json[] = [];
         for (const i of indexes) {
           for (const call of calls(i)) {
-            const observations = observationsAt.get(i)!;
+            const observations = observationsAt[i];
             if (!(call.id in observations)) {
               const fields = Object.keys(toolOf(sample, call)?.returns.properties ?? {});
               const raw = simulated.get(call.id) ?? {};
@@ -215,9 +216,9 @@ export function synthesizeReactStage(options: ReactOptions): MapStage<Sample, Sa
       const synthesized = dialogue.slice();
       for (const i of indexes) {
         const turn = dialogue[i];
-        const response = turn.content.trim() ? turn.content : responses.get(roundOf.get(i)!) ?? '';
+        const response = turn.content.trim() ? turn.content : responses?.get(roundOf[i]) ?? '';
         if (!response) return reject('missing_response', `assistant turn ${i} has no reply and the model wrote none`);
-        synthesized[i] = withReact(turn, thoughts.get(i), observationsAt.get(i)!, response);
+        synthesized[i] = withReact(turn, thoughts[i], observationsAt[i], response);
       }
       // As withMtuMeta would, from the meta already read.
       return { ...input, dialogue: synthesized, meta: { ...sample.meta, lineage, mtu: { ...meta, today: options.today } } };
