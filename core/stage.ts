@@ -340,8 +340,8 @@ export const stageContextMethods: Pick<StageContext, 'ask' | 'tryAsk' | 'lineage
   async ask(prompt, vars, options) {
     const answer = await this.tryAsk(prompt, vars, options);
     if (!answer.ok) throw new StepRejected(answer.reason, answer.detail);
-    const { ok: _ok, ...rest } = answer;
-    return rest;
+    // The answer without `ok`, its keys written out (an object rest copies key by key, per request).
+    return { value: answer.value, model: answer.model, cached: answer.cached, lineage: answer.lineage };
   },
   async tryAsk(prompt, vars, options = {}) {
     const stage = this.stage;

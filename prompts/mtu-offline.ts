@@ -13,12 +13,22 @@ const VERB_OF: Record<string, string> = { look: 'find', show: 'find' };
 
 /** Words of a tool or parameter name: `SearchScreeningEvent` → `search screening event`. */
 export function wordsOf(name: string): string {
-  return name
-    .replace(/([a-z0-9])([A-Z])/g, '$1 $2')
-    .replace(/[_\-.]+/g, ' ')
-    .toLowerCase()
-    .trim();
+  let words = wordsOfName.get(name);
+  if (words === undefined) {
+    words = name
+      .replace(/([a-z0-9])([A-Z])/g, '$1 $2')
+      .replace(/[_\-.]+/g, ' ')
+      .toLowerCase()
+      .trim();
+    // The names are the tools' and their fields' (a few hundred per run): each is split once, not per record.
+    if (wordsOfName.size >= WORDS_CACHE_SIZE) wordsOfName.clear();
+    wordsOfName.set(name, words);
+  }
+  return words;
 }
+
+const WORDS_CACHE_SIZE = 4096;
+const wordsOfName = new Map<string, string>();
 
 /** The paper's five situations, guessed from the assistant's reply and the user's message. */
 export function offlineSituation(user: string, assistant: string, historyHasCalls: boolean): Situation {
@@ -99,6 +109,10 @@ export interface ValueShape {
   pattern?: string;
 }
 
+/** What simulated values are drawn from (made once, not per value). */
+const REFERENCE_CHARACTERS: readonly string[] = [...'ABCDEFGHJKLMNPQRSTUVWXYZ0123456789'];
+const QUARTERS: readonly string[] = ['00', '15', '30', '45'];
+
 /** A value of the documented shape, drawn with the record's seeded rng. */
 export function simulateValue(field: string, shape: ValueShape, rng: Rng, today: string): Json {
   if (shape.enum?.length) return rng.pick(shape.enum);
@@ -108,14 +122,14 @@ export function simulateValue(field: string, shape: ValueShape, rng: Rng, today:
     day.setUTCDate(day.getUTCDate() + rng.int(0, 14));
     return day.toISOString().slice(0, 10);
   }
-  if (shape.format === 'time') return `${String(rng.int(8, 21)).padStart(2, '0')}:${rng.pick(['00', '15', '30', '45'])}`;
+  if (shape.format === 'time') return `${String(rng.int(8, 21)).padStart(2, '0')}:${rng.pick(QUARTERS)}`;
   if (type === 'integer') return rng.int(1, 10);
   if (type === 'number') return Math.round(rng.next() * 10000) / 100;
   if (type === 'boolean') return rng.chance(0.5);
   if (type === 'array') return [`${wordsOf(field)} ${rng.int(1, 99)}`];
   if (shape.pattern === '^-?\\d+$') return String(rng.int(1, 10));
   if (/phone/.test(field)) return `${rng.int(200, 999)}-${rng.int(200, 999)}-${rng.int(1000, 9999)}`;
-  if (/(^|_)(id|reference|code|number)$/.test(field)) return Array.from({ length: 8 }, () => rng.pick([...'ABCDEFGHJKLMNPQRSTUVWXYZ0123456789'])).join('');
+  if (/(^|_)(id|reference|code|number)$/.test(field)) return Array.from({ length: 8 }, () => rng.pick(REFERENCE_CHARACTERS)).join('');
   if (/status/.test(field)) return 'success';
   return `${wordsOf(field)} ${rng.int(1, 99)}`;
 }

@@ -35,7 +35,9 @@ export class OfflineGateway implements LlmGateway {
   }
 
   private count(stage: string): void {
-    for (const usage of [this.report.total, (this.report.byStage[stage] ??= emptyUsage()), (this.report.byModel[this.model] ??= emptyUsage())]) usage.requests++;
+    this.report.total.requests++;
+    (this.report.byStage[stage] ??= emptyUsage()).requests++;
+    (this.report.byModel[this.model] ??= emptyUsage()).requests++;
   }
 
   usage(): UsageReport {

@@ -3,14 +3,15 @@ import { Sample, type ToolSpec } from '../../core/records.ts';
 import type { ScanStage } from '../../core/stage.ts';
 import type { MtuConfig } from './config.ts';
 import { libraryLoader } from './library.ts';
-import { allCalls, mtuMeta, toolKey } from './sample.ts';
+import { allCalls, mtuMeta, toolKey, type MtuMeta } from './sample.ts';
 
 /** The dataset's tool library: the documented tools the samples offer (hard-set renamings left out), made one sample at a time. */
 export function mtuToolLibrary(): ToolLibraryTally {
   const library = new Map<string, ToolSpec>();
   return {
     add: (sample) => {
-      if (mtuMeta(sample).renamed) return;
+      // Published samples, checked where they were made: only the one field is read (no schema pass per sample).
+      if ((sample.meta as { mtu?: Pick<MtuMeta, 'renamed'> }).mtu?.renamed) return;
       for (const tool of sample.tools) if (!library.has(toolKey(tool))) library.set(toolKey(tool), tool);
     },
     tools: () => [...library.values()].sort((a, b) => (toolKey(a) < toolKey(b) ? -1 : toolKey(a) > toolKey(b) ? 1 : 0)),

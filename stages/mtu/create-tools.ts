@@ -16,9 +16,15 @@ function topicFunction(dialogue: SourceDialogue): (service: string) => string {
   return () => dialogue.domains[0] ?? dialogue.source;
 }
 
-/** Intents a dialogue uses, as its source names them (for the exclusion list). */
-function intentsUsed(dialogue: SourceDialogue): string[] {
-  return dialogue.turns.flatMap((t) => [...(t.intents ?? []), ...(t.serviceCalls ?? []).map((c) => c.method), ...(t.frames ?? []).map((f) => f.intent)]);
+/** The first intent the dialogue uses (as its source names it) that the exclusion list holds; turn by turn, a turn's intents, then its service calls' methods, then its frames' intents. */
+function excludedIntentOf(dialogue: SourceDialogue, excluded: ReadonlySet<string>): string | undefined {
+  if (!excluded.size) return undefined;
+  for (const turn of dialogue.turns) {
+    for (const intent of turn.intents ?? []) if (excluded.has(intent)) return intent;
+    for (const call of turn.serviceCalls ?? []) if (excluded.has(call.method)) return call.method;
+    for (const frame of turn.frames ?? []) if (excluded.has(frame.intent)) return frame.intent;
+  }
+  return undefined;
 }
 
 export interface CreateToolsOptions {
@@ -41,7 +47,7 @@ export function createToolsStage(options: CreateToolsOptions): MapStage<SourceDi
     prompts: [mtuToolNamePrompt, mtuToolParametersPrompt],
     keyOf: (d) => `${d.source}/${d.id}`,
     run: async (dialogue, ctx) => {
-      const unsuitable = intentsUsed(dialogue).find((intent) => excluded.has(intent));
+      const unsuitable = excludedIntentOf(dialogue, excluded);
       if (unsuitable) return reject('excluded_intent', `intent ${unsuitable} is listed in excludeIntents`);
 
       let created: CreatedTurns;

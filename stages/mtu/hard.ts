@@ -25,28 +25,43 @@ const TRIVIAL = new Set(['dontcare', 'true', 'false', 'yes', 'no']);
 /** The content-based hard rules a sample meets. */
 export function hardRules(sample: Sample, options: Pick<MtuConfig['hard'], 'maxParameters' | 'maxToolsPerTurn'>): string[] {
   const rules = new Set<string>();
+  const dialogue = sample.dialogue;
+  const multiTurn = userTurns(sample) > 1;
+  // Each turn's text written once; the texts of the turns before a call are joined only when a rule asks.
+  const earlierText: string[] = [];
+  const turnText = (i: number) => (earlierText[i] ??= `${dialogue[i].content}\n${dialogue[i].response ?? ''}\n${JSON.stringify(dialogue[i].observations ?? {})}`);
+  const userLower: string[] = [];
+  const lowerOf = (i: number) => (userLower[i] ??= dialogue[i].content.toLowerCase());
   for (const index of assistantIndexes(sample)) {
     const calls = turnCalls(sample, index);
     if (calls.length > options.maxToolsPerTurn) rules.add('many-tools');
-    const current = (sample.dialogue[index - 1]?.role === 'user' ? sample.dialogue[index - 1].content : '').toLowerCase();
-    const said = sample.dialogue
-      .slice(0, index)
-      .filter((t) => t.role === 'user')
-      .map((t) => t.content.toLowerCase())
-      .join('\n');
-    const earlier = sample.dialogue
-      .slice(0, Math.max(0, index - 1))
-      .map((t) => `${t.content}\n${t.response ?? ''}\n${JSON.stringify(t.observations ?? {})}`)
-      .join('\n')
-      .toLowerCase();
+    const current = dialogue[index - 1]?.role === 'user' ? lowerOf(index - 1) : '';
+    let said: string | undefined;
+    const saidText = () => {
+      if (said === undefined) {
+        const parts: string[] = [];
+        for (let i = 0; i < index; i++) if (dialogue[i].role === 'user') parts.push(lowerOf(i));
+        said = parts.join('\n');
+      }
+      return said;
+    };
+    let earlier: string | undefined;
+    const earlierTexts = () => {
+      if (earlier === undefined) {
+        const parts: string[] = [];
+        for (let i = 0; i < index - 1; i++) parts.push(turnText(i));
+        earlier = parts.join('\n').toLowerCase();
+      }
+      return earlier;
+    };
     for (const call of calls) {
       if (Object.keys(call.arguments).length > options.maxParameters) rules.add('extensive-parameters');
       const tool = toolOf(sample, call);
       for (const [name, value] of Object.entries(call.arguments)) {
         const text = literalText(value);
-        if (text !== undefined && tool?.parameters.properties[name]?.enum?.length && !said.includes(text.toLowerCase())) rules.add('choice-restricted-values');
+        if (text !== undefined && tool?.parameters.properties[name]?.enum?.length && !saidText().includes(text.toLowerCase())) rules.add('choice-restricted-values');
         const needle = text?.toLowerCase();
-        if (userTurns(sample) > 1 && needle && needle.length > 1 && !TRIVIAL.has(needle) && !current.includes(needle) && earlier.includes(needle)) rules.add('parameter-inheritance');
+        if (multiTurn && needle && needle.length > 1 && !TRIVIAL.has(needle) && !current.includes(needle) && earlierTexts().includes(needle)) rules.add('parameter-inheritance');
       }
     }
   }
@@ -59,9 +74,11 @@ function tag(sample: Sample, rules: string[]): Sample {
   return { ...tagged, meta: { ...tagged.meta, tags: [...new Set([...sample.meta.tags, 'hard', ...rules.map((r) => `hard:${r}`)])] } };
 }
 
+const LETTERS: readonly string[] = [...'abcdefghijklmnopqrstuvwxyz'];
+
 function nonsenseName(rng: Rng, taken: Set<string>): string {
   for (;;) {
-    const letter = () => rng.pick([...'abcdefghijklmnopqrstuvwxyz']);
+    const letter = () => rng.pick(LETTERS);
     const name = rng.chance(0.5) ? letter().repeat(3) : Array.from({ length: rng.int(3, 5) }, letter).join('');
     if (!taken.has(name)) return name;
   }

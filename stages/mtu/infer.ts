@@ -50,6 +50,11 @@ const STRING_FORMATS: { format?: string; pattern: string }[] = [
   { pattern: '^-?\\d+(\\.\\d+)?$' },
 ];
 
+/** Whether a value of this kind is of the documented type (an integer is a number; a non-string number a float). */
+function typeFits(type: unknown, kind: string, value: Json): boolean {
+  return type === kind || (type === 'number' && kind === 'integer') || (type === 'float' && kind !== 'string' && typeof value === 'number');
+}
+
 function kindOf(value: Json): string {
   if (value === null) return 'null';
   if (Array.isArray(value)) return 'array';
@@ -92,16 +97,17 @@ export function inferProperty(observed: Json[], options: InferOptions): Pick<Pro
 
 /** Why a value does not fit its documented property, or undefined when it does. */
 export function valueProblem(value: Json, property: PropertySchema): string | undefined {
-  const types = property.type === undefined ? [] : Array.isArray(property.type) ? property.type : [property.type];
-  if (types.length && value !== null) {
+  const type = property.type;
+  if (type !== undefined && value !== null && !(Array.isArray(type) && !type.length)) {
     const kind = kindOf(value);
-    const ok = types.some((t) => t === kind || (t === 'number' && kind === 'integer') || (t === 'float' && kind !== 'string' && typeof value === 'number'));
-    if (!ok) return `${JSON.stringify(value)} is ${kind}, documented as ${types.join(' | ')}`;
+    // One documented type (the common case) is checked without making a list of it.
+    const ok = Array.isArray(type) ? type.some((t) => typeFits(t, kind, value)) : typeFits(type, kind, value);
+    if (!ok) return `${JSON.stringify(value)} is ${kind}, documented as ${[type].flat().join(' | ')}`;
   }
-  if (property.enum?.length && !property.enum.some((allowed) => JSON.stringify(allowed) === JSON.stringify(value))) {
+  if (property.enum?.length && !enumTexts(property.enum).has(JSON.stringify(value))) {
     return `${JSON.stringify(value)} is not one of ${JSON.stringify(property.enum)}`;
   }
-  if (typeof value === 'string' && property.pattern && !new RegExp(property.pattern).test(value)) {
+  if (typeof value === 'string' && property.pattern && !patternOf(property.pattern).test(value)) {
     return `"${value}" does not match ${property.format ? `the ${property.format} format ` : ''}${property.pattern}`;
   }
   if (typeof value === 'string' && property.format && FORMAT_CHECKS[property.format] && !FORMAT_CHECKS[property.format](value)) {
@@ -116,6 +122,32 @@ export function valueProblem(value: Json, property: PropertySchema): string | un
     }
   }
   return undefined;
+}
+
+/**
+ * An enum's values as JSON texts, made once per enum list: the documented tools are the run's
+ * library objects, shared by every record and never edited, so each list is written out once.
+ */
+const enumTextsOf = new WeakMap<readonly unknown[], Set<string | undefined>>();
+
+function enumTexts(values: readonly unknown[]): Set<string | undefined> {
+  let texts = enumTextsOf.get(values);
+  if (!texts) enumTextsOf.set(values, (texts = new Set(values.map((v) => JSON.stringify(v)))));
+  return texts;
+}
+
+/** A documented pattern compiled once (the same few patterns are checked in every record); bounded. */
+const patterns = new Map<string, RegExp>();
+
+function patternOf(source: string): RegExp {
+  let pattern = patterns.get(source);
+  if (!pattern) {
+    // Compiled first, so a pattern that does not compile throws as before and is not kept.
+    pattern = new RegExp(source);
+    if (patterns.size >= 1024) patterns.clear();
+    patterns.set(source, pattern);
+  }
+  return pattern;
 }
 
 /** The documented string formats as values of the calendar and the clock (a pattern alone lets 2019-02-30 and 25:70 through). */

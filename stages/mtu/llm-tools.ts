@@ -18,13 +18,14 @@ import { toolNameOfFreeText } from './names.ts';
 /** Earlier turns as the prompts show them (`User:` / `Action:` / `Assistant:` lines). */
 export function historyText(turns: Turn[]): string {
   if (!turns.length) return '(none)';
-  return turns
-    .map((turn) => {
-      if (turn.role === 'user') return `User: ${turn.content}`;
-      const calls = (turn.calls ?? []).map((c) => `Action: ${c.tool}\nAction Input: ${JSON.stringify(c.arguments)}`);
-      return [...calls, `Assistant: ${turn.response ?? turn.content}`].join('\n');
-    })
-    .join('\n');
+  return turns.map(historyLines).join('\n');
+}
+
+/** One turn as `historyText` writes it (a history is its turns' lines joined by line breaks). */
+export function historyLines(turn: Turn): string {
+  if (turn.role === 'user') return `User: ${turn.content}`;
+  const calls = (turn.calls ?? []).map((c) => `Action: ${c.tool}\nAction Input: ${JSON.stringify(c.arguments)}`);
+  return [...calls, `Assistant: ${turn.response ?? turn.content}`].join('\n');
 }
 
 type Ctx = StageContext & { key: string };

@@ -66,8 +66,24 @@ export function toMtuDoc(tool: ToolSpec): MtuToolDoc {
 
 /** The tool document as toolkiln's own prompts show it: a compact JSON list of entries. */
 export function renderToolList(tools: ToolSpec[]): string {
-  return `[${tools.map(renderedDoc).join(',')}]`;
+  let node = renderedLists;
+  for (const tool of tools) {
+    let next = node.next.get(tool);
+    if (!next) node.next.set(tool, (next = { next: new WeakMap() }));
+    node = next;
+  }
+  return (node.text ??= `[${tools.map(renderedDoc).join(',')}]`);
 }
+
+/**
+ * Tool lists already written, found by their tools one after another: the records of a run show
+ * the same few lists of the library's tools (shared objects, never edited), each written once.
+ */
+interface RenderedList {
+  text?: string;
+  next: WeakMap<ToolSpec, RenderedList>;
+}
+const renderedLists: RenderedList = { next: new WeakMap() };
 
 /**
  * Each tool's entry as JSON, made once per tool object: the prompts of every record show the
@@ -93,6 +109,8 @@ function mtuValue(value: ArgValue, toolOfCall: Map<string, string>): Json {
 
 /** A call's arguments in MTU notation (references as `"Tool.field"`). */
 export function mtuArguments(call: Call, toolOfCall: Map<string, string>): Record<string, Json> {
+  // Plain values only (most calls): the arguments read as they are (nothing edits them).
+  if (!Object.values(call.arguments).some((value) => value !== null && typeof value === 'object')) return call.arguments as Record<string, Json>;
   return Object.fromEntries(Object.entries(call.arguments).map(([k, v]) => [k, mtuValue(v, toolOfCall)]));
 }
 

@@ -13,6 +13,33 @@ function words(name: string): string[] {
     .filter(Boolean);
 }
 
+/**
+ * `make(name, context)` remembered, by context then name: tool creation names the same few
+ * hundred intents and slots again in every record, so each is converted once. No context and an
+ * empty one are the same (the namers read both as none). Bounded, so a long process naming ever
+ * new things does not grow it without end.
+ */
+function remembered(make: (name: string, context?: string) => string): (name: string, context?: string) => string {
+  let known = new Map<string, Map<string, string>>();
+  let size = 0;
+  return (name, context = '') => {
+    let inContext = known.get(context);
+    let value = inContext?.get(name);
+    if (value === undefined) {
+      value = make(name, context);
+      if (size >= 4096) {
+        known = new Map();
+        size = 0;
+        inContext = undefined;
+      }
+      if (!inContext) known.set(context, (inContext = new Map()));
+      inContext.set(name, value);
+      size++;
+    }
+    return value;
+  };
+}
+
 /** Verbs a tool name may start with; a name starting otherwise gets `Get` in front. */
 const VERBS = new Set(
   (
@@ -30,6 +57,12 @@ function pascal(parts: string[]): string {
  * `AddToPlaylist` → `AddToPlaylist`, `FindRestaurants` → `FindRestaurants`.
  */
 export function toolNameOfIntent(intent: string, prefix?: string): string {
+  return toolNameRemembered(intent, prefix);
+}
+
+const toolNameRemembered = remembered(toolNameOf);
+
+function toolNameOf(intent: string, prefix?: string): string {
   const bare = prefix && intent.toLowerCase().startsWith(prefix.toLowerCase()) ? intent.slice(prefix.length) : intent;
   const parts = words(bare);
   if (!parts.length) return '';
@@ -43,6 +76,12 @@ export function toolNameOfIntent(intent: string, prefix?: string): string {
  * prefix goes: `hotel-pricerange` (service `hotel`) → `pricerange`.
  */
 export function parameterNameOfSlot(slot: string, service?: string): string {
+  return parameterNameRemembered(slot, service);
+}
+
+const parameterNameRemembered = remembered(parameterNameOf);
+
+function parameterNameOf(slot: string, service?: string): string {
   const bare = service && slot.toLowerCase().startsWith(`${service.toLowerCase()}-`) ? slot.slice(service.length + 1) : slot;
   return words(bare)
     .map((w) => w.toLowerCase())

@@ -1,9 +1,8 @@
-import { isDeepStrictEqual } from 'node:util';
 import { Sample, type Check, type Json } from '../../core/records.ts';
 import { mapStage, reject, type MapStage } from '../../core/stage.ts';
 import { mtuQualityCheckPrompt } from '../../prompts/mtu-quality-check.ts';
 import { valueProblem } from './infer.ts';
-import { historyText } from './llm-tools.ts';
+import { historyLines } from './llm-tools.ts';
 import { libraryLoader } from './library.ts';
 import { mtuArguments, renderToolList, toolsOfCalls } from './mtu-format.ts';
 import { allCalls, assistantIndexes, refsIn, toolOf, turnCalls } from './sample.ts';
@@ -22,9 +21,11 @@ import { allCalls, assistantIndexes, refsIn, toolOf, turnCalls } from './sample.
 /** The first rule a sample breaks, or the checks it passed. */
 export function ruleProblems(sample: Sample): { reason: string; detail: string } | Check[] {
   const seen = new Map<string, string>(); // call id → tool
-  const ids = allCalls(sample).map((c) => c.id);
-  const duplicate = ids.find((id, i) => ids.indexOf(id) !== i);
-  if (duplicate) return { reason: 'duplicate_call_id', detail: `two calls have the id ${duplicate}` };
+  const ids = new Set<string>();
+  for (const call of allCalls(sample)) {
+    if (ids.has(call.id)) return { reason: 'duplicate_call_id', detail: `two calls have the id ${call.id}` };
+    ids.add(call.id);
+  }
   for (const index of assistantIndexes(sample)) {
     const calls = turnCalls(sample, index);
     const names = calls.map((c) => c.tool);
@@ -63,9 +64,37 @@ function proposalText(thought: string | undefined, calls: MtuCall[]): string {
 
 /** Same tools in the same order with the same values (compared as text: "2" and 2 agree). */
 function sameCalls(a: MtuCall[], b: MtuCall[]): boolean {
-  const text = (v: Json): Json => (v !== null && typeof v === 'object' ? v : String(v));
-  const norm = (calls: MtuCall[]) => calls.map((c) => ({ tool: c.tool, arguments: Object.fromEntries(Object.entries(c.arguments).map(([k, v]) => [k, text(v)])) }));
-  return isDeepStrictEqual(norm(a), norm(b));
+  if (a.length !== b.length) return false;
+  for (let i = 0; i < a.length; i++) {
+    if (a[i].tool !== b[i].tool) return false;
+    const x = a[i].arguments;
+    const y = b[i].arguments;
+    const keys = Object.keys(x);
+    if (keys.length !== Object.keys(y).length) return false;
+    for (const key of keys) if (!Object.hasOwn(y, key) || !strictlyEqual(asText(x[key]), asText(y[key]))) return false;
+  }
+  return true;
+}
+
+/** An argument as compared: a list or object as it is, anything else as its text. */
+const asText = (v: Json): Json => (v !== null && typeof v === 'object' ? v : String(v));
+
+/** `isDeepStrictEqual` over JSON values (numbers by Object.is, objects by own keys in any order and prototype), nothing built. */
+export function strictlyEqual(a: unknown, b: unknown): boolean {
+  if (Object.is(a, b)) return true;
+  if (typeof a !== 'object' || typeof b !== 'object' || a === null || b === null) return false;
+  if (Object.getPrototypeOf(a) !== Object.getPrototypeOf(b)) return false;
+  if (Array.isArray(a)) {
+    if (!Array.isArray(b) || a.length !== b.length) return false;
+    for (let i = 0; i < a.length; i++) if (!strictlyEqual(a[i], b[i])) return false;
+    return true;
+  }
+  const x = a as Record<string, unknown>;
+  const y = b as Record<string, unknown>;
+  const keys = Object.keys(x);
+  if (keys.length !== Object.keys(y).length) return false;
+  for (const key of keys) if (!Object.hasOwn(y, key) || !strictlyEqual(x[key], y[key])) return false;
+  return true;
 }
 
 /** 2: list items, calendar dates and clock times are checked as values too. */
@@ -89,16 +118,20 @@ export function qualityFilterStage(options: { verify: boolean }): MapStage<Sampl
       if (options.verify) {
         const apis = renderToolList(sample.tools);
         const toolOfCall = toolsOfCalls(sample);
+        // The history before each checked turn grows by the turns between: each turn is written once.
+        let history = '';
+        let historyTurns = 0;
         for (const index of assistantIndexes(sample)) {
           const turn = sample.dialogue[index];
           const user = sample.dialogue[index - 1];
           if (user?.role !== 'user') continue;
+          for (; historyTurns < index - 1; historyTurns++) history = historyTurns ? `${history}\n${historyLines(sample.dialogue[historyTurns])}` : historyLines(sample.dialogue[historyTurns]);
           const calls = turnCalls(sample, index).map((c) => ({ tool: c.tool, arguments: mtuArguments(c, toolOfCall) }));
           const result = await ctx.ask(
             mtuQualityCheckPrompt,
             {
               apis,
-              history: historyText(sample.dialogue.slice(0, index - 1)),
+              history: historyTurns ? history : '(none)',
               user: user.content,
               assistant: turn.response ?? turn.content,
               proposal: proposalText(turn.thought, calls),

@@ -7,7 +7,7 @@ import { mtuThoughtPrompt, type ThoughtRound } from '../../prompts/mtu-thought.t
 import { loadMultiwozDb, lookupMultiwoz, type MultiwozDb } from '../sources/multiwoz.ts';
 import { libraryLoader } from './library.ts';
 import { renderToolList } from './mtu-format.ts';
-import { allCalls, assistantIndexes, mtuMeta, toolOf, turnCalls, withMtuMeta } from './sample.ts';
+import { mtuMeta, toolOf, turnCalls } from './sample.ts';
 
 /**
  * Step 5 of the paper, tool-use synthesis in the ReAct shape: every assistant turn gets a Thought,
@@ -26,6 +26,8 @@ export interface ReactOptions {
 
 /** A call's arguments with references replaced by the values earlier results hold. */
 function resolvedArguments(call: Call, results: Map<string, Json>): Record<string, Json> {
+  // Most calls take only plain values: their arguments are the answer as they are (nothing edits them).
+  if (!Object.values(call.arguments).some((value) => value !== null && typeof value === 'object')) return call.arguments as Record<string, Json>;
   const resolve = (value: ArgValue): Json => {
     if (isRef(value)) {
       const { callId, field } = parseRef(value);
@@ -69,9 +71,44 @@ function dialogueText(dialogue: Turn[], calls: (i: number) => Call[]): string {
   return lines.join('\n');
 }
 
-/** Required parameters of the tools the dialogue calls that no user turn has stated so far. */
-function missingValues(tools: ToolSpec[], said: string): string[] {
-  return tools.flatMap((t) => t.parameters.required).filter((p, i, all) => all.indexOf(p) === i && !said.toLowerCase().includes(p.replace(/_/g, ' '))).slice(0, 2);
+/** Required parameters of the tools, each once in order, with the words a user would say for it (`time_range` → `time range`). */
+function requiredParameters(tools: ToolSpec[]): { name: string; said: string }[] {
+  const names = new Set<string>();
+  for (const tool of tools) for (const name of tool.parameters.required) names.add(name);
+  return [...names].map((name) => ({ name, said: name.replace(/_/g, ' ') }));
+}
+
+/** The first two required parameters (see requiredParameters) that no user turn has stated so far. */
+function missingValues(required: { name: string; said: string }[], said: string): string[] {
+  const lower = said.toLowerCase();
+  const missing: string[] = [];
+  for (const parameter of required) {
+    if (lower.includes(parameter.said)) continue;
+    missing.push(parameter.name);
+    if (missing.length === 2) break;
+  }
+  return missing;
+}
+
+/**
+ * An assistant turn with what the stage adds, made whole at once (not set and deleted key by key
+ * on a copy): keys the turn has keep their place, new ones follow in the order thought,
+ * observations, response; observations only when there are some.
+ */
+export function withReact(turn: Turn, thought: string | undefined, observations: Record<string, Json>, response: string): Turn {
+  const out: Record<string, unknown> = {};
+  const observed = Object.keys(observations).length > 0;
+  for (const key of Object.keys(turn)) {
+    if (key === 'observations') {
+      if (observed) out.observations = observations;
+    } else if (key === 'thought' && thought !== undefined) out.thought = thought;
+    else if (key === 'response') out.response = response;
+    else out[key] = turn[key as keyof Turn];
+  }
+  if (thought !== undefined && !('thought' in out)) out.thought = thought;
+  if (observed && !('observations' in out)) out.observations = observations;
+  if (!('response' in out)) out.response = response;
+  return out as Turn;
 }
 
 export function synthesizeReactStage(options: ReactOptions): MapStage<Sample, Sample> {
@@ -88,13 +125,28 @@ export function synthesizeReactStage(options: ReactOptions): MapStage<Sample, Sa
       // Checks and prompts read the full tool entries; the sample keeps its references.
       const sample = library(ctx.runDir).full(input);
       const meta = mtuMeta(sample);
-      const dialogue = structuredClone(sample.dialogue);
-      const calls = (i: number) => turnCalls(sample, i);
-      const indexes = assistantIndexes(sample);
+      const dialogue = sample.dialogue;
+      // One pass over the dialogue: the assistant turns, their round (user turns before them, less one), their calls.
+      const indexes: number[] = [];
+      // By dialogue index (arrays, not maps: a few of each per record).
+      const roundOf: number[] = [];
+      const callsAt: Call[][] = [];
+      const userTexts: string[] = [];
+      for (let i = 0; i < dialogue.length; i++) {
+        if (dialogue[i].role === 'user') {
+          userTexts.push(dialogue[i].content);
+          continue;
+        }
+        indexes.push(i);
+        roundOf[i] = userTexts.length - 1;
+        callsAt[i] = turnCalls(sample, i);
+      }
+      const calls = (i: number) => callsAt[i];
       const apis = renderToolList(sample.tools);
       const text = dialogueText(dialogue, calls);
-      const called = new Set(allCalls(sample).map((c) => c.tool));
-      const roundOf = new Map(indexes.map((i) => [i, dialogue.slice(0, i).filter((t) => t.role === 'user').length - 1]));
+      const called = new Set<string>();
+      for (const i of indexes) for (const call of calls(i)) called.add(call.tool);
+      const required = requiredParameters(sample.tools.filter((t) => called.has(t.name)));
 
       const lineage: LineageEntry[] = [...sample.meta.lineage];
 
@@ -102,24 +154,28 @@ export function synthesizeReactStage(options: ReactOptions): MapStage<Sample, Sa
       const rounds: ThoughtRound[] = indexes
         .filter((i) => !dialogue[i].thought)
         .map((i) => ({
-          round: roundOf.get(i)!,
+          round: roundOf[i],
           user: dialogue[i - 1]?.role === 'user' ? dialogue[i - 1].content : '',
           assistant: dialogue[i].content,
           situation: (meta.situations[String(i)] ?? (calls(i).length ? 'api_call' : 'chit_chat')) as Situation,
           calls: calls(i).map((c) => ({ tool: c.tool, arguments: c.arguments as Record<string, Json> })),
-          missing: missingValues(sample.tools.filter((t) => called.has(t.name)), dialogue.slice(0, i).filter((t) => t.role === 'user').map((t) => t.content).join(' ')),
+          missing: missingValues(required, userTexts.slice(0, roundOf[i] + 1).join(' ')),
         }));
+      // What the stage adds to each assistant turn, put in place when the turn is made (see withReact).
+      const thoughts: (string | undefined)[] = [];
+      const observationsAt: Record<string, Json>[] = [];
       if (rounds.length) {
         const result = await ctx.ask(mtuThoughtPrompt, { apis, dialogue: text, rounds }, { part: 'thought' });
         lineage.push(result.lineage);
         const byRound = new Map(result.value.thoughts.map((t) => [t.round, t.thought]));
-        for (const i of indexes) if (!dialogue[i].thought && byRound.has(roundOf.get(i)!)) dialogue[i].thought = byRound.get(roundOf.get(i)!);
+        for (const i of indexes) if (!dialogue[i].thought && byRound.has(roundOf[i])) thoughts[i] = byRound.get(roundOf[i]);
       }
 
       // Observations: recorded, looked up, or simulated.
       const results = new Map<string, Json>();
       const pending: PendingCall[] = [];
-      const rng: Rng = ctx.rng('database');
+      // Made at the first database lookup (deriving it hashes the record's key); the same generator either way.
+      let rng: Rng | undefined;
       for (const i of indexes) {
         const observations: Record<string, Json> = { ...(dialogue[i].observations ?? {}) };
         for (const call of calls(i)) {
@@ -127,15 +183,15 @@ export function synthesizeReactStage(options: ReactOptions): MapStage<Sample, Sa
           const tool = toolOf(sample, call);
           if (!(call.id in observations) && meta.database === 'multiwoz' && tool?.provenance?.schema) {
             const [service] = String(tool.provenance.id ?? '').split('/');
-            observations[call.id] = lookupMultiwoz(database(ctx.resolvePath), service, { name: tool.name, transactional: tool.isAction === true }, args as Record<string, string>, rng);
+            observations[call.id] = lookupMultiwoz(database(ctx.resolvePath), service, { name: tool.name, transactional: tool.isAction === true }, args as Record<string, string>, (rng ??= ctx.rng('database')));
           }
           if (call.id in observations) results.set(call.id, observations[call.id]);
-          else pending.push({ round: roundOf.get(i)!, call_id: call.id, tool: call.tool, arguments: args, returns: tool?.returns.properties ?? {} });
+          else pending.push({ round: roundOf[i], call_id: call.id, tool: call.tool, arguments: args, returns: tool?.returns.properties ?? {} });
         }
-        dialogue[i].observations = observations;
+        observationsAt[i] = observations;
       }
-      const needResponse = indexes.filter((i) => !dialogue[i].content.trim()).map((i) => roundOf.get(i)!);
-      let responses = new Map<number, string>();
+      const needResponse = indexes.filter((i) => !dialogue[i].content.trim()).map((i) => roundOf[i]);
+      let responses: Map<number, string> | undefined;
       if (pending.length || needResponse.length) {
         const result = await ctx.ask(mtuObservationPrompt, { apis, dialogue: text, today: options.today, pending, needResponse }, { part: 'observation' });
         lineage.push(result.lineage);
@@ -143,7 +199,7 @@ export function synthesizeReactStage(options: ReactOptions): MapStage<Sample, Sa
         const earlier: Json[] = [];
         for (const i of indexes) {
           for (const call of calls(i)) {
-            const observations = dialogue[i].observations!;
+            const observations = observationsAt[i];
             if (!(call.id in observations)) {
               const fields = Object.keys(toolOf(sample, call)?.returns.properties ?? {});
               const raw = simulated.get(call.id) ?? {};
@@ -157,13 +213,15 @@ export function synthesizeReactStage(options: ReactOptions): MapStage<Sample, Sa
         }
         responses = new Map(result.value.responses.map((r) => [r.round, r.response]));
       }
+      const synthesized = dialogue.slice();
       for (const i of indexes) {
         const turn = dialogue[i];
-        turn.response = turn.content.trim() ? turn.content : responses.get(roundOf.get(i)!) ?? '';
-        if (!turn.response) return reject('missing_response', `assistant turn ${i} has no reply and the model wrote none`);
-        if (!Object.keys(turn.observations ?? {}).length) delete turn.observations;
+        const response = turn.content.trim() ? turn.content : responses?.get(roundOf[i]) ?? '';
+        if (!response) return reject('missing_response', `assistant turn ${i} has no reply and the model wrote none`);
+        synthesized[i] = withReact(turn, thoughts[i], observationsAt[i], response);
       }
-      return withMtuMeta({ ...input, dialogue, meta: { ...sample.meta, lineage } }, { today: options.today });
+      // As withMtuMeta would, from the meta already read.
+      return { ...input, dialogue: synthesized, meta: { ...sample.meta, lineage, mtu: { ...meta, today: options.today } } };
     },
   });
 }

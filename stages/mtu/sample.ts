@@ -49,7 +49,10 @@ export function withMtuMeta(sample: Sample, patch: Partial<MtuMeta>): Sample {
 
 /** Indexes of the assistant turns, in order. */
 export function assistantIndexes(sample: Pick<Sample, 'dialogue'>): number[] {
-  return sample.dialogue.flatMap((turn, i) => (turn.role === 'assistant' ? [i] : []));
+  const indexes: number[] = [];
+  const dialogue = sample.dialogue;
+  for (let i = 0; i < dialogue.length; i++) if (dialogue[i].role === 'assistant') indexes.push(i);
+  return indexes;
 }
 
 /** Gold calls of each assistant turn (from `expected.turns`, else the turn's own calls). */
@@ -58,7 +61,10 @@ export function turnCalls(sample: Pick<Sample, 'dialogue' | 'expected'>, index: 
 }
 
 export function allCalls(sample: Pick<Sample, 'dialogue' | 'expected'>): Call[] {
-  return assistantIndexes(sample).flatMap((i) => turnCalls(sample, i));
+  const calls: Call[] = [];
+  const dialogue = sample.dialogue;
+  for (let i = 0; i < dialogue.length; i++) if (dialogue[i].role === 'assistant') for (const call of turnCalls(sample, i)) calls.push(call);
+  return calls;
 }
 
 /** `expected` rebuilt from the dialogue's assistant turns. */
@@ -72,7 +78,9 @@ export function expectedOf(dialogue: Turn[]): Sample['expected'] {
 
 /** Number of user turns: the MTU-Eval records a dialogue gives. */
 export function userTurns(sample: Pick<Sample, 'dialogue'>): number {
-  return sample.dialogue.filter((t) => t.role === 'user').length;
+  let n = 0;
+  for (const turn of sample.dialogue) if (turn.role === 'user') n++;
+  return n;
 }
 
 /**
@@ -81,7 +89,8 @@ export function userTurns(sample: Pick<Sample, 'dialogue'>): number {
  */
 export function categoryOf(sample: Pick<Sample, 'dialogue' | 'expected'>): 'S-S' | 'S-M' | 'M-S' | 'M-M' {
   const turns = userTurns(sample) > 1 ? 'M' : 'S';
-  const tools = assistantIndexes(sample).some((i) => turnCalls(sample, i).length > 1) ? 'M' : 'S';
+  let tools: 'M' | 'S' = 'S';
+  for (let i = 0; i < sample.dialogue.length && tools === 'S'; i++) if (sample.dialogue[i].role === 'assistant' && turnCalls(sample, i).length > 1) tools = 'M';
   return `${turns}-${tools}`;
 }
 
@@ -99,8 +108,11 @@ export function toolKey(tool: Pick<ToolSpec, 'name' | 'plugin'>): string {
 export function refsIn(value: ArgValue): { callId: string; field: string }[] {
   if (isRef(value)) return [parseRef(value)];
   if (Array.isArray(value)) return value.flatMap(refsIn);
-  return [];
+  return NO_REFS;
 }
+
+/** The answer for a value without references: one frozen list, shared (callers only read it). */
+const NO_REFS = Object.freeze([]) as unknown as { callId: string; field: string }[];
 
 /** A literal argument as text (for matching against utterances); undefined for references. */
 export function literalText(value: ArgValue): string | undefined {

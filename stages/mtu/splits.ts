@@ -5,11 +5,11 @@ import type { ScanStage } from '../../core/stage.ts';
 import type { MtuConfig } from './config.ts';
 import { mtuMeta } from './sample.ts';
 
-/** The split of one sample: `ood` for a held-out topic, else by the source's split or a seeded draw. */
-export function splitOf(sample: Sample, options: MtuConfig['splits'], rng: Rng): string {
+/** The split of one sample: `ood` for a held-out topic, else by the source's split or a seeded draw (`rng`, or what makes it when a draw is due). */
+export function splitOf(sample: Sample, options: MtuConfig['splits'], rng: Rng | (() => Rng)): string {
   const meta = mtuMeta(sample);
   if (meta.domains.some((d) => options.oodDomains.includes(d))) return 'ood';
-  if (options.mode === 'random') return rng.chance(options.testFraction) ? 'test' : 'train';
+  if (options.mode === 'random') return (typeof rng === 'function' ? rng() : rng).chance(options.testFraction) ? 'test' : 'train';
   const mapped = options.map[meta.sourceSplit];
   if (!mapped) {
     throw new UserError(`source split "${meta.sourceSplit}" of ${sample.meta.source?.dataset ?? 'a source'} is not in splits.map (${Object.keys(options.map).join(', ')}); add it to the config`);
@@ -30,6 +30,7 @@ export function assignSplitsStage(options: MtuConfig['splits']): ScanStage<Sampl
     input: Sample,
     output: Sample,
     // Each sample's split depends on it alone (its rng is keyed by its id).
-    run: (sample, ctx) => ({ ...sample, split: splitOf(sample, options, ctx.rng()) }),
+    // The generator is made only for a seeded draw (deriving it hashes the sample's key).
+    run: (sample, ctx) => ({ ...sample, split: splitOf(sample, options, () => ctx.rng()) }),
   };
 }

@@ -6,7 +6,7 @@ import { statisticsBesideReleased, type ReleasedPlace, type Tally } from '../rel
 import { SETTINGS, type MtuConfig, type Setting } from './config.ts';
 import { INSTRUCTIONS_REPORT, loadInstructionTemplates } from './instructions.ts';
 import { releasedMtuSamples } from './released.ts';
-import { assistantIndexes, mtuMeta, refsIn, turnCalls } from './sample.ts';
+import { assistantIndexes, refsIn, turnCalls, type MtuMeta } from './sample.ts';
 
 /**
  * MTU-Bench statistics, ours beside the released MTU-Eval files where comparable: dialogues and
@@ -70,15 +70,25 @@ export interface SampleFigures {
 }
 
 const recordCalls = (calls: readonly Call[]): RecordCalls => ({
-  calls: calls.map((c) => ({ tool: c.tool, args: Object.keys(c.arguments).length, dependent: Object.values(c.arguments).some((v) => refsIn(v).length > 0) })),
+  calls: calls.map((c) => {
+    let args = 0;
+    let dependent = false;
+    for (const key in c.arguments) {
+      if (!Object.hasOwn(c.arguments, key)) continue;
+      args++;
+      dependent ||= refsIn(c.arguments[key]).length > 0;
+    }
+    return { tool: c.tool, args, dependent };
+  }),
 });
 
 /** A generated sample: a whole dialogue, a record per assistant turn that answers a user turn. */
 export function sampleFigures(sample: Sample): SampleFigures {
-  const records = assistantIndexes(sample)
-    .filter((i) => sample.dialogue[i - 1]?.role === 'user')
-    .map((i) => recordCalls(turnCalls(sample, i)));
-  return { split: sample.split, setting: sample.split === 'ood' ? 'OOD' : sample.category, dialogue: null, hard: !!mtuMeta(sample).hard?.length, records };
+  const records: RecordCalls[] = [];
+  for (const i of assistantIndexes(sample)) if (sample.dialogue[i - 1]?.role === 'user') records.push(recordCalls(turnCalls(sample, i)));
+  // Samples the pipeline checked where it made them: the one field is read, not the whole meta parsed again.
+  const hard = (sample.meta as { mtu?: Pick<MtuMeta, 'hard'> }).mtu?.hard;
+  return { split: sample.split, setting: sample.split === 'ood' ? 'OOD' : sample.category, dialogue: null, hard: !!hard?.length, records };
 }
 
 /** A released sample (stages/mtu/released.ts): one record, its dialogue named by its id's first two parts (`M-M_3`). */
