@@ -66,24 +66,8 @@ export function toMtuDoc(tool: ToolSpec): MtuToolDoc {
 
 /** The tool document as toolkiln's own prompts show it: a compact JSON list of entries. */
 export function renderToolList(tools: ToolSpec[]): string {
-  let node = renderedLists;
-  for (const tool of tools) {
-    let next = node.next.get(tool);
-    if (!next) node.next.set(tool, (next = { next: new WeakMap() }));
-    node = next;
-  }
-  return (node.text ??= `[${tools.map(renderedDoc).join(',')}]`);
+  return `[${tools.map(renderedDoc).join(',')}]`;
 }
-
-/**
- * Tool lists already written, found by their tools one after another: the records of a run show
- * the same few lists of the library's tools (shared objects, never edited), each written once.
- */
-interface RenderedList {
-  text?: string;
-  next: WeakMap<ToolSpec, RenderedList>;
-}
-const renderedLists: RenderedList = { next: new WeakMap() };
 
 /**
  * Each tool's entry as JSON, made once per tool object: the prompts of every record show the
