@@ -158,6 +158,8 @@ export function applyProse(tool: ToolSpec, prose: ToolDocAnswer, schema: boolean
 
 interface Documentation {
   documented: Map<string, ToolSpec>;
+  /** The reference samples carry for each documented tool (by the same key), made once, shared by the samples. */
+  references: Map<string, ToolSpec>;
   failed: Map<string, RejectReason>;
   /**
    * What every sample's lineage names: the documentation answers (the prompt, the model) when the
@@ -203,10 +205,11 @@ export function documentToolsStage(options: MtuConfig['documentation']): ScanSta
         }),
       );
       const report = { tools: documented.size, fromSchema: [...observed.values()].filter((e) => e.schema).length, proseWrittenByLlm: prosed, failed: failed.size };
-      return { documented, failed, entry: answered, report };
+      const references = new Map([...documented].map(([key, tool]) => [key, toolReference(tool)]));
+      return { documented, references, failed, entry: answered, report };
     },
     run: (sample, ctx) => {
-      const { documented, failed, entry } = ctx.state;
+      const { documented, references, failed, entry } = ctx.state;
       const failure = sample.tools.map((t) => failed.get(toolKey(t))).find(Boolean);
       if (failure) return reject(failure.reason, failure.detail, { recordId: sample.id });
       // Arguments take the types their parameters are documented with; a call (a turn) none of whose values change is kept as it is.
@@ -241,7 +244,7 @@ export function documentToolsStage(options: MtuConfig['documentation']): ScanSta
           ...(sample.expected.calls ? { calls: typedAll(sample.expected.calls) } : {}),
           ...(sample.expected.turns ? { turns: Object.fromEntries(Object.entries(sample.expected.turns).map(([turn, calls]) => [turn, typedAll(calls)])) } : {}),
         },
-        tools: sample.tools.map((t) => toolReference(documented.get(toolKey(t))!)),
+        tools: sample.tools.map((t) => references.get(toolKey(t))!),
         meta: { ...sample.meta, lineage: [...sample.meta.lineage, entry ?? ctx.lineage()] },
       };
     },
