@@ -2,10 +2,10 @@ import { z } from 'zod';
 import { clusterSpace, VectorSpace } from '../core/cluster/index.ts';
 import { createEmbedder, EmbedderConfig, joinViews, lexicalEmbedder } from '../core/embed/index.ts';
 import { UserError } from '../core/errors.ts';
-import { Sample, type Check, type ToolSpec } from '../core/records.ts';
+import { Sample, type Call, type Check, type ToolSpec } from '../core/records.ts';
 import { scanStage, type LineageEntry, type ScanStage } from '../core/stage.ts';
 import { toolQuestionId, toolsChanged, type ToolDecision, type ToolEvidence, type ToolQuestion } from '../core/tool-review.ts';
-import { mapCalls, noteChanges, replaceTools, ToolUsage } from './tool-merge.ts';
+import { eachCall, mapCalls, noteChanges, replaceTools, ToolUsage } from './tool-merge.ts';
 
 /**
  * MTU-Bench tool clustering (paper §3 "Tool Clustering", Appendix B "Redundancy Elimination"):
@@ -98,7 +98,7 @@ export interface MtuMergePlan {
 /** Every tool name a sample offers or calls. */
 function toolsUsedBy(sample: Sample): Set<string> {
   const names = new Set(sample.tools.map((t) => t.name));
-  mapCalls(sample, (call) => (names.add(call.tool), call));
+  eachCall(sample, (call) => names.add(call.tool));
   return names;
 }
 
@@ -176,11 +176,16 @@ function pairKey(a: string, b: string): string {
 
 /** Adds the pairs of tools some turn of `sample` calls together: evidence that they are different actions, whatever their names. */
 export function addCoCalledPairs(sample: Sample, pairs: Set<string>): void {
-  const groups = [...sample.dialogue.map((turn) => turn.calls ?? []), sample.expected.calls ?? [], ...Object.values(sample.expected.turns ?? {})];
-  for (const calls of groups) {
+  // Most turns call one tool or none: only lists of two calls or more are looked into.
+  const add = (calls: readonly Call[] | undefined) => {
+    if (!calls || calls.length < 2) return;
     const names = [...new Set(calls.map((c) => c.tool))];
     for (let i = 0; i < names.length; i++) for (let j = i + 1; j < names.length; j++) pairs.add(pairKey(names[i], names[j]));
-  }
+  };
+  for (const turn of sample.dialogue) add(turn.calls);
+  add(sample.expected.calls);
+  const turns = sample.expected.turns;
+  if (turns) for (const turn of Object.keys(turns)) add(turns[turn]);
 }
 
 export async function planMtuMerge(
@@ -408,7 +413,7 @@ export function mergeToolsMtuStage(options: MergeToolsMtuConfig = {}): ScanStage
       for (const sample of samples) {
         toolUsage.add(sample);
         for (const tool of sample.tools) if (!library.has(tool.name)) library.set(tool.name, tool);
-        mapCalls(sample, (call) => (usage.set(call.tool, (usage.get(call.tool) ?? 0) + 1), call));
+        eachCall(sample, (call) => usage.set(call.tool, (usage.get(call.tool) ?? 0) + 1));
         addCoCalledPairs(sample, coCalled);
       }
       const plan = await planMtuMerge([...library.values()], usage, config, { gateway: ctx.llm, resolvePath: ctx.resolvePath, seed: ctx.seed, coCalled });

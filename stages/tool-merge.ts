@@ -18,6 +18,14 @@ export function mapCalls(sample: Sample, rewrite: (call: Call) => Call): Sample 
   return { ...sample, dialogue: sample.dialogue.map((turn) => (turn.calls ? { ...turn, calls: turn.calls.map(rewrite) } : turn)), expected };
 }
 
+/** Visits every call of a sample in `mapCalls`'s order (expected calls, expected calls per turn, dialogue turns), building nothing. */
+export function eachCall(sample: Sample, visit: (call: Call) => void): void {
+  const { calls, turns } = sample.expected;
+  if (calls) for (const call of calls) visit(call);
+  if (turns) for (const turn of Object.keys(turns)) for (const call of turns[turn]) visit(call);
+  for (const turn of sample.dialogue) if (turn.calls) for (const call of turn.calls) visit(call);
+}
+
 /** Replaces tools in a sample's candidate list (several old tools may become one), keeping first positions. */
 export function replaceTools(tools: readonly ToolSpec[], replacement: (tool: ToolSpec) => ToolSpec[]): ToolSpec[] {
   const seen = new Set<string>();
@@ -48,7 +56,7 @@ export function flagForReview(sample: Sample, checks: Check[], tag: string): Sam
 /** The tools a sample's gold answer names: its labels and every tool it calls. */
 export function goldTools(sample: Sample): Set<string> {
   const gold = new Set(sample.expected.labels ?? []);
-  mapCalls(sample, (call) => (gold.add(call.tool), call));
+  eachCall(sample, (call) => gold.add(call.tool));
   return gold;
 }
 

@@ -7,6 +7,7 @@ import { applyScanStage } from '../core/stage.ts';
 import { AUTO_MERGE_TAG, DECOMPOSE_UNASSIGNED_TAG, mergeToolsMetatoolStage, readDecisionsCsv } from '../stages/merge-tools-metatool.ts';
 import { planOverlap } from '../stages/merge-tools-metatool-decisions.ts';
 import { MERGE_CONFLICT_TAG, mergeToolsMtuStage } from '../stages/merge-tools-mtu.ts';
+import { eachCall, mapCalls } from '../stages/tool-merge.ts';
 import { sample, stageContext, tool } from './fixtures/embed/samples.ts';
 
 describe('MTU-style merging', () => {
@@ -215,5 +216,20 @@ describe('MetaTool-style merging', () => {
       expect(s.meta.checks).toContainEqual(expect.objectContaining({ name: 'merge-tools-metatool:auto', pass: false, soft: true }));
     }
     expect(merged.out.length).toBe(samples.length);
+  });
+});
+
+describe('calls of a sample, visited without rewriting', () => {
+  const call = (id: string, name: string) => ({ id, tool: name, arguments: {} });
+  const base = sample('s1', 'Find Up, then the weather', { tools: [tool('search_movie', ['title']), tool('get_weather', ['city'])], calls: [call('c1', 'search_movie'), call('c2', 'get_weather'), call('c3', 'search_movie')] });
+  const withTurns = { ...base, expected: { ...base.expected, turns: { '1': [call('c1', 'search_movie'), call('c2', 'get_weather')] } } };
+
+  it('come in the order mapCalls rewrites them, and the sample is not copied', () => {
+    const visited: string[] = [];
+    const mapped: string[] = [];
+    eachCall(withTurns, (c) => visited.push(c.id));
+    mapCalls(withTurns, (c) => (mapped.push(c.id), c));
+    expect(visited).toEqual(mapped);
+    expect(visited).toEqual(['c1', 'c2', 'c3', 'c1', 'c2', 'c1', 'c2', 'c3']);
   });
 });

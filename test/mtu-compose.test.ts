@@ -69,6 +69,30 @@ describe('multi-tool composition', () => {
   });
 });
 
+describe('composition planning', () => {
+  it('reads its input once, the dialogues it plans from kept on disk for the second pass', async () => {
+    const records = [booking(false), handSample('w1', [weather], [round('Weather in Rome?', [call('call_0', 'GetWeather', { city: 'Rome' })])]), handSample('m1', [music], [round('Play Yesterday.', [call('call_0', 'PlayMusic', { song: 'Yesterday' })])])];
+    const options = { singleTurnRate: 1, minTools: 2, maxTools: 2, chainRate: 1, multiTurnRate: 1, chainMultiTurnRate: 1, linkRate: 0 };
+    let passes = 0;
+    // As the runner gives `collect` its input: each pass reads it again.
+    const input: Iterable<Sample> = {
+      [Symbol.iterator]: () => {
+        passes++;
+        return records[Symbol.iterator]();
+      },
+    };
+    const stage = composeStage(options);
+    const ctx = stageContext();
+    const state = await stage.collect!(input, ctx);
+    try {
+      expect(passes).toBe(1);
+      expect(Array.from({ length: state.jobs.length }, (_, k) => state.jobs.get(k).kind).sort()).toEqual(['chained', 'independent', 'multi-turn']);
+    } finally {
+      await stage.dispose!(state);
+    }
+  });
+});
+
 describe('dependent calls in joined requests', () => {
   it('turns a chain inside a longer dialogue into an M-M turn whose second call takes the first one\'s result', async () => {
     const dialogue = booking(false);

@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { exportMtu } from '../stages/mtu/export.ts';
-import { parseMtuRecord, toMtuDoc, toMtuRecords } from '../stages/mtu/mtu-format.ts';
+import { mtuRecordReader, parseMtuRecord, toMtuDoc, toMtuRecords } from '../stages/mtu/mtu-format.ts';
 import { parsePythonLiteral } from '../core/python-literal.ts';
 import { withMtuMeta } from '../stages/mtu/sample.ts';
 import { fromData } from './fixtures/mtu/paths.ts';
@@ -50,6 +50,22 @@ describe('released MTU-Eval records', () => {
     const mm = parseMtuRecord(released('M-M').find((r) => r.id === 'M-M_1_2')!);
     expect(mm.history.filter((t) => t.role === 'assistant').map((t) => t.calls ?? [])).toEqual([[], [{ tool: 'get_current_temperature', arguments: { location: 'living room' } }]]);
     expect(mm.calls[0].references).toEqual([{ parameter: 'temperature', tool: 'get_current_temperature', field: 'temperature' }]);
+  });
+});
+
+describe('released MTU-Eval tool lists read once per file', () => {
+  it('records showing the same tool list share what it reads to, and read as they do alone', () => {
+    const memo = new Map<string, ReturnType<typeof parseMtuRecord>['tools']>();
+    for (const file of ['S-S', 'M-S', 'M-M', 'OOD']) {
+      memo.clear();
+      const rows = released(file);
+      const read = mtuRecordReader(memo);
+      const shared = rows.map((row) => read(row));
+      expect(shared).toEqual(rows.map((row) => parseMtuRecord(row)));
+      // Each distinct list text read once: as many tool arrays as lists.
+      expect(new Set(shared.map((r) => r.tools)).size).toBe(memo.size);
+    }
+    expect(memo.size).toBeLessThan(released('OOD').length);
   });
 });
 

@@ -46,7 +46,21 @@ export function mtuAudits(): SampleAudit[] {
           if (text === undefined) texts.set(call, (text = JSON.stringify(call.arguments ?? null)));
           return text;
         };
-        const judge = (call: Call, where: string, context: string) => {
+        // The conversation before turn `upTo`, folded as far as a judged call needs it: a call held
+        // twice is not judged again, so the turns after the last call judged are never folded.
+        let context = '';
+        let folded = 0;
+        const contextBefore = (upTo: number): string => {
+          for (; folded < upTo; folded++) {
+            const turn = sample.dialogue[folded];
+            // An answered turn's response is most often its content: folded once.
+            const content = normalise(turn.content);
+            context += `\n${content}\n${turn.response === turn.content ? content : normalise(turn.response ?? '')}`;
+            for (const observation of Object.values(turn.observations ?? {})) context += `\n${normalise(JSON.stringify(observation))}`;
+          }
+          return context;
+        };
+        const judge = (call: Call, where: () => string, before: number) => {
           if (judged.some((other) => other === call || (other.tool === call.tool && argumentsText(other) === argumentsText(call)))) return;
           judged.push(call);
           const tool = sample.tools.find((t) => t.name === call.tool);
@@ -54,20 +68,13 @@ export function mtuAudits(): SampleAudit[] {
             if (tool?.parameters.properties[name]?.enum) continue;
             for (const leaf of leaves(value)) {
               values++;
-              if (!spanStated(leaf, context)) findings.push({ check: 'mtu/span', sampleId: sample.id, where: `${where} ${call.tool}: ${name}`, problem: `${JSON.stringify(leaf)} is not stated in the conversation before the call` });
+              if (!spanStated(leaf, contextBefore(before))) findings.push({ check: 'mtu/span', sampleId: sample.id, where: `${where()} ${call.tool}: ${name}`, problem: `${JSON.stringify(leaf)} is not stated in the conversation before the call` });
             }
           }
         };
-        let context = '';
-        sample.dialogue.forEach((turn, t) => {
-          turn.calls?.forEach((call, c) => judge(call, `dialogue[${t}].calls[${c}]`, context));
-          // An answered turn's response is most often its content: folded once.
-          const content = normalise(turn.content);
-          context += `\n${content}\n${turn.response === turn.content ? content : normalise(turn.response ?? '')}`;
-          for (const observation of Object.values(turn.observations ?? {})) context += `\n${normalise(JSON.stringify(observation))}`;
-        });
+        sample.dialogue.forEach((turn, t) => turn.calls?.forEach((call, c) => judge(call, () => `dialogue[${t}].calls[${c}]`, t)));
         // Calls the dialogue does not hold (the answer to its last user turn): the whole dialogue is before them.
-        (sample.expected.calls ?? []).forEach((call, c) => judge(call, `expected.calls[${c}]`, context));
+        (sample.expected.calls ?? []).forEach((call, c) => judge(call, () => `expected.calls[${c}]`, sample.dialogue.length));
         return findings;
       },
     },

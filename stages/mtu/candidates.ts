@@ -8,11 +8,18 @@ import { allCalls, mtuMeta, toolKey, type MtuMeta } from './sample.ts';
 /** The dataset's tool library: the documented tools the samples offer (hard-set renamings left out), made one sample at a time. */
 export function mtuToolLibrary(): ToolLibraryTally {
   const library = new Map<string, ToolSpec>();
+  // The samples offer the library's own tool objects (see candidateToolsStage): one met before is in already.
+  const seen = new WeakSet<ToolSpec>();
   return {
     add: (sample) => {
       // Published samples, checked where they were made: only the one field is read (no schema pass per sample).
       if ((sample.meta as { mtu?: Pick<MtuMeta, 'renamed'> }).mtu?.renamed) return;
-      for (const tool of sample.tools) if (!library.has(toolKey(tool))) library.set(toolKey(tool), tool);
+      for (const tool of sample.tools) {
+        if (seen.has(tool)) continue;
+        seen.add(tool);
+        const key = toolKey(tool);
+        if (!library.has(key)) library.set(key, tool);
+      }
     },
     tools: () => [...library.values()].sort((a, b) => (toolKey(a) < toolKey(b) ? -1 : toolKey(a) > toolKey(b) ? 1 : 0)),
   };
@@ -39,11 +46,17 @@ export function candidateToolsStage(options: MtuConfig['candidates']): ScanStage
       const library = loadLibrary(ctx.runDir).list();
       const byPlugin = new Map<string, ToolSpec[]>();
       for (const tool of library) byPlugin.set(tool.plugin ?? '', [...(byPlugin.get(tool.plugin ?? '') ?? []), tool]);
-      return { library, byPlugin, samples: 0, tools: 0 };
+      const byKey = new Map<string, ToolSpec>();
+      for (const tool of library) byKey.set(toolKey(tool), tool);
+      return { library, byPlugin, byKey, samples: 0, tools: 0 };
     },
     run: (sample, ctx) => {
-      const { library, byPlugin } = ctx.state;
-      const find = (name: string, plugin: string | undefined) => byPlugin.get(plugin ?? '')?.find((t) => t.name === name);
+      const { library, byPlugin, byKey } = ctx.state;
+      // Its plugin's tool of that name (a key is the same for another plugin and name only when a name holds a slash).
+      const find = (name: string, plugin: string | undefined) => {
+        const tool = byKey.get(toolKey({ name, plugin }));
+        return tool && tool.name === name && (tool.plugin ?? '') === (plugin ?? '') ? tool : undefined;
+      };
       const rng = ctx.rng(); // keyed by the sample's id
       const meta = mtuMeta(sample);
       const { renamed = {}, withheld = [] } = meta;
@@ -60,8 +73,10 @@ export function candidateToolsStage(options: MtuConfig['candidates']): ScanStage
       for (const plugin of plugins) {
         for (const tool of byPlugin.get(plugin) ?? []) if (!shown.has(tool.name) && !withheld.includes(tool.name) && !own.has(tool.name)) own.set(tool.name, tool);
       }
-      const needed = [...own.values()].filter((t) => gold.has(t.name));
-      const others = rng.shuffle([...own.values()].filter((t) => !gold.has(t.name)));
+      const needed: ToolSpec[] = [];
+      const notNeeded: ToolSpec[] = [];
+      for (const tool of own.values()) (gold.has(tool.name) ? needed : notNeeded).push(tool);
+      const others = rng.shuffle(notNeeded);
       let tools = [...needed, ...others.slice(0, Math.max(0, options.max - needed.length))];
       const extra = options.distractors || (tools.length ? 0 : 2);
       if (extra) {
@@ -82,6 +97,8 @@ export function candidateToolsStage(options: MtuConfig['candidates']): ScanStage
 interface CandidateState {
   library: ToolSpec[];
   byPlugin: Map<string, ToolSpec[]>;
+  /** The library by plugin and name (toolKey). */
+  byKey: Map<string, ToolSpec>;
   samples: number;
   tools: number;
 }

@@ -358,7 +358,8 @@ interface Composition {
 }
 
 /**
- * Decides the compositions in passes over the input, holding in memory only numbers: the
+ * Decides the compositions in one pass over the input (a second over the multi-turn dialogues it
+ * kept), holding in memory only numbers: the
  * single-tool requests of each split (ids, tools, request text) are kept on disk and drawn by
  * position, the jobs (plain data naming the samples they take) are kept on disk in their order, and
  * so are the messages the LLM writes for them. The samples the jobs take are kept on disk as they
@@ -367,14 +368,20 @@ interface Composition {
 async function planCompositions(samples: Iterable<Sample>, options: MtuConfig['compose'], ctx: StageContext): Promise<Composition> {
   const files = new SpillFiles(ctx);
   try {
-    // Pass 1: the single-tool requests, per split in order of first appearance.
+    // Pass 1: the single-tool requests, per split in order of first appearance; and the
+    // multi-turn dialogues, the only samples the jobs are planned from, kept on disk for pass 2
+    // (a fifth of the input's bytes: the input is read once).
     const singles = new Map<string, SpilledRecords<Single>>();
+    const dialogues = files.open<Sample>('dialogues');
     for (const sample of samples) {
       if (!singles.has(sample.split)) singles.set(sample.split, files.open(`singles-${singles.size}`));
-      const single = singleOf(sample);
-      if (single) singles.get(sample.split)!.push(single);
+      if (userTurns(sample) > 1) dialogues.push(sample);
+      else {
+        const single = singleOf(sample);
+        if (single) singles.get(sample.split)!.push(single);
+      }
     }
-    const { jobs, taken } = planJobs(samples, singles, options, ctx, files);
+    const { jobs, taken } = planJobs(eachSpilled(dialogues), singles, options, ctx, files);
     const messages = files.open<Written>('messages');
     const messageOf = new Int32Array(jobs.length);
     const failures: Record<string, number> = {};
@@ -388,6 +395,11 @@ async function planCompositions(samples: Iterable<Sample>, options: MtuConfig['c
     files.closeAllBut();
     throw error;
   }
+}
+
+/** The records kept in `file`, in order. */
+function* eachSpilled<T>(file: SpilledRecords<T>): Generator<T> {
+  for (let k = 0; k < file.length; k++) yield file.get(k);
 }
 
 /** The files a stage keeps records in for a later pass (in the run's folder), closed together. */
@@ -414,7 +426,7 @@ function spillPath(ctx: Pick<StageContext, 'runDir'>, name: string): string {
 }
 
 /**
- * Pass 2: the jobs, drawing single-tool requests from `singles`, written to disk in order (each id
+ * Pass 2, over the multi-turn dialogues: the jobs, drawing single-tool requests from `singles`, written to disk in order (each id
  * once: where it first comes, as it last came), with the ids of the samples they take.
  */
 function planJobs(samples: Iterable<Sample>, singles: Map<string, SpilledRecords<Single>>, options: MtuConfig['compose'], ctx: StageContext, files: SpillFiles): { jobs: SpilledRecords<Job>; taken: HashedStringMap } {

@@ -375,13 +375,25 @@ export function parseHistory(text: string): ParsedHistoryTurn[] {
   return turns;
 }
 
-/** Reads one MTU-Eval record (released or exported); throws naming what does not fit. */
-export function parseMtuRecord(record: { id: string; question: string; answer: unknown }): ParsedMtuRecord {
-  const { id, question } = record;
-  const at = question.indexOf(TOOL_LIST_MARKER);
-  if (at === -1) throw new Error(`${id}: the question has no tool list ("${TOOL_LIST_MARKER}")`);
-  const listStart = at + TOOL_LIST_MARKER.length;
-  const start = listStart + (question.slice(listStart).length - question.slice(listStart).trimStart().length);
+/**
+ * Tool lists already read, by the text of their literal: the records of one dialogue (and many
+ * others) show the same list, read once. The caller keeps one per file (a few dozen lists) and
+ * reads each record's `tools` as shared, never edited.
+ */
+export type ToolListMemo = Map<string, MtuToolDoc[]>;
+
+/**
+ * The tool list of a question from `start`, and where it ends. A list or dict literal ends at its
+ * closing bracket, whatever follows it, so a text read before is the same list again: the text up
+ * to the end of its line (a released list is one line) is looked up first.
+ */
+function readToolList(id: string, question: string, start: number, memo: ToolListMemo | undefined): { tools: MtuToolDoc[]; end: number } {
+  if (memo) {
+    const lineEnd = question.indexOf('\n', start);
+    const line = question.slice(start, lineEnd === -1 ? question.length : lineEnd).trimEnd();
+    const known = memo.get(line);
+    if (known) return { tools: known, end: start + line.length };
+  }
   let parsed: { value: Json; end: number };
   try {
     parsed = readPythonLiteral(question, start);
@@ -389,7 +401,29 @@ export function parseMtuRecord(record: { id: string; question: string; answer: u
     throw new Error(`${id}: the tool list is not a JSON / Python literal: ${(error as Error).message}`);
   }
   const tools = toolDocs(parsed.value);
-  const rest = question.slice(parsed.end);
+  const opens = question[start];
+  if (memo && (opens === '[' || opens === '{')) memo.set(question.slice(start, parsed.end), tools);
+  return { tools, end: parsed.end };
+}
+
+/** Reads one MTU-Eval record (released or exported); throws naming what does not fit. */
+export function parseMtuRecord(record: { id: string; question: string; answer: unknown }): ParsedMtuRecord {
+  return parseMtuRecordWith(record, undefined);
+}
+
+/** `parseMtuRecord` reading each tool list once among the records it reads (see {@link ToolListMemo}). */
+export function mtuRecordReader(toolLists: ToolListMemo): (record: { id: string; question: string; answer: unknown }) => ParsedMtuRecord {
+  return (record) => parseMtuRecordWith(record, toolLists);
+}
+
+function parseMtuRecordWith(record: { id: string; question: string; answer: unknown }, toolLists: ToolListMemo | undefined): ParsedMtuRecord {
+  const { id, question } = record;
+  const at = question.indexOf(TOOL_LIST_MARKER);
+  if (at === -1) throw new Error(`${id}: the question has no tool list ("${TOOL_LIST_MARKER}")`);
+  const listStart = at + TOOL_LIST_MARKER.length;
+  const start = listStart + (question.slice(listStart).length - question.slice(listStart).trimStart().length);
+  const { tools, end } = readToolList(id, question, start, toolLists);
+  const rest = question.slice(end);
   const last = rest.lastIndexOf('\nUser:');
   if (last === -1) throw new Error(`${id}: the question has no "User:" line after the tool list`);
   const user = rest.slice(last + '\nUser:'.length).trim();

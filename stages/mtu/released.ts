@@ -4,7 +4,7 @@ import { jsonTypeOf } from '../../core/json-schema.ts';
 import { eachJsonlLine } from '../../core/jsonl.ts';
 import { parseRecord } from '../../core/validate.ts';
 import { Sample, type ArgValue, type Call, type Json, type PropertySchema, type ToolSpec, type Turn } from '../../core/records.ts';
-import { parseMtuRecord, type MtuParameterDoc, type MtuToolDoc, type ParsedHistoryTurn } from './mtu-format.ts';
+import { mtuRecordReader, type MtuParameterDoc, type MtuToolDoc, type ParsedHistoryTurn, type ParsedMtuRecord } from './mtu-format.ts';
 
 /**
  * The released MTU-Eval files (`<setting>_eval.jsonl`) as canonical samples, to audit them like any
@@ -21,11 +21,13 @@ export const RELEASED_MTU_FILES = ['S-S', 'S-M', 'M-S', 'M-M', 'OOD'] as const;
 export function* releasedMtuSamples(dir: string): Generator<Sample> {
   for (const setting of RELEASED_MTU_FILES) {
     const path = join(dir, `${setting}_eval.jsonl`);
+    // A file shows a few dozen tool lists across its records: each is read, and made tool entries, once.
+    const lists: ToolLists = { read: mtuRecordReader(new Map()), specs: new Map() };
     let line = 0;
     for (const { value } of eachJsonlLine<{ id: string; question: string; answer: unknown }>(path)) {
       line++;
       try {
-        yield releasedMtuSample(value, setting);
+        yield releasedMtuSample(value, setting, lists);
       } catch (error) {
         throw new UserError(`${path}:${line}: ${(error as Error).message}`);
       }
@@ -33,8 +35,16 @@ export function* releasedMtuSamples(dir: string): Generator<Sample> {
   }
 }
 
-function releasedMtuSample(record: { id: string; question: string; answer: unknown }, setting: string): Sample {
-  const parsed = parseMtuRecord(record);
+/** The records of one file, read with the tool lists read so far, and the tool entries made of each list (shared by the samples that show it). */
+interface ToolLists {
+  read: (record: { id: string; question: string; answer: unknown }) => ParsedMtuRecord;
+  specs: Map<MtuToolDoc[], ToolSpec[]>;
+}
+
+function releasedMtuSample(record: { id: string; question: string; answer: unknown }, setting: string, lists: ToolLists): Sample {
+  const parsed = lists.read(record);
+  let tools = lists.specs.get(parsed.tools);
+  if (!tools) lists.specs.set(parsed.tools, (tools = parsed.tools.map(toolSpecOf)));
   const calls: { id: string; tool: string }[] = [];
   const dialogue: Turn[] = parsed.history.map((turn, t) => historyTurn(turn, t, calls));
   dialogue.push({ role: 'user', content: parsed.user });
@@ -49,7 +59,7 @@ function releasedMtuSample(record: { id: string; question: string; answer: unkno
     benchmark: 'mtu',
     category: setting,
     split: 'test',
-    tools: parsed.tools.map(toolSpecOf),
+    tools: [...tools],
     dialogue,
     expected: { calls: expected },
     meta: { source: { dataset: 'mtu-bench', id: record.id, file: `${setting}_eval.jsonl` }, lineage: [], checks: [], tags: [] },

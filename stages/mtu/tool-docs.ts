@@ -74,7 +74,9 @@ export function observeTools(samples: Iterable<Sample>): Map<string, Observed> {
         continue;
       }
       // Tools made per sample (grammar, LLM) each show the parameters of their own call: union them.
-      for (const [name, property] of Object.entries(tool.parameters.properties)) entry.tool.parameters.properties[name] ??= property;
+      const known = entry.tool.parameters.properties;
+      const properties = tool.parameters.properties;
+      for (const name of Object.keys(properties)) known[name] ??= properties[name];
       if (!entry.tool.description && tool.description) entry.tool.description = tool.description;
     }
     for (const index of assistantIndexes(sample)) {
@@ -156,6 +158,8 @@ export function applyProse(tool: ToolSpec, prose: ToolDocAnswer, schema: boolean
 
 interface Documentation {
   documented: Map<string, ToolSpec>;
+  /** The reference samples carry for each documented tool (by the same key), made once, shared by the samples. */
+  references: Map<string, ToolSpec>;
   failed: Map<string, RejectReason>;
   /**
    * What every sample's lineage names: the documentation answers (the prompt, the model) when the
@@ -201,27 +205,46 @@ export function documentToolsStage(options: MtuConfig['documentation']): ScanSta
         }),
       );
       const report = { tools: documented.size, fromSchema: [...observed.values()].filter((e) => e.schema).length, proseWrittenByLlm: prosed, failed: failed.size };
-      return { documented, failed, entry: answered, report };
+      const references = new Map([...documented].map(([key, tool]) => [key, toolReference(tool)]));
+      return { documented, references, failed, entry: answered, report };
     },
     run: (sample, ctx) => {
-      const { documented, failed, entry } = ctx.state;
+      const { documented, references, failed, entry } = ctx.state;
       const failure = sample.tools.map((t) => failed.get(toolKey(t))).find(Boolean);
       if (failure) return reject(failure.reason, failure.detail, { recordId: sample.id });
-      // Arguments take the types their parameters are documented with.
+      // Arguments take the types their parameters are documented with; a call (a turn) none of whose values change is kept as it is.
       const typed = (call: Call): Call => {
         const tool = sample.tools.find((t) => t.name === call.tool);
-        const properties = (tool && documented.get(toolKey(tool))?.parameters.properties) ?? {};
-        return { ...call, arguments: Object.fromEntries(Object.entries(call.arguments).map(([k, v]) => [k, isRef(v) ? v : (typedValue(v as Json, properties[k]) as ArgValue)])) };
+        const properties = tool && documented.get(toolKey(tool))?.parameters.properties;
+        if (!properties) return call;
+        const args = call.arguments;
+        let changed = false;
+        for (const k of Object.keys(args)) {
+          const v = args[k];
+          if (!isRef(v) && typedValue(v as Json, properties[k]) !== v) {
+            changed = true;
+            break;
+          }
+        }
+        return changed ? { ...call, arguments: Object.fromEntries(Object.entries(args).map(([k, v]) => [k, isRef(v) ? v : (typedValue(v as Json, properties[k]) as ArgValue)])) } : call;
+      };
+      const typedAll = (calls: Call[]): Call[] => {
+        const out = calls.map(typed);
+        return out.every((call, i) => call === calls[i]) ? calls : out;
       };
       return {
         ...sample,
-        dialogue: sample.dialogue.map((turn) => (turn.calls ? { ...turn, calls: turn.calls.map(typed) } : turn)),
+        dialogue: sample.dialogue.map((turn) => {
+          if (!turn.calls) return turn;
+          const calls = typedAll(turn.calls);
+          return calls === turn.calls ? turn : { ...turn, calls };
+        }),
         expected: {
           ...sample.expected,
-          ...(sample.expected.calls ? { calls: sample.expected.calls.map(typed) } : {}),
-          ...(sample.expected.turns ? { turns: Object.fromEntries(Object.entries(sample.expected.turns).map(([turn, calls]) => [turn, calls.map(typed)])) } : {}),
+          ...(sample.expected.calls ? { calls: typedAll(sample.expected.calls) } : {}),
+          ...(sample.expected.turns ? { turns: Object.fromEntries(Object.entries(sample.expected.turns).map(([turn, calls]) => [turn, typedAll(calls)])) } : {}),
         },
-        tools: sample.tools.map((t) => toolReference(documented.get(toolKey(t))!)),
+        tools: sample.tools.map((t) => references.get(toolKey(t))!),
         meta: { ...sample.meta, lineage: [...sample.meta.lineage, entry ?? ctx.lineage()] },
       };
     },
