@@ -147,10 +147,11 @@ class Hyperplanes {
    */
   private byDim = new Float64Array(0);
   private readonly sides = new Float64Array(BANDS * BAND_BITS);
+  private readonly bandKeys = new Int32Array(BANDS);
   private dim = 0;
 
-  /** The band keys of a vector given by its non-zero entries. */
-  keys(indices: ArrayLike<number>, values: ArrayLike<number>, dim: number): number[] {
+  /** The band keys of a vector given by its non-zero entries (in an array the next call writes over). */
+  keys(indices: ArrayLike<number>, values: ArrayLike<number>, dim: number): Int32Array {
     if (dim !== this.dim) this.draw(dim);
     const planes = BANDS * BAND_BITS;
     const { byDim, sides } = this;
@@ -166,11 +167,11 @@ class Hyperplanes {
         sides[p + 3] += byDim[at + p + 3] * value;
       }
     }
-    const keys: number[] = [];
+    const keys = this.bandKeys;
     for (let band = 0; band < BANDS; band++) {
       let bits = 0;
       for (let b = 0; b < BAND_BITS; b++) if (sides[band * BAND_BITS + b] > 0) bits |= 1 << b;
-      keys.push(band * (1 << BAND_BITS) + bits);
+      keys[band] = band * (1 << BAND_BITS) + bits;
     }
     return keys;
   }
@@ -184,6 +185,19 @@ class Hyperplanes {
     // Gaussian directions (Box–Muller) make the bits depend on the angle between vectors alone; drawn plane by plane.
     for (let p = 0; p < planes; p++) for (let d = 0; d < dim; d++) this.byDim[d * planes + p] = Math.fround(Math.sqrt(-2 * Math.log(1 - rng.next())) * Math.cos(2 * Math.PI * rng.next()));
   }
+}
+
+/** Whether `value` is among the first `count` numbers of `array`. */
+function among(array: Int32Array, count: number, value: number): boolean {
+  for (let k = 0; k < count; k++) if (array[k] === value) return true;
+  return false;
+}
+
+/** A copy of `array` twice as long. */
+function grown(array: Uint32Array): Uint32Array<ArrayBuffer> {
+  const copy = new Uint32Array(array.length * 2);
+  copy.set(array);
+  return copy;
 }
 
 /** A dense vector by its non-zero numbers (for an embedder without a sparse form). */
@@ -207,21 +221,31 @@ async function sparseVectors(embedder: Embedder, texts: string[]): Promise<Spars
   return (await embedder.embed(texts)).map((vector) => sparseOf(Float32Array.from(vector)));
 }
 
-/** The `limit` positions with the highest scores among the first `count` of `touched` (score 0 left out; ties: the lower position), kept by insertion, never sorting them all. */
-function best(touched: ArrayLike<number>, count: number, score: ArrayLike<number>, limit: number): number[] {
-  const kept: number[] = [];
-  const before = (a: number, b: number) => score[a] > score[b] || (score[a] === score[b] && a < b);
+/**
+ * The `kept.length` positions with the highest scores among the first `count` of `touched` (score 0
+ * left out; ties: the lower position), kept by insertion into `kept`, never sorting them all; returns how many were kept.
+ */
+function best(touched: ArrayLike<number>, count: number, score: ArrayLike<number>, kept: Int32Array): number {
+  const limit = kept.length;
+  let size = 0;
   for (let k = 0; k < count; k++) {
     const i = touched[k];
-    if (score[i] <= 0 || (kept.length === limit && !before(i, kept[limit - 1]))) continue;
-    let at = kept.length === limit ? limit - 1 : kept.length;
-    while (at > 0 && before(i, kept[at - 1])) {
-      kept[at] = kept[at - 1];
+    const s = score[i];
+    if (s <= 0) continue;
+    if (size === limit) {
+      const last = kept[limit - 1];
+      if (!(s > score[last] || (s === score[last] && i < last))) continue;
+    }
+    let at = size === limit ? limit - 1 : size++;
+    while (at > 0) {
+      const prior = kept[at - 1];
+      if (!(s > score[prior] || (s === score[prior] && i < prior))) break;
+      kept[at] = prior;
       at--;
     }
     kept[at] = i;
   }
-  return kept;
+  return size;
 }
 
 export class ReferenceIndex {
@@ -243,6 +267,12 @@ export class ReferenceIndex {
   /** The reference samples a query met, in the order met (each once). */
   private touched = new Int32Array(0);
   private dense = new Float64Array(0);
+  /** Scratch per query: the candidates of the word index and of the buckets. */
+  private readonly byWords = new Int32Array(CANDIDATES);
+  private readonly byBuckets = new Int32Array(CANDIDATES);
+  /** Scratch per query: its distinct words in the word index, rarest first, each by where its postings start and end. */
+  private rareStarts = new Uint32Array(64);
+  private rareEnds = new Uint32Array(64);
 
   private constructor(
     readonly set: Omit<ReferenceSet, 'samples'>,
@@ -353,7 +383,10 @@ export class ReferenceIndex {
         const calls = callSignatures(sample);
         if (levels.includes('call-exact')) {
           let ref = -1;
-          if (calls.exact !== null) this.exactCalls.forEach(calls.exact, (r) => (ref = ref < 0 ? r : ref));
+          if (calls.exact !== null) {
+            const start = this.exactCalls.find(calls.exact);
+            if (start < this.exactCalls.end) ref = this.exactCalls.sorted[start];
+          }
           results[i].set('call-exact', { score: ref >= 0 ? 1 : 0, ref });
         }
         if (levels.includes('call-near')) results[i].set('call-near', this.matchNear([...new Set(calls.near)]));
@@ -370,17 +403,18 @@ export class ReferenceIndex {
   private matchGrams(grams: number[], postings: Postings): LevelMatch {
     const counts = this.counts;
     const touched = this.touched;
+    const values = postings.sorted;
     let met = 0;
     let counted = 0;
     for (const gram of grams) {
-      const found = postings.forEach(
-        gram,
-        (ref) => {
-          if (counts[ref]++ === 0) touched[met++] = ref;
-        },
-        COMMON_POSTINGS,
-      );
-      if (found <= COMMON_POSTINGS) counted++;
+      const start = postings.find(gram);
+      const end = postings.end;
+      if (end - start > COMMON_POSTINGS) continue;
+      counted++;
+      for (let k = start; k < end; k++) {
+        const ref = values[k];
+        if (counts[ref]++ === 0) touched[met++] = ref;
+      }
     }
     // The most shared; of equals, the first reference sample.
     let ref = -1;
@@ -398,15 +432,18 @@ export class ReferenceIndex {
   private matchNear(calls: number[]): LevelMatch {
     const shared = this.counts;
     const touched = this.touched;
+    const postings = this.nearCalls;
+    const values = postings.sorted;
     let met = 0;
-    for (const call of calls)
-      this.nearCalls.forEach(
-        call,
-        (ref) => {
-          if (shared[ref]++ === 0) touched[met++] = ref;
-        },
-        COMMON_POSTINGS,
-      );
+    for (const call of calls) {
+      const start = postings.find(call);
+      const end = postings.end;
+      if (end - start > COMMON_POSTINGS) continue;
+      for (let k = start; k < end; k++) {
+        const ref = values[k];
+        if (shared[ref]++ === 0) touched[met++] = ref;
+      }
+    }
     let result: LevelMatch = { score: 0, ref: -1 };
     for (let k = 0; k < met; k++) {
       const ref = touched[k];
@@ -418,20 +455,35 @@ export class ReferenceIndex {
     return result;
   }
 
-  /** The distinct words of a text the reference samples have, by their hash, with how many have each: rarest first (of equals, the first in the text). */
-  private byRarity(tokens: readonly string[]): { key: number; df: number }[] {
+  /**
+   * The distinct words of a text the reference samples have, rarest first (of equals, the first in
+   * the text), each by where its postings start and end (`rareStarts`, `rareEnds`); returns how many.
+   */
+  private byRarity(tokens: readonly string[]): number {
     const seen = new Set<string>();
-    const found: { key: number; df: number }[] = [];
+    const words = this.words;
+    let found = 0;
     for (const word of tokens) {
       if (seen.has(word)) continue;
       seen.add(word);
-      const key = hash53(word);
-      const df = this.words.count(key);
+      const start = words.find(hash53(word));
+      const end = words.end;
+      const df = end - start;
       if (df === 0) continue;
+      if (found === this.rareStarts.length) {
+        this.rareStarts = grown(this.rareStarts);
+        this.rareEnds = grown(this.rareEnds);
+      }
+      const { rareStarts: starts, rareEnds: ends } = this;
       // Insertion keeps the order stable: after every word as rare or rarer.
-      let at = found.length;
-      while (at > 0 && found[at - 1].df > df) at--;
-      found.splice(at, 0, { key, df });
+      let at = found++;
+      while (at > 0 && ends[at - 1] - starts[at - 1] > df) {
+        starts[at] = starts[at - 1];
+        ends[at] = ends[at - 1];
+        at--;
+      }
+      starts[at] = start;
+      ends[at] = end;
     }
     return found;
   }
@@ -447,44 +499,61 @@ export class ReferenceIndex {
     let reached = 0;
     // Words, rarest first, until the budget of postings read is spent.
     let read = 0;
-    for (const { key, df } of this.byRarity(tokens)) {
+    const found = this.byRarity(tokens);
+    const { rareStarts, rareEnds } = this;
+    const wordRefs = this.words.sorted;
+    for (let w = 0; w < found; w++) {
+      const start = rareStarts[w];
+      const end = rareEnds[w];
+      const df = end - start;
       if (read > 0 && read + df > WORD_BUDGET) break;
       read += df;
       const weight = Math.log(1 + this.ids.length / df);
-      this.words.forEach(key, (ref) => {
+      for (let k = start; k < end; k++) {
+        const ref = wordRefs[k];
         if (scratch[ref] === 0) touched[reached++] = ref;
         scratch[ref] += weight;
-      });
+      }
     }
-    const byWords = best(touched, reached, scratch, CANDIDATES);
+    const byWords = this.byWords;
+    const wordCount = best(touched, reached, scratch, byWords);
     for (let k = 0; k < reached; k++) scratch[touched[k]] = 0;
     const hits = this.bandHits;
     let met = 0;
     // A bucket far fuller than the average (of 2^BAND_BITS a band) says little: it is passed over.
     const fullBucket = Math.max(64, this.ids.length >> (BAND_BITS - 3));
-    for (const key of this.planes.keys(indices, values, vector.dim)) {
-      this.buckets.forEach(
-        key,
-        (ref) => {
-          if (hits[ref] === 0) touched[met++] = ref;
-          hits[ref]++;
-        },
-        fullBucket,
-      );
+    const buckets = this.buckets;
+    const bucketRefs = buckets.sorted;
+    const keys = this.planes.keys(indices, values, vector.dim);
+    for (let band = 0; band < keys.length; band++) {
+      const start = buckets.find(keys[band]);
+      const end = buckets.end;
+      if (end - start > fullBucket) continue;
+      for (let k = start; k < end; k++) {
+        const ref = bucketRefs[k];
+        if (hits[ref] === 0) touched[met++] = ref;
+        hits[ref]++;
+      }
     }
-    const byBuckets = best(touched, met, hits, CANDIDATES);
+    const byBuckets = this.byBuckets;
+    const bucketCount = best(touched, met, hits, byBuckets);
     for (let k = 0; k < met; k++) hits[touched[k]] = 0;
     // The query as a dense vector for the cosines (scratch, cleared after).
     const query = this.dense.length === vector.dim ? this.dense : (this.dense = new Float64Array(vector.dim));
     for (let k = 0; k < indices.length; k++) query[indices[k]] = values[k];
-    let result: LevelMatch = { score: 0, ref: -1 };
-    const compare = (ref: number) => {
-      const score = this.vectors.cosine(query, norm, ref);
-      if (score > result.score || (score === result.score && ref < result.ref)) result = { score, ref };
-    };
-    for (const ref of byWords) compare(ref);
-    for (const ref of byBuckets) if (!byWords.includes(ref)) compare(ref);
+    let score = 0;
+    let ref = -1;
+    for (let c = 0; c < wordCount + bucketCount; c++) {
+      const candidate = c < wordCount ? byWords[c] : byBuckets[c - wordCount];
+      // A candidate of both indexes is compared once.
+      if (c >= wordCount && among(byWords, wordCount, candidate)) continue;
+      const cosine = this.vectors.cosine(query, norm, candidate);
+      if (cosine > score || (cosine === score && candidate < ref)) {
+        score = cosine;
+        ref = candidate;
+      }
+    }
     for (let k = 0; k < indices.length; k++) query[indices[k]] = 0;
-    return { score: Math.min(1, Math.max(0, result.score)), ref: result.ref };
+    return { score: Math.min(1, Math.max(0, score)), ref };
   }
 }
