@@ -1,5 +1,4 @@
 import { normalizeText } from '../dedup/near-duplicates.ts';
-import { stableStringify } from '../hash.ts';
 import { isJsonObject, isRef, parseRef, type ArgValue, type Call, type Sample } from '../records.ts';
 import { hash53 } from './text.ts';
 
@@ -58,6 +57,19 @@ function childSchema(schema: Schema, key?: string): Schema {
   return next && typeof next === 'object' && !Array.isArray(next) ? (next as Record<string, unknown>) : undefined;
 }
 
+/**
+ * An object of `entries` (the last of a key standing, as `Object.fromEntries`) with its keys in
+ * sorted order and undefined values left out: as `stableStringify` writes it. The signatures are
+ * made of such objects at every depth, so `JSON.stringify` writes them as `stableStringify` would,
+ * with no second copy sorted.
+ */
+function sortedObject(entries: [string, unknown][]): Record<string, unknown> {
+  const given = Object.fromEntries(entries);
+  const out: Record<string, unknown> = {};
+  for (const key of Object.keys(given).sort()) if (given[key] !== undefined) out[key] = given[key];
+  return out;
+}
+
 /** The exact form of an argument value (see the module comment); `positions` maps call ids to their index. */
 function exactValue(value: ArgValue, schema: Schema, positions: Map<string, number>): unknown {
   if (isRef(value)) {
@@ -65,7 +77,7 @@ function exactValue(value: ArgValue, schema: Schema, positions: Map<string, numb
     return { $ref: `#${positions.get(callId) ?? callId}.${field}` };
   }
   if (Array.isArray(value)) return value.map((item) => exactValue(item, childSchema(schema), positions));
-  if (isJsonObject(value)) return Object.fromEntries(Object.entries(value).map(([key, inner]) => [key, exactValue(inner as ArgValue, childSchema(schema, key), positions)]));
+  if (isJsonObject(value)) return sortedObject(Object.entries(value).map(([key, inner]) => [key, exactValue(inner as ArgValue, childSchema(schema, key), positions)]));
   if (typeof value !== 'string') return value;
   const plain = plainValue(value);
   return typeof plain === 'string' && isEnum(schema) ? plain.toLowerCase() : plain;
@@ -80,7 +92,7 @@ function nearValue(value: ArgValue): unknown {
     const items = value.map(nearValue);
     return items.every((item) => item === null || typeof item !== 'object') ? items.map((item) => JSON.stringify(item)).sort() : items;
   }
-  if (isJsonObject(value)) return Object.fromEntries(Object.entries(value).map(([key, inner]) => [looseName(key), nearValue(inner as ArgValue)]));
+  if (isJsonObject(value)) return sortedObject(Object.entries(value).map(([key, inner]) => [looseName(key), nearValue(inner as ArgValue)]));
   if (typeof value !== 'string') return value;
   const plain = plainValue(value);
   return typeof plain === 'string' ? normalizeText(plain) : plain;
@@ -88,7 +100,7 @@ function nearValue(value: ArgValue): unknown {
 
 /** One call's near signature (see the module comment). */
 export function nearCallSignature(call: Call): number {
-  return hash53(stableStringify([looseName(call.tool), nearValue(call.arguments as ArgValue)]));
+  return hash53(JSON.stringify([looseName(call.tool), nearValue(call.arguments as ArgValue)]));
 }
 
 export function callSignatures(sample: Sample): CallSignatures {
@@ -100,12 +112,12 @@ export function callSignatures(sample: Sample): CallSignatures {
   const exact = withArguments
     .map((call) => {
       const parameters = tools.get(call.tool)?.parameters as Schema;
-      return stableStringify([call.tool, exactValue(call.arguments as ArgValue, parameters, positions)]);
+      return JSON.stringify([call.tool, exactValue(call.arguments as ArgValue, parameters, positions)]);
     })
     .sort();
   const toolSet = sample.tools.map((tool) => tool.name).sort();
   return {
-    exact: hash53(stableStringify([toolSet, exact])),
+    exact: hash53(JSON.stringify([toolSet, exact])),
     near: withArguments.map(nearCallSignature).sort((a, b) => a - b),
   };
 }
