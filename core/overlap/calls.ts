@@ -58,15 +58,16 @@ function childSchema(schema: Schema, key?: string): Schema {
 }
 
 /**
- * An object of `entries` (the last of a key standing, as `Object.fromEntries`) with its keys in
- * sorted order and undefined values left out: as `stableStringify` writes it. The signatures are
- * made of such objects at every depth, so `JSON.stringify` writes them as `stableStringify` would,
- * with no second copy sorted.
+ * An object of `entries` with its keys in sorted order, as `stableStringify` writes it (the last of a
+ * key standing, as `Object.fromEntries`; one undefined is left out by `JSON.stringify`). The
+ * signatures are made of such objects at every depth, so `JSON.stringify` writes them as
+ * `stableStringify` would, with no second copy sorted.
  */
 function sortedObject(entries: [string, unknown][]): Record<string, unknown> {
-  const given = Object.fromEntries(entries);
+  // A stable sort keeps the entries of one key in order: the last one written stands.
+  entries.sort((a, b) => (a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : 0));
   const out: Record<string, unknown> = {};
-  for (const key of Object.keys(given).sort()) if (given[key] !== undefined) out[key] = given[key];
+  for (const [key, value] of entries) out[key] = value;
   return out;
 }
 

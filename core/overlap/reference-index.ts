@@ -46,6 +46,17 @@ export interface LevelMatch {
   ref: number;
 }
 
+/**
+ * A batch's scores against one reference set, sample by sample, level by level: sample i's at the
+ * level at position l of `levels` is `scores[i * levels.length + l]`, against reference sample
+ * `refs[…]` (-1: none; score 0).
+ */
+export interface BatchMatches {
+  levels: readonly OverlapLevel[];
+  scores: Float64Array;
+  refs: Int32Array;
+}
+
 /** An n-gram or a loose call met in more reference samples than this is boilerplate: not evidence of a copy, and not counted. */
 export const COMMON_POSTINGS = 2000;
 /** Reference samples compared by cosine for one text: the best of each candidate index. */
@@ -350,13 +361,13 @@ export class ReferenceIndex {
   }
 
   /** Each sample's best score per level against this reference set. */
-  async match(samples: readonly Sample[]): Promise<Map<OverlapLevel, LevelMatch>[]> {
+  async match(samples: readonly Sample[]): Promise<BatchMatches> {
     const query = this.queryOf(samples);
     return this.scored(samples, query, query.embedded.length ? await sparseVectors(this.embedder!, query.embedded.map((i) => query.texts[i])) : []);
   }
 
   /** `match` at once, when the index is `synchronous`. */
-  matchNow(samples: readonly Sample[]): Map<OverlapLevel, LevelMatch>[] {
+  matchNow(samples: readonly Sample[]): BatchMatches {
     if (!this.synchronous) throw new Error(`the overlap index of ${this.set.name} embeds through ${this.embedder!.id}, which cannot embed at once: use match`);
     const query = this.queryOf(samples);
     return this.scored(samples, query, query.embedded.length ? this.embedder!.embedSparse!(query.embedded.map((i) => query.texts[i])) : []);
@@ -370,33 +381,36 @@ export class ReferenceIndex {
     return { texts, tokens, embedded };
   }
 
-  private scored(samples: readonly Sample[], { tokens, embedded }: { tokens: string[][]; embedded: number[] }, vectors: readonly SparseVector[]): Map<OverlapLevel, LevelMatch>[] {
+  private scored(samples: readonly Sample[], { tokens, embedded }: { tokens: string[][]; embedded: number[] }, vectors: readonly SparseVector[]): BatchMatches {
     const { levels } = this.settings;
-    const results = samples.map(() => new Map<OverlapLevel, LevelMatch>());
+    const width = levels.length;
+    const scores = new Float64Array(samples.length * width);
+    const refs = new Int32Array(samples.length * width).fill(-1);
+    const put = (i: number, at: number, match: LevelMatch) => {
+      scores[i * width + at] = match.score;
+      refs[i * width + at] = match.ref;
+    };
     for (const n of this.settings.ngrams) {
-      const level = `ngram-${n}` as OverlapLevel;
-      if (!levels.includes(level)) continue;
-      tokens.forEach((t, i) => results[i].set(level, this.matchGrams(ngramHashes(t, n), this.grams.get(n)!)));
+      const at = levels.indexOf(`ngram-${n}`);
+      if (at < 0) continue;
+      const postings = this.grams.get(n)!;
+      for (let i = 0; i < tokens.length; i++) put(i, at, this.matchGrams(ngramHashes(tokens[i], n), postings));
     }
-    if (levels.includes('call-exact') || levels.includes('call-near')) {
-      samples.forEach((sample, i) => {
-        const calls = callSignatures(sample);
-        if (levels.includes('call-exact')) {
-          let ref = -1;
-          if (calls.exact !== null) {
-            const start = this.exactCalls.find(calls.exact);
-            if (start < this.exactCalls.end) ref = this.exactCalls.sorted[start];
-          }
-          results[i].set('call-exact', { score: ref >= 0 ? 1 : 0, ref });
+    const exactAt = levels.indexOf('call-exact');
+    const nearAt = levels.indexOf('call-near');
+    if (exactAt >= 0 || nearAt >= 0) {
+      for (let i = 0; i < samples.length; i++) {
+        const calls = callSignatures(samples[i]);
+        if (exactAt >= 0 && calls.exact !== null) {
+          const start = this.exactCalls.find(calls.exact);
+          if (start < this.exactCalls.end) put(i, exactAt, { score: 1, ref: this.exactCalls.sorted[start] });
         }
-        if (levels.includes('call-near')) results[i].set('call-near', this.matchNear([...new Set(calls.near)]));
-      });
+        if (nearAt >= 0) put(i, nearAt, this.matchNear(calls.near));
+      }
     }
-    if (levels.includes('embedding')) {
-      for (const result of results) result.set('embedding', { score: 0, ref: -1 });
-      embedded.forEach((i, k) => results[i].set('embedding', this.matchVector(vectors[k], tokens[i])));
-    }
-    return results;
+    const embeddingAt = levels.indexOf('embedding');
+    if (embeddingAt >= 0) for (let k = 0; k < embedded.length; k++) put(embedded[k], embeddingAt, this.matchVector(vectors[k], tokens[embedded[k]]));
+    return { levels, scores, refs };
   }
 
   /** The share of `grams` one reference sample has (boilerplate grams left out of both sides). */
@@ -428,14 +442,18 @@ export class ReferenceIndex {
     return { score: counted ? most / counted : 0, ref };
   }
 
-  /** The Jaccard overlap of a sample's loose calls with the reference sample sharing most of them. */
-  private matchNear(calls: number[]): LevelMatch {
+  /** The Jaccard overlap of a sample's loose calls (sorted; each counted once) with the reference sample sharing most of them. */
+  private matchNear(calls: readonly number[]): LevelMatch {
     const shared = this.counts;
     const touched = this.touched;
     const postings = this.nearCalls;
     const values = postings.sorted;
     let met = 0;
-    for (const call of calls) {
+    let distinct = 0;
+    for (let c = 0; c < calls.length; c++) {
+      const call = calls[c];
+      if (c > 0 && call === calls[c - 1]) continue;
+      distinct++;
       const start = postings.find(call);
       const end = postings.end;
       if (end - start > COMMON_POSTINGS) continue;
@@ -449,7 +467,7 @@ export class ReferenceIndex {
       const ref = touched[k];
       const n = shared[ref];
       shared[ref] = 0;
-      const score = n / (calls.length + this.nearSizes[ref] - n);
+      const score = n / (distinct + this.nearSizes[ref] - n);
       if (score > result.score || (score === result.score && ref < result.ref)) result = { score, ref };
     }
     return result;
