@@ -147,7 +147,10 @@ class FeatureTable {
   /** Numbers given before the table starts over (between two texts), so it never grows without bound. */
   private static readonly LIMIT = 1 << 20;
   private readonly numbers = [new Map<string, number>(), new Map<string, number>(), new Map<string, number>()];
-  private readonly gramsOf = new Map<string, Int32Array>();
+  /** A word's numbers: its own (the words view) first, then its character n-grams' (the chars view). */
+  private readonly featuresOf = new Map<string, Int32Array>();
+  /** The current text's words' numbers, in order (scratch). */
+  private readonly wordFeatures: Int32Array[] = [];
   /** `fnv1a("<view>:<feature>")` by feature number. */
   hashes: number[] = [];
   /** How many times the numbers were given anew (what is kept by feature number holds for one generation). */
@@ -170,18 +173,18 @@ class FeatureTable {
     return n;
   }
 
-  /** A token's character n-grams (the chars view), as feature numbers in the order they are cut. */
-  private grams(token: string): Int32Array {
-    let grams = this.gramsOf.get(token);
-    if (grams) return grams;
+  /** A word's numbers (see `featuresOf`), given once per word. */
+  private features(token: string): Int32Array {
+    let features = this.featuresOf.get(token);
+    if (features) return features;
     const padded = `<${token}>`;
-    const out: number[] = [];
+    const out: number[] = [this.number(1, token)];
     for (const n of this.ngrams) {
       if (padded.length <= n) out.push(this.number(2, padded));
       else for (let i = 0; i + n <= padded.length; i++) out.push(this.number(2, padded.slice(i, i + n)));
     }
-    this.gramsOf.set(token, (grams = Int32Array.from(out)));
-    return grams;
+    this.featuresOf.set(token, (features = Int32Array.from(out)));
+    return features;
   }
 
   private count(v: number, n: number): void {
@@ -205,18 +208,21 @@ class FeatureTable {
     this.clear();
     if (this.hashes.length > FeatureTable.LIMIT) {
       for (const numbers of this.numbers) numbers.clear();
-      this.gramsOf.clear();
+      this.featuresOf.clear();
       this.hashes = [];
       this.tf = new Int32Array(1024);
       this.generation++;
     }
     for (const t of tokens) if (t.action) this.count(0, this.number(0, t.token));
-    for (const t of tokens) if (!t.action) this.count(1, this.number(1, t.token));
+    const words = this.wordFeatures;
+    words.length = 0;
     for (const t of tokens) {
       if (t.action) continue;
-      const grams = this.grams(t.token);
-      for (let k = 0; k < grams.length; k++) this.count(2, grams[k]);
+      const features = this.features(t.token);
+      words.push(features);
+      this.count(1, features[0]);
     }
+    for (const features of words) for (let k = 1; k < features.length; k++) this.count(2, features[k]);
     for (let v = 0; v < 3; v++) if (this.sizes[v] === 0) this.count(v, this.number(v, EMPTY));
   }
 
@@ -342,7 +348,13 @@ export function lexicalEmbedder(options: LexicalOptions = {}): LexicalEmbedder &
         written[position] = 1;
         positions[count++] = position;
       });
-      const touched = positions.subarray(0, count).sort();
+      // The positions written, ascending: read off the marks when they are many, else sorted.
+      let touched: Uint32Array;
+      if (count > dim >> 4) {
+        touched = positions;
+        let at = 0;
+        for (let position = 0; position < dim; position++) if (written[position]) positions[at++] = position;
+      } else touched = positions.subarray(0, count).sort();
       let nonZero = 0;
       for (let k = 0; k < count; k++) if (dense[touched[k]] !== 0) nonZero++;
       const indices = new Uint32Array(nonZero);
