@@ -284,6 +284,8 @@ export class ReferenceIndex {
   /** Scratch per query: its distinct words in the word index, rarest first, each by where its postings start and end. */
   private rareStarts = new Uint32Array(64);
   private rareEnds = new Uint32Array(64);
+  /** Scratch per query: its words met so far. */
+  private readonly seen = new Set<string>();
 
   private constructor(
     readonly set: Omit<ReferenceSet, 'samples'>,
@@ -377,7 +379,8 @@ export class ReferenceIndex {
   private queryOf(samples: readonly Sample[]): { texts: string[]; tokens: string[][]; embedded: number[] } {
     const texts = samples.map(userText);
     const tokens = texts.map(words);
-    const embedded = this.embeds ? tokens.flatMap((t, i) => (t.length ? [i] : [])) : [];
+    const embedded: number[] = [];
+    if (this.embeds) for (let i = 0; i < tokens.length; i++) if (tokens[i].length) embedded.push(i);
     return { texts, tokens, embedded };
   }
 
@@ -478,7 +481,8 @@ export class ReferenceIndex {
    * the text), each by where its postings start and end (`rareStarts`, `rareEnds`); returns how many.
    */
   private byRarity(tokens: readonly string[]): number {
-    const seen = new Set<string>();
+    const seen = this.seen;
+    seen.clear();
     const words = this.words;
     let found = 0;
     for (const word of tokens) {

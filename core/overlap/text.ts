@@ -10,10 +10,9 @@ import type { Sample } from '../records.ts';
 
 /** The user turns of a sample, joined by new lines: what a model is asked. */
 export function userText(sample: Sample): string {
-  return sample.dialogue
-    .filter((turn) => turn.role === 'user')
-    .map((turn) => turn.content)
-    .join('\n');
+  let text: string | undefined;
+  for (const turn of sample.dialogue) if (turn.role === 'user') text = text === undefined ? turn.content : `${text}\n${turn.content}`;
+  return text ?? '';
 }
 
 const WORD = /[\p{Script=Han}\p{Script=Hiragana}\p{Script=Katakana}\p{Script=Hangul}]|[^\s\p{Script=Han}\p{Script=Hiragana}\p{Script=Katakana}\p{Script=Hangul}]+/gu;
