@@ -58,14 +58,35 @@ function childSchema(schema: Schema, key?: string): Schema {
 }
 
 /**
+ * Sorts an array in place, stably (`before(a, b)`: a goes first): the order of `Array.prototype.sort`
+ * with the same order; a short one (as a signature's lists mostly are) by insertion, without the copy `sort` makes.
+ */
+function sortFew<T>(items: T[], before: (a: T, b: T) => boolean): T[] {
+  if (items.length > 16) return items.sort((a, b) => (before(a, b) ? -1 : before(b, a) ? 1 : 0));
+  for (let i = 1; i < items.length; i++) {
+    const item = items[i];
+    let at = i;
+    while (at > 0 && before(item, items[at - 1])) {
+      items[at] = items[at - 1];
+      at--;
+    }
+    items[at] = item;
+  }
+  return items;
+}
+
+/**
  * An object of `entries` with its keys in sorted order, as `stableStringify` writes it (the last of a
  * key standing, as `Object.fromEntries`; one undefined is left out by `JSON.stringify`). The
  * signatures are made of such objects at every depth, so `JSON.stringify` writes them as
  * `stableStringify` would, with no second copy sorted.
  */
+/** Text order as `sort` orders text by default (UTF-16 code units). */
+const textBefore = (a: string, b: string) => a < b;
+
 function sortedObject(entries: [string, unknown][]): Record<string, unknown> {
   // A stable sort keeps the entries of one key in order: the last one written stands.
-  entries.sort((a, b) => (a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : 0));
+  sortFew(entries, (a, b) => a[0] < b[0]);
   const out: Record<string, unknown> = {};
   for (const [key, value] of entries) out[key] = value;
   return out;
@@ -91,7 +112,11 @@ function nearValue(value: ArgValue): unknown {
   if (isRef(value)) return { $ref: looseName(parseRef(value).field) };
   if (Array.isArray(value)) {
     const items = value.map(nearValue);
-    return items.every((item) => item === null || typeof item !== 'object') ? items.map((item) => JSON.stringify(item)).sort() : items;
+    return items.every((item) => item === null || typeof item !== 'object') ? sortFew(
+          items.map((item) => JSON.stringify(item)),
+          textBefore,
+        )
+      : items;
   }
   if (isJsonObject(value)) return sortedObject(Object.entries(value).map(([key, inner]) => [looseName(key), nearValue(inner as ArgValue)]));
   if (typeof value !== 'string') return value;
@@ -110,15 +135,19 @@ export function callSignatures(sample: Sample): CallSignatures {
   const withArguments = calls.filter((call) => Object.keys(call.arguments).length > 0);
   if (!withArguments.length) return { exact: null, near: [] };
   const tools = new Map(sample.tools.map((tool) => [tool.name, tool]));
-  const exact = withArguments
-    .map((call) => {
+  const exact = sortFew(
+    withArguments.map((call) => {
       const parameters = tools.get(call.tool)?.parameters as Schema;
       return JSON.stringify([call.tool, exactValue(call.arguments as ArgValue, parameters, positions)]);
-    })
-    .sort();
-  const toolSet = sample.tools.map((tool) => tool.name).sort();
+    }),
+    textBefore,
+  );
+  const toolSet = sortFew(
+    sample.tools.map((tool) => tool.name),
+    textBefore,
+  );
   return {
     exact: hash53(JSON.stringify([toolSet, exact])),
-    near: withArguments.map(nearCallSignature).sort((a, b) => a - b),
+    near: sortFew(withArguments.map(nearCallSignature), (a, b) => a < b),
   };
 }

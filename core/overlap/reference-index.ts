@@ -4,7 +4,7 @@ import { Rng } from '../rng.ts';
 import { callSignatures } from './calls.ts';
 import type { OverlapLevel } from './config.ts';
 import { Postings } from './postings.ts';
-import { hash53, ngramHashes, userText, words } from './text.ts';
+import { hash53, ngramHashes, sortedNgramHashes, userText, words } from './text.ts';
 
 /**
  * One reference set (a released test set, a version, a file of samples) indexed for overlap, so a
@@ -284,6 +284,8 @@ export class ReferenceIndex {
   /** Scratch per query: its distinct words in the word index, rarest first, each by where its postings start and end. */
   private rareStarts = new Uint32Array(64);
   private rareEnds = new Uint32Array(64);
+  /** Scratch per query: its n-grams' hashes. */
+  private gramHashes = new Float64Array(256);
   /** Scratch per query: its words met so far. */
   private readonly seen = new Set<string>();
 
@@ -397,7 +399,10 @@ export class ReferenceIndex {
       const at = levels.indexOf(`ngram-${n}`);
       if (at < 0) continue;
       const postings = this.grams.get(n)!;
-      for (let i = 0; i < tokens.length; i++) put(i, at, this.matchGrams(ngramHashes(tokens[i], n), postings));
+      for (let i = 0; i < tokens.length; i++) {
+        if (this.gramHashes.length < tokens[i].length) this.gramHashes = new Float64Array(tokens[i].length * 2);
+        put(i, at, this.matchGrams(this.gramHashes, sortedNgramHashes(tokens[i], n, this.gramHashes), postings));
+      }
     }
     const exactAt = levels.indexOf('call-exact');
     const nearAt = levels.indexOf('call-near');
@@ -416,15 +421,15 @@ export class ReferenceIndex {
     return { levels, scores, refs };
   }
 
-  /** The share of `grams` one reference sample has (boilerplate grams left out of both sides). */
-  private matchGrams(grams: number[], postings: Postings): LevelMatch {
+  /** The share of the first `count` of `grams` (distinct n-gram hashes) one reference sample has (boilerplate grams left out of both sides). */
+  private matchGrams(grams: Float64Array, count: number, postings: Postings): LevelMatch {
     const counts = this.counts;
     const touched = this.touched;
     const values = postings.sorted;
     let met = 0;
     let counted = 0;
-    for (const gram of grams) {
-      const start = postings.find(gram);
+    for (let g = 0; g < count; g++) {
+      const start = postings.find(grams[g]);
       const end = postings.end;
       if (end - start > COMMON_POSTINGS) continue;
       counted++;
