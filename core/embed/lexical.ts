@@ -147,9 +147,14 @@ class FeatureTable {
   /** Numbers given before the table starts over (between two texts), so it never grows without bound. */
   private static readonly LIMIT = 1 << 20;
   private readonly numbers = [new Map<string, number>(), new Map<string, number>(), new Map<string, number>()];
-  private readonly gramsOf = new Map<string, Int32Array>();
+  /** A word's numbers: its own (the words view) first, then its character n-grams' (the chars view). */
+  private readonly featuresOf = new Map<string, Int32Array>();
+  /** The current text's words' numbers, in order (scratch). */
+  private readonly wordFeatures: Int32Array[] = [];
   /** `fnv1a("<view>:<feature>")` by feature number. */
   hashes: number[] = [];
+  /** How many times the numbers were given anew (what is kept by feature number holds for one generation). */
+  generation = 0;
   /** Per view, the numbers of the current text's features in order of first occurrence, and how many there are. */
   readonly order = [new Int32Array(16), new Int32Array(16), new Int32Array(16)];
   readonly sizes = [0, 0, 0];
@@ -168,18 +173,18 @@ class FeatureTable {
     return n;
   }
 
-  /** A token's character n-grams (the chars view), as feature numbers in the order they are cut. */
-  private grams(token: string): Int32Array {
-    let grams = this.gramsOf.get(token);
-    if (grams) return grams;
+  /** A word's numbers (see `featuresOf`), given once per word. */
+  private features(token: string): Int32Array {
+    let features = this.featuresOf.get(token);
+    if (features) return features;
     const padded = `<${token}>`;
-    const out: number[] = [];
+    const out: number[] = [this.number(1, token)];
     for (const n of this.ngrams) {
       if (padded.length <= n) out.push(this.number(2, padded));
       else for (let i = 0; i + n <= padded.length; i++) out.push(this.number(2, padded.slice(i, i + n)));
     }
-    this.gramsOf.set(token, (grams = Int32Array.from(out)));
-    return grams;
+    this.featuresOf.set(token, (features = Int32Array.from(out)));
+    return features;
   }
 
   private count(v: number, n: number): void {
@@ -203,17 +208,21 @@ class FeatureTable {
     this.clear();
     if (this.hashes.length > FeatureTable.LIMIT) {
       for (const numbers of this.numbers) numbers.clear();
-      this.gramsOf.clear();
+      this.featuresOf.clear();
       this.hashes = [];
       this.tf = new Int32Array(1024);
+      this.generation++;
     }
     for (const t of tokens) if (t.action) this.count(0, this.number(0, t.token));
-    for (const t of tokens) if (!t.action) this.count(1, this.number(1, t.token));
+    const words = this.wordFeatures;
+    words.length = 0;
     for (const t of tokens) {
       if (t.action) continue;
-      const grams = this.grams(t.token);
-      for (let k = 0; k < grams.length; k++) this.count(2, grams[k]);
+      const features = this.features(t.token);
+      words.push(features);
+      this.count(1, features[0]);
     }
+    for (const features of words) for (let k = 1; k < features.length; k++) this.count(2, features[k]);
     for (let v = 0; v < 3; v++) if (this.sizes[v] === 0) this.count(v, this.number(v, EMPTY));
   }
 
@@ -273,11 +282,33 @@ export function lexicalEmbedder(options: LexicalOptions = {}): LexicalEmbedder &
     }
     return df;
   };
+  /** The idf factor of a feature of `documentFrequency` (by hash) among `documents` texts. */
+  const idfOf = (df: number, documents: number) => Math.log((1 + documents) / (1 + df)) + 1;
+  /**
+   * The idf factor by feature number under document frequencies that do not change (a fitted
+   * embedder's): each computed once per number, until the table numbers the features anew.
+   */
+  const fixedIdf = (documentFrequency: (hash: number) => number, documents: number): ((n: number) => number) => {
+    let known = new Float64Array(0);
+    let generation = -1;
+    return (n) => {
+      if (generation !== table.generation || n >= known.length) {
+        const kept = generation === table.generation ? known : new Float64Array(0);
+        known = new Float64Array(Math.max(1024, table.hashes.length * 2)).fill(NaN);
+        known.set(kept);
+        generation = table.generation;
+      }
+      let idf = known[n];
+      // NaN: not computed yet (an idf never is NaN).
+      if (idf !== idf) known[n] = idf = idfOf(documentFrequency(table.hashes[n]), documents);
+      return idf;
+    };
+  };
   /**
    * Adds the loaded text's weighted features into `out` (view by view, each feature in order of first
    * occurrence: every number is summed in one fixed order); `onWrite` is told each position written.
    */
-  const addLoaded = (out: Float32Array, documentFrequency: (hash: number) => number, documents: number, onWrite?: (position: number) => void): void => {
+  const addLoaded = (out: Float32Array, idf: (n: number) => number, onWrite?: (position: number) => void): void => {
     for (let v = 0; v < 3; v++) {
       if (shares[v] === 0) continue;
       const size = table.sizes[v];
@@ -286,7 +317,7 @@ export function lexicalEmbedder(options: LexicalOptions = {}): LexicalEmbedder &
       let norm = 0;
       for (let k = 0; k < size; k++) {
         const n = order[k];
-        const w = (1 + Math.log(table.occurrences(n))) * (Math.log((1 + documents) / (1 + documentFrequency(table.hashes[n]))) + 1);
+        const w = (1 + Math.log(table.occurrences(n))) * idf(n);
         weights[k] = w;
         norm += w * w;
       }
@@ -299,25 +330,31 @@ export function lexicalEmbedder(options: LexicalOptions = {}): LexicalEmbedder &
       }
     }
   };
-  /** The vectors of texts, weighted by document frequencies among `documents` texts. */
-  const denseOf = (texts: readonly string[], documentFrequency: (hash: number) => number, documents: number): Float32Array[] =>
+  /** The vectors of texts, weighted by `idf` (by feature number). */
+  const denseOf = (texts: readonly string[], idf: (n: number) => number): Float32Array[] =>
     texts.map((text) => {
       const vector = new Float32Array(dim);
       load(text);
-      addLoaded(vector, documentFrequency, documents);
+      addLoaded(vector, idf);
       return vector;
     });
   /** The same vectors by their non-zero numbers: summed in the same order into scratch, so equal to the dense ones bit for bit. */
-  const sparseOf = (texts: readonly string[], documentFrequency: (hash: number) => number, documents: number): SparseVector[] =>
+  const sparseOf = (texts: readonly string[], idf: (n: number) => number): SparseVector[] =>
     texts.map((text) => {
       let count = 0;
       load(text);
-      addLoaded(dense, documentFrequency, documents, (position) => {
+      addLoaded(dense, idf, (position) => {
         if (written[position]) return;
         written[position] = 1;
         positions[count++] = position;
       });
-      const touched = positions.subarray(0, count).sort();
+      // The positions written, ascending: read off the marks when they are many, else sorted.
+      let touched: Uint32Array;
+      if (count > dim >> 4) {
+        touched = positions;
+        let at = 0;
+        for (let position = 0; position < dim; position++) if (written[position]) positions[at++] = position;
+      } else touched = positions.subarray(0, count).sort();
       let nonZero = 0;
       for (let k = 0; k < count; k++) if (dense[touched[k]] !== 0) nonZero++;
       const indices = new Uint32Array(nonZero);
@@ -336,11 +373,11 @@ export function lexicalEmbedder(options: LexicalOptions = {}): LexicalEmbedder &
     });
 
   // The vectors come from the texts alone, with no I/O: callers that cannot wait (a scorer) embed synchronously.
-  const ownFrequencies = (texts: readonly string[]) => {
+  const ownIdf = (texts: readonly string[]) => {
     const df = frequencies(texts);
-    return (hash: number) => df.get(hash)!;
+    return (n: number) => idfOf(df.get(table.hashes[n])!, texts.length);
   };
-  const embedSync = (texts: string[]): Float32Array[] => denseOf(texts, ownFrequencies(texts), texts.length);
+  const embedSync = (texts: string[]): Float32Array[] => denseOf(texts, ownIdf(texts));
   const id = `lexical:v1:${dim}:${ngrams.join('-')}:${shares.map((s) => s.toFixed(3)).join('-')}${identifierActions ? '' : ':nouns'}${synonymsTag}`;
   return {
     id,
@@ -350,18 +387,18 @@ export function lexicalEmbedder(options: LexicalOptions = {}): LexicalEmbedder &
       return embedSync(texts);
     },
     embedSparse(texts: string[]): SparseVector[] {
-      return sparseOf(texts, ownFrequencies(texts), texts.length);
+      return sparseOf(texts, ownIdf(texts));
     },
     fit(corpus: string[]): LexicalEmbedder {
       const df = frequencies(corpus);
-      const documentFrequency = (hash: number) => df.get(hash) ?? 0;
-      const fitted = (texts: string[]) => denseOf(texts, documentFrequency, corpus.length);
+      const idf = fixedIdf((hash) => df.get(hash) ?? 0, corpus.length);
+      const fitted = (texts: string[]) => denseOf(texts, idf);
       return {
         id: `${id}:fitted-${fnv1a(corpus.join('\u0000')).toString(16)}`,
         dim,
         embedSync: fitted,
         embed: async (texts) => fitted(texts),
-        embedSparse: (texts) => sparseOf(texts, documentFrequency, corpus.length),
+        embedSparse: (texts) => sparseOf(texts, idf),
       };
     },
   };

@@ -1,5 +1,4 @@
 import { normalizeText } from '../dedup/near-duplicates.ts';
-import { stableStringify } from '../hash.ts';
 import { isJsonObject, isRef, parseRef, type ArgValue, type Call, type Sample } from '../records.ts';
 import { hash53 } from './text.ts';
 
@@ -58,37 +57,101 @@ function childSchema(schema: Schema, key?: string): Schema {
   return next && typeof next === 'object' && !Array.isArray(next) ? (next as Record<string, unknown>) : undefined;
 }
 
-/** The exact form of an argument value (see the module comment); `positions` maps call ids to their index. */
-function exactValue(value: ArgValue, schema: Schema, positions: Map<string, number>): unknown {
+/**
+ * Sorts an array in place, stably (`before(a, b)`: a goes first): the order of `Array.prototype.sort`
+ * with the same order; a short one (as a signature's lists mostly are) by insertion, without the copy `sort` makes.
+ */
+function sortFew<T>(items: T[], before: (a: T, b: T) => boolean): T[] {
+  if (items.length > 16) return items.sort((a, b) => (before(a, b) ? -1 : before(b, a) ? 1 : 0));
+  for (let i = 1; i < items.length; i++) {
+    const item = items[i];
+    let at = i;
+    while (at > 0 && before(item, items[at - 1])) {
+      items[at] = items[at - 1];
+      at--;
+    }
+    items[at] = item;
+  }
+  return items;
+}
+
+/** Text order as `sort` orders text by default (UTF-16 code units). */
+const textBefore = (a: string, b: string) => a < b;
+
+const ARRAY_INDEX = /^(?:0|[1-9]\d{0,9})$/;
+/** A key an object lists first, in the order of its number (an array index: up to 2^32 - 2). */
+const isIndex = (key: string) => ARRAY_INDEX.test(key) && Number(key) < 4294967295;
+/** The order in which an object built with its keys sorted lists them: array indexes by number, then the others as sorted. */
+const keyBefore = (a: [string, string | undefined], b: [string, string | undefined]) => {
+  const ai = isIndex(a[0]);
+  if (ai !== isIndex(b[0])) return ai;
+  return ai ? Number(a[0]) < Number(b[0]) : a[0] < b[0];
+};
+
+/**
+ * The JSON text `stableStringify` writes for an object of `entries` (keys with their values' JSON
+ * texts; of one key the last stands, as `Object.fromEntries`), written directly: keys sorted, as the
+ * object it builds lists them (array indexes first), `__proto__` and undefined values left out (its
+ * object takes the one as its prototype and drops the other).
+ */
+function objectText(entries: [string, string | undefined][]): string {
+  // A stable sort keeps the entries of one key in order: the last one stands.
+  sortFew(entries, keyBefore);
+  let text = '';
+  for (let k = 0; k < entries.length; k++) {
+    const [key, value] = entries[k];
+    if (value === undefined || key === '__proto__' || (k + 1 < entries.length && entries[k + 1][0] === key)) continue;
+    text += `${text ? ',' : ''}${JSON.stringify(key)}:${value}`;
+  }
+  return `{${text}}`;
+}
+
+/** The JSON text of a list of values' JSON texts (an undefined one written null, as `JSON.stringify` writes it). */
+const listText = (items: (string | undefined)[]) => `[${items.map((item) => item ?? 'null').join(',')}]`;
+
+/** The exact form of an argument value (see the module comment), as JSON text; `positions` maps call ids to their index. */
+function exactText(value: ArgValue, schema: Schema, positions: Map<string, number>): string | undefined {
   if (isRef(value)) {
     const { callId, field } = parseRef(value);
-    return { $ref: `#${positions.get(callId) ?? callId}.${field}` };
+    return `{"$ref":${JSON.stringify(`#${positions.get(callId) ?? callId}.${field}`)}}`;
   }
-  if (Array.isArray(value)) return value.map((item) => exactValue(item, childSchema(schema), positions));
-  if (isJsonObject(value)) return Object.fromEntries(Object.entries(value).map(([key, inner]) => [key, exactValue(inner as ArgValue, childSchema(schema, key), positions)]));
-  if (typeof value !== 'string') return value;
+  if (Array.isArray(value)) return listText(value.map((item) => exactText(item, childSchema(schema), positions)));
+  if (isJsonObject(value)) return objectText(Object.entries(value).map(([key, inner]) => [key, exactText(inner as ArgValue, childSchema(schema, key), positions)]));
+  if (typeof value !== 'string') return JSON.stringify(value);
   const plain = plainValue(value);
-  return typeof plain === 'string' && isEnum(schema) ? plain.toLowerCase() : plain;
+  return JSON.stringify(typeof plain === 'string' && isEnum(schema) ? plain.toLowerCase() : plain);
 }
 
 const looseName = (name: string) => name.toLowerCase().replace(/[^\p{L}\p{N}]+/gu, '');
 
-/** The near form of an argument value. */
-function nearValue(value: ArgValue): unknown {
-  if (isRef(value)) return { $ref: looseName(parseRef(value).field) };
-  if (Array.isArray(value)) {
-    const items = value.map(nearValue);
-    return items.every((item) => item === null || typeof item !== 'object') ? items.map((item) => JSON.stringify(item)).sort() : items;
-  }
-  if (isJsonObject(value)) return Object.fromEntries(Object.entries(value).map(([key, inner]) => [looseName(key), nearValue(inner as ArgValue)]));
+/** The near form of a plain value (not a list, an object or a reference). */
+function nearPlain(value: ArgValue): unknown {
   if (typeof value !== 'string') return value;
   const plain = plainValue(value);
   return typeof plain === 'string' ? normalizeText(plain) : plain;
 }
 
+/** The near form of an argument value, as JSON text. */
+function nearText(value: ArgValue): string | undefined {
+  if (isRef(value)) return `{"$ref":${JSON.stringify(looseName(parseRef(value).field))}}`;
+  if (Array.isArray(value)) {
+    // A list of plain values in any order: their texts sorted, each written as a JSON string.
+    if (value.every((item) => item === null || typeof item !== 'object'))
+      return listText(
+        sortFew(
+          value.map((item) => JSON.stringify(nearPlain(item))),
+          textBefore,
+        ).map((text) => JSON.stringify(text)),
+      );
+    return listText(value.map(nearText));
+  }
+  if (isJsonObject(value)) return objectText(Object.entries(value).map(([key, inner]) => [looseName(key), nearText(inner as ArgValue)]));
+  return JSON.stringify(nearPlain(value));
+}
+
 /** One call's near signature (see the module comment). */
 export function nearCallSignature(call: Call): number {
-  return hash53(stableStringify([looseName(call.tool), nearValue(call.arguments as ArgValue)]));
+  return hash53(listText([JSON.stringify(looseName(call.tool)), nearText(call.arguments as ArgValue)]));
 }
 
 export function callSignatures(sample: Sample): CallSignatures {
@@ -97,15 +160,19 @@ export function callSignatures(sample: Sample): CallSignatures {
   const withArguments = calls.filter((call) => Object.keys(call.arguments).length > 0);
   if (!withArguments.length) return { exact: null, near: [] };
   const tools = new Map(sample.tools.map((tool) => [tool.name, tool]));
-  const exact = withArguments
-    .map((call) => {
+  const exact = sortFew(
+    withArguments.map((call) => {
       const parameters = tools.get(call.tool)?.parameters as Schema;
-      return stableStringify([call.tool, exactValue(call.arguments as ArgValue, parameters, positions)]);
-    })
-    .sort();
-  const toolSet = sample.tools.map((tool) => tool.name).sort();
+      return listText([JSON.stringify(call.tool), exactText(call.arguments as ArgValue, parameters, positions)]);
+    }),
+    textBefore,
+  );
+  const toolSet = sortFew(
+    sample.tools.map((tool) => tool.name),
+    textBefore,
+  );
   return {
-    exact: hash53(stableStringify([toolSet, exact])),
-    near: withArguments.map(nearCallSignature).sort((a, b) => a - b),
+    exact: hash53(JSON.stringify([toolSet, exact])),
+    near: sortFew(withArguments.map(nearCallSignature), (a, b) => a < b),
   };
 }

@@ -1,7 +1,7 @@
 import type { Embedder } from '../embed/types.ts';
 import type { Sample } from '../records.ts';
 import { levelsOf, thresholdOf, type OverlapConfig, type OverlapLevel } from './config.ts';
-import { ReferenceIndex, type LevelMatch, type ReferenceSet } from './reference-index.ts';
+import { ReferenceIndex, type BatchMatches, type ReferenceSet } from './reference-index.ts';
 
 /**
  * Overlap of a stream of samples with reference sets: each reference set indexed once, the samples
@@ -160,8 +160,10 @@ export class OverlapMeasurement {
   }
 
   /** Counts a scored batch and tells each sample's hits. */
-  private tally(batch: readonly Sample[], matches: Map<OverlapLevel, LevelMatch>[][]): void {
+  private tally(batch: readonly Sample[], matches: BatchMatches[]): void {
     const { rows, total, references, indexes, thresholds, levels } = this;
+    // Where each threshold's level is in each index's matches.
+    const at = matches.map((match) => thresholds.map(({ level }) => match.levels.indexOf(level)));
     batch.forEach((sample, i) => {
       const key = `${sample.split}\u0000${sample.category}`;
       let row = rows.get(key);
@@ -171,13 +173,18 @@ export class OverlapMeasurement {
       indexes.forEach((index, r) => {
         const name = index.set.name;
         let any = false;
-        for (const { level, threshold } of thresholds) {
-          const match = matches[r][i].get(level);
-          if (!match || match.ref < 0 || match.score <= 0 || match.score < threshold) continue;
+        const { scores, refs } = matches[r];
+        const width = matches[r].levels.length;
+        for (let t = 0; t < thresholds.length; t++) {
+          const { level, threshold } = thresholds[t];
+          if (at[r][t] < 0) continue;
+          const score = scores[i * width + at[r][t]];
+          const ref = refs[i * width + at[r][t]];
+          if (ref < 0 || score <= 0 || score < threshold) continue;
           any = true;
           row.overlap[name][level]! += 1;
           total[name][level]! += 1;
-          hits.push({ sample: sample.id, split: sample.split, category: sample.category, reference: name, level, score: Math.round(match.score * 1e4) / 1e4, match: index.ids[match.ref] });
+          hits.push({ sample: sample.id, split: sample.split, category: sample.category, reference: name, level, score: Math.round(score * 1e4) / 1e4, match: index.ids[ref] });
         }
         if (any) {
           row.overlap[name].any++;

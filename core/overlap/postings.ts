@@ -26,11 +26,16 @@ export class Postings {
     return this;
   }
 
-  /** Where `key`'s values end in the sorted arrays, set by `start`. */
-  private end = 0;
+  /** Every key's values, key after key: `key`'s are `values[find(key)]` up to `values[end]`, read in place (no call per value). */
+  get sorted(): Uint32Array {
+    return this.values;
+  }
 
-  /** Where `key`'s values start in the sorted arrays (and, in `end`, where they end: start = end when it has none). */
-  private start(key: number): number {
+  /** Where the values of the key last found end in `sorted`, set by `find`. */
+  end = 0;
+
+  /** Where `key`'s values start in `sorted` (and, in `end`, where they end: start = end when it has none). */
+  find(key: number): number {
     const keys = this.keys;
     let lo = 0;
     let hi = keys.length;
@@ -47,16 +52,8 @@ export class Postings {
 
   /** How many values `key` has. */
   count(key: number): number {
-    const start = this.start(key);
+    const start = this.find(key);
     return this.end - start;
-  }
-
-  /** Calls `visit` with each value of `key` (at most `limit` of them: none when it has more); returns how many it has. */
-  forEach(key: number, visit: (value: number) => void, limit = Infinity): number {
-    const start = this.start(key);
-    const end = this.end;
-    if (end - start <= limit) for (let i = start; i < end; i++) visit(this.values[i]);
-    return end - start;
   }
 
   get size(): number {

@@ -4,7 +4,7 @@ import { Rng } from '../rng.ts';
 import { callSignatures } from './calls.ts';
 import type { OverlapLevel } from './config.ts';
 import { Postings } from './postings.ts';
-import { hash53, ngramHashes, userText, words } from './text.ts';
+import { hash53, ngramHashes, sortedNgramHashes, userText, words } from './text.ts';
 
 /**
  * One reference set (a released test set, a version, a file of samples) indexed for overlap, so a
@@ -44,6 +44,17 @@ export interface IndexSettings {
 export interface LevelMatch {
   score: number;
   ref: number;
+}
+
+/**
+ * A batch's scores against one reference set, sample by sample, level by level: sample i's at the
+ * level at position l of `levels` is `scores[i * levels.length + l]`, against reference sample
+ * `refs[…]` (-1: none; score 0).
+ */
+export interface BatchMatches {
+  levels: readonly OverlapLevel[];
+  scores: Float64Array;
+  refs: Int32Array;
 }
 
 /** An n-gram or a loose call met in more reference samples than this is boilerplate: not evidence of a copy, and not counted. */
@@ -147,10 +158,11 @@ class Hyperplanes {
    */
   private byDim = new Float64Array(0);
   private readonly sides = new Float64Array(BANDS * BAND_BITS);
+  private readonly bandKeys = new Int32Array(BANDS);
   private dim = 0;
 
-  /** The band keys of a vector given by its non-zero entries. */
-  keys(indices: ArrayLike<number>, values: ArrayLike<number>, dim: number): number[] {
+  /** The band keys of a vector given by its non-zero entries (in an array the next call writes over). */
+  keys(indices: ArrayLike<number>, values: ArrayLike<number>, dim: number): Int32Array {
     if (dim !== this.dim) this.draw(dim);
     const planes = BANDS * BAND_BITS;
     const { byDim, sides } = this;
@@ -166,11 +178,11 @@ class Hyperplanes {
         sides[p + 3] += byDim[at + p + 3] * value;
       }
     }
-    const keys: number[] = [];
+    const keys = this.bandKeys;
     for (let band = 0; band < BANDS; band++) {
       let bits = 0;
       for (let b = 0; b < BAND_BITS; b++) if (sides[band * BAND_BITS + b] > 0) bits |= 1 << b;
-      keys.push(band * (1 << BAND_BITS) + bits);
+      keys[band] = band * (1 << BAND_BITS) + bits;
     }
     return keys;
   }
@@ -184,6 +196,19 @@ class Hyperplanes {
     // Gaussian directions (Box–Muller) make the bits depend on the angle between vectors alone; drawn plane by plane.
     for (let p = 0; p < planes; p++) for (let d = 0; d < dim; d++) this.byDim[d * planes + p] = Math.fround(Math.sqrt(-2 * Math.log(1 - rng.next())) * Math.cos(2 * Math.PI * rng.next()));
   }
+}
+
+/** Whether `value` is among the first `count` numbers of `array`. */
+function among(array: Int32Array, count: number, value: number): boolean {
+  for (let k = 0; k < count; k++) if (array[k] === value) return true;
+  return false;
+}
+
+/** A copy of `array` twice as long. */
+function grown(array: Uint32Array): Uint32Array<ArrayBuffer> {
+  const copy = new Uint32Array(array.length * 2);
+  copy.set(array);
+  return copy;
 }
 
 /** A dense vector by its non-zero numbers (for an embedder without a sparse form). */
@@ -207,21 +232,31 @@ async function sparseVectors(embedder: Embedder, texts: string[]): Promise<Spars
   return (await embedder.embed(texts)).map((vector) => sparseOf(Float32Array.from(vector)));
 }
 
-/** The `limit` positions with the highest scores among the first `count` of `touched` (score 0 left out; ties: the lower position), kept by insertion, never sorting them all. */
-function best(touched: ArrayLike<number>, count: number, score: ArrayLike<number>, limit: number): number[] {
-  const kept: number[] = [];
-  const before = (a: number, b: number) => score[a] > score[b] || (score[a] === score[b] && a < b);
+/**
+ * The `kept.length` positions with the highest scores among the first `count` of `touched` (score 0
+ * left out; ties: the lower position), kept by insertion into `kept`, never sorting them all; returns how many were kept.
+ */
+function best(touched: ArrayLike<number>, count: number, score: ArrayLike<number>, kept: Int32Array): number {
+  const limit = kept.length;
+  let size = 0;
   for (let k = 0; k < count; k++) {
     const i = touched[k];
-    if (score[i] <= 0 || (kept.length === limit && !before(i, kept[limit - 1]))) continue;
-    let at = kept.length === limit ? limit - 1 : kept.length;
-    while (at > 0 && before(i, kept[at - 1])) {
-      kept[at] = kept[at - 1];
+    const s = score[i];
+    if (s <= 0) continue;
+    if (size === limit) {
+      const last = kept[limit - 1];
+      if (!(s > score[last] || (s === score[last] && i < last))) continue;
+    }
+    let at = size === limit ? limit - 1 : size++;
+    while (at > 0) {
+      const prior = kept[at - 1];
+      if (!(s > score[prior] || (s === score[prior] && i < prior))) break;
+      kept[at] = prior;
       at--;
     }
     kept[at] = i;
   }
-  return kept;
+  return size;
 }
 
 export class ReferenceIndex {
@@ -243,6 +278,16 @@ export class ReferenceIndex {
   /** The reference samples a query met, in the order met (each once). */
   private touched = new Int32Array(0);
   private dense = new Float64Array(0);
+  /** Scratch per query: the candidates of the word index and of the buckets. */
+  private readonly byWords = new Int32Array(CANDIDATES);
+  private readonly byBuckets = new Int32Array(CANDIDATES);
+  /** Scratch per query: its distinct words in the word index, rarest first, each by where its postings start and end. */
+  private rareStarts = new Uint32Array(64);
+  private rareEnds = new Uint32Array(64);
+  /** Scratch per query: its n-grams' hashes. */
+  private gramHashes = new Float64Array(256);
+  /** Scratch per query: its words met so far. */
+  private readonly seen = new Set<string>();
 
   private constructor(
     readonly set: Omit<ReferenceSet, 'samples'>,
@@ -320,13 +365,13 @@ export class ReferenceIndex {
   }
 
   /** Each sample's best score per level against this reference set. */
-  async match(samples: readonly Sample[]): Promise<Map<OverlapLevel, LevelMatch>[]> {
+  async match(samples: readonly Sample[]): Promise<BatchMatches> {
     const query = this.queryOf(samples);
     return this.scored(samples, query, query.embedded.length ? await sparseVectors(this.embedder!, query.embedded.map((i) => query.texts[i])) : []);
   }
 
   /** `match` at once, when the index is `synchronous`. */
-  matchNow(samples: readonly Sample[]): Map<OverlapLevel, LevelMatch>[] {
+  matchNow(samples: readonly Sample[]): BatchMatches {
     if (!this.synchronous) throw new Error(`the overlap index of ${this.set.name} embeds through ${this.embedder!.id}, which cannot embed at once: use match`);
     const query = this.queryOf(samples);
     return this.scored(samples, query, query.embedded.length ? this.embedder!.embedSparse!(query.embedded.map((i) => query.texts[i])) : []);
@@ -336,51 +381,62 @@ export class ReferenceIndex {
   private queryOf(samples: readonly Sample[]): { texts: string[]; tokens: string[][]; embedded: number[] } {
     const texts = samples.map(userText);
     const tokens = texts.map(words);
-    const embedded = this.embeds ? tokens.flatMap((t, i) => (t.length ? [i] : [])) : [];
+    const embedded: number[] = [];
+    if (this.embeds) for (let i = 0; i < tokens.length; i++) if (tokens[i].length) embedded.push(i);
     return { texts, tokens, embedded };
   }
 
-  private scored(samples: readonly Sample[], { tokens, embedded }: { tokens: string[][]; embedded: number[] }, vectors: readonly SparseVector[]): Map<OverlapLevel, LevelMatch>[] {
+  private scored(samples: readonly Sample[], { tokens, embedded }: { tokens: string[][]; embedded: number[] }, vectors: readonly SparseVector[]): BatchMatches {
     const { levels } = this.settings;
-    const results = samples.map(() => new Map<OverlapLevel, LevelMatch>());
+    const width = levels.length;
+    const scores = new Float64Array(samples.length * width);
+    const refs = new Int32Array(samples.length * width).fill(-1);
+    const put = (i: number, at: number, match: LevelMatch) => {
+      scores[i * width + at] = match.score;
+      refs[i * width + at] = match.ref;
+    };
     for (const n of this.settings.ngrams) {
-      const level = `ngram-${n}` as OverlapLevel;
-      if (!levels.includes(level)) continue;
-      tokens.forEach((t, i) => results[i].set(level, this.matchGrams(ngramHashes(t, n), this.grams.get(n)!)));
+      const at = levels.indexOf(`ngram-${n}`);
+      if (at < 0) continue;
+      const postings = this.grams.get(n)!;
+      for (let i = 0; i < tokens.length; i++) {
+        if (this.gramHashes.length < tokens[i].length) this.gramHashes = new Float64Array(tokens[i].length * 2);
+        put(i, at, this.matchGrams(this.gramHashes, sortedNgramHashes(tokens[i], n, this.gramHashes), postings));
+      }
     }
-    if (levels.includes('call-exact') || levels.includes('call-near')) {
-      samples.forEach((sample, i) => {
-        const calls = callSignatures(sample);
-        if (levels.includes('call-exact')) {
-          let ref = -1;
-          if (calls.exact !== null) this.exactCalls.forEach(calls.exact, (r) => (ref = ref < 0 ? r : ref));
-          results[i].set('call-exact', { score: ref >= 0 ? 1 : 0, ref });
+    const exactAt = levels.indexOf('call-exact');
+    const nearAt = levels.indexOf('call-near');
+    if (exactAt >= 0 || nearAt >= 0) {
+      for (let i = 0; i < samples.length; i++) {
+        const calls = callSignatures(samples[i]);
+        if (exactAt >= 0 && calls.exact !== null) {
+          const start = this.exactCalls.find(calls.exact);
+          if (start < this.exactCalls.end) put(i, exactAt, { score: 1, ref: this.exactCalls.sorted[start] });
         }
-        if (levels.includes('call-near')) results[i].set('call-near', this.matchNear([...new Set(calls.near)]));
-      });
+        if (nearAt >= 0) put(i, nearAt, this.matchNear(calls.near));
+      }
     }
-    if (levels.includes('embedding')) {
-      for (const result of results) result.set('embedding', { score: 0, ref: -1 });
-      embedded.forEach((i, k) => results[i].set('embedding', this.matchVector(vectors[k], tokens[i])));
-    }
-    return results;
+    const embeddingAt = levels.indexOf('embedding');
+    if (embeddingAt >= 0) for (let k = 0; k < embedded.length; k++) put(embedded[k], embeddingAt, this.matchVector(vectors[k], tokens[embedded[k]]));
+    return { levels, scores, refs };
   }
 
-  /** The share of `grams` one reference sample has (boilerplate grams left out of both sides). */
-  private matchGrams(grams: number[], postings: Postings): LevelMatch {
+  /** The share of the first `count` of `grams` (distinct n-gram hashes) one reference sample has (boilerplate grams left out of both sides). */
+  private matchGrams(grams: Float64Array, count: number, postings: Postings): LevelMatch {
     const counts = this.counts;
     const touched = this.touched;
+    const values = postings.sorted;
     let met = 0;
     let counted = 0;
-    for (const gram of grams) {
-      const found = postings.forEach(
-        gram,
-        (ref) => {
-          if (counts[ref]++ === 0) touched[met++] = ref;
-        },
-        COMMON_POSTINGS,
-      );
-      if (found <= COMMON_POSTINGS) counted++;
+    for (let g = 0; g < count; g++) {
+      const start = postings.find(grams[g]);
+      const end = postings.end;
+      if (end - start > COMMON_POSTINGS) continue;
+      counted++;
+      for (let k = start; k < end; k++) {
+        const ref = values[k];
+        if (counts[ref]++ === 0) touched[met++] = ref;
+      }
     }
     // The most shared; of equals, the first reference sample.
     let ref = -1;
@@ -394,44 +450,67 @@ export class ReferenceIndex {
     return { score: counted ? most / counted : 0, ref };
   }
 
-  /** The Jaccard overlap of a sample's loose calls with the reference sample sharing most of them. */
-  private matchNear(calls: number[]): LevelMatch {
+  /** The Jaccard overlap of a sample's loose calls (sorted; each counted once) with the reference sample sharing most of them. */
+  private matchNear(calls: readonly number[]): LevelMatch {
     const shared = this.counts;
     const touched = this.touched;
+    const postings = this.nearCalls;
+    const values = postings.sorted;
     let met = 0;
-    for (const call of calls)
-      this.nearCalls.forEach(
-        call,
-        (ref) => {
-          if (shared[ref]++ === 0) touched[met++] = ref;
-        },
-        COMMON_POSTINGS,
-      );
+    let distinct = 0;
+    for (let c = 0; c < calls.length; c++) {
+      const call = calls[c];
+      if (c > 0 && call === calls[c - 1]) continue;
+      distinct++;
+      const start = postings.find(call);
+      const end = postings.end;
+      if (end - start > COMMON_POSTINGS) continue;
+      for (let k = start; k < end; k++) {
+        const ref = values[k];
+        if (shared[ref]++ === 0) touched[met++] = ref;
+      }
+    }
     let result: LevelMatch = { score: 0, ref: -1 };
     for (let k = 0; k < met; k++) {
       const ref = touched[k];
       const n = shared[ref];
       shared[ref] = 0;
-      const score = n / (calls.length + this.nearSizes[ref] - n);
+      const score = n / (distinct + this.nearSizes[ref] - n);
       if (score > result.score || (score === result.score && ref < result.ref)) result = { score, ref };
     }
     return result;
   }
 
-  /** The distinct words of a text the reference samples have, by their hash, with how many have each: rarest first (of equals, the first in the text). */
-  private byRarity(tokens: readonly string[]): { key: number; df: number }[] {
-    const seen = new Set<string>();
-    const found: { key: number; df: number }[] = [];
+  /**
+   * The distinct words of a text the reference samples have, rarest first (of equals, the first in
+   * the text), each by where its postings start and end (`rareStarts`, `rareEnds`); returns how many.
+   */
+  private byRarity(tokens: readonly string[]): number {
+    const seen = this.seen;
+    seen.clear();
+    const words = this.words;
+    let found = 0;
     for (const word of tokens) {
       if (seen.has(word)) continue;
       seen.add(word);
-      const key = hash53(word);
-      const df = this.words.count(key);
+      const start = words.find(hash53(word));
+      const end = words.end;
+      const df = end - start;
       if (df === 0) continue;
+      if (found === this.rareStarts.length) {
+        this.rareStarts = grown(this.rareStarts);
+        this.rareEnds = grown(this.rareEnds);
+      }
+      const { rareStarts: starts, rareEnds: ends } = this;
       // Insertion keeps the order stable: after every word as rare or rarer.
-      let at = found.length;
-      while (at > 0 && found[at - 1].df > df) at--;
-      found.splice(at, 0, { key, df });
+      let at = found++;
+      while (at > 0 && ends[at - 1] - starts[at - 1] > df) {
+        starts[at] = starts[at - 1];
+        ends[at] = ends[at - 1];
+        at--;
+      }
+      starts[at] = start;
+      ends[at] = end;
     }
     return found;
   }
@@ -447,44 +526,61 @@ export class ReferenceIndex {
     let reached = 0;
     // Words, rarest first, until the budget of postings read is spent.
     let read = 0;
-    for (const { key, df } of this.byRarity(tokens)) {
+    const found = this.byRarity(tokens);
+    const { rareStarts, rareEnds } = this;
+    const wordRefs = this.words.sorted;
+    for (let w = 0; w < found; w++) {
+      const start = rareStarts[w];
+      const end = rareEnds[w];
+      const df = end - start;
       if (read > 0 && read + df > WORD_BUDGET) break;
       read += df;
       const weight = Math.log(1 + this.ids.length / df);
-      this.words.forEach(key, (ref) => {
+      for (let k = start; k < end; k++) {
+        const ref = wordRefs[k];
         if (scratch[ref] === 0) touched[reached++] = ref;
         scratch[ref] += weight;
-      });
+      }
     }
-    const byWords = best(touched, reached, scratch, CANDIDATES);
+    const byWords = this.byWords;
+    const wordCount = best(touched, reached, scratch, byWords);
     for (let k = 0; k < reached; k++) scratch[touched[k]] = 0;
     const hits = this.bandHits;
     let met = 0;
     // A bucket far fuller than the average (of 2^BAND_BITS a band) says little: it is passed over.
     const fullBucket = Math.max(64, this.ids.length >> (BAND_BITS - 3));
-    for (const key of this.planes.keys(indices, values, vector.dim)) {
-      this.buckets.forEach(
-        key,
-        (ref) => {
-          if (hits[ref] === 0) touched[met++] = ref;
-          hits[ref]++;
-        },
-        fullBucket,
-      );
+    const buckets = this.buckets;
+    const bucketRefs = buckets.sorted;
+    const keys = this.planes.keys(indices, values, vector.dim);
+    for (let band = 0; band < keys.length; band++) {
+      const start = buckets.find(keys[band]);
+      const end = buckets.end;
+      if (end - start > fullBucket) continue;
+      for (let k = start; k < end; k++) {
+        const ref = bucketRefs[k];
+        if (hits[ref] === 0) touched[met++] = ref;
+        hits[ref]++;
+      }
     }
-    const byBuckets = best(touched, met, hits, CANDIDATES);
+    const byBuckets = this.byBuckets;
+    const bucketCount = best(touched, met, hits, byBuckets);
     for (let k = 0; k < met; k++) hits[touched[k]] = 0;
     // The query as a dense vector for the cosines (scratch, cleared after).
     const query = this.dense.length === vector.dim ? this.dense : (this.dense = new Float64Array(vector.dim));
     for (let k = 0; k < indices.length; k++) query[indices[k]] = values[k];
-    let result: LevelMatch = { score: 0, ref: -1 };
-    const compare = (ref: number) => {
-      const score = this.vectors.cosine(query, norm, ref);
-      if (score > result.score || (score === result.score && ref < result.ref)) result = { score, ref };
-    };
-    for (const ref of byWords) compare(ref);
-    for (const ref of byBuckets) if (!byWords.includes(ref)) compare(ref);
+    let score = 0;
+    let ref = -1;
+    for (let c = 0; c < wordCount + bucketCount; c++) {
+      const candidate = c < wordCount ? byWords[c] : byBuckets[c - wordCount];
+      // A candidate of both indexes is compared once.
+      if (c >= wordCount && among(byWords, wordCount, candidate)) continue;
+      const cosine = this.vectors.cosine(query, norm, candidate);
+      if (cosine > score || (cosine === score && candidate < ref)) {
+        score = cosine;
+        ref = candidate;
+      }
+    }
     for (let k = 0; k < indices.length; k++) query[indices[k]] = 0;
-    return { score: Math.min(1, Math.max(0, result.score)), ref: result.ref };
+    return { score: Math.min(1, Math.max(0, score)), ref };
   }
 }

@@ -10,10 +10,9 @@ import type { Sample } from '../records.ts';
 
 /** The user turns of a sample, joined by new lines: what a model is asked. */
 export function userText(sample: Sample): string {
-  return sample.dialogue
-    .filter((turn) => turn.role === 'user')
-    .map((turn) => turn.content)
-    .join('\n');
+  let text: string | undefined;
+  for (const turn of sample.dialogue) if (turn.role === 'user') text = text === undefined ? turn.content : `${text}\n${turn.content}`;
+  return text ?? '';
 }
 
 const WORD = /[\p{Script=Han}\p{Script=Hiragana}\p{Script=Katakana}\p{Script=Hangul}]|[^\s\p{Script=Han}\p{Script=Hiragana}\p{Script=Katakana}\p{Script=Hangul}]+/gu;
@@ -72,4 +71,22 @@ export function ngramHashes(tokens: readonly string[], n: number): number[] {
   const out = new Set<number>();
   for (let i = 0; i + n <= tokens.length; i++) out.add(wordsHash53(tokens, i, i + n, n));
   return [...out];
+}
+
+/**
+ * `ngramHashes` ascending, written into `out` (at least as long as `tokens`, and 1): how many there
+ * are. For a caller that only counts them: no set and no number boxed per n-gram.
+ */
+export function sortedNgramHashes(tokens: readonly string[], n: number, out: Float64Array): number {
+  if (tokens.length < n) {
+    if (tokens.length < MIN_GRAM_WORDS) return 0;
+    out[0] = wordsHash53(tokens, 0, tokens.length, n);
+    return 1;
+  }
+  const count = tokens.length - n + 1;
+  for (let i = 0; i < count; i++) out[i] = wordsHash53(tokens, i, i + n, n);
+  out.subarray(0, count).sort();
+  let distinct = 1;
+  for (let i = 1; i < count; i++) if (out[i] !== out[distinct - 1]) out[distinct++] = out[i];
+  return distinct;
 }
