@@ -22,14 +22,47 @@ export interface JournalEntry {
  * so the stage's outputs are copied from the journal to `out.jsonl` as bytes, neither parsed nor
  * serialised again, and a line altered on disk is found on resume even where it is still JSON. An
  * entry without outputs (a reject) is plain JSON without `n`, as are the lines of journals written
- * before `n` existed.
+ * before `n` existed. Appended to `journal`; returns where the line is there.
  */
-export function journalLine(rest: Omit<JournalEntry, 'out'>, outputs: readonly string[]): string {
-  if (!outputs.length) return JSON.stringify(rest);
-  const text = outputs.join(',');
-  const head = JSON.stringify({ n: outputs.map((output) => Buffer.byteLength(output, 'utf8')), sum: crc32(text), ...rest });
-  return `${head.slice(0, -1)},"out":[${text}]}`;
+export function appendJournalLine(journal: LineAppender, rest: Omit<JournalEntry, 'out'>, outputs: readonly string[]): { start: number; length: number } {
+  if (!outputs.length) {
+    const text = JSON.stringify(rest);
+    return journal.appendWith(text.length * 3, (target, at) => target.write(text, at, 'utf8'));
+  }
+  // The outputs encoded once: their lengths, their checksum and the line's bytes all come from these bytes.
+  let most = outputs.length;
+  for (const output of outputs) most += output.length * 3;
+  if (scratch.length < most) scratch = Buffer.allocUnsafe(Math.max(most, scratch.length * 2));
+  const n: number[] = [];
+  let size = 0;
+  for (const output of outputs) {
+    if (size) scratch[size++] = COMMA;
+    const length = scratch.write(output, size, 'utf8');
+    n.push(length);
+    size += length;
+  }
+  const text = scratch.subarray(0, size);
+  const head = JSON.stringify({ n, sum: crc32(text), ...rest });
+  const lead = `${head.slice(0, -1)},"out":[`;
+  return journal.appendWith(lead.length * 3 + size + 2, (target, at) => {
+    const written = target.write(lead, at, 'utf8');
+    text.copy(target, at + written);
+    let end = at + written + size;
+    target[end++] = CLOSE_BRACKET;
+    target[end++] = CLOSE_BRACE;
+    return end - at;
+  });
 }
+
+/** Where journal lines go: `write` puts one line's bytes (no newline) into `target` at `at`, at most `most` of them, and says how many. */
+export interface LineAppender {
+  appendWith(most: number, write: (target: Buffer, at: number) => number): { start: number; length: number };
+}
+
+/** The outputs of the line being made, encoded (grown as needed, reused by the next line). */
+let scratch = Buffer.allocUnsafe(1 << 16);
+const COMMA = 44;
+const CLOSE_BRACE = 125;
 
 const LENGTHS_PREFIX = Buffer.from('{"n":[');
 const OPEN_BRACKET = 91;

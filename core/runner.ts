@@ -4,7 +4,7 @@ import PQueue from 'p-queue';
 import { countBy } from './collections.ts';
 import { UserError, fileSystemMessage, messageOf } from './errors.ts';
 import { eachJsonl, eachJsonlLine, Journal, JsonlWriter, jsonlTexts, parseJsonLine, writeFileAtomic } from './jsonl.ts';
-import { isConsistent, journalLine, outputBytes, type JournalEntry } from './journal-line.ts';
+import { appendJournalLine, isConsistent, outputBytes, type JournalEntry } from './journal-line.ts';
 import { JsonTexts } from './json-texts.ts';
 import { BatchRound, checkBatchesInFlight } from './llm/batch-round.ts';
 import { observeResults } from './llm/observe.ts';
@@ -675,7 +675,7 @@ async function runMapStage(
       // Serialised once, here: the journal keeps this text, and `out.jsonl` gets a copy of its bytes.
       const { out, ...rest } = entry;
       const outputs = texts ?? (out ?? []).map((record) => flow.texts.stringify(record));
-      const { start, length } = journal.appendText(journalLine({ ...rest, k: key }, outputs));
+      const { start, length } = appendJournalLine(journal, { ...rest, k: key }, outputs);
       done.set(i, start, length, key);
       // The next stage takes the objects made here (a thread's outputs are parsed from their text).
       flow.release?.finished(i, () => outputs.map((output, k) => (out ? { value: out[k], text: output } : parsedRecord(output))));

@@ -2,7 +2,7 @@ import { mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { journalLine, isConsistent, rawOutputs, type JournalEntry } from '../core/journal-line.ts';
+import { appendJournalLine, isConsistent, rawOutputs, type JournalEntry, type LineAppender } from '../core/journal-line.ts';
 import { OfflineGateway } from '../core/llm/offline.ts';
 import { runPipeline } from '../core/run.ts';
 import { DatasetStore } from '../core/store.ts';
@@ -64,6 +64,21 @@ describe('journal lines of a per-record stage', () => {
       expect(isConsistent(entry, bytes)).toBe(true);
     }
   });
+
+  /** The journal line of an entry, as appended to a journal. */
+  const journalLine = (rest: Omit<JournalEntry, 'out'>, outputs: string[]): string => {
+    let line = '';
+    const journal: LineAppender = {
+      appendWith(most, write) {
+        const target = Buffer.alloc(most + 8);
+        const length = write(target, 4);
+        line = target.toString('utf8', 4, 4 + length);
+        return { start: 0, length };
+      },
+    };
+    appendJournalLine(journal, rest, outputs);
+    return line;
+  };
 
   it('keep several outputs of one record apart, and a reject as plain JSON', () => {
     const outputs = [JSON.stringify({ text: 'é, "quoted", [1]' }), JSON.stringify({ text: 'second' })];
