@@ -42,7 +42,7 @@ export function appendJournalLine(journal: LineAppender, rest: Omit<JournalEntry
     size += length;
   }
   const text = scratch.subarray(0, size);
-  const head = JSON.stringify({ n, sum: crc32(text), ...rest });
+  const head = JSON.stringify(Object.assign({ n, sum: crc32(text) }, rest));
   const lead = `${head.slice(0, -1)},"out":[`;
   return journal.appendWith(lead.length * 3 + size + 2, (target, at) => {
     const written = target.write(lead, at, 'utf8');
