@@ -29,25 +29,28 @@ export function appendJournalLine(journal: LineAppender, rest: Omit<JournalEntry
     const text = JSON.stringify(rest);
     return journal.appendWith(text.length * 3, (target, at) => target.write(text, at, 'utf8'));
   }
-  // The outputs encoded once: their lengths, their checksum and the line's bytes all come from these bytes.
-  let most = outputs.length;
+  // The outputs encoded once, into the journal's buffer past room for the line's head: their
+  // lengths, their checksum and the line's bytes all come from these bytes, moved up behind the head.
+  const fields = JSON.stringify(rest).slice(1, -1);
+  // The head: `{"n":[` and `],"sum":` around a length (at most 16 digits) per output, a checksum (at most 10 digits), the fields, `,"out":[`.
+  const room = 3 * (fields.length + 40 + 17 * outputs.length);
+  let most = room + outputs.length + 2;
   for (const output of outputs) most += output.length * 3;
-  if (scratch.length < most) scratch = Buffer.allocUnsafe(Math.max(most, scratch.length * 2));
-  const n: number[] = [];
-  let size = 0;
-  for (const output of outputs) {
-    if (size) scratch[size++] = COMMA;
-    const length = scratch.write(output, size, 'utf8');
-    n.push(length);
-    size += length;
-  }
-  const text = scratch.subarray(0, size);
-  const head = JSON.stringify(Object.assign({ n, sum: crc32(text) }, rest));
-  const lead = `${head.slice(0, -1)},"out":[`;
-  return journal.appendWith(lead.length * 3 + size + 2, (target, at) => {
+  return journal.appendWith(most, (target, at) => {
+    const n: number[] = [];
+    let end = at + room;
+    for (let k = 0; k < outputs.length; k++) {
+      if (k) target[end++] = COMMA;
+      const length = target.write(outputs[k], end, 'utf8');
+      n.push(length);
+      end += length;
+    }
+    const sum = crc32(target.subarray(at + room, end));
+    // JSON.stringify({ n, sum, ...rest }) without its closing brace: the head's fields never include `n` or `sum`.
+    const lead = `{"n":[${n.join(',')}],"sum":${sum}${fields ? `,${fields}` : ''},"out":[`;
     const written = target.write(lead, at, 'utf8');
-    text.copy(target, at + written);
-    let end = at + written + size;
+    target.copyWithin(at + written, at + room, end);
+    end -= room - written;
     target[end++] = CLOSE_BRACKET;
     target[end++] = CLOSE_BRACE;
     return end - at;
@@ -59,8 +62,6 @@ export interface LineAppender {
   appendWith(most: number, write: (target: Buffer, at: number) => number): { start: number; length: number };
 }
 
-/** The outputs of the line being made, encoded (grown as needed, reused by the next line). */
-let scratch = Buffer.allocUnsafe(1 << 16);
 const COMMA = 44;
 const CLOSE_BRACE = 125;
 

@@ -1,3 +1,4 @@
+import { crc32 } from 'node:zlib';
 import { mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -83,6 +84,10 @@ describe('journal lines of a per-record stage', () => {
   it('keep several outputs of one record apart, and a reject as plain JSON', () => {
     const outputs = [JSON.stringify({ text: 'é, "quoted", [1]' }), JSON.stringify({ text: 'second' })];
     const line = journalLine({ i: 7, k: 'key' }, outputs);
+    // Byte lengths (é is two bytes), the CRC-32 of the outputs' text as written, the entry's fields, the outputs last.
+    const text = outputs.join(',');
+    expect(line).toBe(`{"n":[${outputs.map((output) => Buffer.byteLength(output)).join(',')}],"sum":${crc32(text)},"i":7,"k":"key","out":[${text}]}`);
+    expect(journalLine({ i: 9, k: 'k', transport: true }, [outputs[1]])).toBe(`{"n":[17],"sum":${crc32(outputs[1])},"i":9,"k":"k","transport":true,"out":[${outputs[1]}]}`);
     const entry = JSON.parse(line) as JournalEntry;
     expect(entry).toMatchObject({ i: 7, k: 'key', out: [{ text: 'é, "quoted", [1]' }, { text: 'second' }] });
     expect(rawOutputs(Buffer.from(line))!.map((raw) => raw.toString())).toEqual(outputs);
