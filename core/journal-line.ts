@@ -22,14 +22,48 @@ export interface JournalEntry {
  * so the stage's outputs are copied from the journal to `out.jsonl` as bytes, neither parsed nor
  * serialised again, and a line altered on disk is found on resume even where it is still JSON. An
  * entry without outputs (a reject) is plain JSON without `n`, as are the lines of journals written
- * before `n` existed.
+ * before `n` existed. Appended to `journal`; returns where the line is there.
  */
-export function journalLine(rest: Omit<JournalEntry, 'out'>, outputs: readonly string[]): string {
-  if (!outputs.length) return JSON.stringify(rest);
-  const text = outputs.join(',');
-  const head = JSON.stringify({ n: outputs.map((output) => Buffer.byteLength(output, 'utf8')), sum: crc32(text), ...rest });
-  return `${head.slice(0, -1)},"out":[${text}]}`;
+export function appendJournalLine(journal: LineAppender, rest: Omit<JournalEntry, 'out'>, outputs: readonly string[]): { start: number; length: number } {
+  if (!outputs.length) {
+    const text = JSON.stringify(rest);
+    return journal.appendWith(text.length * 3, (target, at) => target.write(text, at, 'utf8'));
+  }
+  // The outputs encoded once, into the journal's buffer past room for the line's head: their
+  // lengths, their checksum and the line's bytes all come from these bytes, moved up behind the head.
+  const fields = JSON.stringify(rest).slice(1, -1);
+  // The head: `{"n":[` and `],"sum":` around a length (at most 16 digits) per output, a checksum (at most 10 digits), the fields, `,"out":[`.
+  const room = 3 * (fields.length + 40 + 17 * outputs.length);
+  let most = room + outputs.length + 2;
+  for (const output of outputs) most += output.length * 3;
+  return journal.appendWith(most, (target, at) => {
+    const n: number[] = [];
+    let end = at + room;
+    for (let k = 0; k < outputs.length; k++) {
+      if (k) target[end++] = COMMA;
+      const length = target.write(outputs[k], end, 'utf8');
+      n.push(length);
+      end += length;
+    }
+    const sum = crc32(target.subarray(at + room, end));
+    // JSON.stringify({ n, sum, ...rest }) without its closing brace: the head's fields never include `n` or `sum`.
+    const lead = `{"n":[${n.join(',')}],"sum":${sum}${fields ? `,${fields}` : ''},"out":[`;
+    const written = target.write(lead, at, 'utf8');
+    target.copyWithin(at + written, at + room, end);
+    end -= room - written;
+    target[end++] = CLOSE_BRACKET;
+    target[end++] = CLOSE_BRACE;
+    return end - at;
+  });
 }
+
+/** Where journal lines go: `write` puts one line's bytes (no newline) into `target` at `at`, at most `most` of them, and says how many. */
+export interface LineAppender {
+  appendWith(most: number, write: (target: Buffer, at: number) => number): { start: number; length: number };
+}
+
+const COMMA = 44;
+const CLOSE_BRACE = 125;
 
 const LENGTHS_PREFIX = Buffer.from('{"n":[');
 const OPEN_BRACKET = 91;

@@ -14,6 +14,7 @@ export class JsonTexts {
   private readonly seen = new WeakSet<object>();
   private readonly sharedItems: ReadonlySet<string>;
   private readonly freeze: boolean;
+  private readonly keyTexts = new Map<string, string>();
 
   /**
    * `sharedItems`: the fields whose list items are kept one by one, because records share the items
@@ -40,9 +41,19 @@ export class JsonTexts {
     for (const key of Object.keys(value)) {
       const part = this.partText((value as Record<string, unknown>)[key], this.sharedItems.has(key));
       if (part === undefined) continue;
-      text += `${text.length > 1 ? ',' : ''}${JSON.stringify(key)}:${part}`;
+      text += `${text.length > 1 ? ',' : ''}${this.keyText(key)}${part}`;
     }
     return `${text}}`;
+  }
+
+  /** `"key":`, made once per field name (a record's fields are few; a record with many made-up names does not grow the cache past its bound). */
+  private keyText(key: string): string {
+    let text = this.keyTexts.get(key);
+    if (text === undefined) {
+      text = `${JSON.stringify(key)}:`;
+      if (this.keyTexts.size < MAX_KEY_TEXTS) this.keyTexts.set(key, text);
+    }
+    return text;
   }
 
   /** The text of a field's value (undefined: a value JSON leaves out), kept when it is an object or a list. */
@@ -79,6 +90,9 @@ export class JsonTexts {
     return text;
   }
 }
+
+/** Field names whose text is kept (see keyText). */
+const MAX_KEY_TEXTS = 1024;
 
 function deepFreeze(value: object): void {
   if (Object.isFrozen(value)) return;

@@ -377,17 +377,22 @@ export class Journal<T> {
 
   /** Appends an entry already serialised as one line of JSON (no newline). */
   appendText(text: string): { start: number; length: number } {
-    this.throwFailure();
     // UTF-8 takes at most 3 bytes per UTF-16 code unit.
-    const most = text.length * 3 + 1;
-    if (this.used + most > LINE_CHUNK) this.flush();
+    return this.appendWith(text.length * 3, (target, at) => target.write(text, at, 'utf8'));
+  }
+
+  /** Appends one line whose bytes (no newline, at most `most`) `write` puts into `target` at `at`, returning how many. */
+  appendWith(most: number, write: (target: Buffer, at: number) => number): { start: number; length: number } {
+    this.throwFailure();
+    if (this.used + most + 1 > LINE_CHUNK) this.flush();
     let length: number;
-    if (most > LINE_CHUNK) {
-      const line = Buffer.from(text + '\n', 'utf8');
-      this.writeOut(line);
-      length = line.length - 1;
+    if (most + 1 > LINE_CHUNK) {
+      const line = Buffer.allocUnsafe(most + 1);
+      length = write(line, 0);
+      line[length] = 10;
+      this.writeOut(line.subarray(0, length + 1));
     } else {
-      length = this.buffer.write(text, this.used, 'utf8');
+      length = write(this.buffer, this.used);
       this.used += length;
       this.buffer[this.used++] = 10;
       this.pending ??= setImmediate(() => {

@@ -4,7 +4,7 @@ import PQueue from 'p-queue';
 import { countBy } from './collections.ts';
 import { UserError, fileSystemMessage, messageOf } from './errors.ts';
 import { eachJsonl, eachJsonlLine, Journal, JsonlWriter, jsonlTexts, parseJsonLine, writeFileAtomic } from './jsonl.ts';
-import { isConsistent, journalLine, outputBytes, type JournalEntry } from './journal-line.ts';
+import { appendJournalLine, isConsistent, outputBytes, type JournalEntry } from './journal-line.ts';
 import { JsonTexts } from './json-texts.ts';
 import { BatchRound, checkBatchesInFlight } from './llm/batch-round.ts';
 import { observeResults } from './llm/observe.ts';
@@ -673,9 +673,9 @@ async function runMapStage(
       // A result delivered twice (a redelivered job) is journalled once.
       if (done.has(i)) return;
       // Serialised once, here: the journal keeps this text, and `out.jsonl` gets a copy of its bytes.
-      const { out, ...rest } = entry;
+      const out = entry.out;
       const outputs = texts ?? (out ?? []).map((record) => flow.texts.stringify(record));
-      const { start, length } = journal.appendText(journalLine({ ...rest, k: key }, outputs));
+      const { start, length } = appendJournalLine(journal, withoutOutputs(entry, key), outputs);
       done.set(i, start, length, key);
       // The next stage takes the objects made here (a thread's outputs are parsed from their text).
       flow.release?.finished(i, () => outputs.map((output, k) => (out ? { value: out[k], text: output } : parsedRecord(output))));
@@ -823,6 +823,14 @@ function writeInInputOrder(stage: MapStage<unknown, unknown>, input: { path: str
     .finally(() => reader.close());
 }
 
+/** The entry's fields but its outputs, in its order, with the record's key (the fields a journal line leads with); copied key by key, cheaper than an object rest. */
+function withoutOutputs(entry: JournalEntry, key: string): Omit<JournalEntry, 'out'> {
+  const rest: Record<string, unknown> = {};
+  for (const field in entry) if (field !== 'out') rest[field] = entry[field as keyof JournalEntry];
+  rest.k = key;
+  return rest as Omit<JournalEntry, 'out'>;
+}
+
 /** A loading stage: its records written as they are yielded; with `limit`, n of them spread evenly, in a second pass. */
 async function runSourceStage(stage: SourceStage<unknown>, ctx: StageContext, files: { out: string; rejects: string }, options: RunStagesOptions, limit: number | undefined): Promise<StageCounts> {
   const progress = new Progress(stage.name, 0, options.progress);
@@ -928,7 +936,8 @@ async function runScanChain(chain: StageRun[], input: StageInput, options: RunSt
     const out = outputs[k];
     const record = validateInput(stage, raw, out.counts.in++, checkInput);
     const key = recordKey(stage, record);
-    const result = await runRecord(stage.run, record, { ...plain, key, state, rng: (...keys: (string | number)[]) => plain.rng(key, ...keys) });
+    // Object.assign, not a spread with added keys (see recordContext).
+    const result = await runRecord(stage.run, record, Object.assign({}, plain, { key, state, rng: (...keys: (string | number)[]) => plain.rng(key, ...keys) }));
     if (copyUnchanged && returnsInput(stage, result, record)) {
       out.outputText(text);
       if (k === members.length - 1) onLastOutput?.(raw as Sample);

@@ -23,7 +23,12 @@ interface Built {
   value: unknown;
 }
 type Verdict = typeof SAME | typeof INVALID | typeof UNSURE | Built;
-/** `base`: an object this schema node accepted as it is (canonical); values the checked object shares with it are valid as they are (objects only, top level). */
+/**
+ * `base`: a value this schema node accepted as it is (canonical); what the checked value shares
+ * with it (the same value under the same key or index) is valid as it is, and what differs is
+ * checked against base's value there, down the schema's objects, lists and records (not through
+ * unions: base's value may have been accepted by another option).
+ */
 type Check = (value: unknown, depth: number, base?: object) => Verdict;
 
 /** Deeper values are left to zod (a cyclic value would otherwise never end). */
@@ -146,13 +151,13 @@ function checkOf(schema: ZodLike): Check {
 /** A node's check that takes a large object or list it found valid as it is for valid when it meets it again. */
 function remembering(check: Check): Check {
   let known: WeakSet<object> | undefined;
-  return (value, depth, base) => {
-    if (typeof value !== 'object' || value === null) return check(value, depth, base);
+  // Walked without a base: a value is remembered only when found valid by its own walk (shared values are walked once anyway).
+  return (value, depth) => {
+    if (typeof value !== 'object' || value === null) return check(value, depth);
     if (known?.has(value)) return SAME;
     const before = walked;
-    const verdict = check(value, depth, base);
-    // Found valid through `base` (taken as checked, not checked here): not remembered.
-    if (verdict === SAME && base === undefined && walked - before >= REMEMBERED_NODES) (known ??= new WeakSet()).add(value);
+    const verdict = check(value, depth);
+    if (verdict === SAME && walked - before >= REMEMBERED_NODES) (known ??= new WeakSet()).add(value);
     return verdict;
   };
 }
@@ -217,16 +222,16 @@ function compile(schema: ZodLike): Check {
     }
     case 'optional': {
       const inner = lazily(() => def.innerType!);
-      return (value, depth) => (value === undefined ? (def.innerType!._zod.optin === 'defaulted' ? UNSURE : SAME) : inner()(value, depth));
+      return (value, depth, base) => (value === undefined ? (def.innerType!._zod.optin === 'defaulted' ? UNSURE : SAME) : inner()(value, depth, base));
     }
     case 'nullable': {
       const inner = lazily(() => def.innerType!);
-      return (value, depth) => (value === null ? SAME : inner()(value, depth));
+      return (value, depth, base) => (value === null ? SAME : inner()(value, depth, base));
     }
     case 'default': {
       const inner = lazily(() => def.innerType!);
       // Zod returns the default as it is, without parsing it.
-      return (value, depth) => (value === undefined ? { value: def.defaultValue } : inner()(value, depth));
+      return (value, depth, base) => (value === undefined ? { value: def.defaultValue } : inner()(value, depth, base));
     }
     case 'lazy': {
       const inner = lazily(() => zod.innerType!);
@@ -234,14 +239,15 @@ function compile(schema: ZodLike): Check {
     }
     case 'array': {
       const element = lazily(() => def.element!);
-      return (value, depth) => {
+      return (value, depth, base) => {
         if (!Array.isArray(value)) return INVALID;
         if (depth > MAX_DEPTH) return UNSURE;
         walked++;
         const check = element();
+        const from = Array.isArray(base) ? base : undefined;
         let built: unknown[] | undefined;
         for (let i = 0; i < value.length; i++) {
-          const v = check(value[i], depth + 1);
+          const v = from && i < from.length ? (value[i] === from[i] ? SAME : check(value[i], depth + 1, objectOrUndefined(from[i]))) : check(value[i], depth + 1);
           if (v === SAME) continue;
           if (isFailure(v)) return v;
           (built ??= value.slice())[i] = v.value;
@@ -269,17 +275,18 @@ function compileRecord(def: ZodInternals['def']): Check {
   const anyKey = keyType.type === 'string' && !keyType.checks?.length && !keyType.coerce;
   const keyCheck = lazily(() => def.keyType!);
   const itemCheck = lazily(() => def.valueType!);
-  return (value, depth) => {
+  return (value, depth, base) => {
     if (!isPlainObject(value)) return INVALID;
     if (depth > MAX_DEPTH) return UNSURE;
     walked++;
     const item = itemCheck();
+    const from = isPlainObject(base) ? base : undefined;
     let built: Record<string, unknown> | undefined;
     for (const k in value) {
       // Zod drops a `__proto__` key.
       if (k === '__proto__') return UNSURE;
       if (!anyKey && keyCheck()(k, depth + 1) !== SAME) return UNSURE;
-      const v = item(value[k], depth + 1);
+      const v = from && Object.prototype.hasOwnProperty.call(from, k) ? (value[k] === from[k] ? SAME : item(value[k], depth + 1, objectOrUndefined(from[k]))) : item(value[k], depth + 1);
       if (v === SAME) continue;
       if (isFailure(v)) return v;
       (built ??= { ...value })[k] = v.value;
@@ -331,6 +338,7 @@ function compileObject(def: ZodInternals['def']): Check {
     if (typeof value !== 'object' || value === null || Array.isArray(value)) return INVALID;
     if (!isPlainObject(value)) return UNSURE;
     if (depth > MAX_DEPTH) return UNSURE;
+    if (base !== undefined && !isPlainObject(base)) base = undefined;
     walked++;
     fields ??= keys.map((k) => checkOf(shape[k]));
     // What zod makes of a missing key: an error, nothing (optional), its default, or something this check leaves to zod.
@@ -372,7 +380,7 @@ function compileObject(def: ZodInternals['def']): Check {
         else if (gap !== SAME) return gap;
       }
       next = at + 1;
-      const v = base !== undefined && shared(value, base, k) ? SAME : fields[at](value[k], depth + 1);
+      const v = base === undefined ? fields[at](value[k], depth + 1) : fromBase(fields[at], value, base, k, depth);
       if (v === SAME) continue;
       if (isFailure(v)) return v;
       rebuild = true;
@@ -387,7 +395,7 @@ function compileObject(def: ZodInternals['def']): Check {
     // Keys met out of order were passed over above: check them (and again the others) in shape order.
     for (let m = 0; m < count; m++) {
       if (verdicts?.[m] !== undefined || !Object.prototype.hasOwnProperty.call(value, keys[m])) continue;
-      const v = base !== undefined && shared(value, base, keys[m]) ? SAME : fields[m](value[keys[m]], depth + 1);
+      const v = base === undefined ? fields[m](value[keys[m]], depth + 1) : fromBase(fields[m], value, base, keys[m], depth);
       if (isFailure(v)) return v;
       (verdicts ??= [])[m] = v;
     }
@@ -395,9 +403,16 @@ function compileObject(def: ZodInternals['def']): Check {
   };
 }
 
-/** Whether `value` holds under `key` the very value `base` holds there (an own key of both). */
-function shared(value: Record<string, unknown>, base: object, key: string): boolean {
-  return value[key] === (base as Record<string, unknown>)[key] && Object.prototype.hasOwnProperty.call(base, key);
+/** The verdict on `value[key]` where `base` (accepted as it is) may hold it too: the very same value is valid as it is; another is checked against base's. */
+function fromBase(check: Check, value: Record<string, unknown>, base: object, key: string, depth: number): Verdict {
+  if (!Object.prototype.hasOwnProperty.call(base, key)) return check(value[key], depth + 1);
+  const held = (base as Record<string, unknown>)[key];
+  return value[key] === held ? SAME : check(value[key], depth + 1, objectOrUndefined(held));
+}
+
+/** A value as a `base` for a child's check (only objects and lists share parts). */
+function objectOrUndefined(value: unknown): object | undefined {
+  return typeof value === 'object' && value !== null ? value : undefined;
 }
 
 function compileUnion(def: ZodInternals['def']): Check {

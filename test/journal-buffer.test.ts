@@ -3,6 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setImmediate as turn } from 'node:timers/promises';
 import { describe, expect, it } from 'vitest';
+import { appendJournalLine, rawOutputs } from '../core/journal-line.ts';
 import { Journal } from '../core/jsonl.ts';
 
 const journalPath = () => join(mkdtempSync(join(tmpdir(), 'tk-journal-')), 'journal.jsonl');
@@ -34,6 +35,20 @@ describe('a stage journal', () => {
     const seen: [number, number, number][] = [];
     Journal.open<{ i: number }>(path, (entry, start, length) => void seen.push([entry.i, start, length])).close();
     expect(seen.slice(1)).toEqual(places.map(({ start, length }, k) => [k + 1, start, length]));
+  });
+
+  it('writes the line of a record with its outputs as they were given, between small lines and larger than its buffer, each where append said', () => {
+    const path = journalPath();
+    const journal = Journal.open(path);
+    const outputs = [[JSON.stringify({ text: 'é ✓ 🙂' })], [JSON.stringify({ text: 'é'.repeat(400_000) }), JSON.stringify({ n: 1 })], [JSON.stringify({ text: 'small' })]];
+    const places = outputs.map((texts, i) => appendJournalLine(journal, { i, k: `key-${i}` }, texts));
+    journal.close();
+    const bytes = readFileSync(path);
+    for (const [i, { start, length }] of places.entries()) {
+      const line = bytes.subarray(start, start + length);
+      expect(JSON.parse(line.toString('utf8'))).toMatchObject({ i, k: `key-${i}` });
+      expect(rawOutputs(line)!.map((raw) => raw.toString('utf8'))).toEqual(outputs[i]);
+    }
   });
 
   it('writes out the journal it comes after before any write of its own, so no entry reaches the disk before the one it was made from', () => {

@@ -1,8 +1,9 @@
+import { crc32 } from 'node:zlib';
 import { mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { journalLine, isConsistent, rawOutputs, type JournalEntry } from '../core/journal-line.ts';
+import { appendJournalLine, isConsistent, rawOutputs, type JournalEntry, type LineAppender } from '../core/journal-line.ts';
 import { OfflineGateway } from '../core/llm/offline.ts';
 import { runPipeline } from '../core/run.ts';
 import { DatasetStore } from '../core/store.ts';
@@ -65,9 +66,28 @@ describe('journal lines of a per-record stage', () => {
     }
   });
 
+  /** The journal line of an entry, as appended to a journal. */
+  const journalLine = (rest: Omit<JournalEntry, 'out'>, outputs: string[]): string => {
+    let line = '';
+    const journal: LineAppender = {
+      appendWith(most, write) {
+        const target = Buffer.alloc(most + 8);
+        const length = write(target, 4);
+        line = target.toString('utf8', 4, 4 + length);
+        return { start: 0, length };
+      },
+    };
+    appendJournalLine(journal, rest, outputs);
+    return line;
+  };
+
   it('keep several outputs of one record apart, and a reject as plain JSON', () => {
     const outputs = [JSON.stringify({ text: 'é, "quoted", [1]' }), JSON.stringify({ text: 'second' })];
     const line = journalLine({ i: 7, k: 'key' }, outputs);
+    // Byte lengths (é is two bytes), the CRC-32 of the outputs' text as written, the entry's fields, the outputs last.
+    const text = outputs.join(',');
+    expect(line).toBe(`{"n":[${outputs.map((output) => Buffer.byteLength(output)).join(',')}],"sum":${crc32(text)},"i":7,"k":"key","out":[${text}]}`);
+    expect(journalLine({ i: 9, k: 'k', transport: true }, [outputs[1]])).toBe(`{"n":[17],"sum":${crc32(outputs[1])},"i":9,"k":"k","transport":true,"out":[${outputs[1]}]}`);
     const entry = JSON.parse(line) as JournalEntry;
     expect(entry).toMatchObject({ i: 7, k: 'key', out: [{ text: 'é, "quoted", [1]' }, { text: 'second' }] });
     expect(rawOutputs(Buffer.from(line))!.map((raw) => raw.toString())).toEqual(outputs);

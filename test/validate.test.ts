@@ -121,17 +121,22 @@ describe('validating a record without zod when its answer is plain', () => {
   });
 });
 
+/** parseRecordFrom's answer on `made` from `base` is zod's: the same success, the same data or the same issues. */
+function expectAgreesWithZod(name: string, made: unknown, base: unknown): void {
+  const ours = parseRecordFrom(Sample, made, base);
+  const zods = Sample.safeParse(made);
+  expect(ours.success, name).toBe(zods.success);
+  if (zods.success) expect(JSON.stringify(ours.data), name).toBe(JSON.stringify(zods.data));
+  else expect(ours.error!.issues, name).toEqual(zods.error.issues);
+}
+
 describe('validating a record made from a checked one (parseRecordFrom)', () => {
   it('agrees with zod on every variant made from a canonical record (sharing its objects where the variant did not change them)', () => {
     for (const [name, value] of variants()) {
       const base = canonicalSample();
       // The variant, made as a stage makes one: the same objects wherever it equals the base.
       const made = Object.fromEntries(Object.entries(value as Mutable).map(([k, v]) => [k, JSON.stringify(v) === JSON.stringify(base[k]) && v !== undefined ? base[k] : v]));
-      const ours = parseRecordFrom(Sample, made, base);
-      const zods = Sample.safeParse(made);
-      expect(ours.success, name).toBe(zods.success);
-      if (zods.success) expect(JSON.stringify(ours.data), name).toBe(JSON.stringify(zods.data));
-      else expect(ours.error!.issues, name).toEqual(zods.error.issues);
+      expectAgreesWithZod(name, made, base);
     }
   });
 
@@ -143,9 +148,48 @@ describe('validating a record made from a checked one (parseRecordFrom)', () => 
     base.dialogue[0].role = 'system';
     expect(parseRecordFrom(Sample, made, base).success).toBe(true);
     expect(parseRecord(Sample, made).success).toBe(false);
-    // …while what the record changed is.
-    expect(parseRecordFrom(Sample, { ...made, split: 7 }, base).success).toBe(false);
-    expect(parseRecordFrom(Sample, { ...made, dialogue: [{ role: 'system', content: '' }] }, base).success).toBe(false);
+    // …while what the record changed is (against a base nothing edited).
+    const intact = canonicalSample() as Mutable;
+    expect(parseRecordFrom(Sample, { ...intact, split: 7 }, intact).success).toBe(false);
+    expect(parseRecordFrom(Sample, { ...intact, dialogue: [{ role: 'system', content: '' }] }, intact).success).toBe(false);
+  });
+
+  it('agrees with zod on every variant that shares the objects of the base at any depth where it did not change them', () => {
+    /** `value` with every part deep-equal to `base`'s part at the same place replaced by base's object, as a stage that copies what it keeps makes it. */
+    const sharing = (value: unknown, base: unknown): unknown => {
+      if (value !== undefined && JSON.stringify(value) === JSON.stringify(base)) return base;
+      if (Array.isArray(value) && Array.isArray(base)) return value.map((item, i) => sharing(item, base[i]));
+      if (value && base && typeof value === 'object' && typeof base === 'object' && !Array.isArray(value) && !Array.isArray(base)) {
+        return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, sharing(v, (base as Mutable)[k])]));
+      }
+      return value;
+    };
+    for (const [name, value] of variants()) {
+      const base = canonicalSample();
+      const made = sharing(value, base);
+      expectAgreesWithZod(name, made, base);
+    }
+  });
+
+  it('takes what a changed part shares with the part of the base there as checked, at any depth (a turn kept, a call kept)', () => {
+    const base = canonicalSample() as Mutable;
+    let reads = 0;
+    const counted = (object: Mutable, key: string) => {
+      const value = object[key];
+      Object.defineProperty(object, key, { enumerable: true, get: () => (reads++, value) });
+    };
+    // Base's user turn and its assistant turn's calls, read-counted: a stage keeps them in a new dialogue.
+    counted(base.dialogue[0], 'content');
+    counted(base.dialogue[1].calls[0], 'tool');
+    const [user, assistant] = base.dialogue;
+    const made = { ...base, dialogue: [user, { ...assistant, response: 'Booked again.' }, { role: 'user', content: 'thanks' }] };
+    reads = 0;
+    expect(parseRecordFrom(Sample, made, base).data).toBe(made);
+    expect(reads).toBe(0);
+    // What differs below a shared part is still checked: a call the stage changed, in the kept order.
+    const broken = { ...base, dialogue: [user, { ...assistant, calls: [assistant.calls[0], { ...assistant.calls[1], tool: '' }] }] };
+    expect(parseRecordFrom(Sample, broken, base).success).toBe(false);
+    expect(Sample.safeParse(broken).success).toBe(false);
   });
 });
 
