@@ -268,13 +268,14 @@ function identityOf(spec: StageIdentity): StageIdentity {
  */
 export function mapStage<I, O>(spec: Omit<MapStage<I, O>, 'kind'>): MapStage<I, O> {
   const stage = identityOf(spec);
-  return { kind: 'map', ...spec, run: (record, ctx) => runRecord(spec.run, record, { ...ctx, stage }) };
+  // Object.assign once per record, not a spread with an added key (see recordContext).
+  return { kind: 'map', ...spec, run: (record, ctx) => runRecord(spec.run, record, Object.assign({}, ctx, { stage })) };
 }
 
 /** A whole-set stage from its declaration: `collect`, `begin`, `run` and `finish` see a context that knows the stage (see {@link mapStage}). */
 export function scanStage<I, O, S = void>(spec: Omit<ScanStage<I, O, S>, 'kind'>): ScanStage<I, O, S> {
   const stage = identityOf(spec);
-  const made: ScanStage<I, O, S> = { kind: 'scan', ...spec, run: (record, ctx) => runRecord(spec.run, record, { ...ctx, stage }) };
+  const made: ScanStage<I, O, S> = { kind: 'scan', ...spec, run: (record, ctx) => runRecord(spec.run, record, Object.assign({}, ctx, { stage })) };
   const { collect, begin, finish } = spec;
   if (collect) made.collect = (records, ctx) => collect(records, { ...ctx, stage });
   if (begin) made.begin = (ctx) => begin({ ...ctx, stage });
