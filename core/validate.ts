@@ -247,7 +247,7 @@ function compile(schema: ZodLike): Check {
         const from = Array.isArray(base) ? base : undefined;
         let built: unknown[] | undefined;
         for (let i = 0; i < value.length; i++) {
-          const v = from && i < from.length ? (value[i] === from[i] ? SAME : check(value[i], depth + 1, objectOrUndefined(from[i]))) : check(value[i], depth + 1);
+          const v = from ? fromBase(check, value, from, i, depth) : check(value[i], depth + 1);
           if (v === SAME) continue;
           if (isFailure(v)) return v;
           (built ??= value.slice())[i] = v.value;
@@ -286,7 +286,7 @@ function compileRecord(def: ZodInternals['def']): Check {
       // Zod drops a `__proto__` key.
       if (k === '__proto__') return UNSURE;
       if (!anyKey && keyCheck()(k, depth + 1) !== SAME) return UNSURE;
-      const v = from && Object.prototype.hasOwnProperty.call(from, k) ? (value[k] === from[k] ? SAME : item(value[k], depth + 1, objectOrUndefined(from[k]))) : item(value[k], depth + 1);
+      const v = from ? fromBase(item, value, from, k, depth) : item(value[k], depth + 1);
       if (v === SAME) continue;
       if (isFailure(v)) return v;
       (built ??= { ...value })[k] = v.value;
@@ -403,11 +403,12 @@ function compileObject(def: ZodInternals['def']): Check {
   };
 }
 
-/** The verdict on `value[key]` where `base` (accepted as it is) may hold it too: the very same value is valid as it is; another is checked against base's. */
-function fromBase(check: Check, value: Record<string, unknown>, base: object, key: string, depth: number): Verdict {
-  if (!Object.prototype.hasOwnProperty.call(base, key)) return check(value[key], depth + 1);
-  const held = (base as Record<string, unknown>)[key];
-  return value[key] === held ? SAME : check(value[key], depth + 1, objectOrUndefined(held));
+/** The verdict on `value[key]` (a field, a record's entry, a list's item) where `base` (accepted as it is) may hold it too: the very same value is valid as it is; another is checked against base's. */
+function fromBase(check: Check, value: object, base: object, key: string | number, depth: number): Verdict {
+  const own = (value as Record<string | number, unknown>)[key];
+  if (!Object.prototype.hasOwnProperty.call(base, key)) return check(own, depth + 1);
+  const held = (base as Record<string | number, unknown>)[key];
+  return own === held ? SAME : check(own, depth + 1, objectOrUndefined(held));
 }
 
 /** A value as a `base` for a child's check (only objects and lists share parts). */

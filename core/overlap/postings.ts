@@ -26,15 +26,12 @@ export class Postings {
     return this;
   }
 
-  /** Every key's values, key after key: `key`'s are `values[find(key)]` up to `values[end]`, read in place (no call per value). */
+  /** Every key's values, key after key: `key`'s are `sorted[find(key)]` up to `sorted[endOf(start, key)]`, read in place (no call per value). */
   get sorted(): Uint32Array {
     return this.values;
   }
 
-  /** Where the values of the key last found end in `sorted`, set by `find`. */
-  end = 0;
-
-  /** Where `key`'s values start in `sorted` (and, in `end`, where they end: start = end when it has none). */
+  /** Where `key`'s values start in `sorted` (where they would be, when it has none). */
   find(key: number): number {
     const keys = this.keys;
     let lo = 0;
@@ -44,16 +41,15 @@ export class Postings {
       if (keys[mid] < key) lo = mid + 1;
       else hi = mid;
     }
-    let end = lo;
-    while (end < keys.length && keys[end] === key) end++;
-    this.end = end;
     return lo;
   }
 
-  /** How many values `key` has. */
-  count(key: number): number {
-    const start = this.find(key);
-    return this.end - start;
+  /** Where `key`'s values end in `sorted`, given where `find` says they start (`start` itself when it has none). */
+  endOf(start: number, key: number): number {
+    const keys = this.keys;
+    let end = start;
+    while (end < keys.length && keys[end] === key) end++;
+    return end;
   }
 
   get size(): number {

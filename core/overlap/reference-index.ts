@@ -411,7 +411,7 @@ export class ReferenceIndex {
         const calls = callSignatures(samples[i]);
         if (exactAt >= 0 && calls.exact !== null) {
           const start = this.exactCalls.find(calls.exact);
-          if (start < this.exactCalls.end) put(i, exactAt, { score: 1, ref: this.exactCalls.sorted[start] });
+          if (start < this.exactCalls.endOf(start, calls.exact)) put(i, exactAt, { score: 1, ref: this.exactCalls.sorted[start] });
         }
         if (nearAt >= 0) put(i, nearAt, this.matchNear(calls.near));
       }
@@ -430,7 +430,7 @@ export class ReferenceIndex {
     let counted = 0;
     for (let g = 0; g < count; g++) {
       const start = postings.find(grams[g]);
-      const end = postings.end;
+      const end = postings.endOf(start, grams[g]);
       if (end - start > COMMON_POSTINGS) continue;
       counted++;
       for (let k = start; k < end; k++) {
@@ -463,7 +463,7 @@ export class ReferenceIndex {
       if (c > 0 && call === calls[c - 1]) continue;
       distinct++;
       const start = postings.find(call);
-      const end = postings.end;
+      const end = postings.endOf(start, call);
       if (end - start > COMMON_POSTINGS) continue;
       for (let k = start; k < end; k++) {
         const ref = values[k];
@@ -493,8 +493,9 @@ export class ReferenceIndex {
     for (const word of tokens) {
       if (seen.has(word)) continue;
       seen.add(word);
-      const start = words.find(hash53(word));
-      const end = words.end;
+      const key = hash53(word);
+      const start = words.find(key);
+      const end = words.endOf(start, key);
       const df = end - start;
       if (df === 0) continue;
       if (found === this.rareStarts.length) {
@@ -554,7 +555,7 @@ export class ReferenceIndex {
     const keys = this.planes.keys(indices, values, vector.dim);
     for (let band = 0; band < keys.length; band++) {
       const start = buckets.find(keys[band]);
-      const end = buckets.end;
+      const end = buckets.endOf(start, keys[band]);
       if (end - start > fullBucket) continue;
       for (let k = start; k < end; k++) {
         const ref = bucketRefs[k];

@@ -65,17 +65,15 @@ function wordsHash53(tokens: readonly string[], start: number, end: number, seed
   return finish53(h1, h2);
 }
 
-/** The distinct hashed word n-grams of a word list (the whole list as one gram when shorter than n, from `MIN_GRAM_WORDS` words). */
+/** The distinct hashed word n-grams of a word list, ascending (the whole list as one gram when shorter than n, from `MIN_GRAM_WORDS` words). */
 export function ngramHashes(tokens: readonly string[], n: number): number[] {
-  if (tokens.length < n) return tokens.length >= MIN_GRAM_WORDS ? [wordsHash53(tokens, 0, tokens.length, n)] : [];
-  const out = new Set<number>();
-  for (let i = 0; i + n <= tokens.length; i++) out.add(wordsHash53(tokens, i, i + n, n));
-  return [...out];
+  const out = new Float64Array(Math.max(1, tokens.length));
+  return Array.from(out.subarray(0, sortedNgramHashes(tokens, n, out)));
 }
 
 /**
- * `ngramHashes` ascending, written into `out` (at least as long as `tokens`, and 1): how many there
- * are. For a caller that only counts them: no set and no number boxed per n-gram.
+ * `ngramHashes` written into `out` (at least as long as `tokens`, and 1): how many there are. For a
+ * caller that reads them once per query: no array made and no number boxed per n-gram.
  */
 export function sortedNgramHashes(tokens: readonly string[], n: number, out: Float64Array): number {
   if (tokens.length < n) {
