@@ -1,4 +1,5 @@
 import { crc32 } from 'node:zlib';
+import { lineTextLength, putLineText, type LineText } from './jsonl.ts';
 import type { RejectReason } from './stage.ts';
 
 /** What one record of a per-record stage came to. */
@@ -24,7 +25,7 @@ export interface JournalEntry {
  * entry without outputs (a reject) is plain JSON without `n`, as are the lines of journals written
  * before `n` existed. Appended to `journal`; returns where the line is there.
  */
-export function appendJournalLine(journal: LineAppender, rest: Omit<JournalEntry, 'out'>, outputs: readonly string[]): { start: number; length: number } {
+export function appendJournalLine(journal: LineAppender, rest: Omit<JournalEntry, 'out'>, outputs: readonly LineText[]): { start: number; length: number } {
   if (!outputs.length) {
     const text = JSON.stringify(rest);
     return journal.appendWith(text.length * 3, (target, at) => target.write(text, at, 'utf8'));
@@ -35,13 +36,13 @@ export function appendJournalLine(journal: LineAppender, rest: Omit<JournalEntry
   // The head: `{"n":[` and `],"sum":` around a length (at most 16 digits) per output, a checksum (at most 10 digits), the fields, `,"out":[`.
   const room = 3 * (fields.length + 40 + 17 * outputs.length);
   let most = room + outputs.length + 2;
-  for (const output of outputs) most += output.length * 3;
+  for (const output of outputs) most += lineTextLength(output) * 3;
   return journal.appendWith(most, (target, at) => {
     const n: number[] = [];
     let end = at + room;
     for (let k = 0; k < outputs.length; k++) {
       if (k) target[end++] = COMMA;
-      const length = target.write(outputs[k], end, 'utf8');
+      const length = putLineText(target, end, outputs[k]);
       n.push(length);
       end += length;
     }

@@ -7,6 +7,52 @@ import { makeFolder } from './folders.ts';
 /** Bytes read or buffered at a time when a file is read or written line by line. */
 const LINE_CHUNK = 1 << 20;
 
+/**
+ * A record's line of JSON (no newline): one string, or parts that make the line one after the
+ * other. A line put together from parts kept for many records (the texts of shared tools) is
+ * written part by part: never built as one string, nor copied flat by its write. A part is whole
+ * JSON tokens and punctuation, so no character is split between two parts.
+ */
+export type LineText = string | readonly string[];
+
+/** A line's UTF-16 code units (its UTF-8 bytes are at most three times as many). */
+export function lineTextLength(text: LineText): number {
+  if (typeof text === 'string') return text.length;
+  let length = 0;
+  for (const part of text) length += part.length;
+  return length;
+}
+
+/** A line as one string (for a reader that parses it). */
+export function lineString(text: LineText): string {
+  return typeof text === 'string' ? text : text.join('');
+}
+
+/** Encodes a line as UTF-8 into `target` at `at` (room for three bytes per code unit is there); returns the bytes written. */
+export function putLineText(target: Buffer, at: number, text: LineText): number {
+  if (typeof text === 'string') return putText(target, at, text);
+  let end = at;
+  for (const part of text) end += putText(target, end, part);
+  return end - at;
+}
+
+/** Parts at most this long are copied code unit by code unit while they are ASCII: a field name or a comma costs less so than a call into the encoder. */
+const SHORT_PART = 48;
+
+function putText(target: Buffer, at: number, text: string): number {
+  const length = text.length;
+  if (length <= SHORT_PART) {
+    let i = 0;
+    for (; i < length; i++) {
+      const code = text.charCodeAt(i);
+      if (code >= 0x80) break;
+      target[at + i] = code;
+    }
+    if (i === length) return length;
+  }
+  return target.write(text, at, 'utf8');
+}
+
 /** One line of a file: its bytes without the `\n`, where it starts, and whether a `\n` ended it. */
 export interface FileLine {
   bytes: Buffer;
@@ -145,7 +191,7 @@ export class AtomicJsonlFile {
     this.writer.write(record);
   }
 
-  writeText(text: string): void {
+  writeText(text: LineText): void {
     this.writer.writeText(text);
   }
 
@@ -228,14 +274,14 @@ export class JsonlWriter {
   }
 
   /** A record already serialised as one line of JSON (no newline), encoded straight into the buffer. */
-  writeText(text: string): void {
+  writeText(text: LineText): void {
     // UTF-8 takes at most 3 bytes per UTF-16 code unit.
-    const most = text.length * 3 + 1;
+    const most = lineTextLength(text) * 3 + 1;
     if (this.used + most > LINE_CHUNK) {
       this.flush();
-      if (most > LINE_CHUNK) return this.writeLine(Buffer.from(text, 'utf8'));
+      if (most > LINE_CHUNK) return this.writeLine(Buffer.from(lineString(text), 'utf8'));
     }
-    this.used += this.buffer.write(text, this.used, 'utf8');
+    this.used += putLineText(this.buffer, this.used, text);
     this.buffer[this.used++] = 10;
     this.count++;
   }

@@ -1,5 +1,6 @@
 import { UserError } from './errors.ts';
 import { JsonTexts } from './json-texts.ts';
+import { lineString, type LineText } from './jsonl.ts';
 import type { Call, Rejection, Sample, ToolSpec, Turn } from './records.ts';
 
 /**
@@ -148,28 +149,24 @@ export function rejectionToLine(rejection: Rejection): RejectionLine {
  * Samples' line-form text, `JSON.stringify(sampleToLine(sample))` byte for byte, with what samples
  * share made once: a tool's line by the tool object (the samples of a version offer tools of one
  * library: the MTU recipe's 10,000 samples offer 42), `meta` and `expected` through the run's
- * record texts (the last stage made their text when it wrote the sample).
+ * record texts (the last stage made their text when it wrote the sample). Given as parts (a
+ * LineText): the tools' lines are written where they go, not copied into one string first.
  */
 export class SampleLineTexts {
   private readonly tools = new WeakMap<object, string>();
 
   constructor(private readonly parts: JsonTexts = new JsonTexts()) {}
 
-  text(sample: Sample): string {
+  text(sample: Sample): LineText {
     const { id, benchmark, category, split, tools, dialogue } = sample;
     if (typeof id !== 'string' || typeof benchmark !== 'string' || typeof category !== 'string' || typeof split !== 'string' || !Array.isArray(tools) || !Array.isArray(dialogue)) return JSON.stringify(sampleToLine(sample));
-    return (
-      `{"id":${JSON.stringify(id)},"benchmark":${JSON.stringify(benchmark)},"category":${JSON.stringify(category)},"split":${JSON.stringify(split)},` +
-      `"tools":[${this.toolsText(tools)}],"dialogue":${JSON.stringify(dialogue.map(turnToLine))},` +
-      `"expected":${JSON.stringify(this.parts.stringify(sample.expected ?? {}))},"meta":${JSON.stringify(this.parts.stringify(sample.meta ?? {}))}}`
-    );
-  }
-
-  /** The tools' lines, put together rather than joined: a join copies each shared line into a new string, which the line's write copies again. */
-  private toolsText(tools: ToolSpec[]): string {
-    let text = '';
-    for (let i = 0; i < tools.length; i++) text += i ? `,${this.toolText(tools[i])}` : this.toolText(tools[i]);
-    return text;
+    const line = [`{"id":${JSON.stringify(id)},"benchmark":${JSON.stringify(benchmark)},"category":${JSON.stringify(category)},"split":${JSON.stringify(split)},"tools":[`];
+    for (let i = 0; i < tools.length; i++) {
+      if (i) line.push(',');
+      line.push(this.toolText(tools[i]));
+    }
+    line.push('],"dialogue":', JSON.stringify(dialogue.map(turnToLine)), ',"expected":', jsonTextOf(this.parts.line(sample.expected ?? {})), ',"meta":', jsonTextOf(this.parts.line(sample.meta ?? {})), '}');
+    return line;
   }
 
   private toolText(tool: ToolSpec): string {
@@ -179,6 +176,9 @@ export class SampleLineTexts {
     return text;
   }
 }
+
+/** A JSON text as a JSON string (the line form's JSON-text fields). */
+const jsonTextOf = (text: LineText): string => JSON.stringify(lineString(text));
 
 /** A sample line of plain JSON (as a stage wrote it) in the line form, as text: one parse and one stringify, no validation. */
 export function sampleTextToLineText(text: string): string {

@@ -3,7 +3,7 @@ import { dirname, join } from 'node:path';
 import PQueue from 'p-queue';
 import { countBy } from './collections.ts';
 import { UserError, fileSystemMessage, messageOf } from './errors.ts';
-import { eachJsonl, eachJsonlLine, Journal, JsonlWriter, jsonlTexts, parseJsonLine, writeFileAtomic } from './jsonl.ts';
+import { eachJsonl, eachJsonlLine, Journal, JsonlWriter, jsonlTexts, lineString, parseJsonLine, writeFileAtomic, type LineText } from './jsonl.ts';
 import { appendJournalLine, isConsistent, outputBytes, type JournalEntry } from './journal-line.ts';
 import { JsonTexts } from './json-texts.ts';
 import { BatchRound, checkBatchesInFlight } from './llm/batch-round.ts';
@@ -652,7 +652,7 @@ async function runMapStage(
       key = prepared.key;
       let entry: JournalEntry;
       // Outputs already serialised (by a worker thread, or the input's own line).
-      let texts: string[] | undefined;
+      let texts: readonly LineText[] | undefined;
       const onThread = threads && (await threads.run(prepared.record, key));
       if (options.remote) {
         const outcome = await options.remote.run({ stageIndex, stage: stage.name, i, key, raw });
@@ -674,11 +674,11 @@ async function runMapStage(
       if (done.has(i)) return;
       // Serialised once, here: the journal keeps this text, and `out.jsonl` gets a copy of its bytes.
       const out = entry.out;
-      const outputs = texts ?? (out ?? []).map((record) => flow.texts.stringify(record));
+      const outputs = texts ?? (out ?? []).map((record) => flow.texts.line(record));
       const { start, length } = appendJournalLine(journal, withoutOutputs(entry, key), outputs);
       done.set(i, start, length, key);
       // The next stage takes the objects made here (a thread's outputs are parsed from their text).
-      flow.release?.finished(i, () => outputs.map((output, k) => (out ? { value: out[k], text: output } : parsedRecord(output))));
+      flow.release?.finished(i, () => outputs.map((output, k) => (out ? { value: out[k], text: output } : parsedRecord(lineString(output)))));
       progress.tick();
       // An endpoint that is down fails every record: stop as soon as that is clear, not after all of them.
       // Piped from a stage still running, the input's count is an estimate until it ends: a stage that fans out sends more.
@@ -762,7 +762,7 @@ class StageOutputs {
   }
 
   /** A record already serialised as one line of JSON. */
-  outputText(text: string): void {
+  outputText(text: LineText): void {
     this.out.writeText(text);
     this.counts.out++;
   }
@@ -930,7 +930,7 @@ async function runScanChain(chain: StageRun[], input: StageInput, options: RunSt
 
   const outputs: StageOutputs[] = [];
   /** Record `raw` (its line of JSON: `text`) through stage `k` and on. */
-  const feed = async (k: number, raw: unknown, text: string): Promise<void> => {
+  const feed = async (k: number, raw: unknown, text: LineText): Promise<void> => {
     if (k === members.length) return;
     const { stage, checkInput, plain, copyUnchanged, state } = members[k];
     const out = outputs[k];
@@ -955,7 +955,7 @@ async function runScanChain(chain: StageRun[], input: StageInput, options: RunSt
   const emit = async (k: number, produced: Iterable<unknown>, where: string, base?: unknown): Promise<void> => {
     for (const made of produced) {
       const [output] = validateOutputs(members[k].stage, [made], where, base);
-      const text = texts.stringify(output);
+      const text = texts.line(output);
       outputs[k].outputText(text);
       if (k + 1 < members.length) await feed(k + 1, output, text);
       else onLastOutput?.(output as Sample);

@@ -1,5 +1,6 @@
 import type { z } from 'zod';
 import type { JournalEntry } from './journal-line.ts';
+import type { LineText } from './jsonl.ts';
 import type { LlmGateway } from './llm/types.ts';
 import { formatZodError } from './records.ts';
 import { isReject, recordKey, type MapStage, type Stage, type StageContext } from './stage.ts';
@@ -67,7 +68,7 @@ export function validateInput(stage: Stage, record: unknown, index: number, chec
  */
 export interface StageRecord {
   value: unknown;
-  text: string;
+  text: LineText;
 }
 
 /** A record read from its line. */

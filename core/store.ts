@@ -5,7 +5,7 @@ import { UserError, messageOf, withPath } from './errors.ts';
 import { mapIterable } from './collections.ts';
 import { makeFolder } from './folders.ts';
 import { hashFileSync, hashOf, sha256 } from './hash.ts';
-import { eachJsonl, JsonlWriter, writeFileAtomic, writeJsonlAtomic } from './jsonl.ts';
+import { eachJsonl, JsonlWriter, writeFileAtomic, writeJsonlAtomic, type LineText } from './jsonl.ts';
 import { LINE_FORM, lineDecoders, rejectionToLine, SampleLineTexts, sampleTextToLineText, sampleToLine, toolToLine, type LineDecoders, type LineWhere } from './line-form.ts';
 import { describeOwner, waitForLock } from './lock.ts';
 import { Manifest, Rejection, Sample, ToolSpec, formatZodError } from './records.ts';
@@ -564,7 +564,7 @@ export class SampleFiles {
   }
 
   /** A sample already in the line form, as the text of its line (copied from another version's data file). */
-  addLineText(sample: Pick<Sample, 'id' | 'split' | 'category'>, text: string): void {
+  addLineText(sample: Pick<Sample, 'id' | 'split' | 'category'>, text: LineText): void {
     let writer = this.writers.get(sample.split);
     if (!writer) {
       if (!SPLIT_NAME.test(sample.split)) throw new UserError(`sample ${sample.id} has split "${sample.split}": a split name is letters, digits, '-', '_' or '.'`);

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { JsonTexts } from '../core/json-texts.ts';
+import { lineString } from '../core/jsonl.ts';
 import { SampleLineTexts, SharedDecodes, sampleFromLine, sampleToLine } from '../core/line-form.ts';
 import { Sample, ToolSpec } from '../core/records.ts';
 
@@ -98,11 +99,11 @@ describe('SampleLineTexts', () => {
     const samples = [sampleWith('s1', [a.tool]), sampleWith('s2', [a.tool, ToolSpec.parse({ name: 'plain' })]), sampleWith('s3', [])];
     const expected = samples.map((sample) => JSON.stringify(sampleToLine(sample)));
     const readsBefore = a.reads();
-    expect(samples.map((sample) => lines.text(sample))).toEqual(expected);
+    expect(samples.map((sample) => lineString(lines.text(sample)))).toEqual(expected);
     expect(a.reads() - readsBefore).toBe(1);
     // A sample missing what the line needs is written the plain way (same bytes as before).
     const odd = { ...samples[0], id: undefined } as unknown as Sample;
-    expect(lines.text(odd)).toBe(JSON.stringify(sampleToLine(odd)));
+    expect(lineString(lines.text(odd))).toBe(JSON.stringify(sampleToLine(odd)));
   });
 });
 
