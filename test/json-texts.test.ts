@@ -52,6 +52,7 @@ describe('JsonTexts', () => {
       { tools: { not: 'a list' }, again: shared },
     ];
     for (const record of records) {
+      expect(lineString(texts.line(record))).toBe(JSON.stringify(record));
       expect(texts.stringify(record)).toBe(JSON.stringify(record));
       // The second time its parts come from what was kept: still the same bytes.
       expect(texts.stringify(record)).toBe(JSON.stringify(record));
@@ -78,6 +79,24 @@ describe('JsonTexts', () => {
     expect([a.reads(), b.reads()]).toEqual([6, 5]); // JSON.stringify's read only
     // A field's object given on its own gets the text kept for it.
     expect(texts.stringify(first.dialogue)).toBe(JSON.stringify(first.dialogue));
+  });
+
+  it('gives a record as parts making its JSON text: the kept text of a shared tool is one part, not copied into one string with the rest', () => {
+    const texts = new JsonTexts({ sharedItems: ['tools'] });
+    const a = countedTool('a');
+    const b = countedTool('b');
+    texts.line(sampleWith('s0', [a.tool]));
+    const sample = sampleWith('s1', [b.tool, a.tool]);
+    const line = texts.line(sample);
+    expect(lineString(line)).toBe(JSON.stringify(sample));
+    expect(Array.isArray(line)).toBe(true);
+    expect(line).toContain(JSON.stringify(a.tool));
+    expect(line).toContain(JSON.stringify(b.tool));
+    // Made again from a copy with a new meta: the same list's parts, the tools read no more.
+    const reads = [a.reads(), b.reads()];
+    const edited = { ...sample, meta: { changed: true } };
+    expect(lineString(texts.line(edited))).toBe(JSON.stringify(edited));
+    expect([a.reads(), b.reads()]).toEqual([reads[0] + 1, reads[1] + 1]); // JSON.stringify's read only
   });
 
   it('keeps the items of other lists together with their list: an item is not serialised apart', () => {
