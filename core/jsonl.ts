@@ -125,12 +125,53 @@ export function* eachJsonlLine<T = unknown>(path: string, onChunk?: (bytes: Buff
 
 /** The non-blank lines of a JSONL file as text, not parsed (with their 1-based line numbers); none when it is missing. */
 export function* jsonlTexts(path: string, onChunk?: (bytes: Buffer) => void): Generator<{ text: string; number: number }> {
+  for (const line of jsonlLines(path, onChunk)) yield { text: line.text(), number: line.number };
+}
+
+/** A non-blank line of a JSONL file, decoded only when its text is asked for: `text()` holds until the next line is taken. */
+export interface JsonlLine {
+  /** 1-based. */
+  readonly number: number;
+  /** The line's text, trimmed. */
+  text(): string;
+}
+
+/**
+ * The non-blank lines of a JSONL file, none decoded until asked (for a reader that needs the text
+ * of a few: a stage's rejects, a sample of its records); none when it is missing.
+ */
+export function* jsonlLines(path: string, onChunk?: (bytes: Buffer) => void): Generator<JsonlLine> {
   if (!existsSync(path)) return;
   let number = 0;
-  for (const { line } of scanLines(path, (chunk, from, to) => chunk.toString('utf8', from, to), onChunk)) {
-    number++;
-    const text = line.trim();
-    if (text) yield { text, number };
+  for (const { line } of scanLines(path, (chunk, from, to) => new ChunkLine(chunk, from, to), onChunk)) {
+    line.number = ++number;
+    if (!line.blank()) yield line;
+  }
+}
+
+/** A line where the chunk read holds it (until the next read). */
+class ChunkLine implements JsonlLine {
+  number = 0;
+
+  constructor(
+    private readonly chunk: Buffer,
+    private readonly from: number,
+    private readonly to: number,
+  ) {}
+
+  text(): string {
+    return this.chunk.toString('utf8', this.from, this.to).trim();
+  }
+
+  /** Whether the line is whitespace only, as `trim` sees it: judged by its bytes up to the first that is not ASCII whitespace. */
+  blank(): boolean {
+    for (let i = this.from; i < this.to; i++) {
+      const byte = this.chunk[i];
+      if (byte === 32 || (byte >= 9 && byte <= 13)) continue;
+      // Past ASCII: `trim` also strips Unicode spaces.
+      return byte < 0x80 ? false : this.text() === '';
+    }
+    return true;
   }
 }
 

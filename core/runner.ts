@@ -3,7 +3,7 @@ import { dirname, join } from 'node:path';
 import PQueue from 'p-queue';
 import { countBy } from './collections.ts';
 import { UserError, fileSystemMessage, messageOf } from './errors.ts';
-import { eachJsonl, eachJsonlLine, Journal, JsonlWriter, jsonlTexts, lineString, parseJsonLine, writeFileAtomic, type LineText } from './jsonl.ts';
+import { eachJsonl, eachJsonlLine, Journal, JsonlWriter, jsonlLines, lineString, parseJsonLine, writeFileAtomic, type LineText } from './jsonl.ts';
 import { appendJournalLine, isConsistent, outputBytes, type JournalEntry } from './journal-line.ts';
 import { JsonTexts } from './json-texts.ts';
 import { BatchRound, checkBatchesInFlight } from './llm/batch-round.ts';
@@ -809,13 +809,14 @@ function writeInInputOrder(stage: MapStage<unknown, unknown>, input: { path: str
   return new StageOutputs(files)
     .write((outputs) => {
       let i = 0;
-      for (const { text, number } of jsonlTexts(input.path)) {
+      // An input line is decoded only to be quoted by its reject.
+      for (const inputLine of jsonlLines(input.path)) {
         const line = outputBytes(done.readLine(reader, i++));
         outputs.counts.in++;
         for (const bytes of line.outputs) outputs.outputBytes(bytes);
         const rejected = line.entry?.reject;
         if (rejected) {
-          const raw = parseJsonLine(text, input.path, number);
+          const raw = parseJsonLine(inputLine.text(), input.path, inputLine.number);
           outputs.reject(Rejection.parse({ stage: stage.name, ...rejected, recordId: rejected.recordId ?? recordKey(stage, raw), record: raw }));
         }
       }
@@ -864,9 +865,9 @@ async function runSourceStage(stage: SourceStage<unknown>, ctx: StageContext, fi
     counts = await new StageOutputs({ out: files.out, rejects: `${files.rejects}.none` }).write((outputs) => {
       let i = 0;
       let next = 0;
-      for (const { text } of jsonlTexts(all.out)) {
+      for (const line of jsonlLines(all.out)) {
         if (next < Math.min(limit, total) && i === evenlySpacedIndex(next, total, limit)) {
-          outputs.outputText(text);
+          outputs.outputText(line.text());
           next++;
         }
         i++;
