@@ -125,7 +125,13 @@ export function* eachJsonlLine<T = unknown>(path: string, onChunk?: (bytes: Buff
 
 /** The non-blank lines of a JSONL file as text, not parsed (with their 1-based line numbers); none when it is missing. */
 export function* jsonlTexts(path: string, onChunk?: (bytes: Buffer) => void): Generator<{ text: string; number: number }> {
-  for (const line of jsonlLines(path, onChunk)) yield { text: line.text(), number: line.number };
+  if (!existsSync(path)) return;
+  let number = 0;
+  for (const { line } of scanLines(path, (chunk, from, to) => chunk.toString('utf8', from, to), onChunk)) {
+    number++;
+    const text = line.trim();
+    if (text) yield { text, number };
+  }
 }
 
 /** A non-blank line of a JSONL file, decoded only when its text is asked for: `text()` holds until the next line is taken. */
@@ -137,8 +143,8 @@ export interface JsonlLine {
 }
 
 /**
- * The non-blank lines of a JSONL file, none decoded until asked (for a reader that needs the text
- * of a few: a stage's rejects, a sample of its records); none when it is missing.
+ * The lines `jsonlTexts` gives, none decoded until asked (for a reader that needs the text of a
+ * few: a stage's rejects, a sample of its records); none when it is missing.
  */
 export function* jsonlLines(path: string, onChunk?: (bytes: Buffer) => void): Generator<JsonlLine> {
   if (!existsSync(path)) return;
