@@ -585,7 +585,7 @@ export class SpilledRecords<T> {
 
   /** Keeps a record; returns its number. */
   push(record: T): number {
-    const bytes = Buffer.from(JSON.stringify(record), 'utf8');
+    const text = JSON.stringify(record);
     if (this.length === this.starts.length) {
       const starts = new Float64Array(this.length * 2);
       starts.set(this.starts);
@@ -593,14 +593,20 @@ export class SpilledRecords<T> {
       lengths.set(this.lengths);
       [this.starts, this.lengths] = [starts, lengths];
     }
-    if (this.used + bytes.length > LINE_CHUNK) this.flush();
+    // Encoded straight into the buffer when it fits (UTF-8 takes at most 3 bytes per UTF-16 code unit).
+    const most = text.length * 3;
+    if (this.used + most > LINE_CHUNK) this.flush();
     this.starts[this.length] = this.flushed + this.used;
-    this.lengths[this.length] = bytes.length;
-    if (bytes.length > LINE_CHUNK) this.writeOut(bytes);
-    else {
-      this.buffer.set(bytes, this.used);
-      this.used += bytes.length;
+    let length: number;
+    if (most > LINE_CHUNK) {
+      const bytes = Buffer.from(text, 'utf8');
+      length = bytes.length;
+      this.writeOut(bytes);
+    } else {
+      length = this.buffer.write(text, this.used, 'utf8');
+      this.used += length;
     }
+    this.lengths[this.length] = length;
     return this.length++;
   }
 
