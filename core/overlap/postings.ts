@@ -1,11 +1,15 @@
 /**
- * Reference samples by key (an n-gram's hash, a call signature, a word, an LSH bucket), held as two
- * sorted typed arrays: 12 bytes a pair, found by binary search. Built by adding pairs, then frozen.
+ * Reference samples by key (an n-gram's hash, a call signature, a word, an LSH bucket), held as
+ * typed arrays: each distinct key once (sorted), where its values start, and the values key after
+ * key (each key's ascending). A key is found by binary search over the distinct keys, and where its
+ * values end is where the next key's start: no scan through a common key's values. Built by adding
+ * pairs, then frozen.
  */
 export class Postings {
   private pendingKeys: number[] = [];
   private pendingValues: number[] = [];
   private keys = new Float64Array(0);
+  private bounds = new Uint32Array(1);
   private values = new Uint32Array(0);
 
   add(key: number, value: number): void {
@@ -19,20 +23,37 @@ export class Postings {
     const order = new Uint32Array(keys.length);
     for (let i = 0; i < order.length; i++) order[i] = i;
     order.sort((a, b) => keys[a] - keys[b] || values[a] - values[b]);
-    this.keys = Float64Array.from(order, (i) => keys[i]);
+    let distinct = 0;
+    for (let k = 0; k < order.length; k++) if (k === 0 || keys[order[k]] !== keys[order[k - 1]]) distinct++;
+    this.keys = new Float64Array(distinct);
+    this.bounds = new Uint32Array(distinct + 1);
     this.values = Uint32Array.from(order, (i) => values[i]);
+    let slot = -1;
+    for (let k = 0; k < order.length; k++) {
+      const key = keys[order[k]];
+      if (slot < 0 || key !== this.keys[slot]) {
+        this.keys[++slot] = key;
+        this.bounds[slot] = k;
+      }
+    }
+    this.bounds[distinct] = order.length;
     this.pendingKeys = [];
     this.pendingValues = [];
     return this;
   }
 
-  /** Every key's values, key after key: `key`'s are `sorted[find(key)]` up to `sorted[endOf(start, key)]`, read in place (no call per value). */
+  /** Every key's values, key after key: the key in slot `s` has `sorted[starts[s]]` up to `sorted[starts[s + 1]]`, read in place (no call per value). */
   get sorted(): Uint32Array {
     return this.values;
   }
 
-  /** Where `key`'s values start in `sorted` (where they would be, when it has none). */
-  find(key: number): number {
+  /** Where each slot's values start in `sorted` (one more than the slots: the last is where the values end). */
+  get starts(): Uint32Array {
+    return this.bounds;
+  }
+
+  /** The slot of `key` (its position among the distinct keys, ascending), or -1 when it has no values. */
+  slot(key: number): number {
     const keys = this.keys;
     let lo = 0;
     let hi = keys.length;
@@ -41,22 +62,21 @@ export class Postings {
       if (keys[mid] < key) lo = mid + 1;
       else hi = mid;
     }
-    return lo;
+    return lo < keys.length && keys[lo] === key ? lo : -1;
   }
 
-  /** Where `key`'s values end in `sorted`, given where `find` says they start (`start` itself when it has none). */
-  endOf(start: number, key: number): number {
-    const keys = this.keys;
-    let end = start;
-    while (end < keys.length && keys[end] === key) end++;
-    return end;
+  /** How many values `key` has. */
+  count(key: number): number {
+    const s = this.slot(key);
+    return s < 0 ? 0 : this.bounds[s + 1] - this.bounds[s];
   }
 
+  /** Pairs held. */
   get size(): number {
-    return this.keys.length;
+    return this.values.length;
   }
 
   get bytes(): number {
-    return this.keys.byteLength + this.values.byteLength;
+    return this.keys.byteLength + this.bounds.byteLength + this.values.byteLength;
   }
 }

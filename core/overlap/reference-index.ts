@@ -4,7 +4,7 @@ import { Rng } from '../rng.ts';
 import { callSignatures } from './calls.ts';
 import type { OverlapLevel } from './config.ts';
 import { Postings } from './postings.ts';
-import { hash53, ngramHashes, sortedNgramHashes, userText, words } from './text.ts';
+import { ngramHashes, sortedNgramHashes, userText, words } from './text.ts';
 
 /**
  * One reference set (a released test set, a version, a file of samples) indexed for overlap, so a
@@ -265,7 +265,11 @@ export class ReferenceIndex {
   private readonly exactCalls = new Postings();
   private readonly nearCalls = new Postings();
   private nearSizes: number[] | Uint16Array = [];
+  /** The reference texts' words, each by its number: the reference samples that have it (keyed by the number, so a number is its slot). */
   private readonly words = new Postings();
+  private readonly wordNumbers = new Map<string, number>();
+  /** A word's weight in the word index's sums by its number: its idf among the reference samples. */
+  private wordWeights = new Float64Array(0);
   private readonly buckets = new Postings();
   private readonly vectors = new QuantisedVectors();
   private readonly planes = new Hyperplanes();
@@ -281,13 +285,13 @@ export class ReferenceIndex {
   /** Scratch per query: the candidates of the word index and of the buckets. */
   private readonly byWords = new Int32Array(CANDIDATES);
   private readonly byBuckets = new Int32Array(CANDIDATES);
-  /** Scratch per query: its distinct words in the word index, rarest first, each by where its postings start and end. */
-  private rareStarts = new Uint32Array(64);
-  private rareEnds = new Uint32Array(64);
+  /** Scratch per query: its distinct words in the word index (by number), rarest first. */
+  private rare = new Uint32Array(64);
+  /** Scratch per query: the query that last met each word (by number), to take a word once per query. */
+  private wordMet = new Uint32Array(0);
+  private queries = 0;
   /** Scratch per query: its n-grams' hashes. */
   private gramHashes = new Float64Array(256);
-  /** Scratch per query: its words met so far. */
-  private readonly seen = new Set<string>();
 
   private constructor(
     readonly set: Omit<ReferenceSet, 'samples'>,
@@ -315,12 +319,20 @@ export class ReferenceIndex {
       for (const call of near) index.nearCalls.add(call, ref);
       (index.nearSizes as number[]).push(near.length);
       if (embedding) {
-        for (const word of new Set(tokens)) index.words.add(hash53(word), ref);
+        for (const word of new Set(tokens)) {
+          let number = index.wordNumbers.get(word);
+          if (number === undefined) index.wordNumbers.set(word, (number = index.wordNumbers.size));
+          index.words.add(number, ref);
+        }
         texts.push(tokens.length ? text : '');
       }
     }
     for (const postings of [...index.grams.values(), index.exactCalls, index.nearCalls, index.words]) postings.freeze();
     index.nearSizes = Uint16Array.from(index.nearSizes as number[], (n) => Math.min(n, 65_535));
+    // Every number has postings, so a word's number is its slot among the keys.
+    const wordStarts = index.words.starts;
+    index.wordWeights = Float64Array.from({ length: index.wordNumbers.size }, (_, w) => Math.log(1 + index.ids.length / (wordStarts[w + 1] - wordStarts[w])));
+    index.wordMet = new Uint32Array(index.wordNumbers.size);
     if (embedding && settings.embedder) await index.embedReferences(texts, settings.embedder);
     index.scratch = new Float64Array(index.ids.length);
     index.bandHits = new Uint8Array(index.ids.length);
@@ -410,8 +422,8 @@ export class ReferenceIndex {
       for (let i = 0; i < samples.length; i++) {
         const calls = callSignatures(samples[i]);
         if (exactAt >= 0 && calls.exact !== null) {
-          const start = this.exactCalls.find(calls.exact);
-          if (start < this.exactCalls.endOf(start, calls.exact)) put(i, exactAt, { score: 1, ref: this.exactCalls.sorted[start] });
+          const slot = this.exactCalls.slot(calls.exact);
+          if (slot >= 0) put(i, exactAt, { score: 1, ref: this.exactCalls.sorted[this.exactCalls.starts[slot]] });
         }
         if (nearAt >= 0) put(i, nearAt, this.matchNear(calls.near));
       }
@@ -428,9 +440,15 @@ export class ReferenceIndex {
     const values = postings.sorted;
     let met = 0;
     let counted = 0;
+    const starts = postings.starts;
     for (let g = 0; g < count; g++) {
-      const start = postings.find(grams[g]);
-      const end = postings.endOf(start, grams[g]);
+      const slot = postings.slot(grams[g]);
+      if (slot < 0) {
+        counted++;
+        continue;
+      }
+      const start = starts[slot];
+      const end = starts[slot + 1];
       if (end - start > COMMON_POSTINGS) continue;
       counted++;
       for (let k = start; k < end; k++) {
@@ -456,14 +474,17 @@ export class ReferenceIndex {
     const touched = this.touched;
     const postings = this.nearCalls;
     const values = postings.sorted;
+    const starts = postings.starts;
     let met = 0;
     let distinct = 0;
     for (let c = 0; c < calls.length; c++) {
       const call = calls[c];
       if (c > 0 && call === calls[c - 1]) continue;
       distinct++;
-      const start = postings.find(call);
-      const end = postings.endOf(start, call);
+      const slot = postings.slot(call);
+      if (slot < 0) continue;
+      const start = starts[slot];
+      const end = starts[slot + 1];
       if (end - start > COMMON_POSTINGS) continue;
       for (let k = start; k < end; k++) {
         const ref = values[k];
@@ -482,36 +503,32 @@ export class ReferenceIndex {
   }
 
   /**
-   * The distinct words of a text the reference samples have, rarest first (of equals, the first in
-   * the text), each by where its postings start and end (`rareStarts`, `rareEnds`); returns how many.
+   * The distinct words of a text the reference samples have, by number, rarest first (of equals,
+   * the first in the text), in `rare`; returns how many.
    */
   private byRarity(tokens: readonly string[]): number {
-    const seen = this.seen;
-    seen.clear();
-    const words = this.words;
+    if (++this.queries === 0xffffffff) {
+      this.wordMet.fill(0);
+      this.queries = 1;
+    }
+    const query = this.queries;
+    const { wordNumbers, wordMet } = this;
+    const starts = this.words.starts;
     let found = 0;
-    for (const word of tokens) {
-      if (seen.has(word)) continue;
-      seen.add(word);
-      const key = hash53(word);
-      const start = words.find(key);
-      const end = words.endOf(start, key);
-      const df = end - start;
-      if (df === 0) continue;
-      if (found === this.rareStarts.length) {
-        this.rareStarts = grown(this.rareStarts);
-        this.rareEnds = grown(this.rareEnds);
-      }
-      const { rareStarts: starts, rareEnds: ends } = this;
+    for (let t = 0; t < tokens.length; t++) {
+      const word = wordNumbers.get(tokens[t]);
+      if (word === undefined || wordMet[word] === query) continue;
+      wordMet[word] = query;
+      const df = starts[word + 1] - starts[word];
+      if (found === this.rare.length) this.rare = grown(this.rare);
+      const rare = this.rare;
       // Insertion keeps the order stable: after every word as rare or rarer.
       let at = found++;
-      while (at > 0 && ends[at - 1] - starts[at - 1] > df) {
-        starts[at] = starts[at - 1];
-        ends[at] = ends[at - 1];
+      while (at > 0 && starts[rare[at - 1] + 1] - starts[rare[at - 1]] > df) {
+        rare[at] = rare[at - 1];
         at--;
       }
-      starts[at] = start;
-      ends[at] = end;
+      rare[at] = word;
     }
     return found;
   }
@@ -528,15 +545,17 @@ export class ReferenceIndex {
     // Words, rarest first, until the budget of postings read is spent.
     let read = 0;
     const found = this.byRarity(tokens);
-    const { rareStarts, rareEnds } = this;
+    const { rare, wordWeights } = this;
     const wordRefs = this.words.sorted;
+    const wordStarts = this.words.starts;
     for (let w = 0; w < found; w++) {
-      const start = rareStarts[w];
-      const end = rareEnds[w];
+      const word = rare[w];
+      const start = wordStarts[word];
+      const end = wordStarts[word + 1];
       const df = end - start;
       if (read > 0 && read + df > WORD_BUDGET) break;
       read += df;
-      const weight = Math.log(1 + this.ids.length / df);
+      const weight = wordWeights[word];
       for (let k = start; k < end; k++) {
         const ref = wordRefs[k];
         if (scratch[ref] === 0) touched[reached++] = ref;
@@ -552,10 +571,13 @@ export class ReferenceIndex {
     const fullBucket = Math.max(64, this.ids.length >> (BAND_BITS - 3));
     const buckets = this.buckets;
     const bucketRefs = buckets.sorted;
+    const bucketStarts = buckets.starts;
     const keys = this.planes.keys(indices, values, vector.dim);
     for (let band = 0; band < keys.length; band++) {
-      const start = buckets.find(keys[band]);
-      const end = buckets.endOf(start, keys[band]);
+      const slot = buckets.slot(keys[band]);
+      if (slot < 0) continue;
+      const start = bucketStarts[slot];
+      const end = bucketStarts[slot + 1];
       if (end - start > fullBucket) continue;
       for (let k = start; k < end; k++) {
         const ref = bucketRefs[k];
