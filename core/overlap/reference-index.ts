@@ -151,37 +151,57 @@ class QuantisedVectors {
 
 /** Random hyperplanes (seeded): a vector's side of each, in bands, as LSH bucket keys. */
 class Hyperplanes {
-  /**
-   * The planes' numbers by dimension (dimension d's number of every plane together): a sparse
-   * vector's sides are summed over its non-zero entries in one pass through contiguous memory, each
-   * plane's sum in the same order (and so to the same number) as plane by plane.
-   */
-  private byDim = new Float64Array(0);
-  private readonly sides = new Float64Array(BANDS * BAND_BITS);
+  /** The planes' numbers by dimension (dimension d's number of every plane together): a vector's entries meet a band's eight planes in one place. */
+  private byDim = new Float32Array(0);
   private readonly bandKeys = new Int32Array(BANDS);
+  /** Scratch per vector: where each non-zero entry's numbers start in `byDim`, and its value. */
+  private at = new Int32Array(256);
+  private entries = new Float64Array(256);
   private dim = 0;
 
-  /** The band keys of a vector given by its non-zero entries (in an array the next call writes over). */
+  /**
+   * The band keys of a vector given by its non-zero entries (in an array the next call writes over).
+   * A band's eight sums are kept apart while the entries are read in order, so each plane's sum is
+   * added up in the order of the entries (the same number as plane by plane), in registers, not memory
+   * (a band is eight planes: BAND_BITS).
+   */
   keys(indices: ArrayLike<number>, values: ArrayLike<number>, dim: number): Int32Array {
     if (dim !== this.dim) this.draw(dim);
     const planes = BANDS * BAND_BITS;
-    const { byDim, sides } = this;
-    sides.fill(0);
-    for (let k = 0; k < indices.length; k++) {
-      const at = indices[k] * planes;
-      const value = values[k];
-      // Four planes a step (BANDS * BAND_BITS is a multiple of 4): each plane's sum still in the order of the entries.
-      for (let p = 0; p < planes; p += 4) {
-        sides[p] += byDim[at + p] * value;
-        sides[p + 1] += byDim[at + p + 1] * value;
-        sides[p + 2] += byDim[at + p + 2] * value;
-        sides[p + 3] += byDim[at + p + 3] * value;
-      }
+    const count = indices.length;
+    if (this.at.length < count) {
+      this.at = new Int32Array(count * 2);
+      this.entries = new Float64Array(count * 2);
+    }
+    const { byDim, at, entries } = this;
+    for (let k = 0; k < count; k++) {
+      at[k] = indices[k] * planes;
+      entries[k] = values[k];
     }
     const keys = this.bandKeys;
     for (let band = 0; band < BANDS; band++) {
-      let bits = 0;
-      for (let b = 0; b < BAND_BITS; b++) if (sides[band * BAND_BITS + b] > 0) bits |= 1 << b;
+      const first = band * BAND_BITS;
+      let s0 = 0;
+      let s1 = 0;
+      let s2 = 0;
+      let s3 = 0;
+      let s4 = 0;
+      let s5 = 0;
+      let s6 = 0;
+      let s7 = 0;
+      for (let k = 0; k < count; k++) {
+        const p = at[k] + first;
+        const value = entries[k];
+        s0 += byDim[p] * value;
+        s1 += byDim[p + 1] * value;
+        s2 += byDim[p + 2] * value;
+        s3 += byDim[p + 3] * value;
+        s4 += byDim[p + 4] * value;
+        s5 += byDim[p + 5] * value;
+        s6 += byDim[p + 6] * value;
+        s7 += byDim[p + 7] * value;
+      }
+      const bits = (s0 > 0 ? 1 : 0) | (s1 > 0 ? 2 : 0) | (s2 > 0 ? 4 : 0) | (s3 > 0 ? 8 : 0) | (s4 > 0 ? 16 : 0) | (s5 > 0 ? 32 : 0) | (s6 > 0 ? 64 : 0) | (s7 > 0 ? 128 : 0);
       keys[band] = band * (1 << BAND_BITS) + bits;
     }
     return keys;
@@ -191,8 +211,8 @@ class Hyperplanes {
     const rng = new Rng(0x0ddba11);
     const planes = BANDS * BAND_BITS;
     this.dim = dim;
-    // Held as doubles, each rounded to a float (the numbers drawn are floats): no conversion in the sums.
-    this.byDim = new Float64Array(planes * dim);
+    // Held as floats (half the memory the sums read; a float read is the same double in the sums).
+    this.byDim = new Float32Array(planes * dim);
     // Gaussian directions (Box–Muller) make the bits depend on the angle between vectors alone; drawn plane by plane.
     for (let p = 0; p < planes; p++) for (let d = 0; d < dim; d++) this.byDim[d * planes + p] = Math.fround(Math.sqrt(-2 * Math.log(1 - rng.next())) * Math.cos(2 * Math.PI * rng.next()));
   }
