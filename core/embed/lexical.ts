@@ -134,6 +134,8 @@ function fnv1a(text: string): number {
 }
 
 const VIEWS = ['actions', 'words', 'chars'] as const;
+/** `1 + Math.log(t)`, the sublinear weight of a feature met t times, for the counts most features have. */
+const SUBLINEAR_TF = Float64Array.from({ length: 64 }, (_, t) => 1 + Math.log(t));
 const DEFAULT_SHARES = { actions: 0.35, words: 0.35, chars: 0.3 };
 const EMPTY = '\u2205';
 
@@ -153,6 +155,9 @@ class FeatureTable {
   private readonly wordFeatures: Int32Array[] = [];
   /** `fnv1a("<view>:<feature>")` by feature number. */
   hashes: number[] = [];
+  /** Where a feature's weight goes in a vector of `dim` numbers (its hash modulo `dim`), and with which sign (the hash's top bit), by feature number. */
+  positions: number[] = [];
+  signs: number[] = [];
   /** How many times the numbers were given anew (what is kept by feature number holds for one generation). */
   generation = 0;
   /** Per view, the numbers of the current text's features in order of first occurrence, and how many there are. */
@@ -161,14 +166,21 @@ class FeatureTable {
   /** Occurrences in the current text, by feature number (0 for the features it lacks). */
   private tf = new Int32Array(1024);
 
-  constructor(private readonly ngrams: readonly number[]) {}
+  constructor(
+    private readonly ngrams: readonly number[],
+    private readonly dim: number,
+  ) {}
 
   private number(v: number, feature: string): number {
     let n = this.numbers[v].get(feature);
     if (n === undefined) {
       n = this.hashes.length;
       this.numbers[v].set(feature, n);
-      this.hashes.push(fnv1a(`${v}:${feature}`));
+      const hash = fnv1a(`${v}:${feature}`);
+      this.hashes.push(hash);
+      this.positions.push(hash % this.dim);
+      // Signed hashing: colliding features cancel in expectation instead of adding up.
+      this.signs.push(hash & 0x80000000 ? -1 : 1);
     }
     return n;
   }
@@ -210,6 +222,8 @@ class FeatureTable {
       for (const numbers of this.numbers) numbers.clear();
       this.featuresOf.clear();
       this.hashes = [];
+      this.positions = [];
+      this.signs = [];
       this.tf = new Int32Array(1024);
       this.generation++;
     }
@@ -260,12 +274,12 @@ export function lexicalEmbedder(options: LexicalOptions = {}): LexicalEmbedder &
   const identifierActions = options.identifierActions ?? true;
   const synonymsTag = options.synonyms?.length ? `:syn${fnv1a(JSON.stringify(options.synonyms)).toString(16)}` : '';
 
-  const table = new FeatureTable(ngrams);
+  const table = new FeatureTable(ngrams, dim);
   const load = (text: string) => table.load(analyzer.weightedTokens(text, identifierActions));
   // Scratch for one text: its weights, and (sparse vectors) its numbers by position and the positions written.
   let weights = new Float64Array(64);
   const dense = new Float32Array(dim);
-  const written = new Uint8Array(dim);
+  const marks = new Uint32Array(Math.ceil(dim / 32));
   const positions = new Uint32Array(dim);
 
   /** Document frequencies of the features of `texts` (a feature counted once per text and view), by hash. */
@@ -306,9 +320,10 @@ export function lexicalEmbedder(options: LexicalOptions = {}): LexicalEmbedder &
   };
   /**
    * Adds the loaded text's weighted features into `out` (view by view, each feature in order of first
-   * occurrence: every number is summed in one fixed order); `onWrite` is told each position written.
+   * occurrence: every number is summed in one fixed order); each position written is marked in `marks` (a bit per position), when given.
    */
-  const addLoaded = (out: Float32Array, idf: (n: number) => number, onWrite?: (position: number) => void): void => {
+  const addLoaded = (out: Float32Array, idf: (n: number) => number, marks?: Uint32Array): void => {
+    const { positions, signs } = table;
     for (let v = 0; v < 3; v++) {
       if (shares[v] === 0) continue;
       const size = table.sizes[v];
@@ -317,16 +332,16 @@ export function lexicalEmbedder(options: LexicalOptions = {}): LexicalEmbedder &
       let norm = 0;
       for (let k = 0; k < size; k++) {
         const n = order[k];
-        const w = (1 + Math.log(table.occurrences(n))) * idf(n);
+        const occurrences = table.occurrences(n);
+        const w = (occurrences < SUBLINEAR_TF.length ? SUBLINEAR_TF[occurrences] : 1 + Math.log(occurrences)) * idf(n);
         weights[k] = w;
         norm += w * w;
       }
       const scale = Math.sqrt(shares[v]) / Math.sqrt(norm);
       for (let k = 0; k < size; k++) {
-        const hash = table.hashes[order[k]];
-        // Signed hashing: colliding features cancel in expectation instead of adding up.
-        out[hash % dim] += (hash & 0x80000000 ? -1 : 1) * weights[k] * scale;
-        onWrite?.(hash % dim);
+        const position = positions[order[k]];
+        out[position] += signs[order[k]] * weights[k] * scale;
+        if (marks) marks[position >>> 5] |= 1 << (position & 31);
       }
     }
   };
@@ -338,37 +353,33 @@ export function lexicalEmbedder(options: LexicalOptions = {}): LexicalEmbedder &
       addLoaded(vector, idf);
       return vector;
     });
-  /** The same vectors by their non-zero numbers: summed in the same order into scratch, so equal to the dense ones bit for bit. */
+  /**
+   * The same vectors by their non-zero numbers: summed in the same order into scratch, so equal to
+   * the dense ones bit for bit; the positions written are read off their marks in ascending order.
+   */
   const sparseOf = (texts: readonly string[], idf: (n: number) => number): SparseVector[] =>
     texts.map((text) => {
-      let count = 0;
       load(text);
-      addLoaded(dense, idf, (position) => {
-        if (written[position]) return;
-        written[position] = 1;
-        positions[count++] = position;
-      });
-      // The positions written, ascending: read off the marks when they are many, else sorted.
-      let touched: Uint32Array;
-      if (count > dim >> 4) {
-        touched = positions;
-        let at = 0;
-        for (let position = 0; position < dim; position++) if (written[position]) positions[at++] = position;
-      } else touched = positions.subarray(0, count).sort();
-      let nonZero = 0;
-      for (let k = 0; k < count; k++) if (dense[touched[k]] !== 0) nonZero++;
-      const indices = new Uint32Array(nonZero);
-      const values = new Float32Array(nonZero);
-      let at = 0;
-      for (let k = 0; k < count; k++) {
-        const position = touched[k];
-        if (dense[position] !== 0) {
-          indices[at] = position;
-          values[at++] = dense[position];
+      addLoaded(dense, idf, marks);
+      let count = 0;
+      for (let word = 0; word < marks.length; word++) {
+        let bits = marks[word];
+        while (bits !== 0) {
+          const low = bits & -bits;
+          const position = word * 32 + 31 - Math.clz32(low);
+          bits ^= low;
+          if (dense[position] !== 0) positions[count++] = position;
         }
-        dense[position] = 0;
-        written[position] = 0;
       }
+      const indices = positions.slice(0, count);
+      const values = new Float32Array(count);
+      for (let k = 0; k < count; k++) {
+        const position = indices[k];
+        values[k] = dense[position];
+        dense[position] = 0;
+      }
+      // A position written whose weights cancelled out (not among the indices) is 0 already.
+      marks.fill(0);
       return { dim, indices, values };
     });
 
