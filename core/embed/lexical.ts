@@ -90,8 +90,17 @@ export function stem(word: string): string {
   return w;
 }
 
+/** A word as the analyzer reads it: the form it folds to (none: not in a synonym group), and its token. */
+interface WordForm {
+  folded: string | undefined;
+  token: string;
+}
+
 export class LexicalAnalyzer {
   private readonly fold = new Map<string, string>();
+  /** Words read so far, each folded and stemmed once (started over past `FORMS_KEPT`, so it stays bounded). */
+  private readonly forms = new Map<string, WordForm>();
+  private static readonly FORMS_KEPT = 100_000;
 
   constructor(synonyms: readonly (readonly string[])[] = DEFAULT_SYNONYMS) {
     for (const group of synonyms) {
@@ -113,13 +122,22 @@ export class LexicalAnalyzer {
   weightedTokens(text: string, identifierActions = true): { token: string; action: boolean }[] {
     const identifier = identifierActions && !/\s/.test(text.trim());
     const words = splitWords(text).filter((word) => !STOP_WORDS.has(word));
-    const folded = words.map((word) => this.fold.get(word) ?? this.fold.get(stem(word)));
+    const forms = words.map((word) => this.form(word));
     let actionAt = -1;
-    if (identifier && words.length) actionAt = folded[0] !== undefined && !ACTIONS.has(folded[0]) ? folded.findIndex((f) => f !== undefined && ACTIONS.has(f)) : 0;
-    return words.map((word, i) => ({
-      token: stem(folded[i] ?? word),
-      action: identifier ? i === actionAt : folded[i] !== undefined && ACTIONS.has(folded[i]!),
+    if (identifier && forms.length) actionAt = forms[0].folded !== undefined && !ACTIONS.has(forms[0].folded) ? forms.findIndex((f) => f.folded !== undefined && ACTIONS.has(f.folded)) : 0;
+    return forms.map((form, i) => ({
+      token: form.token,
+      action: identifier ? i === actionAt : form.folded !== undefined && ACTIONS.has(form.folded),
     }));
+  }
+
+  private form(word: string): WordForm {
+    let form = this.forms.get(word);
+    if (form) return form;
+    if (this.forms.size >= LexicalAnalyzer.FORMS_KEPT) this.forms.clear();
+    const folded = this.fold.get(word) ?? this.fold.get(stem(word));
+    this.forms.set(word, (form = { folded, token: stem(folded ?? word) }));
+    return form;
   }
 }
 
