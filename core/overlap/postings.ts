@@ -20,23 +20,31 @@ export class Postings {
   /** Sorts the pairs added (by key, then value) into the arrays lookups read; adding again starts over. */
   freeze(): this {
     const { pendingKeys: keys, pendingValues: values } = this;
-    const order = new Uint32Array(keys.length);
-    for (let i = 0; i < order.length; i++) order[i] = i;
-    order.sort((a, b) => keys[a] - keys[b] || values[a] - values[b]);
+    const sortedKeys = Float64Array.from(keys).sort();
     let distinct = 0;
-    for (let k = 0; k < order.length; k++) if (k === 0 || keys[order[k]] !== keys[order[k - 1]]) distinct++;
-    this.keys = new Float64Array(distinct);
+    for (let k = 0; k < sortedKeys.length; k++) if (k === 0 || sortedKeys[k] !== sortedKeys[k - 1]) sortedKeys[distinct++] = sortedKeys[k];
+    this.keys = sortedKeys.slice(0, distinct);
     this.bounds = new Uint32Array(distinct + 1);
-    this.values = Uint32Array.from(order, (i) => values[i]);
-    let slot = -1;
-    for (let k = 0; k < order.length; k++) {
-      const key = keys[order[k]];
-      if (slot < 0 || key !== this.keys[slot]) {
-        this.keys[++slot] = key;
-        this.bounds[slot] = k;
-      }
+    let ascending = true;
+    for (let k = 1; k < values.length && ascending; k++) ascending = values[k - 1] <= values[k];
+    if (ascending) {
+      // Values added in ascending order (an index adds a reference sample's keys after the one
+      // before's): each key's values, placed in the order added, are in order. Counted, then placed.
+      const slots = new Uint32Array(keys.length);
+      for (let k = 0; k < keys.length; k++) this.bounds[(slots[k] = this.slot(keys[k])) + 1]++;
+      for (let s = 0; s < distinct; s++) this.bounds[s + 1] += this.bounds[s];
+      const next = this.bounds.slice(0, distinct);
+      this.values = new Uint32Array(values.length);
+      for (let k = 0; k < values.length; k++) this.values[next[slots[k]]++] = values[k];
+    } else {
+      const order = new Uint32Array(keys.length);
+      for (let i = 0; i < order.length; i++) order[i] = i;
+      order.sort((a, b) => keys[a] - keys[b] || values[a] - values[b]);
+      this.values = Uint32Array.from(order, (i) => values[i]);
+      let slot = -1;
+      for (let k = 0; k < order.length; k++) if (slot < 0 || keys[order[k]] !== this.keys[slot]) this.bounds[++slot] = k;
+      this.bounds[distinct] = order.length;
     }
-    this.bounds[distinct] = order.length;
     this.pendingKeys = [];
     this.pendingValues = [];
     return this;
