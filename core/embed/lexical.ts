@@ -300,18 +300,39 @@ export function lexicalEmbedder(options: LexicalOptions = {}): LexicalEmbedder &
   const marks = new Uint32Array(Math.ceil(dim / 32));
   const positions = new Uint32Array(dim);
 
-  /** Document frequencies of the features of `texts` (a feature counted once per text and view), by hash. */
+  /**
+   * Document frequencies of the features of `texts` (a feature counted once per text and view), by
+   * hash: counted by feature number, then added up by hash once per number (features whose hashes
+   * collide share a count); numbers given anew between two texts are added up before.
+   */
   const frequencies = (texts: readonly string[]): Map<number, number> => {
     const df = new Map<number, number>();
+    let counts = new Int32Array(1024);
+    let hashes = table.hashes;
+    const addUp = () => {
+      for (let n = 0; n < hashes.length && n < counts.length; n++) if (counts[n]) df.set(hashes[n], (df.get(hashes[n]) ?? 0) + counts[n]);
+      counts.fill(0);
+    };
     for (const text of texts) {
+      const before = table.hashes;
       load(text);
+      if (table.hashes !== before) {
+        // The table started over: the counts so far are by the numbers of the table before.
+        hashes = before;
+        addUp();
+        hashes = table.hashes;
+      }
+      if (counts.length < table.hashes.length) {
+        const grown = new Int32Array(Math.max(table.hashes.length, counts.length * 2));
+        grown.set(counts);
+        counts = grown;
+      }
       for (let v = 0; v < 3; v++) {
-        for (let k = 0; k < table.sizes[v]; k++) {
-          const hash = table.hashes[table.order[v][k]];
-          df.set(hash, (df.get(hash) ?? 0) + 1);
-        }
+        const order = table.order[v];
+        for (let k = 0; k < table.sizes[v]; k++) counts[order[k]]++;
       }
     }
+    addUp();
     return df;
   };
   /** The idf factor of a feature of `documentFrequency` (by hash) among `documents` texts. */
