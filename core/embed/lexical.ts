@@ -294,11 +294,10 @@ export function lexicalEmbedder(options: LexicalOptions = {}): LexicalEmbedder &
 
   const table = new FeatureTable(ngrams, dim);
   const load = (text: string) => table.load(analyzer.weightedTokens(text, identifierActions));
-  // Scratch for one text: its weights, and (sparse vectors) its numbers by position and the positions written.
+  // Scratch for one text: its weights, and (sparse vectors) its numbers by position and a mark per position written.
   let weights = new Float64Array(64);
   const dense = new Float32Array(dim);
   const marks = new Uint32Array(Math.ceil(dim / 32));
-  const positions = new Uint32Array(dim);
 
   /**
    * Document frequencies of the features of `texts` (a feature counted once per text and view), by
@@ -396,31 +395,49 @@ export function lexicalEmbedder(options: LexicalOptions = {}): LexicalEmbedder &
    * The same vectors by their non-zero numbers: summed in the same order into scratch, so equal to
    * the dense ones bit for bit; the positions written are read off their marks in ascending order.
    */
-  const sparseOf = (texts: readonly string[], idf: (n: number) => number): SparseVector[] =>
-    texts.map((text) => {
-      load(text);
+  const sparseOf = (texts: readonly string[], idf: (n: number) => number): SparseVector[] => {
+    // The texts' numbers one after another in one pair of arrays (one allocation per call, not two
+    // per text), each vector a view of its part.
+    let allIndices = new Uint32Array(Math.max(64, texts.length * 128));
+    let allValues = new Float32Array(allIndices.length);
+    const ends = new Uint32Array(texts.length);
+    let at = 0;
+    for (let t = 0; t < texts.length; t++) {
+      load(texts[t]);
       addLoaded(dense, idf, marks);
-      let count = 0;
+      if (allIndices.length < at + dim) {
+        const size = Math.max(at + dim, allIndices.length * 2);
+        const indices = new Uint32Array(size);
+        const values = new Float32Array(size);
+        indices.set(allIndices.subarray(0, at));
+        values.set(allValues.subarray(0, at));
+        allIndices = indices;
+        allValues = values;
+      }
       for (let word = 0; word < marks.length; word++) {
         let bits = marks[word];
         while (bits !== 0) {
           const low = bits & -bits;
           const position = word * 32 + 31 - Math.clz32(low);
           bits ^= low;
-          if (dense[position] !== 0) positions[count++] = position;
+          if (dense[position] !== 0) {
+            allIndices[at] = position;
+            allValues[at++] = dense[position];
+            dense[position] = 0;
+          }
         }
-      }
-      const indices = positions.slice(0, count);
-      const values = new Float32Array(count);
-      for (let k = 0; k < count; k++) {
-        const position = indices[k];
-        values[k] = dense[position];
-        dense[position] = 0;
       }
       // A position written whose weights cancelled out (not among the indices) is 0 already.
       marks.fill(0);
-      return { dim, indices, values };
-    });
+      ends[t] = at;
+    }
+    const vectors: SparseVector[] = new Array(texts.length);
+    for (let t = 0; t < texts.length; t++) {
+      const start = t ? ends[t - 1] : 0;
+      vectors[t] = { dim, indices: new Uint32Array(allIndices.buffer, start * 4, ends[t] - start), values: new Float32Array(allValues.buffer, start * 4, ends[t] - start) };
+    }
+    return vectors;
+  };
 
   // The vectors come from the texts alone, with no I/O: callers that cannot wait (a scorer) embed synchronously.
   const ownIdf = (texts: readonly string[]) => {
