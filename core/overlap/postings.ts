@@ -73,12 +73,6 @@ export class Postings {
     return lo < keys.length && keys[lo] === key ? lo : -1;
   }
 
-  /** How many values `key` has. */
-  count(key: number): number {
-    const s = this.slot(key);
-    return s < 0 ? 0 : this.bounds[s + 1] - this.bounds[s];
-  }
-
   /** Pairs held. */
   get size(): number {
     return this.values.length;

@@ -10,8 +10,8 @@ import { ngramHashes, sortedNgramHashes, userText, words } from './text.ts';
  * One reference set (a released test set, a version, a file of samples) indexed for overlap, so a
  * checked sample is compared with the few reference samples it can match, never with all of them:
  *
- *   - n-grams: each n-gram's hash → the reference samples that have it (sorted arrays, 12 bytes a
- *     pair); a sample's shared n-grams are counted per reference sample it meets there;
+ *   - n-grams: each n-gram's hash → the reference samples that have it (sorted arrays: 4 bytes a
+ *     pair and 12 a distinct hash); a sample's shared n-grams are counted per reference sample it meets there;
  *   - calls: the exact signature → reference samples, each loose call signature → reference samples;
  *   - embedding: each reference vector quantised to one byte per non-zero number (the lexical
  *     embedder's vectors are sparse), found through two indexes whose candidates are then compared
