@@ -263,11 +263,66 @@ class FeatureTable {
     return this.tf[n];
   }
 
+  /** The loaded text's counts (per view, how many features, then each feature's number and occurrences), for `reload`. */
+  saved(): Int32Array {
+    const out = new Int32Array(3 + 2 * (this.sizes[0] + this.sizes[1] + this.sizes[2]));
+    let at = 3;
+    for (let v = 0; v < 3; v++) {
+      out[v] = this.sizes[v];
+      for (let k = 0; k < this.sizes[v]; k++) {
+        out[at++] = this.order[v][k];
+        out[at++] = this.tf[this.order[v][k]];
+      }
+    }
+    return out;
+  }
+
+  /** Loads again a text's counts as `saved` gave them (in the same generation: the numbers must hold). */
+  reload(saved: Int32Array): void {
+    this.clear();
+    let at = 3;
+    for (let v = 0; v < 3; v++) {
+      for (let k = 0; k < saved[v]; k++) {
+        const n = saved[at++];
+        this.count(v, n);
+        this.tf[n] = saved[at++];
+      }
+    }
+  }
+
   private clear(): void {
     for (let v = 0; v < 3; v++) {
       for (let k = 0; k < this.sizes[v]; k++) this.tf[this.order[v][k]] = 0;
       this.sizes[v] = 0;
     }
+  }
+}
+
+/**
+ * Texts' counts kept from one pass over them (a fit) for the next (their vectors), so each text is
+ * split and counted once: each kept while the table's numbers hold, and up to a bound in all.
+ */
+class KeptCounts {
+  /** Numbers kept in all (4 bytes each) before the rest are counted again. */
+  private static readonly LIMIT = 1 << 23;
+  private readonly counts: (Int32Array | undefined)[] = [];
+  private readonly generations: number[] = [];
+  private kept = 0;
+
+  /** Keeps the counts of the text `table` has loaded (the next text's position). */
+  add(table: FeatureTable): void {
+    const saved = this.kept < KeptCounts.LIMIT ? table.saved() : undefined;
+    if (saved) this.kept += saved.length;
+    this.counts.push(saved);
+    this.generations.push(table.generation);
+  }
+
+  /** Loads text `t`'s counts into `table` again when they were kept under its present numbers; false otherwise. */
+  reload(table: FeatureTable, t: number): boolean {
+    const saved = this.counts[t];
+    if (!saved || this.generations[t] !== table.generation) return false;
+    table.reload(saved);
+    return true;
   }
 }
 
@@ -277,9 +332,10 @@ export interface LexicalEmbedder extends Embedder {
   embedSparse(texts: string[]): SparseVector[];
   /** Present on an embedder not fitted yet. */
   fit?(corpus: string[]): LexicalEmbedder;
+  fitSparse?(corpus: string[]): { embedder: LexicalEmbedder; vectors: SparseVector[] };
 }
 
-export function lexicalEmbedder(options: LexicalOptions = {}): LexicalEmbedder & { fit(corpus: string[]): LexicalEmbedder } {
+export function lexicalEmbedder(options: LexicalOptions = {}): LexicalEmbedder & Required<Pick<LexicalEmbedder, 'fit' | 'fitSparse'>> {
   const dim = options.dim ?? 2048;
   const ngrams = options.ngrams ?? [3, 4];
   const given = { ...DEFAULT_SHARES, ...options.views };
@@ -304,7 +360,7 @@ export function lexicalEmbedder(options: LexicalOptions = {}): LexicalEmbedder &
    * hash: counted by feature number, then added up by hash once per number (features whose hashes
    * collide share a count); numbers given anew between two texts are added up before.
    */
-  const frequencies = (texts: readonly string[]): Map<number, number> => {
+  const frequencies = (texts: readonly string[], keep?: KeptCounts): Map<number, number> => {
     const df = new Map<number, number>();
     let counts = new Int32Array(1024);
     let hashes = table.hashes;
@@ -330,6 +386,7 @@ export function lexicalEmbedder(options: LexicalOptions = {}): LexicalEmbedder &
         const order = table.order[v];
         for (let k = 0; k < table.sizes[v]; k++) counts[order[k]]++;
       }
+      keep?.add(table);
     }
     addUp();
     return df;
@@ -395,7 +452,7 @@ export function lexicalEmbedder(options: LexicalOptions = {}): LexicalEmbedder &
    * The same vectors by their non-zero numbers: summed in the same order into scratch, so equal to
    * the dense ones bit for bit; the positions written are read off their marks in ascending order.
    */
-  const sparseOf = (texts: readonly string[], idf: (n: number) => number): SparseVector[] => {
+  const sparseOf = (texts: readonly string[], idf: (n: number) => number, kept?: KeptCounts): SparseVector[] => {
     // The texts' numbers one after another in one pair of arrays (one allocation per call, not two
     // per text), each vector a view of its part.
     let allIndices = new Uint32Array(Math.max(64, texts.length * 128));
@@ -403,7 +460,7 @@ export function lexicalEmbedder(options: LexicalOptions = {}): LexicalEmbedder &
     const ends = new Uint32Array(texts.length);
     let at = 0;
     for (let t = 0; t < texts.length; t++) {
-      load(texts[t]);
+      if (!kept?.reload(table, t)) load(texts[t]);
       addLoaded(dense, idf, marks);
       if (allIndices.length < at + dim) {
         const size = Math.max(at + dim, allIndices.length * 2);
@@ -445,6 +502,21 @@ export function lexicalEmbedder(options: LexicalOptions = {}): LexicalEmbedder &
     return (n: number) => idfOf(df.get(table.hashes[n])!, texts.length);
   };
   const embedSync = (texts: string[]): Float32Array[] => denseOf(texts, ownIdf(texts));
+  /** The embedder fitted on `corpus`, of document frequencies `df`, and its idf by feature number. */
+  const fitted = (corpus: readonly string[], df: Map<number, number>): { embedder: LexicalEmbedder; idf: (n: number) => number } => {
+    const idf = fixedIdf((hash) => df.get(hash) ?? 0, corpus.length);
+    const dense = (texts: string[]) => denseOf(texts, idf);
+    return {
+      idf,
+      embedder: {
+        id: `${id}:fitted-${fnv1a(corpus.join('\u0000')).toString(16)}`,
+        dim,
+        embedSync: dense,
+        embed: async (texts) => dense(texts),
+        embedSparse: (texts) => sparseOf(texts, idf),
+      },
+    };
+  };
   const id = `lexical:v1:${dim}:${ngrams.join('-')}:${shares.map((s) => s.toFixed(3)).join('-')}${identifierActions ? '' : ':nouns'}${synonymsTag}`;
   return {
     id,
@@ -456,17 +528,11 @@ export function lexicalEmbedder(options: LexicalOptions = {}): LexicalEmbedder &
     embedSparse(texts: string[]): SparseVector[] {
       return sparseOf(texts, ownIdf(texts));
     },
-    fit(corpus: string[]): LexicalEmbedder {
-      const df = frequencies(corpus);
-      const idf = fixedIdf((hash) => df.get(hash) ?? 0, corpus.length);
-      const fitted = (texts: string[]) => denseOf(texts, idf);
-      return {
-        id: `${id}:fitted-${fnv1a(corpus.join('\u0000')).toString(16)}`,
-        dim,
-        embedSync: fitted,
-        embed: async (texts) => fitted(texts),
-        embedSparse: (texts) => sparseOf(texts, idf),
-      };
+    fit: (corpus) => fitted(corpus, frequencies(corpus)).embedder,
+    fitSparse(corpus: string[]): { embedder: LexicalEmbedder; vectors: SparseVector[] } {
+      const kept = new KeptCounts();
+      const { embedder, idf } = fitted(corpus, frequencies(corpus, kept));
+      return { embedder, vectors: sparseOf(corpus, idf, kept) };
     },
   };
 }

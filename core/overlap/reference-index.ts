@@ -95,7 +95,8 @@ class QuantisedVectors {
       const a = Math.abs(vector.values[k]);
       if (a > max) max = a;
     }
-    const indices = vector.indices;
+    // A copy: an embedder's vectors may be views of a larger array (the lexical one's are), not to be kept whole.
+    const indices = vector.indices.slice();
     const values = new Int8Array(nonZero);
     const scale = max > 0 ? max / 127 : 0;
     let norm = 0;
@@ -362,15 +363,20 @@ export class ReferenceIndex {
   }
 
   private async embedReferences(texts: string[], embedder: Embedder): Promise<void> {
-    this.embedder = embedder.fit?.(texts.filter(Boolean)) ?? embedder;
+    const corpus = texts.filter(Boolean);
+    // An embedder that can gives the corpus' vectors as it is fitted (each text read once).
+    const fitted = embedder.fitSparse?.(corpus);
+    this.embedder = fitted?.embedder ?? embedder.fit?.(corpus) ?? embedder;
     const none: SparseVector = { dim: 0, indices: new Uint32Array(0), values: new Float32Array(0) };
+    let embedded = 0;
     for (let start = 0; start < texts.length; start += EMBED_BATCH) {
       const batch = texts.slice(start, start + EMBED_BATCH);
-      const given = batch.map((text, i) => ({ text, ref: start + i })).filter((t) => t.text);
-      const vectors = given.length ? await sparseVectors(this.embedder, given.map((t) => t.text)) : [];
-      const byRef = new Map(given.map((t, i) => [t.ref, vectors[i]]));
+      const given = batch.filter(Boolean);
+      const vectors = fitted ? fitted.vectors.slice(embedded, embedded + given.length) : given.length ? await sparseVectors(this.embedder, given) : [];
+      embedded += given.length;
+      let next = 0;
       for (let i = 0; i < batch.length; i++) {
-        const vector = byRef.get(start + i);
+        const vector = batch[i] ? vectors[next++] : undefined;
         if (vector) this.dim = vector.dim;
         this.vectors.add(vector ?? none);
         if (!vector) continue;
