@@ -79,6 +79,18 @@ describe('lexical embedder', () => {
     }
   });
 
+  it('fitted with its corpus embedded (fitSparse), gives the embedder fit gives and the corpus vectors it embeds, bit for bit', () => {
+    const corpus = ['searchMovieByTitle', 'Find me a flight to Oslo tomorrow', 'cities city citi', 'reserve reserve reserve', '東京の天気', 'the cheapest one'];
+    const bytes = (vectors: { indices: Uint32Array; values: Float32Array }[]) => vectors.map((v) => [[...v.indices], [...v.values]]);
+    for (const options of [{}, { dim: 16 }, { views: { actions: 0, words: 0.5, chars: 0.5 } }]) {
+      const { embedder, vectors } = lexicalEmbedder(options).fitSparse(corpus);
+      const fitted = lexicalEmbedder(options).fit(corpus);
+      expect(embedder.id).toBe(fitted.id);
+      expect(bytes(vectors)).toEqual(bytes(fitted.embedSparse(corpus)));
+      expect(bytes(embedder.embedSparse(['Find a film', 'city']))).toEqual(bytes(fitted.embedSparse(['Find a film', 'city'])));
+    }
+  });
+
   it('rejects bad options with a clear error', () => {
     expect(() => lexicalEmbedder({ dim: 3 })).toThrow(UserError);
     expect(() => lexicalEmbedder({ ngrams: [1] })).toThrow(/n-gram sizes/);

@@ -12,6 +12,7 @@ import { OfflineGateway } from '../core/llm/offline.ts';
 import { callSignatures } from '../core/overlap/calls.ts';
 import { OverlapConfig } from '../core/overlap/config.ts';
 import { OverlapAtPublishing, overlapForPublishing, type OverlapSummary } from '../core/overlap/gate.ts';
+import { Postings } from '../core/overlap/postings.ts';
 import { measureOverlap, type OverlapHit } from '../core/overlap/measure.ts';
 import { ngramHashes, words } from '../core/overlap/text.ts';
 import { definePipeline } from '../core/pipeline.ts';
@@ -85,6 +86,41 @@ describe('call signatures', () => {
     expect(exactOf(chain('call_0'))).toBe(exactOf(chain('h5_0')));
     const choice = sample('d', 'z', [call('c1', 'GetWeather', {})]);
     expect(callSignatures(choice)).toEqual({ exact: null, near: [] });
+  });
+});
+
+describe('postings', () => {
+  /** A key's values as the postings hold them. */
+  const valuesOf = (postings: Postings, key: number) => {
+    const slot = postings.slot(key);
+    return slot < 0 ? [] : [...postings.sorted.subarray(postings.starts[slot], postings.starts[slot + 1])];
+  };
+
+  it("find a key's values, ascending, from where they start to where the next key's start; a key without values has no slot", () => {
+    const postings = new Postings();
+    // Added as an index adds them (reference sample after reference sample): a common key among rare ones.
+    for (let ref = 0; ref < 3000; ref++) {
+      postings.add(2 ** 40 + 7, ref);
+      if (ref % 1000 === 0) postings.add(ref + 0.5, ref);
+    }
+    postings.add(-3, 2999);
+    postings.freeze();
+    expect(postings.size).toBe(3004);
+    expect(valuesOf(postings, 2 ** 40 + 7)).toEqual(Array.from({ length: 3000 }, (_, ref) => ref));
+    expect(valuesOf(postings, 1000.5)).toEqual([1000]);
+    expect(valuesOf(postings, -3)).toEqual([2999]);
+    expect(postings.slot(1000)).toBe(-1);
+    expect(postings.slot(2 ** 41)).toBe(-1);
+    // One slot per distinct key, in ascending order of the keys.
+    expect([-3, 0.5, 1000.5, 2000.5, 2 ** 40 + 7].map((key) => postings.slot(key))).toEqual([0, 1, 2, 3, 4]);
+    expect(postings.starts.length).toBe(6);
+  });
+
+  it('hold each key\'s values ascending whatever order they were added in', () => {
+    const postings = new Postings();
+    for (const [key, value] of [[5, 9], [2, 4], [5, 1], [2, 3], [5, 4], [9, 0]]) postings.add(key, value);
+    postings.freeze();
+    expect([2, 5, 9].map((key) => valuesOf(postings, key))).toEqual([[3, 4], [1, 4, 9], [0]]);
   });
 });
 

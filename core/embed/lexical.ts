@@ -90,8 +90,17 @@ export function stem(word: string): string {
   return w;
 }
 
+/** A word as the analyzer reads it: the form it folds to (none: not in a synonym group), and its token. */
+interface WordForm {
+  folded: string | undefined;
+  token: string;
+}
+
 export class LexicalAnalyzer {
   private readonly fold = new Map<string, string>();
+  /** Words read so far, each folded and stemmed once (started over past `FORMS_KEPT`, so it stays bounded). */
+  private readonly forms = new Map<string, WordForm>();
+  private static readonly FORMS_KEPT = 100_000;
 
   constructor(synonyms: readonly (readonly string[])[] = DEFAULT_SYNONYMS) {
     for (const group of synonyms) {
@@ -113,13 +122,22 @@ export class LexicalAnalyzer {
   weightedTokens(text: string, identifierActions = true): { token: string; action: boolean }[] {
     const identifier = identifierActions && !/\s/.test(text.trim());
     const words = splitWords(text).filter((word) => !STOP_WORDS.has(word));
-    const folded = words.map((word) => this.fold.get(word) ?? this.fold.get(stem(word)));
+    const forms = words.map((word) => this.form(word));
     let actionAt = -1;
-    if (identifier && words.length) actionAt = folded[0] !== undefined && !ACTIONS.has(folded[0]) ? folded.findIndex((f) => f !== undefined && ACTIONS.has(f)) : 0;
-    return words.map((word, i) => ({
-      token: stem(folded[i] ?? word),
-      action: identifier ? i === actionAt : folded[i] !== undefined && ACTIONS.has(folded[i]!),
+    if (identifier && forms.length) actionAt = forms[0].folded !== undefined && !ACTIONS.has(forms[0].folded) ? forms.findIndex((f) => f.folded !== undefined && ACTIONS.has(f.folded)) : 0;
+    return forms.map((form, i) => ({
+      token: form.token,
+      action: identifier ? i === actionAt : form.folded !== undefined && ACTIONS.has(form.folded),
     }));
+  }
+
+  private form(word: string): WordForm {
+    let form = this.forms.get(word);
+    if (form) return form;
+    if (this.forms.size >= LexicalAnalyzer.FORMS_KEPT) this.forms.clear();
+    const folded = this.fold.get(word) ?? this.fold.get(stem(word));
+    this.forms.set(word, (form = { folded, token: stem(folded ?? word) }));
+    return form;
   }
 }
 
@@ -134,6 +152,8 @@ function fnv1a(text: string): number {
 }
 
 const VIEWS = ['actions', 'words', 'chars'] as const;
+/** `1 + Math.log(t)`, the sublinear weight of a feature met t times, for the counts most features have. */
+const SUBLINEAR_TF = Float64Array.from({ length: 64 }, (_, t) => 1 + Math.log(t));
 const DEFAULT_SHARES = { actions: 0.35, words: 0.35, chars: 0.3 };
 const EMPTY = '\u2205';
 
@@ -153,6 +173,9 @@ class FeatureTable {
   private readonly wordFeatures: Int32Array[] = [];
   /** `fnv1a("<view>:<feature>")` by feature number. */
   hashes: number[] = [];
+  /** Where a feature's weight goes in a vector of `dim` numbers (its hash modulo `dim`), and with which sign (the hash's top bit), by feature number. */
+  positions: number[] = [];
+  signs: number[] = [];
   /** How many times the numbers were given anew (what is kept by feature number holds for one generation). */
   generation = 0;
   /** Per view, the numbers of the current text's features in order of first occurrence, and how many there are. */
@@ -161,14 +184,21 @@ class FeatureTable {
   /** Occurrences in the current text, by feature number (0 for the features it lacks). */
   private tf = new Int32Array(1024);
 
-  constructor(private readonly ngrams: readonly number[]) {}
+  constructor(
+    private readonly ngrams: readonly number[],
+    private readonly dim: number,
+  ) {}
 
   private number(v: number, feature: string): number {
     let n = this.numbers[v].get(feature);
     if (n === undefined) {
       n = this.hashes.length;
       this.numbers[v].set(feature, n);
-      this.hashes.push(fnv1a(`${v}:${feature}`));
+      const hash = fnv1a(`${v}:${feature}`);
+      this.hashes.push(hash);
+      this.positions.push(hash % this.dim);
+      // Signed hashing: colliding features cancel in expectation instead of adding up.
+      this.signs.push(hash & 0x80000000 ? -1 : 1);
     }
     return n;
   }
@@ -210,6 +240,8 @@ class FeatureTable {
       for (const numbers of this.numbers) numbers.clear();
       this.featuresOf.clear();
       this.hashes = [];
+      this.positions = [];
+      this.signs = [];
       this.tf = new Int32Array(1024);
       this.generation++;
     }
@@ -231,11 +263,66 @@ class FeatureTable {
     return this.tf[n];
   }
 
+  /** The loaded text's counts (per view, how many features, then each feature's number and occurrences), for `reload`. */
+  saved(): Int32Array {
+    const out = new Int32Array(3 + 2 * (this.sizes[0] + this.sizes[1] + this.sizes[2]));
+    let at = 3;
+    for (let v = 0; v < 3; v++) {
+      out[v] = this.sizes[v];
+      for (let k = 0; k < this.sizes[v]; k++) {
+        out[at++] = this.order[v][k];
+        out[at++] = this.tf[this.order[v][k]];
+      }
+    }
+    return out;
+  }
+
+  /** Loads again a text's counts as `saved` gave them (in the same generation: the numbers must hold). */
+  reload(saved: Int32Array): void {
+    this.clear();
+    let at = 3;
+    for (let v = 0; v < 3; v++) {
+      for (let k = 0; k < saved[v]; k++) {
+        const n = saved[at++];
+        this.count(v, n);
+        this.tf[n] = saved[at++];
+      }
+    }
+  }
+
   private clear(): void {
     for (let v = 0; v < 3; v++) {
       for (let k = 0; k < this.sizes[v]; k++) this.tf[this.order[v][k]] = 0;
       this.sizes[v] = 0;
     }
+  }
+}
+
+/**
+ * Texts' counts kept from one pass over them (a fit) for the next (their vectors), so each text is
+ * split and counted once: each kept while the table's numbers hold, and up to a bound in all.
+ */
+class KeptCounts {
+  /** Numbers kept in all (4 bytes each) before the rest are counted again. */
+  private static readonly LIMIT = 1 << 23;
+  private readonly counts: (Int32Array | undefined)[] = [];
+  private readonly generations: number[] = [];
+  private kept = 0;
+
+  /** Keeps the counts of the text `table` has loaded (the next text's position). */
+  add(table: FeatureTable): void {
+    const saved = this.kept < KeptCounts.LIMIT ? table.saved() : undefined;
+    if (saved) this.kept += saved.length;
+    this.counts.push(saved);
+    this.generations.push(table.generation);
+  }
+
+  /** Loads text `t`'s counts into `table` again when they were kept under its present numbers; false otherwise. */
+  reload(table: FeatureTable, t: number): boolean {
+    const saved = this.counts[t];
+    if (!saved || this.generations[t] !== table.generation) return false;
+    table.reload(saved);
+    return true;
   }
 }
 
@@ -245,9 +332,10 @@ export interface LexicalEmbedder extends Embedder {
   embedSparse(texts: string[]): SparseVector[];
   /** Present on an embedder not fitted yet. */
   fit?(corpus: string[]): LexicalEmbedder;
+  fitSparse?(corpus: string[]): { embedder: LexicalEmbedder; vectors: SparseVector[] };
 }
 
-export function lexicalEmbedder(options: LexicalOptions = {}): LexicalEmbedder & { fit(corpus: string[]): LexicalEmbedder } {
+export function lexicalEmbedder(options: LexicalOptions = {}): LexicalEmbedder & Required<Pick<LexicalEmbedder, 'fit' | 'fitSparse'>> {
   const dim = options.dim ?? 2048;
   const ngrams = options.ngrams ?? [3, 4];
   const given = { ...DEFAULT_SHARES, ...options.views };
@@ -260,26 +348,47 @@ export function lexicalEmbedder(options: LexicalOptions = {}): LexicalEmbedder &
   const identifierActions = options.identifierActions ?? true;
   const synonymsTag = options.synonyms?.length ? `:syn${fnv1a(JSON.stringify(options.synonyms)).toString(16)}` : '';
 
-  const table = new FeatureTable(ngrams);
+  const table = new FeatureTable(ngrams, dim);
   const load = (text: string) => table.load(analyzer.weightedTokens(text, identifierActions));
-  // Scratch for one text: its weights, and (sparse vectors) its numbers by position and the positions written.
+  // Scratch for one text: its weights, and (sparse vectors) its numbers by position and a mark per position written.
   let weights = new Float64Array(64);
   const dense = new Float32Array(dim);
-  const written = new Uint8Array(dim);
-  const positions = new Uint32Array(dim);
+  const marks = new Uint32Array(Math.ceil(dim / 32));
 
-  /** Document frequencies of the features of `texts` (a feature counted once per text and view), by hash. */
-  const frequencies = (texts: readonly string[]): Map<number, number> => {
+  /**
+   * Document frequencies of the features of `texts` (a feature counted once per text and view), by
+   * hash: counted by feature number, then added up by hash once per number (features whose hashes
+   * collide share a count); numbers given anew between two texts are added up before.
+   */
+  const frequencies = (texts: readonly string[], keep?: KeptCounts): Map<number, number> => {
     const df = new Map<number, number>();
+    let counts = new Int32Array(1024);
+    let hashes = table.hashes;
+    const addUp = () => {
+      for (let n = 0; n < hashes.length && n < counts.length; n++) if (counts[n]) df.set(hashes[n], (df.get(hashes[n]) ?? 0) + counts[n]);
+      counts.fill(0);
+    };
     for (const text of texts) {
+      const before = table.hashes;
       load(text);
-      for (let v = 0; v < 3; v++) {
-        for (let k = 0; k < table.sizes[v]; k++) {
-          const hash = table.hashes[table.order[v][k]];
-          df.set(hash, (df.get(hash) ?? 0) + 1);
-        }
+      if (table.hashes !== before) {
+        // The table started over: the counts so far are by the numbers of the table before.
+        hashes = before;
+        addUp();
+        hashes = table.hashes;
       }
+      if (counts.length < table.hashes.length) {
+        const grown = new Int32Array(Math.max(table.hashes.length, counts.length * 2));
+        grown.set(counts);
+        counts = grown;
+      }
+      for (let v = 0; v < 3; v++) {
+        const order = table.order[v];
+        for (let k = 0; k < table.sizes[v]; k++) counts[order[k]]++;
+      }
+      keep?.add(table);
     }
+    addUp();
     return df;
   };
   /** The idf factor of a feature of `documentFrequency` (by hash) among `documents` texts. */
@@ -306,9 +415,10 @@ export function lexicalEmbedder(options: LexicalOptions = {}): LexicalEmbedder &
   };
   /**
    * Adds the loaded text's weighted features into `out` (view by view, each feature in order of first
-   * occurrence: every number is summed in one fixed order); `onWrite` is told each position written.
+   * occurrence: every number is summed in one fixed order); each position written is marked in `marks` (a bit per position), when given.
    */
-  const addLoaded = (out: Float32Array, idf: (n: number) => number, onWrite?: (position: number) => void): void => {
+  const addLoaded = (out: Float32Array, idf: (n: number) => number, marks?: Uint32Array): void => {
+    const { positions, signs } = table;
     for (let v = 0; v < 3; v++) {
       if (shares[v] === 0) continue;
       const size = table.sizes[v];
@@ -317,16 +427,16 @@ export function lexicalEmbedder(options: LexicalOptions = {}): LexicalEmbedder &
       let norm = 0;
       for (let k = 0; k < size; k++) {
         const n = order[k];
-        const w = (1 + Math.log(table.occurrences(n))) * idf(n);
+        const occurrences = table.occurrences(n);
+        const w = (occurrences < SUBLINEAR_TF.length ? SUBLINEAR_TF[occurrences] : 1 + Math.log(occurrences)) * idf(n);
         weights[k] = w;
         norm += w * w;
       }
       const scale = Math.sqrt(shares[v]) / Math.sqrt(norm);
       for (let k = 0; k < size; k++) {
-        const hash = table.hashes[order[k]];
-        // Signed hashing: colliding features cancel in expectation instead of adding up.
-        out[hash % dim] += (hash & 0x80000000 ? -1 : 1) * weights[k] * scale;
-        onWrite?.(hash % dim);
+        const position = positions[order[k]];
+        out[position] += signs[order[k]] * weights[k] * scale;
+        if (marks) marks[position >>> 5] |= 1 << (position & 31);
       }
     }
   };
@@ -338,39 +448,53 @@ export function lexicalEmbedder(options: LexicalOptions = {}): LexicalEmbedder &
       addLoaded(vector, idf);
       return vector;
     });
-  /** The same vectors by their non-zero numbers: summed in the same order into scratch, so equal to the dense ones bit for bit. */
-  const sparseOf = (texts: readonly string[], idf: (n: number) => number): SparseVector[] =>
-    texts.map((text) => {
-      let count = 0;
-      load(text);
-      addLoaded(dense, idf, (position) => {
-        if (written[position]) return;
-        written[position] = 1;
-        positions[count++] = position;
-      });
-      // The positions written, ascending: read off the marks when they are many, else sorted.
-      let touched: Uint32Array;
-      if (count > dim >> 4) {
-        touched = positions;
-        let at = 0;
-        for (let position = 0; position < dim; position++) if (written[position]) positions[at++] = position;
-      } else touched = positions.subarray(0, count).sort();
-      let nonZero = 0;
-      for (let k = 0; k < count; k++) if (dense[touched[k]] !== 0) nonZero++;
-      const indices = new Uint32Array(nonZero);
-      const values = new Float32Array(nonZero);
-      let at = 0;
-      for (let k = 0; k < count; k++) {
-        const position = touched[k];
-        if (dense[position] !== 0) {
-          indices[at] = position;
-          values[at++] = dense[position];
-        }
-        dense[position] = 0;
-        written[position] = 0;
+  /**
+   * The same vectors by their non-zero numbers: summed in the same order into scratch, so equal to
+   * the dense ones bit for bit; the positions written are read off their marks in ascending order.
+   */
+  const sparseOf = (texts: readonly string[], idf: (n: number) => number, kept?: KeptCounts): SparseVector[] => {
+    // The texts' numbers one after another in one pair of arrays (one allocation per call, not two
+    // per text), each vector a view of its part.
+    let allIndices = new Uint32Array(Math.max(64, texts.length * 128));
+    let allValues = new Float32Array(allIndices.length);
+    const ends = new Uint32Array(texts.length);
+    let at = 0;
+    for (let t = 0; t < texts.length; t++) {
+      if (!kept?.reload(table, t)) load(texts[t]);
+      addLoaded(dense, idf, marks);
+      if (allIndices.length < at + dim) {
+        const size = Math.max(at + dim, allIndices.length * 2);
+        const indices = new Uint32Array(size);
+        const values = new Float32Array(size);
+        indices.set(allIndices.subarray(0, at));
+        values.set(allValues.subarray(0, at));
+        allIndices = indices;
+        allValues = values;
       }
-      return { dim, indices, values };
-    });
+      for (let word = 0; word < marks.length; word++) {
+        let bits = marks[word];
+        while (bits !== 0) {
+          const low = bits & -bits;
+          const position = word * 32 + 31 - Math.clz32(low);
+          bits ^= low;
+          if (dense[position] !== 0) {
+            allIndices[at] = position;
+            allValues[at++] = dense[position];
+            dense[position] = 0;
+          }
+        }
+      }
+      // A position written whose weights cancelled out (not among the indices) is 0 already.
+      marks.fill(0);
+      ends[t] = at;
+    }
+    const vectors: SparseVector[] = new Array(texts.length);
+    for (let t = 0; t < texts.length; t++) {
+      const start = t ? ends[t - 1] : 0;
+      vectors[t] = { dim, indices: new Uint32Array(allIndices.buffer, start * 4, ends[t] - start), values: new Float32Array(allValues.buffer, start * 4, ends[t] - start) };
+    }
+    return vectors;
+  };
 
   // The vectors come from the texts alone, with no I/O: callers that cannot wait (a scorer) embed synchronously.
   const ownIdf = (texts: readonly string[]) => {
@@ -378,6 +502,21 @@ export function lexicalEmbedder(options: LexicalOptions = {}): LexicalEmbedder &
     return (n: number) => idfOf(df.get(table.hashes[n])!, texts.length);
   };
   const embedSync = (texts: string[]): Float32Array[] => denseOf(texts, ownIdf(texts));
+  /** The embedder fitted on `corpus`, of document frequencies `df`, and its idf by feature number. */
+  const fitted = (corpus: readonly string[], df: Map<number, number>): { embedder: LexicalEmbedder; idf: (n: number) => number } => {
+    const idf = fixedIdf((hash) => df.get(hash) ?? 0, corpus.length);
+    const dense = (texts: string[]) => denseOf(texts, idf);
+    return {
+      idf,
+      embedder: {
+        id: `${id}:fitted-${fnv1a(corpus.join('\u0000')).toString(16)}`,
+        dim,
+        embedSync: dense,
+        embed: async (texts) => dense(texts),
+        embedSparse: (texts) => sparseOf(texts, idf),
+      },
+    };
+  };
   const id = `lexical:v1:${dim}:${ngrams.join('-')}:${shares.map((s) => s.toFixed(3)).join('-')}${identifierActions ? '' : ':nouns'}${synonymsTag}`;
   return {
     id,
@@ -389,17 +528,11 @@ export function lexicalEmbedder(options: LexicalOptions = {}): LexicalEmbedder &
     embedSparse(texts: string[]): SparseVector[] {
       return sparseOf(texts, ownIdf(texts));
     },
-    fit(corpus: string[]): LexicalEmbedder {
-      const df = frequencies(corpus);
-      const idf = fixedIdf((hash) => df.get(hash) ?? 0, corpus.length);
-      const fitted = (texts: string[]) => denseOf(texts, idf);
-      return {
-        id: `${id}:fitted-${fnv1a(corpus.join('\u0000')).toString(16)}`,
-        dim,
-        embedSync: fitted,
-        embed: async (texts) => fitted(texts),
-        embedSparse: (texts) => sparseOf(texts, idf),
-      };
+    fit: (corpus) => fitted(corpus, frequencies(corpus)).embedder,
+    fitSparse(corpus: string[]): { embedder: LexicalEmbedder; vectors: SparseVector[] } {
+      const kept = new KeptCounts();
+      const { embedder, idf } = fitted(corpus, frequencies(corpus, kept));
+      return { embedder, vectors: sparseOf(corpus, idf, kept) };
     },
   };
 }

@@ -15,6 +15,11 @@ export interface Embedder {
    */
   fit?(corpus: string[]): Embedder;
   /**
+   * `fit`, with the corpus' vectors as `embedSparse` of the fitted embedder gives them: for an
+   * embedder that reads each text once for both (the lexical one).
+   */
+  fitSparse?(corpus: string[]): { embedder: Embedder; vectors: SparseVector[] };
+  /**
    * The vectors `embed` gives, by their non-zero numbers, at once: for an embedder that needs no I/O
    * and whose vectors are mostly zeros (the lexical one), the same numbers bit for bit, without a
    * dense array per text.

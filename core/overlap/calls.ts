@@ -1,5 +1,5 @@
 import { normalizeText } from '../dedup/near-duplicates.ts';
-import { isJsonObject, isRef, parseRef, type ArgValue, type Call, type Sample } from '../records.ts';
+import { isJsonObject, isRef, parseRef, type ArgValue, type Call, type Sample, type ToolSpec } from '../records.ts';
 import { hash53 } from './text.ts';
 
 /**
@@ -27,11 +27,28 @@ export interface CallSignatures {
 /** A sample's gold calls: per assistant turn in dialogue order when it has them, else its calls. */
 export function goldCalls(sample: Sample): Call[] {
   const turns = sample.expected.turns;
-  if (turns && Object.keys(turns).length)
-    return Object.keys(turns)
-      .sort((a, b) => Number(a) - Number(b))
-      .flatMap((turn) => turns[turn]);
-  return sample.expected.calls ?? [];
+  if (!turns) return sample.expected.calls ?? [];
+  const keys = Object.keys(turns);
+  if (!keys.length) return sample.expected.calls ?? [];
+  // Turn numbers an object lists in ascending order already (as it lists array indexes) are not sorted again.
+  let ascending = true;
+  for (let k = 1; k < keys.length && ascending; k++) ascending = Number(keys[k - 1]) < Number(keys[k]);
+  if (!ascending) keys.sort((a, b) => Number(a) - Number(b));
+  const calls: Call[] = [];
+  for (const turn of keys) calls.push(...turns[turn]);
+  return calls;
+}
+
+/** Whether a call has arguments (an own key). */
+function hasArguments(call: Call): boolean {
+  for (const key in call.arguments) if (Object.hasOwn(call.arguments, key)) return true;
+  return false;
+}
+
+/** The tool of `name` a sample shows (of several, the last, as a map made of them keeps). */
+function shownTool(tools: readonly ToolSpec[], name: string): ToolSpec | undefined {
+  for (let t = tools.length - 1; t >= 0; t--) if (tools[t].name === name) return tools[t];
+  return undefined;
 }
 
 type Schema = Record<string, unknown> | undefined;
@@ -156,13 +173,13 @@ export function nearCallSignature(call: Call): number {
 
 export function callSignatures(sample: Sample): CallSignatures {
   const calls = goldCalls(sample);
-  const positions = new Map(calls.map((call, i) => [call.id, i]));
-  const withArguments = calls.filter((call) => Object.keys(call.arguments).length > 0);
+  const withArguments = calls.filter(hasArguments);
   if (!withArguments.length) return { exact: null, near: [] };
-  const tools = new Map(sample.tools.map((tool) => [tool.name, tool]));
+  const positions = new Map<string, number>();
+  for (let i = 0; i < calls.length; i++) positions.set(calls[i].id, i);
   const exact = sortFew(
     withArguments.map((call) => {
-      const parameters = tools.get(call.tool)?.parameters as Schema;
+      const parameters = shownTool(sample.tools, call.tool)?.parameters as Schema;
       return listText([JSON.stringify(call.tool), exactText(call.arguments as ArgValue, parameters, positions)]);
     }),
     textBefore,

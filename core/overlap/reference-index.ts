@@ -4,14 +4,14 @@ import { Rng } from '../rng.ts';
 import { callSignatures } from './calls.ts';
 import type { OverlapLevel } from './config.ts';
 import { Postings } from './postings.ts';
-import { hash53, ngramHashes, sortedNgramHashes, userText, words } from './text.ts';
+import { ngramHashes, sortedNgramHashes, userText, words } from './text.ts';
 
 /**
  * One reference set (a released test set, a version, a file of samples) indexed for overlap, so a
  * checked sample is compared with the few reference samples it can match, never with all of them:
  *
- *   - n-grams: each n-gram's hash → the reference samples that have it (sorted arrays, 12 bytes a
- *     pair); a sample's shared n-grams are counted per reference sample it meets there;
+ *   - n-grams: each n-gram's hash → the reference samples that have it (sorted arrays: 4 bytes a
+ *     pair and 12 a distinct hash); a sample's shared n-grams are counted per reference sample it meets there;
  *   - calls: the exact signature → reference samples, each loose call signature → reference samples;
  *   - embedding: each reference vector quantised to one byte per non-zero number (the lexical
  *     embedder's vectors are sparse), found through two indexes whose candidates are then compared
@@ -95,7 +95,8 @@ class QuantisedVectors {
       const a = Math.abs(vector.values[k]);
       if (a > max) max = a;
     }
-    const indices = vector.indices;
+    // A copy: an embedder's vectors may be views of a larger array (the lexical one's are), not to be kept whole.
+    const indices = vector.indices.slice();
     const values = new Int8Array(nonZero);
     const scale = max > 0 ? max / 127 : 0;
     let norm = 0;
@@ -151,37 +152,57 @@ class QuantisedVectors {
 
 /** Random hyperplanes (seeded): a vector's side of each, in bands, as LSH bucket keys. */
 class Hyperplanes {
-  /**
-   * The planes' numbers by dimension (dimension d's number of every plane together): a sparse
-   * vector's sides are summed over its non-zero entries in one pass through contiguous memory, each
-   * plane's sum in the same order (and so to the same number) as plane by plane.
-   */
-  private byDim = new Float64Array(0);
-  private readonly sides = new Float64Array(BANDS * BAND_BITS);
+  /** The planes' numbers by dimension (dimension d's number of every plane together): a vector's entries meet a band's eight planes in one place. */
+  private byDim = new Float32Array(0);
   private readonly bandKeys = new Int32Array(BANDS);
+  /** Scratch per vector: where each non-zero entry's numbers start in `byDim`, and its value. */
+  private at = new Int32Array(256);
+  private entries = new Float64Array(256);
   private dim = 0;
 
-  /** The band keys of a vector given by its non-zero entries (in an array the next call writes over). */
+  /**
+   * The band keys of a vector given by its non-zero entries (in an array the next call writes over).
+   * A band's eight sums are kept apart while the entries are read in order, so each plane's sum is
+   * added up in the order of the entries (the same number as plane by plane), in registers, not memory
+   * (a band is eight planes: BAND_BITS).
+   */
   keys(indices: ArrayLike<number>, values: ArrayLike<number>, dim: number): Int32Array {
     if (dim !== this.dim) this.draw(dim);
     const planes = BANDS * BAND_BITS;
-    const { byDim, sides } = this;
-    sides.fill(0);
-    for (let k = 0; k < indices.length; k++) {
-      const at = indices[k] * planes;
-      const value = values[k];
-      // Four planes a step (BANDS * BAND_BITS is a multiple of 4): each plane's sum still in the order of the entries.
-      for (let p = 0; p < planes; p += 4) {
-        sides[p] += byDim[at + p] * value;
-        sides[p + 1] += byDim[at + p + 1] * value;
-        sides[p + 2] += byDim[at + p + 2] * value;
-        sides[p + 3] += byDim[at + p + 3] * value;
-      }
+    const count = indices.length;
+    if (this.at.length < count) {
+      this.at = new Int32Array(count * 2);
+      this.entries = new Float64Array(count * 2);
+    }
+    const { byDim, at, entries } = this;
+    for (let k = 0; k < count; k++) {
+      at[k] = indices[k] * planes;
+      entries[k] = values[k];
     }
     const keys = this.bandKeys;
     for (let band = 0; band < BANDS; band++) {
-      let bits = 0;
-      for (let b = 0; b < BAND_BITS; b++) if (sides[band * BAND_BITS + b] > 0) bits |= 1 << b;
+      const first = band * BAND_BITS;
+      let s0 = 0;
+      let s1 = 0;
+      let s2 = 0;
+      let s3 = 0;
+      let s4 = 0;
+      let s5 = 0;
+      let s6 = 0;
+      let s7 = 0;
+      for (let k = 0; k < count; k++) {
+        const p = at[k] + first;
+        const value = entries[k];
+        s0 += byDim[p] * value;
+        s1 += byDim[p + 1] * value;
+        s2 += byDim[p + 2] * value;
+        s3 += byDim[p + 3] * value;
+        s4 += byDim[p + 4] * value;
+        s5 += byDim[p + 5] * value;
+        s6 += byDim[p + 6] * value;
+        s7 += byDim[p + 7] * value;
+      }
+      const bits = (s0 > 0 ? 1 : 0) | (s1 > 0 ? 2 : 0) | (s2 > 0 ? 4 : 0) | (s3 > 0 ? 8 : 0) | (s4 > 0 ? 16 : 0) | (s5 > 0 ? 32 : 0) | (s6 > 0 ? 64 : 0) | (s7 > 0 ? 128 : 0);
       keys[band] = band * (1 << BAND_BITS) + bits;
     }
     return keys;
@@ -191,8 +212,8 @@ class Hyperplanes {
     const rng = new Rng(0x0ddba11);
     const planes = BANDS * BAND_BITS;
     this.dim = dim;
-    // Held as doubles, each rounded to a float (the numbers drawn are floats): no conversion in the sums.
-    this.byDim = new Float64Array(planes * dim);
+    // Held as floats (half the memory the sums read; a float read is the same double in the sums).
+    this.byDim = new Float32Array(planes * dim);
     // Gaussian directions (Box–Muller) make the bits depend on the angle between vectors alone; drawn plane by plane.
     for (let p = 0; p < planes; p++) for (let d = 0; d < dim; d++) this.byDim[d * planes + p] = Math.fround(Math.sqrt(-2 * Math.log(1 - rng.next())) * Math.cos(2 * Math.PI * rng.next()));
   }
@@ -265,7 +286,11 @@ export class ReferenceIndex {
   private readonly exactCalls = new Postings();
   private readonly nearCalls = new Postings();
   private nearSizes: number[] | Uint16Array = [];
+  /** The reference texts' words, each by its number: the reference samples that have it (keyed by the number, so a number is its slot). */
   private readonly words = new Postings();
+  private readonly wordNumbers = new Map<string, number>();
+  /** A word's weight in the word index's sums by its number: its idf among the reference samples. */
+  private wordWeights = new Float64Array(0);
   private readonly buckets = new Postings();
   private readonly vectors = new QuantisedVectors();
   private readonly planes = new Hyperplanes();
@@ -281,13 +306,13 @@ export class ReferenceIndex {
   /** Scratch per query: the candidates of the word index and of the buckets. */
   private readonly byWords = new Int32Array(CANDIDATES);
   private readonly byBuckets = new Int32Array(CANDIDATES);
-  /** Scratch per query: its distinct words in the word index, rarest first, each by where its postings start and end. */
-  private rareStarts = new Uint32Array(64);
-  private rareEnds = new Uint32Array(64);
+  /** Scratch per query: its distinct words in the word index (by number), rarest first. */
+  private rare = new Uint32Array(64);
+  /** Scratch per query: the query that last met each word (by number), to take a word once per query. */
+  private wordMet = new Uint32Array(0);
+  private queries = 0;
   /** Scratch per query: its n-grams' hashes. */
   private gramHashes = new Float64Array(256);
-  /** Scratch per query: its words met so far. */
-  private readonly seen = new Set<string>();
 
   private constructor(
     readonly set: Omit<ReferenceSet, 'samples'>,
@@ -315,12 +340,20 @@ export class ReferenceIndex {
       for (const call of near) index.nearCalls.add(call, ref);
       (index.nearSizes as number[]).push(near.length);
       if (embedding) {
-        for (const word of new Set(tokens)) index.words.add(hash53(word), ref);
+        for (const word of new Set(tokens)) {
+          let number = index.wordNumbers.get(word);
+          if (number === undefined) index.wordNumbers.set(word, (number = index.wordNumbers.size));
+          index.words.add(number, ref);
+        }
         texts.push(tokens.length ? text : '');
       }
     }
     for (const postings of [...index.grams.values(), index.exactCalls, index.nearCalls, index.words]) postings.freeze();
     index.nearSizes = Uint16Array.from(index.nearSizes as number[], (n) => Math.min(n, 65_535));
+    // Every number has postings, so a word's number is its slot among the keys.
+    const wordStarts = index.words.starts;
+    index.wordWeights = Float64Array.from({ length: index.wordNumbers.size }, (_, w) => Math.log(1 + index.ids.length / (wordStarts[w + 1] - wordStarts[w])));
+    index.wordMet = new Uint32Array(index.wordNumbers.size);
     if (embedding && settings.embedder) await index.embedReferences(texts, settings.embedder);
     index.scratch = new Float64Array(index.ids.length);
     index.bandHits = new Uint8Array(index.ids.length);
@@ -330,15 +363,20 @@ export class ReferenceIndex {
   }
 
   private async embedReferences(texts: string[], embedder: Embedder): Promise<void> {
-    this.embedder = embedder.fit?.(texts.filter(Boolean)) ?? embedder;
+    const corpus = texts.filter(Boolean);
+    // An embedder that can gives the corpus' vectors as it is fitted (each text read once).
+    const fitted = embedder.fitSparse?.(corpus);
+    this.embedder = fitted?.embedder ?? embedder.fit?.(corpus) ?? embedder;
     const none: SparseVector = { dim: 0, indices: new Uint32Array(0), values: new Float32Array(0) };
+    let embedded = 0;
     for (let start = 0; start < texts.length; start += EMBED_BATCH) {
       const batch = texts.slice(start, start + EMBED_BATCH);
-      const given = batch.map((text, i) => ({ text, ref: start + i })).filter((t) => t.text);
-      const vectors = given.length ? await sparseVectors(this.embedder, given.map((t) => t.text)) : [];
-      const byRef = new Map(given.map((t, i) => [t.ref, vectors[i]]));
+      const given = batch.filter(Boolean);
+      const vectors = fitted ? fitted.vectors.slice(embedded, embedded + given.length) : given.length ? await sparseVectors(this.embedder, given) : [];
+      embedded += given.length;
+      let next = 0;
       for (let i = 0; i < batch.length; i++) {
-        const vector = byRef.get(start + i);
+        const vector = batch[i] ? vectors[next++] : undefined;
         if (vector) this.dim = vector.dim;
         this.vectors.add(vector ?? none);
         if (!vector) continue;
@@ -410,8 +448,8 @@ export class ReferenceIndex {
       for (let i = 0; i < samples.length; i++) {
         const calls = callSignatures(samples[i]);
         if (exactAt >= 0 && calls.exact !== null) {
-          const start = this.exactCalls.find(calls.exact);
-          if (start < this.exactCalls.endOf(start, calls.exact)) put(i, exactAt, { score: 1, ref: this.exactCalls.sorted[start] });
+          const slot = this.exactCalls.slot(calls.exact);
+          if (slot >= 0) put(i, exactAt, { score: 1, ref: this.exactCalls.sorted[this.exactCalls.starts[slot]] });
         }
         if (nearAt >= 0) put(i, nearAt, this.matchNear(calls.near));
       }
@@ -428,9 +466,15 @@ export class ReferenceIndex {
     const values = postings.sorted;
     let met = 0;
     let counted = 0;
+    const starts = postings.starts;
     for (let g = 0; g < count; g++) {
-      const start = postings.find(grams[g]);
-      const end = postings.endOf(start, grams[g]);
+      const slot = postings.slot(grams[g]);
+      if (slot < 0) {
+        counted++;
+        continue;
+      }
+      const start = starts[slot];
+      const end = starts[slot + 1];
       if (end - start > COMMON_POSTINGS) continue;
       counted++;
       for (let k = start; k < end; k++) {
@@ -456,14 +500,17 @@ export class ReferenceIndex {
     const touched = this.touched;
     const postings = this.nearCalls;
     const values = postings.sorted;
+    const starts = postings.starts;
     let met = 0;
     let distinct = 0;
     for (let c = 0; c < calls.length; c++) {
       const call = calls[c];
       if (c > 0 && call === calls[c - 1]) continue;
       distinct++;
-      const start = postings.find(call);
-      const end = postings.endOf(start, call);
+      const slot = postings.slot(call);
+      if (slot < 0) continue;
+      const start = starts[slot];
+      const end = starts[slot + 1];
       if (end - start > COMMON_POSTINGS) continue;
       for (let k = start; k < end; k++) {
         const ref = values[k];
@@ -482,36 +529,32 @@ export class ReferenceIndex {
   }
 
   /**
-   * The distinct words of a text the reference samples have, rarest first (of equals, the first in
-   * the text), each by where its postings start and end (`rareStarts`, `rareEnds`); returns how many.
+   * The distinct words of a text the reference samples have, by number, rarest first (of equals,
+   * the first in the text), in `rare`; returns how many.
    */
   private byRarity(tokens: readonly string[]): number {
-    const seen = this.seen;
-    seen.clear();
-    const words = this.words;
+    if (++this.queries === 0xffffffff) {
+      this.wordMet.fill(0);
+      this.queries = 1;
+    }
+    const query = this.queries;
+    const { wordNumbers, wordMet } = this;
+    const starts = this.words.starts;
     let found = 0;
-    for (const word of tokens) {
-      if (seen.has(word)) continue;
-      seen.add(word);
-      const key = hash53(word);
-      const start = words.find(key);
-      const end = words.endOf(start, key);
-      const df = end - start;
-      if (df === 0) continue;
-      if (found === this.rareStarts.length) {
-        this.rareStarts = grown(this.rareStarts);
-        this.rareEnds = grown(this.rareEnds);
-      }
-      const { rareStarts: starts, rareEnds: ends } = this;
+    for (let t = 0; t < tokens.length; t++) {
+      const word = wordNumbers.get(tokens[t]);
+      if (word === undefined || wordMet[word] === query) continue;
+      wordMet[word] = query;
+      const df = starts[word + 1] - starts[word];
+      if (found === this.rare.length) this.rare = grown(this.rare);
+      const rare = this.rare;
       // Insertion keeps the order stable: after every word as rare or rarer.
       let at = found++;
-      while (at > 0 && ends[at - 1] - starts[at - 1] > df) {
-        starts[at] = starts[at - 1];
-        ends[at] = ends[at - 1];
+      while (at > 0 && starts[rare[at - 1] + 1] - starts[rare[at - 1]] > df) {
+        rare[at] = rare[at - 1];
         at--;
       }
-      starts[at] = start;
-      ends[at] = end;
+      rare[at] = word;
     }
     return found;
   }
@@ -528,15 +571,17 @@ export class ReferenceIndex {
     // Words, rarest first, until the budget of postings read is spent.
     let read = 0;
     const found = this.byRarity(tokens);
-    const { rareStarts, rareEnds } = this;
+    const { rare, wordWeights } = this;
     const wordRefs = this.words.sorted;
+    const wordStarts = this.words.starts;
     for (let w = 0; w < found; w++) {
-      const start = rareStarts[w];
-      const end = rareEnds[w];
+      const word = rare[w];
+      const start = wordStarts[word];
+      const end = wordStarts[word + 1];
       const df = end - start;
       if (read > 0 && read + df > WORD_BUDGET) break;
       read += df;
-      const weight = Math.log(1 + this.ids.length / df);
+      const weight = wordWeights[word];
       for (let k = start; k < end; k++) {
         const ref = wordRefs[k];
         if (scratch[ref] === 0) touched[reached++] = ref;
@@ -552,10 +597,13 @@ export class ReferenceIndex {
     const fullBucket = Math.max(64, this.ids.length >> (BAND_BITS - 3));
     const buckets = this.buckets;
     const bucketRefs = buckets.sorted;
+    const bucketStarts = buckets.starts;
     const keys = this.planes.keys(indices, values, vector.dim);
     for (let band = 0; band < keys.length; band++) {
-      const start = buckets.find(keys[band]);
-      const end = buckets.endOf(start, keys[band]);
+      const slot = buckets.slot(keys[band]);
+      if (slot < 0) continue;
+      const start = bucketStarts[slot];
+      const end = bucketStarts[slot + 1];
       if (end - start > fullBucket) continue;
       for (let k = start; k < end; k++) {
         const ref = bucketRefs[k];
