@@ -53,6 +53,14 @@ describe('cli start-up', () => {
     expect(runsList.files.filter((f) => f.startsWith('core/'))).not.toContain('core/run.ts');
   });
 
+  it('a run without a live tool server does not load the MCP SDK (nor zod 3 and zod-to-json-schema beneath it)', () => {
+    const run = processLoads(['run', 'mtu', '--dry-run', '--limit', '2', '--quiet']);
+    expect(run.code).toBe(0);
+    // The module that starts servers is there; the SDK it loads when one starts is not.
+    expect(run.modules).toContain('dist/core/tool-server.js');
+    expect(run.modules.filter((file) => /node_modules\/(@modelcontextprotocol|zod-to-json-schema|zod)\//.test(file))).toEqual([]);
+  });
+
   it('the installed command runs the compiled JavaScript, and prints what the TypeScript source prints', () => {
     for (const args of [['--version'], ['--help'], ['runs', 'list']]) {
       const compiled = processLoads(args);
