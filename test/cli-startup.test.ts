@@ -53,12 +53,14 @@ describe('cli start-up', () => {
     expect(runsList.files.filter((f) => f.startsWith('core/'))).not.toContain('core/run.ts');
   });
 
-  it('a run without a live tool server does not load the MCP SDK (nor zod 3 and zod-to-json-schema beneath it)', () => {
+  it('a run loads neither the MCP SDK (without a live tool server) nor an exporter: each is loaded when used', () => {
     const run = processLoads(['run', 'mtu', '--dry-run', '--limit', '2', '--quiet']);
     expect(run.code).toBe(0);
-    // The module that starts servers is there; the SDK it loads when one starts is not.
+    // The modules that start servers and name the exporters are there; what they load when used is not.
     expect(run.modules).toContain('dist/core/tool-server.js');
+    expect(run.modules).toContain('dist/stages/export/index.js');
     expect(run.modules.filter((file) => /node_modules\/(@modelcontextprotocol|zod-to-json-schema|zod)\//.test(file))).toEqual([]);
+    expect(run.modules.filter((file) => /^dist\/stages\/(export\/(?!index\.js)|mtu\/export\.js)|hyparquet/.test(file))).toEqual([]);
   });
 
   it('the installed command runs the compiled JavaScript, and prints what the TypeScript source prints', () => {
