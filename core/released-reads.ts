@@ -20,8 +20,9 @@ export class ReleasedReads {
   private readonly kept = new Map<string, readonly Sample[]>();
 
   /**
-   * The samples of `set` in `dir`: the ones an earlier read kept, or read now (one at a time, kept
-   * once the last was read: a read left off part way keeps nothing).
+   * The samples of `set` in `dir`: the ones an earlier read kept (an array, to be used at once and
+   * let go), or read now (one at a time, kept once the last was read: a read left off part way keeps
+   * nothing).
    */
   samples(set: ReleasedSet, dir: string, resolvePath: (path: string) => string): Iterable<Sample> {
     const key = `${set.name}\0${dir}`;

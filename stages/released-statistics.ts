@@ -102,13 +102,23 @@ function countReleased<F, S>(spec: StatisticsSpec<F, S>, ctx: Pick<StageContext,
   const path = resolvePath(place.path);
   if (!existsSync(path)) throw new UserError(`${place.setting}: released ${place.set.name} not found at ${path}; put its files (${place.set.files}) there, or set ${place.setting} to "" to leave the comparison out`);
   const figuresOf = place.figures ?? spec.figures;
+  // Read once for the run: the overlap gate's index of the same set read it already, or takes what this read.
+  const samples = readReleased ? readReleased(place.set, path) : place.set.read(path, resolvePath).samples();
+  const tally = spec.tally();
+  const add = (sample: Sample) => {
+    const figures = figuresOf(sample);
+    if (figures !== null) tally.add(figures);
+  };
+  // Samples an earlier read kept (an array) are counted now: held while the stages run, they would
+  // add the whole set to the run's memory. A read of the files goes a few samples at a time.
+  if (Array.isArray(samples)) {
+    for (const sample of samples as readonly Sample[]) add(sample);
+    return Promise.resolve(tally.result());
+  }
   return (async () => {
-    const tally = spec.tally();
     let count = 0;
-    // Read once for the run: the overlap gate's index of the same set read it already, or takes what this read.
-    for (const sample of readReleased ? readReleased(place.set, path) : place.set.read(path, resolvePath).samples()) {
-      const figures = figuresOf(sample);
-      if (figures !== null) tally.add(figures);
+    for (const sample of samples) {
+      add(sample);
       if (++count % 25 === 0) await new Promise((resolve) => setImmediate(resolve));
     }
     return tally.result();
