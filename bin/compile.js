@@ -26,14 +26,19 @@ const LOCK = '.compiling';
 /** A lock older than this was left by a process that died compiling. */
 const STALE_LOCK_MS = 60_000;
 /** Raised when the way files are compiled changes, so that copies compiled the old way are compiled again. */
-const FORMAT = 2;
+const FORMAT = 3;
 /**
  * Packages of many module files that commands load, each bundled into one file under dist/packages/
  * that the compiled code imports instead: Node 20 pays for every module file it loads (zod is 95 of
- * them, hyparquet-writer with hyparquet 49, yaml 72). Not ajv: ajv-formats reaches into ajv's own
- * modules, so bundled apart each would hold a copy of them.
+ * them, hyparquet-writer with hyparquet 49, yaml 72, ajv with ajv-formats 70).
  */
-export const BUNDLED_PACKAGES = ['zod', 'hyparquet-writer', 'yaml'];
+export const BUNDLED_PACKAGES = ['zod', 'hyparquet-writer', 'yaml', 'ajv', 'ajv-formats'];
+/**
+ * Bundled packages bundled together, into one file: ajv-formats reaches into ajv's own modules
+ * (its code generator), so bundled apart each would hold a copy of them, and the copies' objects
+ * would not be each other's. Each package's own bundle file then exports its names from that file.
+ */
+const BUNDLED_TOGETHER = [['ajv', 'ajv-formats']];
 
 /**
  * Every TypeScript file of the source folders (root-relative, `/`-separated) and the package.json of
@@ -80,6 +85,8 @@ const compiledPath = (file) => file.replace(/\.ts$/, '.js');
 const packageJson = (name) => `node_modules/${name}/package.json`;
 /** Where a bundled package goes, root-relative (under dist/). */
 const bundledPath = (name) => `packages/${name.replace('/', '+')}.js`;
+/** Where the packages bundled together go, root-relative (under dist/). */
+const togetherPath = (group) => `packages/together/${group.map((name) => name.replace('/', '+')).join('+')}.js`;
 
 /** Writes `text` to `path` whole or not at all: a process starting meanwhile never reads half a file. */
 function writeAtomic(path, text) {
@@ -117,20 +124,31 @@ const COMMON = { bundle: true, format: 'esm', platform: 'node', target: 'node20'
 async function compileFiles(root, outDir, files) {
   const esbuild = await import('esbuild');
   const sources = files.filter((file) => file.endsWith('.ts'));
-  const packages = BUNDLED_PACKAGES.filter((name) => files.includes(packageJson(name)));
+  // A package bundled with others is bundled again (with them) when any of them changed.
+  const groups = BUNDLED_TOGETHER.filter((group) => group.some((name) => files.includes(packageJson(name))));
+  const together = new Set(BUNDLED_TOGETHER.flat());
+  const packages = BUNDLED_PACKAGES.filter((name) => !together.has(name) && files.includes(packageJson(name)));
+  const bundle = (contents, sourcefile, path) =>
+    esbuild.build({
+      ...COMMON,
+      // An .mjs entry: a CommonJS package's default export is then its module.exports, as Node makes it.
+      stdin: { contents, resolveDir: root, sourcefile },
+      // A CommonJS package's require() of Node's own modules, which an ES module has no require for.
+      banner: { js: "import { createRequire as __createRequire } from 'node:module';\nconst require = __createRequire(import.meta.url);" },
+      outfile: join(outDir, path),
+    });
   const builds = [
     ...(sources.length ? [esbuild.build({ ...COMMON, absWorkingDir: root, entryPoints: sources, outdir: outDir, outbase: root, plugins: [keepImports(root)] })] : []),
-    ...(await Promise.all(packages.map((name) => packageEntry(name)))).map((contents, i) =>
-      esbuild.build({
-        ...COMMON,
-        // An .mjs entry: a CommonJS package's default export is then its module.exports, as Node makes it.
-        stdin: { contents, resolveDir: root, sourcefile: `${packages[i]}.mjs` },
-        // A CommonJS package's require() of Node's own modules, which an ES module has no require for.
-        banner: { js: "import { createRequire as __createRequire } from 'node:module';\nconst require = __createRequire(import.meta.url);" },
-        outfile: join(outDir, bundledPath(packages[i])),
-      }),
-    ),
+    ...(await Promise.all(packages.map((name) => packageEntry(name)))).map((contents, i) => bundle(contents, `${packages[i]}.mjs`, bundledPath(packages[i]))),
+    ...groups.map((group) => bundle(group.map((name, i) => `export * as p${i} from ${JSON.stringify(name)};\n`).join(''), `${group.join('+')}.mjs`, togetherPath(group))),
   ];
+  // Each package of a group: its names, from the group's bundle (written as is, nothing to bundle).
+  for (const group of groups) {
+    for (const [i, name] of group.entries()) {
+      const from = relative(dirname(join(outDir, bundledPath(name))), join(outDir, togetherPath(group))).split('\\').join('/');
+      writeAtomic(join(outDir, bundledPath(name)), await reexportEntry(name, `p${i}`, from.startsWith('.') ? from : `./${from}`));
+    }
+  }
   let results;
   try {
     results = await Promise.all(builds);
@@ -145,10 +163,27 @@ async function compileFiles(root, outDir, files) {
  * package's are the ones Node detects), exported again, so that the bundle exports the same.
  */
 async function packageEntry(name) {
+  return `export { ${(await exportNames(name)).join(', ')} } from ${JSON.stringify(name)};\n`;
+}
+
+/** The names Node gives a package's exports when it is imported (a CommonJS package's: the ones Node detects). */
+async function exportNames(name) {
   const names = Object.keys(await import(name));
   const odd = names.filter((n) => !/^[A-Za-z_$][\w$]*$/.test(n));
   if (odd.length) throw new Error(`${name} exports ${odd.join(', ')}, which a bundle cannot name`);
-  return `export { ${names.join(', ')} } from ${JSON.stringify(name)};\n`;
+  return names;
+}
+
+/** A bundle's entry for a package bundled with others: the names Node gives its exports, from the namespace `ns` of the group's bundle `from`. */
+async function reexportEntry(name, ns, from) {
+  const names = await exportNames(name);
+  const named = names.filter((n) => n !== 'default');
+  return [
+    `import { ${ns} as ns } from ${JSON.stringify(from)};`,
+    ...(names.includes('default') ? ['export default ns.default;'] : []),
+    ...(named.length ? [`export const { ${named.join(', ')} } = ns;`] : []),
+    '',
+  ].join('\n');
 }
 
 /** esbuild's errors on one line: `file:line:column: what`, each. */

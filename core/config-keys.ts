@@ -1,5 +1,5 @@
-import levenshtein from 'fast-levenshtein';
 import type { z } from 'zod';
+import { editDistance } from './edit-distance.ts';
 import { UserError } from './errors.ts';
 
 /**
@@ -55,7 +55,7 @@ export function closestKey(key: string, known: string[]): string | undefined {
   let best: string | undefined;
   let bestDistance = Infinity;
   for (const candidate of known) {
-    const distance = levenshtein.get(key.toLowerCase(), candidate.toLowerCase());
+    const distance = editDistance(key.toLowerCase(), candidate.toLowerCase());
     if (distance < bestDistance) {
       best = candidate;
       bestDistance = distance;

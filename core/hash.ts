@@ -28,9 +28,10 @@ export function hashOf(value: unknown, length = 64): string {
   return sha256(stableStringify(value)).slice(0, length);
 }
 
+/** The sha256 of a file read in 1 MiB chunks (a run hashes its sources, 15 MB for mtu's: the default 64 KiB chunks cost a third more CPU). */
 export async function hashFile(path: string): Promise<string> {
   const hash = createHash('sha256');
-  for await (const chunk of createReadStream(path)) hash.update(chunk as Buffer);
+  for await (const chunk of createReadStream(path, { highWaterMark: 1 << 20 })) hash.update(chunk as Buffer);
   return hash.digest('hex');
 }
 

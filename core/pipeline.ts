@@ -120,6 +120,16 @@ export interface ReleasedSamples {
   items?: false | ((path: string, resolvePath: (path: string) => string) => EvalItem[]);
 }
 
+/**
+ * An exporter whose module is loaded when it is first asked to export (`load` gives the exporter):
+ * loading a recipe, as every run does, then loads no exporter, nor what they write with (yaml,
+ * hyparquet-writer).
+ */
+export function exporterOnCall(load: () => Promise<Exporter>): Exporter {
+  let loaded: Promise<Exporter> | undefined;
+  return async (...args) => (await (loaded ??= load()))(...args);
+}
+
 export function definePipeline<C>(definition: PipelineDefinition<C>): PipelineDefinition<C> {
   return definition;
 }

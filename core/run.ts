@@ -14,6 +14,7 @@ import { describeGate, gateOverFiles, GATE_VERSION, PublishGate } from './publis
 import { createEmbedder } from './embed/index.ts';
 import { describeOverlap, OVERLAP_STAGE, OVERLAP_VERSION, OverlapAtPublishing, overlapForPublishing, publishingReferences } from './overlap/gate.ts';
 import { formatZodError, type Manifest, type Sample, type StageStats, type ToolSpec } from './records.ts';
+import { ReleasedReads } from './released-reads.ts';
 import { runStages, runTexts, type RemoteRecords } from './runner.ts';
 import { RUN_LOCK, RUN_OUTCOME } from './run-folder.ts';
 import { yieldShortfall } from './run-yield.ts';
@@ -210,7 +211,9 @@ export async function runPipeline(options: RunPipelineOptions): Promise<RunPipel
 
   // Resolved before the run: a reference the config names that is not there stops it before any work.
   const overlapConfig = options.pipeline.testOverlap?.(spec.config);
-  const overlapReferences = overlapConfig && publishingReferences(overlapConfig, options.pipeline.released ?? [], { store, resolvePath, cwd: options.cwd ?? process.cwd() });
+  // A released set the gate compares with is read once for the run: the statistics stage counts the same samples.
+  const releasedReads = new ReleasedReads();
+  const overlapReferences = overlapConfig && publishingReferences(overlapConfig, options.pipeline.released ?? [], { store, resolvePath, cwd: options.cwd ?? process.cwd(), reads: releasedReads });
 
   const { runId, lock } = options.resume ? { runId: options.resume, lock: lockRun(runsDir, options.resume) } : createRun(runsDir, { ...spec, inputs }, fingerprint);
   const runDir = join(runsDir, runId);
@@ -243,6 +246,7 @@ export async function runPipeline(options: RunPipelineOptions): Promise<RunPipel
     const result = await runStages({
       onSample: early ? (sample) => early.add(sample) : undefined,
       texts: gateOptions.texts,
+      releasedReads,
       pipeline: options.pipeline,
       config: spec.config,
       seed: spec.seed,
@@ -283,6 +287,7 @@ export async function runPipeline(options: RunPipelineOptions): Promise<RunPipel
     // Overlap with test sets: reported in the manifest, or rejected when the config says so.
     const overlap = overlapOptions ? await (earlyHolds && overlapEarly ? overlapEarly.end(gate.prepared) : overlapForPublishing(gate.prepared, overlapOptions)) : undefined;
     if (overlap) log(describeOverlap(overlap.summary));
+    releasedReads.release();
     // The data files the gate wrote, or (samples rejected for overlap) the ones written again without them.
     const data = overlap?.prepared ?? gate.prepared;
     // Requests workers sent count as much as this process's own.

@@ -13,6 +13,7 @@ import type { PipelineDefinition } from './pipeline.ts';
 import { Progress, type ProgressOptions } from './progress.ts';
 import { Rejection, Sample, StageStats, formatZodError } from './records.ts';
 import { Rng } from './rng.ts';
+import { ReleasedReads, type ReleasedSet } from './released-reads.ts';
 import { StageThreads, type StageThreadsOptions } from './stage-threads.ts';
 import { entryOf, parsedRecord, prepareRecord, recordContext, returnsInput, validateInput, validateOutputs, type StageRecord } from './stage-records.ts';
 import { parseRecord } from './validate.ts';
@@ -58,6 +59,8 @@ export interface RunStagesOptions {
   onSample?: (sample: Sample) => void;
   /** The run's record texts (shared with whoever writes the samples again, the publish gate); default: the runner's own. */
   texts?: JsonTexts;
+  /** The run's reads of released sets (shared with the overlap gate, which reads the same sets); default: the runner's own. */
+  releasedReads?: ReleasedReads;
 }
 
 /** One record of a per-record stage, sent to be run elsewhere. */
@@ -199,8 +202,10 @@ export async function runStages(options: RunStagesOptions): Promise<RunStagesRes
   // Records handed on in memory keep most of their parts: each part's text is made once for the run.
   const texts = options.texts ?? runTexts();
   const statsPathOf = (index: number) => join(stageFolder(options.runDir, index, stages[index]), 'stats.json');
+  const releasedReads = options.releasedReads ?? new ReleasedReads();
+  const readReleased = (set: ReleasedSet, dir: string) => releasedReads.samples(set, dir, options.resolvePath);
   stages.forEach((stage, index) => {
-    if (stage.prepare && !existsSync(statsPathOf(index))) stage.prepare({ resolvePath: options.resolvePath });
+    if (stage.prepare && !existsSync(statsPathOf(index))) stage.prepare({ resolvePath: options.resolvePath, readReleased });
   });
 
   /** What running stage `index` takes: its folder and files, its context, and how it completes. */
@@ -216,6 +221,7 @@ export async function runStages(options: RunStagesOptions): Promise<RunStagesRes
       config: options.config,
       runDir: options.runDir,
       resolvePath: options.resolvePath,
+      readReleased,
       log: (message) => log(`[${stage.name}] ${message}`),
       report: (key, value) => {
         reports[key] = value;

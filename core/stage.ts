@@ -3,7 +3,8 @@ import { hashOf } from './hash.ts';
 import { Rng } from './rng.ts';
 import type { GenerateResult, LlmGateway } from './llm/types.ts';
 import type { PromptFile } from './prompt.ts';
-import type { LineageEntry, Rejection } from './records.ts';
+import type { LineageEntry, Rejection, Sample } from './records.ts';
+import type { ReleasedSet } from './released-reads.ts';
 import { DEFAULT_SEED } from './seed.ts';
 
 /** What a stage says about one record it could not use. */
@@ -75,6 +76,11 @@ export interface StageContext {
    * back to the toolkiln project folder (where the shipped defaults such as `../shared/data/…` live).
    */
   resolvePath: (path: string) => string;
+  /**
+   * The samples of a released set in `dir`, read once for the run, whoever else reads it (the
+   * overlap gate: core/released-reads.ts). Absent outside a run: the stage reads the set itself.
+   */
+  readReleased?: (set: ReleasedSet, dir: string) => Iterable<Sample>;
   log: (message: string) => void;
   /** Figures a stage wants in the manifest's `stats` (merged by key). */
   report: (key: string, value: unknown) => void;
@@ -116,7 +122,7 @@ interface StageBase<I, O> {
    * the end of the run. The stage's own functions await what it started; a failure surfaces there.
    * Not called for a stage a resumed run finds complete.
    */
-  prepare?: (ctx: Pick<StageContext, 'resolvePath'>) => void;
+  prepare?: (ctx: Pick<StageContext, 'resolvePath' | 'readReleased'>) => void;
 }
 
 /**

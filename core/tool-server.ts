@@ -1,5 +1,4 @@
-import { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { StdioClientTransport, getDefaultEnvironment } from '@modelcontextprotocol/sdk/client/stdio.js';
+import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { UserError, messageOf } from './errors.ts';
 import { hashOf } from './hash.ts';
 import { ResponseCache } from './llm/cache.ts';
@@ -52,6 +51,9 @@ export class McpStdioServer {
   private async connect(): Promise<Client> {
     if (this.client) return this.client;
     this.connecting ??= (async () => {
+      // The SDK (with zod 3, zod-to-json-schema and ajv beneath it) is loaded by the first server
+      // started: a run without a live tool server does not load it.
+      const [{ Client }, { StdioClientTransport, getDefaultEnvironment }] = await Promise.all([import('@modelcontextprotocol/sdk/client/index.js'), import('@modelcontextprotocol/sdk/client/stdio.js')]);
       const transport = new StdioClientTransport({
         command: this.source.command,
         args: this.source.args,

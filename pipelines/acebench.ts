@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { EMBEDDER_CHOICES, EmbedderConfig } from '../core/embed/index.ts';
 import { OverlapConfig } from '../core/overlap/config.ts';
-import { definePipeline, type ReleasedSamples } from '../core/pipeline.ts';
+import { definePipeline, exporterOnCall, type ReleasedSamples } from '../core/pipeline.ts';
 import { agentTasksStage } from '../stages/acebench/agent-tasks.ts';
 import { contextTreeStage } from '../stages/acebench/api-tree.ts';
 import { checkApisStage } from '../stages/acebench/api-check.ts';
@@ -20,10 +20,7 @@ import { acebenchScorer } from '../stages/acebench/score.ts';
 import { statisticsStage } from '../stages/acebench/statistics.ts';
 import { translateStage } from '../stages/acebench/translate.ts';
 import { judgeStage, ruleCheckStage } from '../stages/acebench/verify.ts';
-import { commonExporters } from '../stages/export/index.ts';
-import { openAIChatExporter } from '../stages/export/openai-chat.ts';
-import { shareGptExporter } from '../stages/export/sharegpt.ts';
-import { trlExporter } from '../stages/export/trl.ts';
+import { commonExporters, trlExporterOnCall } from '../stages/export/index.ts';
 import { RECIPE_SUMMARIES } from './summaries.ts';
 
 /**
@@ -108,7 +105,13 @@ export const acebenchPipeline = definePipeline<AceBenchConfig>({
       statistics,
     ];
   },
-  exports: { ...commonExporters, 'openai-chat': openAIChatExporter(aceGoldReply), trl: trlExporter(aceGoldReply, acebenchScorer), sharegpt: shareGptExporter(aceGoldReply), acebench: exportAceBench },
+  exports: {
+    ...commonExporters,
+    'openai-chat': exporterOnCall(async () => (await import('../stages/export/openai-chat.ts')).openAIChatExporter(aceGoldReply)),
+    trl: trlExporterOnCall(aceGoldReply, acebenchScorer),
+    sharegpt: exporterOnCall(async () => (await import('../stages/export/sharegpt.ts')).shareGptExporter(aceGoldReply)),
+    acebench: exportAceBench,
+  },
   scorer: acebenchScorer,
   // An import publishes the released records as they are: what breaks an invariant is counted, not dropped.
   invariants: { gate: (config) => (config.importDir ? 'record' : 'reject') },

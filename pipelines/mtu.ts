@@ -1,16 +1,14 @@
 import { z } from 'zod';
 import { describeKeys } from '../core/config-doc.ts';
 import { EMBEDDER_CHOICES } from '../core/embed/index.ts';
-import { definePipeline, type ReleasedSamples } from '../core/pipeline.ts';
+import { definePipeline, exporterOnCall, type ReleasedSamples } from '../core/pipeline.ts';
 import { MERGE_CONFLICT_TAG, mergeToolsMtuStage, MTU_MERGE_CHECK, mtuToolQuestions, withMtuDecisions, type MergeConflict } from '../stages/merge-tools-mtu.ts';
-import { commonExporters } from '../stages/export/index.ts';
-import { trlExporter } from '../stages/export/trl.ts';
+import { commonExporters, trlExporterOnCall } from '../stages/export/index.ts';
 import { candidateToolsStage, mtuToolLibrary } from '../stages/mtu/candidates.ts';
 import { composeStage } from '../stages/mtu/compose.ts';
 import { ImportedDialogues, MtuConfig as MtuConfigSchema } from '../stages/mtu/config.ts';
 import { createToolsStage } from '../stages/mtu/create-tools.ts';
 import { mtuScorer, releasedMtuItems } from '../stages/mtu/score.ts';
-import { exportMtu } from '../stages/mtu/export.ts';
 import { hardSetStage } from '../stages/mtu/hard.ts';
 import { loadSourcesStage, mtuSourceFiles } from '../stages/mtu/load-sources.ts';
 import { importedToolsStage, observationsIntoTurns, planImportedDialoguesStage, writeImportedDialoguesStage } from '../stages/mtu/imported.ts';
@@ -212,7 +210,7 @@ export const mtuPipeline = definePipeline<MtuConfig>({
     ...(config.tools ? importedStages(config) : convertedStages(config)),
     ...synthesisStages(config),
   ],
-  exports: { ...commonExporters, trl: trlExporter(undefined, mtuScorer), mtu: exportMtu },
+  exports: { ...commonExporters, trl: trlExporterOnCall(undefined, mtuScorer), mtu: exporterOnCall(async () => (await import('../stages/mtu/export.ts')).exportMtu) },
   toolLibrary: mtuToolLibrary,
   // A hard-set variant renames one tool to a meaningless name: that name is left out of the library on purpose.
   invariants: { offeredOutsideLibrary: (sample) => Object.keys((sample.meta as { mtu?: { renamed?: Record<string, string> } }).mtu?.renamed ?? {}) },

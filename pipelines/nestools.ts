@@ -2,8 +2,7 @@ import { z } from 'zod';
 import { OverlapConfig } from '../core/overlap/config.ts';
 import { definePipeline, type ReleasedSamples } from '../core/pipeline.ts';
 import type { Check, Sample, ToolSpec } from '../core/records.ts';
-import { commonExporters } from '../stages/export/index.ts';
-import { trlExporter } from '../stages/export/trl.ts';
+import { commonExporters, trlExporterOnCall } from '../stages/export/index.ts';
 import { checkNesToolsRecord } from '../stages/nestools/check-records.ts';
 import { checkGeneratedStage } from '../stages/nestools/check-generated.ts';
 import { dedupeStage } from '../stages/nestools/dedupe.ts';
@@ -91,7 +90,7 @@ export const nestoolsPipeline = definePipeline<NesToolsConfig>({
         ? [...toolSourceFiles(config.tools), config.referenceFile, config.examplePoolFile].filter(Boolean)
         : [config.fieldsFile, config.sealToolsFile, config.referenceFile, config.examplePoolFile].filter(Boolean),
   stages: (config) => (config.importFile ? importStages(config) : generationStages(config)),
-  exports: { ...commonExporters, trl: trlExporter(undefined, nestoolsScorer), nestools: exportNesTools, 'seal-tools': exportSealTools },
+  exports: { ...commonExporters, trl: trlExporterOnCall(undefined, nestoolsScorer), nestools: exportNesTools, 'seal-tools': exportSealTools },
   recheck: recheckNesTools,
   scorer: nestoolsScorer,
   // An import publishes the file's records as they are: what breaks an invariant is counted, not dropped.

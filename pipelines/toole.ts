@@ -3,8 +3,7 @@ import { EMBEDDER_CHOICES, EmbedderConfig } from '../core/embed/index.ts';
 import { OverlapConfig } from '../core/overlap/config.ts';
 import { definePipeline, type ReleasedSamples } from '../core/pipeline.ts';
 import { dedupNearStage } from '../stages/dedup-near.ts';
-import { commonExporters } from '../stages/export/index.ts';
-import { trlExporter } from '../stages/export/trl.ts';
+import { commonExporters, trlExporterOnCall } from '../stages/export/index.ts';
 import { UserError } from '../core/errors.ts';
 import { AUTO_MERGE_CHECK, AUTO_MERGE_TAG, MergeToolsMetatoolConfig, mergeToolsMetatoolStage, metatoolToolQuestions, withOverlapDecisions, type UndecidedProposal } from '../stages/merge-tools-metatool.ts';
 import { importedPluginsStage, loadMetatoolPluginsStage } from '../stages/sources/metatool-plugins.ts';
@@ -239,7 +238,7 @@ export const toolePipeline = definePipeline<TooleConfig>({
       statisticsStage({ released: { set: RELEASED_METATOOL, path: config.statistics.reference, setting: 'statistics.reference' } }),
     ];
   },
-  exports: { toole: exportToolE, ...commonExporters, trl: trlExporter(undefined, tooleScorer) },
+  exports: { toole: exportToolE, ...commonExporters, trl: trlExporterOnCall(undefined, tooleScorer) },
   scorer: tooleScorer,
   // Merge proposals nobody decided: one tool-sheet row each, not a queue item per relabelled query.
   toolReview: {

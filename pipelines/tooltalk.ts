@@ -2,8 +2,7 @@ import { z } from 'zod';
 import { OverlapConfig } from '../core/overlap/config.ts';
 import { definePipeline, type ReleasedSamples } from '../core/pipeline.ts';
 import { DATABASE_NAMES } from '../stages/tooltalk/tool.ts';
-import { commonExporters } from '../stages/export/index.ts';
-import { trlExporter } from '../stages/export/trl.ts';
+import { commonExporters, trlExporterOnCall } from '../stages/export/index.ts';
 import { draftConversationStage } from '../stages/tooltalk/draft.ts';
 import { executeConversationStage } from '../stages/tooltalk/execute.ts';
 import { exportToolTalk } from '../stages/tooltalk/export.ts';
@@ -79,7 +78,7 @@ export const tooltalkPipeline = definePipeline<ToolTalkConfig>({
   },
   // Generating, it selects `conversations` (+ 28 easy) of the scenarios 420 requests made, as few as one: only an empty version is refused.
   minYield: (config) => (config.importDir ? undefined : 0),
-  exports: { ...commonExporters, trl: trlExporter(undefined, tooltalkScorer), tooltalk: exportToolTalk },
+  exports: { ...commonExporters, trl: trlExporterOnCall(undefined, tooltalkScorer), tooltalk: exportToolTalk },
   scorer: tooltalkScorer,
   // An import publishes the released conversations as they are: what breaks an invariant is counted, not dropped.
   invariants: { gate: (config) => (config.importDir ? 'record' : 'reject') },

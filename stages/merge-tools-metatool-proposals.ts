@@ -1,4 +1,6 @@
-import { clusterSpace, project2d, renderClusterPlot, silhouette, VectorSpace, type Linkage } from '../core/cluster/index.ts';
+import { clusterSpace, renderClusterPlot, silhouette, VectorSpace, type Linkage } from '../core/cluster/index.ts';
+// Apart from the index: PCA (ml-pca, ml-matrix) is loaded only by the recipes that plot clusters.
+import { project2d } from '../core/cluster/projection.ts';
 import type { Embedder } from '../core/embed/index.ts';
 
 /**

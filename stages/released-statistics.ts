@@ -66,7 +66,7 @@ export interface StatisticsSpec<F, S> {
 /** The closing statistics stage of `spec` (see the top of this file). */
 export function statisticsBesideReleased<F, S>(spec: StatisticsSpec<F, S>): ScanStage<Sample, Sample, Tally<F, S>> {
   let released: Promise<S | null> | undefined;
-  const releasedFigures = (ctx: Pick<StageContext, 'resolvePath'>) => (released ??= countReleased(spec, ctx.resolvePath));
+  const releasedFigures = (ctx: Pick<StageContext, 'resolvePath' | 'readReleased'>) => (released ??= countReleased(spec, ctx));
   return {
     kind: 'scan',
     name: spec.name ?? 'statistics',
@@ -92,21 +92,33 @@ export function statisticsBesideReleased<F, S>(spec: StatisticsSpec<F, S>): Scan
 
 /**
  * The released set's figures, or null when the config gives no place. Whether the set is there is
- * checked before this returns (a one-line error naming the setting); its samples are then read a
- * few at a time, yielding to the run's other work.
+ * checked before this returns (a one-line error naming the setting); its samples are then read (or
+ * taken from the run's read of the set) a few at a time, yielding to the run's other work.
  */
-function countReleased<F, S>(spec: StatisticsSpec<F, S>, resolvePath: (path: string) => string): Promise<S | null> {
+function countReleased<F, S>(spec: StatisticsSpec<F, S>, ctx: Pick<StageContext, 'resolvePath' | 'readReleased'>): Promise<S | null> {
   const place = spec.released;
   if (!place?.path) return Promise.resolve(null);
+  const { resolvePath, readReleased } = ctx;
   const path = resolvePath(place.path);
   if (!existsSync(path)) throw new UserError(`${place.setting}: released ${place.set.name} not found at ${path}; put its files (${place.set.files}) there, or set ${place.setting} to "" to leave the comparison out`);
   const figuresOf = place.figures ?? spec.figures;
+  // Read once for the run: the overlap gate's index of the same set read it already, or takes what this read.
+  const samples = readReleased ? readReleased(place.set, path) : place.set.read(path, resolvePath).samples();
+  const tally = spec.tally();
+  const add = (sample: Sample) => {
+    const figures = figuresOf(sample);
+    if (figures !== null) tally.add(figures);
+  };
+  // Samples an earlier read kept (an array) are counted now: held while the stages run, they would
+  // add the whole set to the run's memory. A read of the files goes a few samples at a time.
+  if (Array.isArray(samples)) {
+    for (const sample of samples as readonly Sample[]) add(sample);
+    return Promise.resolve(tally.result());
+  }
   return (async () => {
-    const tally = spec.tally();
     let count = 0;
-    for (const sample of place.set.read(path, resolvePath).samples()) {
-      const figures = figuresOf(sample);
-      if (figures !== null) tally.add(figures);
+    for (const sample of samples) {
+      add(sample);
       if (++count % 25 === 0) await new Promise((resolve) => setImmediate(resolve));
     }
     return tally.result();

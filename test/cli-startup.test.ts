@@ -53,6 +53,19 @@ describe('cli start-up', () => {
     expect(runsList.files.filter((f) => f.startsWith('core/'))).not.toContain('core/run.ts');
   });
 
+  it('a run loads neither the MCP SDK (without a live tool server), an exporter, PCA, yaml nor fast-levenshtein: each is loaded where used', () => {
+    const run = processLoads(['run', 'mtu', '--dry-run', '--limit', '2', '--quiet']);
+    expect(run.code).toBe(0);
+    // The modules that start servers and name the exporters are there; what they load when used is not.
+    expect(run.modules).toContain('dist/core/tool-server.js');
+    expect(run.modules).toContain('dist/stages/export/index.js');
+    expect(run.modules.filter((file) => /node_modules\/(@modelcontextprotocol|zod-to-json-schema|zod)\//.test(file))).toEqual([]);
+    expect(run.modules.filter((file) => /^dist\/stages\/(export\/(?!index\.js)|mtu\/export\.js)|hyparquet/.test(file))).toEqual([]);
+    // Nor PCA, which only the recipes that plot clusters use, yaml (a YAML tool file, a dataset card), nor
+    // fast-levenshtein (an unknown config key, near-duplicate texts).
+    expect(run.modules.filter((file) => /node_modules\/(ml-pca|ml-matrix|fast-levenshtein)\/|^dist\/packages\/yaml\.js$/.test(file))).toEqual([]);
+  });
+
   it('the installed command runs the compiled JavaScript, and prints what the TypeScript source prints', () => {
     for (const args of [['--version'], ['--help'], ['runs', 'list']]) {
       const compiled = processLoads(args);

@@ -11,12 +11,12 @@ import {
   dendrogram,
   medoid,
   membersOf,
-  project2d,
   renderClusterPlot,
   silhouette,
   VectorSpace,
   type Linkage,
 } from '../core/cluster/index.ts';
+import { project2d } from '../core/cluster/projection.ts';
 import { lexicalEmbedder } from '../core/embed/index.ts';
 import { UserError } from '../core/errors.ts';
 import { Rng } from '../core/rng.ts';

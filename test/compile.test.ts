@@ -75,14 +75,23 @@ describe('compiled CLI', () => {
     expect(toolkiln(root).out).toBe('compiled fourth arg');
     expect(existsSync(join(root, 'dist/core/extra.js'))).toBe(false);
 
-    // Each bundled package exports what the package does, and works as an ES module (yaml is CommonJS).
+    // Each bundled package exports what the package does, and works as an ES module (yaml is CommonJS);
+    // ajv-formats, bundled with ajv, adds keywords whose code it generates with ajv's own generator.
     const same = spawnSync(
       process.execPath,
-      ['--input-type=module', '-e', `for (const name of ['zod', 'hyparquet-writer', 'yaml']) { const [bundle, real] = [await import('./dist/packages/' + name + '.js'), await import(name)]; if (Object.keys(bundle).join() !== Object.keys(real).join()) throw new Error(name); } process.stdout.write((await import('./dist/packages/yaml.js')).stringify({ ok: true }));`],
+      [
+        '--input-type=module',
+        '-e',
+        `for (const name of ['zod', 'hyparquet-writer', 'yaml', 'ajv', 'ajv-formats']) { const [bundle, real] = [await import('./dist/packages/' + name + '.js'), await import(name)]; if (Object.keys(bundle).join() !== Object.keys(real).join()) throw new Error(name); }
+        const ajv = new (await import('./dist/packages/ajv.js')).default();
+        (await import('./dist/packages/ajv-formats.js')).default(ajv);
+        const check = ajv.compile({ type: 'string', format: 'date', formatMinimum: '2020-01-01' });
+        process.stdout.write((await import('./dist/packages/yaml.js')).stringify({ ok: true, dates: ['2021-05-01', '2019-05-01', '2021-13-01'].map((d) => check(d)) }));`,
+      ],
       { cwd: root, encoding: 'utf8' },
     );
     expect(same.stderr).toBe('');
-    expect(same.stdout).toBe('ok: true\n');
+    expect(same.stdout).toBe('ok: true\ndates:\n  - true\n  - false\n  - false\n');
 
     // Nothing changed: nothing compiled.
     const compile = spawnSync(process.execPath, [join(root, 'bin/compile.js')], { cwd: root, encoding: 'utf8' });

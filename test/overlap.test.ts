@@ -1,4 +1,4 @@
-import { existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -15,12 +15,13 @@ import { OverlapAtPublishing, overlapForPublishing, type OverlapSummary } from '
 import { Postings } from '../core/overlap/postings.ts';
 import { measureOverlap, type OverlapHit } from '../core/overlap/measure.ts';
 import { ngramHashes, words } from '../core/overlap/text.ts';
-import { definePipeline } from '../core/pipeline.ts';
+import { definePipeline, type ReleasedSamples } from '../core/pipeline.ts';
 import { Sample, type Call, type Json, type Rejection, type ToolSpec } from '../core/records.ts';
 import { DistinctTools, runPipeline } from '../core/run.ts';
 import { scanStage, sourceStage } from '../core/stage.ts';
 import { DatasetStore, SampleFiles } from '../core/store.ts';
 import { commonExporters } from '../stages/export/index.ts';
+import { listTally, statisticsBesideReleased } from '../stages/released-statistics.ts';
 import { readDatasetCard } from './helpers/dataset-card.ts';
 import { versionRejects, versionSamples } from './helpers/version.ts';
 
@@ -397,6 +398,37 @@ describe('the gate at publishing', () => {
     };
     expect(published(resumed, 'resumed')).toEqual(published(inOneGo, 'one-go'));
     expect(published(resumed, 'resumed').rejects.map((r) => r.recordId)).toEqual(['leaked']);
+  });
+
+  it('reads a released set once for the run: the gate indexes the samples the statistics stage then counts', async () => {
+    const at = mkdtempSync(join(tmpdir(), 'tk-overlap-released-'));
+    const dir = join(at, 'released');
+    mkdirSync(dir);
+    const reads: string[] = [];
+    const set: ReleasedSamples = { name: 'planted-set', path: dir, files: 'none', read: (path) => (reads.push(path), { samples: () => referenceSamples }) };
+    const statistics = statisticsBesideReleased<number, number>({
+      version: 1,
+      title: 'counted',
+      figures: () => 1,
+      tally: listTally((figures) => figures.length),
+      released: { set, path: dir, setting: 'reference' },
+      close: (ours, released) => ({ reports: { counted: { ours, released } }, table: '' }),
+    });
+    const pipeline = definePipeline({
+      name: 'released-once',
+      benchmark: 'planted',
+      description: 'two samples beside a released set of one',
+      configSchema: z.object({ testOverlap: OverlapConfig }),
+      sourceFiles: () => [],
+      stages: () => [sourceStage({ name: 'make', version: 1, output: Sample, load: () => made }), statistics],
+      exports: commonExporters,
+      released: [set],
+      testOverlap: (config) => ({ ...config.testOverlap, mode: 'report', against: [] }),
+    });
+    const result = await runPipeline({ pipeline, llm: new OfflineGateway(42), home: at, cwd: at, projectDir: PROJECT, progress: { quiet: true } });
+    expect(reads).toEqual([dir]);
+    expect(result.manifest!.stats.counted).toEqual({ ours: 2, released: 1 });
+    expect((result.manifest!.stats.testOverlap as OverlapSummary).total['planted-set'].any).toBe(1);
   });
 
   it('stops before the run when a reference the config names is not there', async () => {

@@ -71,6 +71,21 @@ describe('statistics beside the released benchmark', () => {
     expect((ctx.reports.tooltalk as { released: { conversations: number } }).released.conversations).toBe(78);
   });
 
+  it("counts the samples the run's read of the set kept (the overlap gate's) when it is prepared, holding none of them while the stages run", () => {
+    const samples = releasedSamples('tooltalk', 60);
+    let counted = 0;
+    const stage = statisticsBesideReleased<number, number>({
+      version: 1,
+      title: 'counted',
+      figures: () => (counted++, 1),
+      tally: listTally((figures) => figures.length),
+      released: { set: RELEASED_TOOLTALK, path: '../shared/data/reference/tooltalk', setting: 'referenceDir' },
+      close: () => ({ reports: {}, table: '' }),
+    });
+    stage.prepare!({ resolvePath, readReleased: () => samples });
+    expect(counted).toBe(60);
+  });
+
   it('a released set that is not there stops the run when it starts, naming the setting; an empty setting compares with nothing', async () => {
     const stage = tooltalkStatistics({ released: { set: RELEASED_TOOLTALK, path: '/nonexistent/tooltalk', setting: 'referenceDir' } });
     expect(() => stage.prepare!({ resolvePath })).toThrow(/^referenceDir: released tooltalk not found at \/nonexistent\/tooltalk; put its files \(the conversation files of easy\/ and tooltalk\/\) there, or set referenceDir to "" to leave the comparison out$/);

@@ -1,6 +1,7 @@
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { resolve } from 'node:path';
-import { clusterSpace, LINKAGES, medoid, project2d, renderClusterPlot, silhouette, VectorSpace, type Clustering, type Linkage } from '../../core/cluster/index.ts';
+import { clusterSpace, LINKAGES, medoid, renderClusterPlot, silhouette, VectorSpace, type Clustering, type Linkage } from '../../core/cluster/index.ts';
+import { project2d } from '../../core/cluster/projection.ts';
 import { joinViews, lexicalEmbedder, transformersEmbedder, type Embedder } from '../../core/embed/index.ts';
 import { UserError, messageOf } from '../../core/errors.ts';
 import { isJsonObject } from '../../core/records.ts';

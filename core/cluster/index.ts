@@ -9,7 +9,6 @@ export { blockedClustering, splitIntoBlocks, type BlockedOptions, type BlockedSt
 export { CondensedMatrix, VectorSpace, type Distances, type Metric, type SparseRow } from './distance.ts';
 export { cutAtHeight, cutIntoGroups, dendrogram, membersOf, LINKAGES, type Dendrogram, type DendrogramOptions, type Linkage, type Merge } from './linkage.ts';
 export { renderClusterPlot, escapeXml, type PlotInput } from './plot.ts';
-export { project2d, type Projection } from './projection.ts';
 export { silhouette, type SilhouetteOptions, type SilhouetteResult } from './silhouette.ts';
 export { UnionFind } from './union-find.ts';
 

@@ -1,4 +1,4 @@
-import levenshtein from 'fast-levenshtein';
+import { editDistance } from '../edit-distance.ts';
 import { UserError } from '../errors.ts';
 
 export interface NearDuplicateOptions {
@@ -34,7 +34,7 @@ export function normalizeText(text: string): string {
 /** 1 − Levenshtein distance / length of the longer text (1 for two empty texts). */
 export function levenshteinRatio(a: string, b: string): number {
   const longer = Math.max(a.length, b.length);
-  return longer === 0 ? 1 : 1 - levenshtein.get(a, b) / longer;
+  return longer === 0 ? 1 : 1 - editDistance(a, b) / longer;
 }
 
 export function checkRatio(ratio: number, where = 'near-duplicate ratio'): void {

@@ -42,7 +42,7 @@ export function publishingReferences(config: OverlapConfig, released: readonly R
   if (config.against.length) return { references: referenceSets(config.against, { ...sources, released }), missing: [] };
   const present = released.filter((entry) => existsSync(sources.resolvePath(entry.path)));
   return {
-    references: present.map((entry) => releasedReference(entry, sources.resolvePath(entry.path), sources.resolvePath, entry.path)),
+    references: present.map((entry) => releasedReference(entry, sources.resolvePath(entry.path), sources, entry.path)),
     missing: released.filter((entry) => !present.includes(entry)).map((entry) => `${entry.name} (${entry.path})`),
   };
 }

@@ -5,6 +5,7 @@ import { sampleFromLine } from '../line-form.ts';
 import type { ReleasedSamples } from '../pipeline.ts';
 import { formatZodError, Sample } from '../records.ts';
 import { samplesInFiles } from '../sample-source.ts';
+import type { ReleasedReads } from '../released-reads.ts';
 import type { DatasetStore } from '../store.ts';
 import type { ReferenceSet } from './reference-index.ts';
 
@@ -29,12 +30,15 @@ export interface ReferenceSources {
   resolvePath: (path: string) => string;
   /** What file and folder references are relative to. */
   cwd: string;
+  /** A run's reads of released sets, shared with its statistics stage (otherwise a set is read on its own). */
+  reads?: ReleasedReads;
 }
 
 /** A released set read from `dir`, as a reference. */
-export function releasedReference(entry: ReleasedSamples, dir: string, resolvePath: (path: string) => string, shownPath = dir): ReferenceSet {
+export function releasedReference(entry: ReleasedSamples, dir: string, sources: Pick<ReferenceSources, 'resolvePath' | 'reads'>, shownPath = dir): ReferenceSet {
   if (!existsSync(dir)) throw new UserError(`released ${entry.name} not found at ${dir}; put its files (${entry.files}) there or name another folder: ${entry.name}=<folder>`);
-  return { name: entry.name, kind: 'released', path: shownPath, samples: () => entry.read(dir, resolvePath).samples() };
+  const { reads, resolvePath } = sources;
+  return { name: entry.name, kind: 'released', path: shownPath, samples: () => (reads ? reads.samples(entry, dir, resolvePath) : entry.read(dir, resolvePath).samples()) };
 }
 
 /** A line of a reference file as a sample: the line form the store and the canonical export write, or a plain Sample. */
@@ -63,13 +67,13 @@ export function referenceSets(specs: readonly string[], sources: ReferenceSource
   for (const spec of specs) {
     if (spec === 'released') {
       if (!sources.released.length) throw new UserError('no released set is known here to compare with; name one, a version or a file');
-      sets.push(...sources.released.map((entry) => releasedReference(entry, sources.resolvePath(entry.path), sources.resolvePath, entry.path)));
+      sets.push(...sources.released.map((entry) => releasedReference(entry, sources.resolvePath(entry.path), sources, entry.path)));
       continue;
     }
     const eq = spec.indexOf('=');
     const named = sources.released.find((entry) => entry.name === (eq > 0 ? spec.slice(0, eq) : spec));
     if (named) {
-      sets.push(eq > 0 ? releasedReference(named, resolve(sources.cwd, spec.slice(eq + 1)), sources.resolvePath, spec.slice(eq + 1)) : releasedReference(named, sources.resolvePath(named.path), sources.resolvePath, named.path));
+      sets.push(eq > 0 ? releasedReference(named, resolve(sources.cwd, spec.slice(eq + 1)), sources, spec.slice(eq + 1)) : releasedReference(named, sources.resolvePath(named.path), sources, named.path));
       continue;
     }
     if (eq > 0) throw new UserError(`${spec}: ${spec.slice(0, eq)} is not a released set known here (${known.join(', ') || 'none'})`);

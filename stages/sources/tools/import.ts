@@ -1,6 +1,5 @@
 import { readdirSync, statSync } from 'node:fs';
 import { basename, extname, join, relative } from 'node:path';
-import { parse as parseYaml } from 'yaml';
 import { UserError, messageOf } from '../../../core/errors.ts';
 import { ToolSpec, formatZodError, isJsonObject } from '../../../core/records.ts';
 import { readJsonFile, readJsonlValues, readSourceText } from '../../../core/source-files.ts';
@@ -52,8 +51,10 @@ function filesUnder(path: string, shown: string): { path: string; shown: string 
   return files;
 }
 
-function parseDocument(path: string, shown: string): unknown {
+async function parseDocument(path: string, shown: string): Promise<unknown> {
   if (/\.ya?ml$/i.test(path)) {
+    // yaml is loaded by the first YAML file read: a run (a recipe's tool import) without one does not load it.
+    const { parse: parseYaml } = await import('yaml');
     try {
       return parseYaml(readSourceText(path, shown));
     } catch (error) {
@@ -84,13 +85,13 @@ function libraryTool(value: unknown, where: string, file: string): ConvertedTool
 }
 
 /** The raw tools (or converted ones, for a library) and report lines of one file. */
-function readToolFile(source: ToolFileSource, file: { path: string; shown: string }): { items: (ConvertedTool | ReportLine)[]; kind: string } {
+async function readToolFile(source: ToolFileSource, file: { path: string; shown: string }): Promise<{ items: (ConvertedTool | ReportLine)[]; kind: string }> {
   const ext = extname(file.path).toLowerCase();
   if (source.kind === 'library' || (source.kind === 'auto' && ext === '.jsonl')) {
     const items = readJsonlValues(file.path, { shown: file.shown, expected: 'one tool (ToolSpec JSON) per line' }).map(({ line, value }) => libraryTool(value, `${file.shown}:${line}`, source.name ?? basename(file.path)));
     return { items, kind: 'library' };
   }
-  const doc = parseDocument(file.path, file.shown);
+  const doc = await parseDocument(file.path, file.shown);
   const kind = source.kind !== 'auto' ? source.kind : isOpenApiDocument(doc) ? 'openapi' : isMcpDocument(doc) ? 'mcp' : isFunctionsDocument(doc) ? 'functions' : undefined;
   if (!kind) throw new UserError(`${file.shown}: cannot tell what tools it holds: expected an MCP tools/list answer ({"tools": […]}) or TOUCAN server file, an OpenAPI 3 document ("openapi": "3.…"), or an OpenAI tool list ([{"type": "function", …}]); or give "kind"`);
   const read = kind === 'openapi' ? readOpenApiDocument : kind === 'mcp' ? readMcpDocument : readFunctionsDocument;
@@ -124,7 +125,7 @@ export async function importTools(entries: ToolSourceEntry[], options: ImportOpt
       continue;
     }
     for (const file of filesUnder(resolvePath(entry.path), entry.path)) {
-      const { items: got, kind } = readToolFile(entry, file);
+      const { items: got, kind } = await readToolFile(entry, file);
       sources.push({ source: file.shown, kind, tools: got.filter(isConverted).length });
       bySource.push({ source: file.shown, items: got });
     }
