@@ -267,6 +267,18 @@ function identityOf(spec: StageIdentity): StageIdentity {
 }
 
 /**
+ * A record's context as the stage sees it: the one given when it already knows this stage (the
+ * runner's, made per record with the stage's name, version and prompts), else a copy that does. A
+ * copy per record and stage costs a walk over the context's keys; Object.assign, not a spread with
+ * an added key (see recordContext).
+ */
+function knowingStage<C extends { stage?: StageIdentity }>(ctx: C, stage: StageIdentity): C & { stage: StageIdentity } {
+  const known = ctx.stage;
+  if (known && known.name === stage.name && known.version === stage.version && known.prompts === stage.prompts) return ctx as C & { stage: StageIdentity };
+  return Object.assign({}, ctx, { stage });
+}
+
+/**
  * A per-record stage from its declaration. Its `run` sees a context that knows the stage (so
  * `ctx.ask` sends only declared prompts, as this stage, and lineage carries this version), and a
  * failed request becomes the record's reject: whoever calls `run` (the runner, a worker, a test)
@@ -274,14 +286,13 @@ function identityOf(spec: StageIdentity): StageIdentity {
  */
 export function mapStage<I, O>(spec: Omit<MapStage<I, O>, 'kind'>): MapStage<I, O> {
   const stage = identityOf(spec);
-  // Object.assign once per record, not a spread with an added key (see recordContext).
-  return { kind: 'map', ...spec, run: (record, ctx) => runRecord(spec.run, record, Object.assign({}, ctx, { stage })) };
+  return { kind: 'map', ...spec, run: (record, ctx) => runRecord(spec.run, record, knowingStage(ctx, stage)) };
 }
 
 /** A whole-set stage from its declaration: `collect`, `begin`, `run` and `finish` see a context that knows the stage (see {@link mapStage}). */
 export function scanStage<I, O, S = void>(spec: Omit<ScanStage<I, O, S>, 'kind'>): ScanStage<I, O, S> {
   const stage = identityOf(spec);
-  const made: ScanStage<I, O, S> = { kind: 'scan', ...spec, run: (record, ctx) => runRecord(spec.run, record, Object.assign({}, ctx, { stage })) };
+  const made: ScanStage<I, O, S> = { kind: 'scan', ...spec, run: (record, ctx) => runRecord(spec.run, record, knowingStage(ctx, stage)) };
   const { collect, begin, finish } = spec;
   if (collect) made.collect = (records, ctx) => collect(records, { ...ctx, stage });
   if (begin) made.begin = (ctx) => begin({ ...ctx, stage });
