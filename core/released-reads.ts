@@ -11,13 +11,15 @@ export interface ReleasedSet {
  * when the run starts and the closing statistics stage counts the same set's figures, and reading
  * it (parsing, making samples, validating them) costs as much as either. The samples of the first
  * read are kept for the next read of the same set from the same folder, which takes them; what no
- * read takes is dropped by `release`. So at most one copy of each set is held, and in a run
- * whose gate and statistics both read it, only from the start of the run until the statistics
- * stage has counted it (the samples are never edited: both only read them).
+ * read took is dropped by `release`, which the runner calls once the stages are prepared (a
+ * statistics stage takes the set then). So at most one copy of each set is held, and only from the
+ * start of the run until the stages start (the samples are never edited: both only read them).
  */
 export class ReleasedReads {
   /** Samples a first read made, for the next read of the same set and folder. */
   private readonly kept = new Map<string, readonly Sample[]>();
+  /** Whether a read keeps its samples for a later one (until `release`: no reader waits after it). */
+  private keeping = true;
 
   /**
    * The samples of `set` in `dir`: the ones an earlier read kept (an array, to be used at once and
@@ -32,7 +34,8 @@ export class ReleasedReads {
       return kept;
     }
     const read = () => set.read(dir, resolvePath).samples();
-    const keep = (samples: readonly Sample[]) => void this.kept.set(key, samples);
+    if (!this.keeping) return read();
+    const keep = (samples: readonly Sample[]) => void (this.keeping && this.kept.set(key, samples));
     return {
       *[Symbol.iterator]() {
         const samples: Sample[] = [];
@@ -45,8 +48,9 @@ export class ReleasedReads {
     };
   }
 
-  /** Drops the samples no read took (the run has no more readers). */
+  /** Drops the samples no read took, and keeps none of a later read: no reader waits for them any more. */
   release(): void {
+    this.keeping = false;
     this.kept.clear();
   }
 }

@@ -207,6 +207,10 @@ export async function runStages(options: RunStagesOptions): Promise<RunStagesRes
   stages.forEach((stage, index) => {
     if (stage.prepare && !existsSync(statsPathOf(index))) stage.prepare({ resolvePath: options.resolvePath, readReleased });
   });
+  // The stages that take a released set the gate read (a statistics stage) took it as they were
+  // prepared: one the gate read that none took (another file of it, a stage already complete) is
+  // not held through the run.
+  releasedReads.release();
 
   /** What running stage `index` takes: its folder and files, its context, and how it completes. */
   const stageRun = (index: number): StageRun => {

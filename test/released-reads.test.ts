@@ -37,4 +37,13 @@ describe('released sets read once for a run', () => {
     [...shared.samples(set, '/b', same)];
     expect(reads).toEqual(['/a', '/a', '/b', '/b']);
   });
+
+  it('after release a read keeps nothing: no reader waits for it (the run drops a set its statistics did not take)', () => {
+    const { set, reads } = countedSet(3);
+    const shared = new ReleasedReads();
+    shared.release();
+    [...shared.samples(set, '/a', same)];
+    [...shared.samples(set, '/a', same)];
+    expect(reads).toEqual(['/a', '/a']);
+  });
 });
