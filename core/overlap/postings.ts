@@ -1,11 +1,10 @@
 /**
  * Reference samples by key (an n-gram's hash, a call signature, a word, an LSH bucket), held as
  * typed arrays: each distinct key once (sorted), where its values start, and the values key after
- * key (each key's ascending). A key is found by binary search over the distinct keys, and where its
- * values end is where the next key's start: no scan through a common key's values. A key's slot is
- * found through a hash table of the slots (open addressing on the key's low 32 bits: the keys are
- * hashes, or small numbers), one or two probes where a binary search takes a dozen. Built by adding
- * pairs, then frozen.
+ * key (each key's ascending). Where a key's values end is where the next key's start: no scan
+ * through a common key's values. A key's slot is found through a hash table of the slots (open
+ * addressing on the key's low 32 bits: the keys are hashes, or small numbers), one or two probes
+ * where a binary search over the keys takes a dozen. Built by adding pairs, then frozen.
  */
 export class Postings {
   private pendingKeys: number[] = [];
